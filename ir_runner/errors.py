@@ -1,0 +1,93 @@
+"""The errors ir-run raises, and the one formatter of *where* (layer and port) they happened.
+
+Every problem with a model or with the data fed to it is an :class:`IRError`. Each subclass has an
+``exit_code`` that the CLI uses: 3 invalid model, 4 bad input, 5 unsupported operation, 6 resource
+limit.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class LayerRef:
+    """How an error names a layer: ``layer 'sel' (Select-1, id 4, line 12)``."""
+
+    name: str
+    type_version: str
+    id: str
+    line: int | None = None
+
+    def __str__(self) -> str:
+        line = f", line {self.line}" if self.line else ""
+        return f"layer '{self.name}' ({self.type_version}, id {self.id}{line})"
+
+
+class IRError(Exception):
+    """Base of everything ir-run raises for a bad model or bad input.
+
+    ``detail`` is the message alone; ``layer`` and ``port`` say where; ``hint`` suggests a fix.
+    ``str(error)`` joins them into one paragraph.
+    """
+
+    exit_code = 3
+
+    def __init__(
+        self,
+        detail: str,
+        *,
+        layer: LayerRef | None = None,
+        port: str | None = None,
+        hint: str | None = None,
+    ) -> None:
+        self.detail = detail
+        self.layer = layer
+        self.port = port
+        self.hint = hint
+        super().__init__(self._format())
+
+    def _format(self) -> str:
+        where = ", ".join(str(part) for part in (self.layer, self.port) if part)
+        text = f"{where}: {self.detail}" if where else self.detail
+        if self.hint:
+            text += f"\n  hint: {self.hint}"
+        return text
+
+
+class ModelFormatError(IRError):
+    """The .xml or .bin is not a well-formed IR (syntax, versions, attributes, Const data)."""
+
+
+class GraphError(IRError):
+    """The edges do not form a valid graph (dangling, duplicate, unconnected, cyclic)."""
+
+
+class InferenceError(IRError):
+    """Type or shape inference failed: the inputs of a layer do not fit its operation."""
+
+
+class DeclaredMismatchError(IRError):
+    """A port's declared dims or precision disagree with what inference computed."""
+
+
+class UnsupportedError(IRError):
+    """The model uses an operation, version or element type that ir-run does not implement."""
+
+    exit_code = 5
+
+
+class InputError(IRError):
+    """The data fed to a model does not fit its inputs (names, dtypes, shapes, files)."""
+
+    exit_code = 4
+
+
+class IndexOutOfRangeError(InputError):
+    """Strict mode: an index value lies outside the range the operation's spec allows."""
+
+
+class ResourceLimitError(IRError):
+    """Running would need more memory than the configured ceiling allows."""
+
+    exit_code = 6

@@ -1,0 +1,317 @@
+"""Type and shape inference over the graph, and the declared-vs-inferred comparison.
+
+One pass in topological order infers each layer's output specs from its inputs (partial shapes with
+dynamic dims and intervals) and compares them with the ports' declared ``<dim>``s and ``precision``.
+It collects every finding instead of stopping at the first; :meth:`Inference.raise_first` turns them
+into the one error ``load`` raises. A layer whose inference fails, or whose type is unknown, passes
+its *declared* output specs downstream so that later layers are still checked.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, NoReturn
+
+import numpy as np
+
+from .errors import (
+    DeclaredMismatchError,
+    InferenceError,
+    IRError,
+    LayerRef,
+    ModelFormatError,
+    UnsupportedError,
+)
+from .graph import Graph
+from .ir.records import LayerRecord, PortRecord
+from .ops.registry import OpDef, find_op, is_known_type, layer_ref, supported_summary
+from .types import DYNAMIC, DYNAMIC_SHAPE, ElementType, PartialShape, TensorSpec, element_type
+
+
+@dataclass
+class PortCheck:
+    """One row of the validation table: a port's declared spec next to the inferred one."""
+
+    direction: str  # 'in' or 'out'
+    port: PortRecord
+    declared: str
+    inferred: str
+    ok: bool
+
+
+@dataclass
+class LayerInference:
+    """What inference found for one layer."""
+
+    layer: LayerRecord
+    ref: LayerRef
+    op: OpDef | None
+    inputs: list[TensorSpec]
+    outputs: list[TensorSpec] = field(default_factory=list)
+    params: dict[str, Any] = field(default_factory=dict)
+    checks: list[PortCheck] = field(default_factory=list)
+    errors: list[IRError] = field(default_factory=list)
+
+
+class OpContext:
+    """What an operation's ``infer`` sees: its layer, input specs, constant inputs and attributes."""
+
+    def __init__(self, info: LayerInference, const_value, strict: bool, weights) -> None:
+        self.layer = info.layer
+        self.weights = weights
+        self.ref = info.ref
+        self.op = info.op
+        self.inputs = info.inputs
+        self.strict = strict
+        self._const_value = const_value
+
+    def const_value(self, position: int) -> np.ndarray | None:
+        """The value of input ``position`` when it is constant (a Const, or foldable from Consts)."""
+        return self._const_value(self.layer.id, position)
+
+    def input_label(self, position: int) -> str:
+        names = self.op.input_names if self.op else ()
+        name = f" ({names[position]})" if position < len(names) else ""
+        port = self.layer.inputs[position].label if position < len(self.layer.inputs) else f"port {position}"
+        return f"input {port}{name}"
+
+    def fail(self, detail: str, *, position: int | None = None, hint: str | None = None) -> NoReturn:
+        """Raise an InferenceError for this layer, listing its input specs."""
+        raise InferenceError(
+            f"{detail} (inputs: {self.describe_inputs()})",
+            layer=self.ref,
+            port=None if position is None else self.input_label(position),
+            hint=hint,
+        )
+
+    def describe_inputs(self) -> str:
+        names = self.op.input_names if self.op else ()
+        return ", ".join(
+            f"{names[i] if i < len(names) else i}={spec}" for i, spec in enumerate(self.inputs)
+        )
+
+    def attr(self, name: str) -> str | None:
+        return self.layer.data.get(name)
+
+    def attr_int(self, name: str, default: int) -> int:
+        text = self.attr(name)
+        if text is None:
+            return default
+        try:
+            return int(text.strip())
+        except ValueError:
+            raise ModelFormatError(
+                f"attribute {name}={text!r} is not an integer", layer=self.ref, hint=f"write e.g. {name}=\"0\""
+            ) from None
+
+    def attr_choice(self, name: str, choices: dict[str, str], default: str) -> str:
+        """An enumerated attribute, case-insensitive; ``choices`` maps accepted spellings to meanings."""
+        text = self.attr(name)
+        if text is None:
+            return default
+        value = choices.get(text.strip().lower())
+        if value is None:
+            raise ModelFormatError(
+                f"attribute {name}={text!r} is not one of {', '.join(sorted(choices))}", layer=self.ref
+            )
+        return value
+
+    def attr_element_type(self, name: str) -> ElementType:
+        text = self.attr(name)
+        if text is None:
+            raise ModelFormatError(f"the required attribute '{name}' is missing", layer=self.ref)
+        et = element_type(text)
+        if et is None:
+            raise UnsupportedError(f"attribute {name}={text!r} is not a known element type", layer=self.ref)
+        return et
+
+
+class Inference:
+    """The result of inference over a whole graph."""
+
+    def __init__(self, graph: Graph, layers: dict[str, LayerInference]) -> None:
+        self.graph = graph
+        self.layers = layers
+
+    @property
+    def errors(self) -> list[IRError]:
+        return [e for info in self.layers.values() for e in info.errors]
+
+    def output_spec(self, layer_id: str, position: int) -> TensorSpec:
+        return self.layers[layer_id].outputs[position]
+
+    def raise_first(self) -> None:
+        """Raise the error ``load`` reports: all unknown operations at once, else the first finding."""
+        unsupported = [e for e in self.errors if isinstance(e, UnsupportedError)]
+        unknown = [info.ref for info in self.layers.values() if info.op is None]
+        if unknown:
+            listed = "; ".join(str(ref) for ref in unknown)
+            raise UnsupportedError(
+                f"{len(unknown)} layer(s) use operations ir-run does not implement: {listed}."
+                f" Supported: {supported_summary()}",
+                hint=_unknown_hint(self.layers, unknown),
+            )
+        if unsupported:
+            raise unsupported[0]
+        if self.errors:
+            raise self.errors[0]
+
+
+def _unknown_hint(layers: dict[str, LayerInference], unknown: list[LayerRef]) -> str | None:
+    types = {layers[ref.id].layer.type for ref in unknown}
+    if "Constant" in types:
+        return "the IR name of a constant is 'Const', not 'Constant'"
+    return None
+
+
+def infer_graph(
+    graph: Graph,
+    *,
+    strict: bool = False,
+    input_specs: dict[str, TensorSpec] | None = None,
+    check_declared: bool = True,
+) -> Inference:
+    """Infer every layer's outputs in topological order, collecting all findings.
+
+    ``input_specs`` overrides Parameter specs by layer id (re-inference for concrete inputs);
+    ``check_declared`` compares port dims and precisions with what was inferred.
+    """
+    layers: dict[str, LayerInference] = {}
+    folded: dict[tuple[str, int], np.ndarray | None] = {}
+
+    def const_value(layer_id: str, position: int) -> np.ndarray | None:
+        producer, out_pos = graph.sources[layer_id][position]
+        return _fold(producer, out_pos)
+
+    def _fold(layer_id: str, position: int) -> np.ndarray | None:
+        key = (layer_id, position)
+        if key not in folded:
+            folded[key] = None
+            folded[key] = _evaluate_constant(layers[layer_id], const_value)
+        return folded[key]
+
+    for layer_id in graph.order:
+        layer = graph.layers[layer_id]
+        inputs = [layers[src].outputs[pos] for src, pos in graph.sources[layer_id]]
+        info = LayerInference(layer, layer_ref(layer), find_op(layer), inputs)
+        layers[layer_id] = info
+        if check_declared:
+            _compare_ports(info, "in", layer.inputs, inputs)
+        if input_specs is not None and layer_id in input_specs:
+            info.outputs = [input_specs[layer_id]]
+            info.params = {}
+        else:
+            _infer_layer(info, const_value, strict, graph.net.weights)
+        if check_declared:
+            _compare_ports(info, "out", layer.outputs, info.outputs)
+    return Inference(graph, layers)
+
+
+def _infer_layer(info: LayerInference, const_value, strict: bool, weights) -> None:
+    layer = info.layer
+    if info.op is None:
+        info.errors.append(_unknown_op_error(info))
+        info.outputs = [_declared_spec(p, info) for p in layer.outputs]
+        return
+    expected = len(info.op.input_names)
+    if len(info.inputs) != expected:
+        info.errors.append(
+            InferenceError(
+                f"{info.op.label} takes {expected} input(s) ({', '.join(info.op.input_names)}),"
+                f" the layer has {len(info.inputs)}",
+                layer=info.ref,
+            )
+        )
+        info.outputs = [_declared_spec(p, info) for p in layer.outputs]
+        return
+    try:
+        outputs, params = info.op.infer(OpContext(info, const_value, strict, weights))
+    except IRError as exc:
+        info.errors.append(exc)
+        info.outputs = [_declared_spec(p, info) for p in layer.outputs]
+        return
+    if info.op.type != "Result" and len(layer.outputs) != len(outputs):
+        info.errors.append(
+            ModelFormatError(
+                f"{info.op.label} has {len(outputs)} output(s), the layer declares {len(layer.outputs)}",
+                layer=info.ref,
+            )
+        )
+    info.outputs, info.params = outputs, params
+
+
+def _unknown_op_error(info: LayerInference) -> UnsupportedError:
+    layer = info.layer
+    if is_known_type(layer.type):
+        detail = f"version '{layer.version}' of {layer.type} is not implemented"
+    else:
+        detail = f"operation type '{layer.type}' is not implemented"
+    return UnsupportedError(f"{detail}. Supported: {supported_summary()}", layer=info.ref)
+
+
+def _evaluate_constant(info: LayerInference, const_value) -> np.ndarray | None:
+    """Fold a layer whose inputs are all constant (used for inputs that must be constant, e.g. axis)."""
+    if "value" in info.params:
+        return info.params["value"]
+    if info.op is None or info.op.kernel is None or info.errors:
+        return None
+    values = [const_value(info.layer.id, i) for i in range(len(info.inputs))]
+    if any(v is None for v in values):
+        return None
+    return info.op.kernel(*values, **info.params)
+
+
+def _declared_spec(port: PortRecord, info: LayerInference) -> TensorSpec:
+    """The spec a port declares; a port with no dims is taken as 'rank unknown' here."""
+    et = element_type(port.precision) if port.precision else DYNAMIC
+    shape = PartialShape.from_port_dims(port.dims) if port.dims else DYNAMIC_SHAPE
+    return TensorSpec(et or DYNAMIC, shape)
+
+
+def _compare_ports(info: LayerInference, direction: str, ports, specs: list[TensorSpec]) -> None:
+    for port, spec in zip(ports, specs):
+        problems = _port_problems(port, spec, info)
+        declared = f"{port.precision or '?'}[{','.join(str(d) for d in port.dims)}]"
+        info.checks.append(PortCheck(direction, port, declared, str(spec), not problems))
+        if problems:
+            where = ("input " if direction == "in" else "output ") + port.label
+            info.errors.append(
+                DeclaredMismatchError(
+                    f"declared {declared} but inferred {spec}: {'; '.join(problems)}",
+                    layer=info.ref,
+                    port=where,
+                    hint=_fix_hint(spec),
+                )
+            )
+
+
+def _port_problems(port: PortRecord, spec: TensorSpec, info: LayerInference) -> list[str]:
+    problems = []
+    if port.precision:
+        declared_et = element_type(port.precision)
+        if declared_et is None:
+            problems.append(f"precision {port.precision!r} is not a known element type")
+        elif DYNAMIC not in (declared_et, spec.element_type) and declared_et != spec.element_type:
+            problems.append(f"precision {port.precision} is {declared_et.name}, inferred {spec.element_type.name}")
+    dims = spec.shape.dims
+    if dims is None:
+        return problems
+    if not port.dims:
+        if dims:
+            problems.append(f"no <dim> declared (a scalar) but the inferred rank is {len(dims)}")
+        return problems
+    if len(port.dims) != len(dims):
+        problems.append(f"{len(port.dims)} dims declared, inferred rank is {len(dims)}")
+        return problems
+    for axis, (declared, inferred) in enumerate(zip(port.dims, dims)):
+        if declared != -1 and not inferred.contains(declared):
+            problems.append(f"dim {axis} is declared {declared}, inferred {inferred}")
+    return problems
+
+
+def _fix_hint(spec: TensorSpec) -> str | None:
+    dims = spec.shape.dims
+    if dims is None:
+        return None
+    written = ", ".join(str(d.lo) if d.is_static else "-1" for d in dims)
+    return f"declare <dim>s {written or '(none: a scalar)'} and precision {spec.element_type.precision}"

@@ -1,0 +1,119 @@
+"""The weights (.bin) of a model, memory-mapped read-only, and Const data viewed from it.
+
+Const arrays are read-only ``np.frombuffer`` views of the mapping: loading costs O(1) in the file's
+size. Bit-packed types (u1, u4, i4) are unpacked into a new array (u4/i4: low nibble first; u1: most
+significant bit first, as OpenVINO packs them). Boolean bytes are normalised to 0/1.
+"""
+
+from __future__ import annotations
+
+import mmap
+import os
+from pathlib import Path
+
+import numpy as np
+
+from ..errors import LayerRef, ModelFormatError, UnsupportedError
+from ..types import ElementType, PartialShape
+
+
+class Weights:
+    """A lazily opened, read-only byte source: a file path, bytes, or nothing at all."""
+
+    def __init__(self, source: str | os.PathLike | bytes | bytearray | memoryview | None) -> None:
+        self._path = None if source is None or isinstance(source, (bytes, bytearray, memoryview)) else Path(source)
+        self._buffer: memoryview | None = None
+        if isinstance(source, (bytes, bytearray, memoryview)):
+            self._buffer = memoryview(bytes(source) if isinstance(source, bytearray) else source).cast("B")
+        self._missing = source is None
+
+    @property
+    def description(self) -> str:
+        if self._path is not None:
+            return f"weights file '{self._path}'"
+        return "the weights given as bytes" if self._buffer is not None else "no weights"
+
+    def buffer(self, needed_by: LayerRef) -> memoryview:
+        """The whole content; opens and maps the file on first use."""
+        if self._buffer is None:
+            if self._missing:
+                raise ModelFormatError(
+                    "this Const needs weights, but none were given",
+                    layer=needed_by,
+                    hint="pass the .bin file: load(xml, weights='model.bin') or --weights",
+                )
+            self._buffer = _map_file(self._path, needed_by)
+        return self._buffer
+
+
+def _map_file(path: Path, needed_by: LayerRef) -> memoryview:
+    try:
+        with open(path, "rb") as handle:
+            size = os.fstat(handle.fileno()).st_size
+            if size == 0:
+                return memoryview(b"")
+            return memoryview(mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ))
+    except FileNotFoundError:
+        raise ModelFormatError(
+            f"the weights file '{path}' does not exist, and this Const needs it",
+            layer=needed_by,
+            hint="put the .bin next to the .xml with the same stem, or pass weights= / --weights",
+        ) from None
+    except OSError as exc:
+        raise ModelFormatError(f"cannot read the weights file '{path}': {exc.strerror}", layer=needed_by) from None
+
+
+def const_array(
+    layer: LayerRef, element_type: ElementType, shape: PartialShape, offset: int, size: int, weights: Weights
+) -> np.ndarray:
+    """The read-only array a Const describes, checked against the bounds of the weights."""
+    if element_type.kind == "string":
+        raise UnsupportedError(
+            "Const of element type 'string' is not supported (its packed layout is not implemented)",
+            layer=layer,
+        )
+    if element_type.dtype is None:
+        raise ModelFormatError(f"a Const cannot have element type '{element_type.name}'", layer=layer)
+    dims = shape.to_shape()
+    count = int(np.prod(dims, dtype=object))
+    needed = -(-count * element_type.bits // 8)
+    if size < needed:
+        raise ModelFormatError(
+            f"size={size} bytes is too small for {element_type.name}{shape}: it needs {needed} bytes",
+            layer=layer,
+        )
+    if count == 0:
+        return _read_only(np.zeros(dims, dtype=element_type.dtype))
+    data = weights.buffer(layer)
+    if offset + needed > len(data):
+        raise ModelFormatError(
+            f"offset={offset} + {needed} bytes lies outside {weights.description} ({len(data)} bytes)",
+            layer=layer,
+            hint="the .bin does not belong to this .xml, or it is truncated",
+        )
+    if element_type.is_packed:
+        raw = np.frombuffer(data, dtype=np.uint8, count=needed, offset=offset)
+        return _read_only(_unpack(raw, element_type, count).reshape(dims))
+    array = np.frombuffer(data, dtype=element_type.dtype, count=count, offset=offset).reshape(dims)
+    if element_type.kind == "bool":
+        bytes_ = array.view(np.uint8)
+        if bytes_.size and bytes_.max() > 1:
+            array = bytes_ != 0
+    return _read_only(array)
+
+
+def _unpack(raw: np.ndarray, element_type: ElementType, count: int) -> np.ndarray:
+    if element_type.bits == 1:
+        return np.unpackbits(raw, bitorder="big")[:count]
+    nibbles = np.empty(raw.size * 2, dtype=np.uint8)
+    nibbles[0::2] = raw & 0x0F
+    nibbles[1::2] = raw >> 4
+    nibbles = nibbles[:count]
+    if element_type.kind == "int":
+        return (nibbles.astype(np.int8) << 4 >> 4).astype(element_type.dtype)
+    return nibbles.astype(element_type.dtype)
+
+
+def _read_only(array: np.ndarray) -> np.ndarray:
+    array.flags.writeable = False
+    return array

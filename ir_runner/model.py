@@ -1,0 +1,164 @@
+"""The public entry points: ``load`` a model, ``validate`` one, ``run`` one, and the ``Model`` class."""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from . import ops  # noqa: F401  (registers the operations)
+from .errors import IRError
+from .graph import Graph, build_graph
+from .infer import Inference, LayerInference, infer_graph
+from .ir.reader import read_ir
+from .plan import DEFAULT_MEMORY_LIMIT, Plan, build_plan
+from .runtime import TensorInfo, bind_feeds, execute
+from .types import PartialShape, TensorSpec, element_type_of
+
+Source = str | os.PathLike | bytes | bytearray
+_PLAN_CACHE_SIZE = 64
+
+
+class Model:
+    """A loaded, checked model, ready to run. Safe to run from several threads at once."""
+
+    def __init__(self, graph: Graph, inference: Inference, *, strict: bool, memory_limit: int | None) -> None:
+        self.graph = graph
+        self.inference = inference
+        self.strict = strict
+        self.memory_limit = memory_limit
+        parameters = graph.of_type("Parameter")
+        self.inputs: tuple[TensorInfo, ...] = tuple(_input_info(inference, p) for p in parameters)
+        self.outputs: tuple[TensorInfo, ...] = _output_infos(graph, inference)
+        self._static_plan: Plan | None = None
+        if all(info.partial_shape.is_static and info.dtype is not None for info in self.inputs):
+            self._static_plan = build_plan(inference, memory_limit)
+        self._plans: dict[tuple, Plan] = {}
+        self._lock = threading.Lock()
+
+    @property
+    def name(self) -> str:
+        return self.graph.net.name
+
+    def run(self, feeds: Mapping[str, object] | Sequence | None = None, /, *, cast: str | None = None,
+            **named: object) -> dict[str, np.ndarray]:
+        """Run on ``feeds`` (by name, or a sequence in ``inputs`` order); outputs by name, in ``outputs`` order.
+
+        Feeds must have the inputs' element types unless ``cast`` ('safe', 'same_kind', 'unsafe')
+        allows a conversion, which is reported as a ``CastWarning``.
+        """
+        arrays = bind_feeds(self.inputs, feeds, named, cast)
+        plan = self._static_plan or self._plan_for(arrays)
+        results = execute(plan, arrays)
+        return {info.name: value for info, value in zip(self.outputs, results)}
+
+    def __call__(self, *arrays: object, cast: str | None = None, **named: object) -> dict[str, np.ndarray]:
+        """``model(a, b, c)`` or ``model(x=a)``: the same as :meth:`run`."""
+        return self.run(list(arrays) if arrays else None, cast=cast, **named)
+
+    def _plan_for(self, arrays: list[np.ndarray]) -> Plan:
+        signature = tuple((a.dtype, a.shape) for a in arrays)
+        plan = self._plans.get(signature)
+        if plan is not None:
+            return plan
+        specs = {
+            p.id: TensorSpec(element_type_of(a.dtype), PartialShape.of(a.shape))
+            for p, a in zip(self.graph.of_type("Parameter"), arrays)
+        }
+        inference = infer_graph(self.graph, strict=self.strict, input_specs=specs, check_declared=False)
+        inference.raise_first()
+        plan = build_plan(inference, self.memory_limit)
+        with self._lock:
+            if len(self._plans) >= _PLAN_CACHE_SIZE:
+                self._plans.clear()
+            self._plans[signature] = plan
+        return plan
+
+    def __repr__(self) -> str:
+        ins = ", ".join(str(i) for i in self.inputs)
+        outs = ", ".join(str(o) for o in self.outputs)
+        return f"<Model {self.name!r} ({ins}) -> ({outs})>"
+
+
+def _input_info(inference: Inference, layer) -> TensorInfo:
+    spec = inference.output_spec(layer.id, 0)
+    names = layer.outputs[0].names if layer.outputs else ()
+    return TensorInfo(names[0] if names else layer.name, names, spec.element_type, spec.shape, layer.name)
+
+
+def _output_infos(graph: Graph, inference: Inference) -> tuple[TensorInfo, ...]:
+    infos, used = [], set()
+    for layer in graph.of_type("Result"):
+        producer, position = graph.sources[layer.id][0]
+        names = graph.layers[producer].outputs[position].names
+        if not names and layer.attrs.get("output_names"):
+            names = tuple(n for n in layer.attrs["output_names"].split(",") if n)
+        name = names[0] if names else layer.name
+        if name in used:
+            name = layer.name if layer.name not in used else f"{layer.name}:{len(infos)}"
+        used.add(name)
+        spec = inference.output_spec(producer, position)
+        infos.append(TensorInfo(name, names, spec.element_type, spec.shape, layer.name))
+    return tuple(infos)
+
+
+def load(
+    source: Source,
+    weights: Source | memoryview | None = None,
+    *,
+    strict: bool = False,
+    memory_limit: int | None = DEFAULT_MEMORY_LIMIT,
+) -> Model:
+    """Read, check and prepare a model; raise one IRError (subclass) for anything wrong with it.
+
+    ``source`` is a path to the .xml, or the XML itself as bytes. ``weights`` is a path or bytes; for a
+    path it defaults to the XML's stem + ``.bin``. ``strict=True`` makes index values outside the
+    operations' spec ranges errors. ``memory_limit`` (bytes, None for no limit) caps the tensors a run
+    may allocate; models above it are refused before anything is allocated.
+    """
+    graph = build_graph(read_ir(source, weights))
+    inference = infer_graph(graph, strict=strict)
+    inference.raise_first()
+    return Model(graph, inference, strict=strict, memory_limit=memory_limit)
+
+
+def run(source: Source, feeds=None, weights: Source | None = None, **options) -> dict[str, np.ndarray]:
+    """Load and run in one call: ``ir_runner.run('model.xml', {'x': x})``."""
+    return load(source, weights, **options).run(feeds)
+
+
+@dataclass
+class ValidationReport:
+    """Every finding for a model: errors, and the declared-vs-inferred table of all ports."""
+
+    source: str
+    errors: list[IRError] = field(default_factory=list)
+    layers: list[LayerInference] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not self.errors
+
+    def __str__(self) -> str:
+        from .report import format_validation
+
+        return format_validation(self)
+
+
+def validate(source: Source, weights: Source | memoryview | None = None, *, strict: bool = False) -> ValidationReport:
+    """Check a model completely and return every finding (does not stop at the first, does not raise
+    for problems of the model; only an unreadable file or broken graph ends the report early)."""
+    label = source if isinstance(source, (str, os.PathLike)) else "<bytes>"
+    report = ValidationReport(str(label))
+    try:
+        graph = build_graph(read_ir(source, weights))
+    except IRError as exc:
+        report.errors.append(exc)
+        return report
+    inference = infer_graph(graph, strict=strict)
+    report.layers = list(inference.layers.values())
+    report.errors = inference.errors
+    return report

@@ -1,0 +1,172 @@
+"""Gather-1, Gather-7 and Gather-8: slices of ``data`` along ``axis`` picked by ``indices``.
+
+Output shape: ``data.shape[:axis] + indices.shape[batch_dims:] + data.shape[axis+1:]``.
+``axis`` must be constant (a Const, possibly behind a Convert); negative axis and batch_dims are
+normalised (``batch_dims += rank(indices)``; OpenVINO accepts ``batch_dims < -rank(indices)`` and
+computes garbage, ir-run rejects it). Index values follow OpenVINO's reference kernel for all three
+versions: a negative index gets ``data.shape[axis]`` added, an index still outside ``[0, dim-1]``
+yields zeros. With ``strict=True`` an index outside the spec's range (Gather-1/7: ``[0, dim-1]``,
+Gather-8: ``[-dim, dim-1]``) is an error naming the layer, the value and its position.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import IndexOutOfRangeError, LayerRef
+from ..infer import OpContext
+from ..types import PartialShape, TensorSpec, merge_dims
+from .registry import OpDef, register
+
+
+def infer_gather(ctx: OpContext, version: int):
+    data, indices, axis_spec = ctx.inputs
+    if version >= 7 and indices.element_type.kind not in ("int", "uint", "dynamic"):
+        ctx.fail(f"indices must have an integer element type, got {indices.element_type}", position=1)
+    if version == 1 and indices.element_type.kind in ("bool", "string"):
+        ctx.fail(f"indices must have a numeric element type, got {indices.element_type}", position=1)
+    if axis_spec.element_type.kind not in ("int", "uint", "dynamic"):
+        ctx.fail(f"axis must have an integer element type, got {axis_spec.element_type}", position=2)
+    if axis_spec.shape.rank is not None and axis_spec.shape.rank > 1 or (
+        axis_spec.shape.rank == 1 and axis_spec.shape.is_static and axis_spec.shape.to_shape() != (1,)
+    ):
+        ctx.fail(f"axis must be a scalar or have 1 element, got shape {axis_spec.shape}", position=2)
+    axis_value = ctx.const_value(2)
+    if axis_value is None:
+        ctx.fail(
+            "axis must be constant (a Const, possibly behind a Convert); it comes from a computed tensor",
+            position=2,
+            hint="make the axis a Const layer",
+        )
+    if axis_value.size != 1:
+        ctx.fail(f"axis must have 1 element, it has {axis_value.size}", position=2)
+    axis = int(axis_value.reshape(-1)[0])
+    batch_dims = ctx.attr_int("batch_dims", 0) if version >= 7 else 0
+    shape, axis, batch_dims = gather_shape(ctx, data.shape, indices.shape, axis, batch_dims)
+    params = {"axis": axis, "batch_dims": batch_dims, "strict_low": None}
+    if ctx.strict:
+        params["strict_low"] = "minus_dim" if version == 8 else "zero"
+        params["layer"] = ctx.ref
+    return [TensorSpec(data.element_type, shape)], params
+
+
+def gather_shape(ctx: OpContext, data: PartialShape, indices: PartialShape, axis: int, batch_dims: int):
+    """Output partial shape and the normalised (axis, batch_dims); fails like OpenVINO's shape_infer."""
+    given_axis, given_bd = axis, batch_dims
+    if batch_dims < 0 and indices.rank is not None:
+        batch_dims += indices.rank
+        if batch_dims < 0:
+            ctx.fail(
+                f"batch_dims={given_bd} is below -rank(indices)={-indices.rank}"
+                " (OpenVINO accepts it and computes garbage; ir-run refuses it)"
+            )
+    if data.rank is not None:
+        if not -data.rank <= axis < max(data.rank, 1) or data.rank == 0:
+            ctx.fail(
+                f"axis={given_axis} is out of the range [{-data.rank}, {data.rank - 1}] for data of rank {data.rank}",
+                position=2,
+            )
+        axis = axis + data.rank if axis < 0 else axis
+        if batch_dims >= 0 and batch_dims > axis:
+            ctx.fail(f"after normalisation batch_dims must be <= axis, got batch_dims={batch_dims}, axis={axis}")
+    if indices.rank is not None and batch_dims >= 0 and batch_dims > indices.rank:
+        ctx.fail(f"batch_dims={batch_dims} must be <= rank(indices)={indices.rank}")
+    if data.dims is None or indices.dims is None or batch_dims < 0 or axis < 0:
+        return PartialShape(None), axis, batch_dims
+    batch = []
+    for i in range(batch_dims):
+        merged = merge_dims(data.dims[i], indices.dims[i])
+        if merged is None:
+            ctx.fail(
+                f"data {data} and indices {indices} differ in batch dim {i}: the first batch_dims={batch_dims}"
+                " dims must be equal"
+            )
+        batch.append(merged)
+    dims = tuple(batch) + data.dims[batch_dims:axis] + indices.dims[batch_dims:] + data.dims[axis + 1:]
+    return PartialShape(dims), axis, batch_dims
+
+
+def gather(
+    data: np.ndarray,
+    indices: np.ndarray,
+    axis_input: np.ndarray,
+    *,
+    axis: int,
+    batch_dims: int,
+    strict_low: str | None,
+    layer: LayerRef | None = None,
+) -> np.ndarray:
+    """Gather with normalised axis/batch_dims; out-of-range indices give zeros (reference kernel)."""
+    dim = data.shape[axis]
+    idx = _as_int64(indices)
+    if strict_low is not None:
+        _check_strict(idx, dim, strict_low, layer)
+    idx = np.where(idx < 0, idx + dim, idx)
+    valid = (idx >= 0) & (idx < dim)
+    all_valid = bool(valid.all())
+    if not all_valid:
+        idx = np.where(valid, idx, 0)
+    batch_shape = data.shape[:batch_dims]
+    n_batch = int(np.prod(batch_shape, dtype=np.int64))
+    outer = data.shape[batch_dims:axis]
+    inner = data.shape[axis + 1:]
+    n_outer = int(np.prod(outer, dtype=np.int64))
+    n_inner = int(np.prod(inner, dtype=np.int64))
+    idx_tail = indices.shape[batch_dims:]
+    n_idx = int(np.prod(idx_tail, dtype=np.int64))
+    out_shape = data.shape[:axis] + idx_tail + inner
+    if dim == 0 or data.size == 0:
+        return np.zeros(out_shape, dtype=data.dtype)
+    data3 = data.reshape(n_batch, n_outer, dim, n_inner)
+    idx2 = idx.reshape(n_batch, n_idx)
+    if n_batch == 1:
+        out = np.take(data3[0], idx2[0], axis=1)
+        out = out.reshape((1, n_outer, n_idx, n_inner))
+    else:
+        flat = data3.transpose(0, 2, 1, 3).reshape(n_batch * dim, n_outer, n_inner)
+        rows = (idx2 + (np.arange(n_batch, dtype=np.int64) * dim)[:, None]).reshape(-1)
+        out = np.take(flat, rows, axis=0).reshape(n_batch, n_idx, n_outer, n_inner).transpose(0, 2, 1, 3)
+    if not all_valid:
+        mask = valid.reshape(n_batch, 1, n_idx, 1)
+        out = np.where(mask, out, np.zeros((), dtype=data.dtype))
+    return np.ascontiguousarray(out).reshape(out_shape)
+
+
+def _as_int64(indices: np.ndarray) -> np.ndarray:
+    """Indices as int64, as the reference reads them (u64 wraps, floats truncate)."""
+    if indices.dtype.kind == "f" or indices.dtype.kind == "V":
+        return np.trunc(indices.astype(np.float64)).astype(np.int64)
+    return indices.astype(np.int64, copy=False)
+
+
+def _check_strict(idx: np.ndarray, dim: int, strict_low: str, layer: LayerRef | None) -> None:
+    low = -dim if strict_low == "minus_dim" else 0
+    bad = (idx < low) | (idx >= dim)
+    if bad.any():
+        position = tuple(int(i) for i in np.argwhere(bad)[0])
+        value = int(idx[position])
+        raise IndexOutOfRangeError(
+            f"index {value} at position {list(position)} of indices is outside [{low}, {dim - 1}]"
+            f" (strict mode; {int(bad.sum())} such index value(s) in all)",
+            layer=layer,
+            port="input 1 (indices)",
+            hint="without strict=True, out-of-range indices give zeros as in OpenVINO's reference",
+        )
+
+
+def _infer_v1(ctx):
+    return infer_gather(ctx, 1)
+
+
+def _infer_v7(ctx):
+    return infer_gather(ctx, 7)
+
+
+def _infer_v8(ctx):
+    return infer_gather(ctx, 8)
+
+
+_INPUTS = ("data", "indices", "axis")
+GATHER_1 = register(OpDef("Gather", 1, 1, 6, _INPUTS, _infer_v1, gather))
+GATHER_7 = register(OpDef("Gather", 7, 7, 7, _INPUTS, _infer_v7, gather))
+GATHER_8 = register(OpDef("Gather", 8, 8, 17, _INPUTS, _infer_v8, gather))

@@ -1,0 +1,65 @@
+"""Parameter-1, Const-1 and Result-1: the model's inputs, constants and outputs.
+
+They have no kernel: the plan binds Parameters to feeds, Consts to read-only views of the weights,
+and Results to the model's outputs.
+"""
+
+from __future__ import annotations
+
+from ..errors import ModelFormatError, UnsupportedError
+from ..infer import OpContext
+from ..ir.weights import const_array
+from ..types import PartialShape, TensorSpec, parse_partial_shape
+from .registry import LATEST_OPSET, OpDef, register
+
+
+def _shape_attr(ctx: OpContext, required: bool) -> PartialShape | None:
+    text = ctx.attr("shape")
+    if text is None:
+        if required:
+            raise ModelFormatError("the required attribute 'shape' is missing", layer=ctx.ref)
+        return None
+    try:
+        return parse_partial_shape(text)
+    except ValueError as exc:
+        raise ModelFormatError(
+            f"attribute shape={text!r} is not a shape: {exc}",
+            layer=ctx.ref,
+            hint="write dims as in '1,?,3', '1..10,3' or '...' for a dynamic rank",
+        ) from None
+
+
+def infer_parameter(ctx: OpContext):
+    et = ctx.attr_element_type("element_type")
+    if et.kind == "string":
+        raise UnsupportedError("Parameter of element type 'string' is not supported", layer=ctx.ref)
+    shape = _shape_attr(ctx, required=False)
+    if shape is None:
+        port = ctx.layer.outputs[0] if ctx.layer.outputs else None
+        shape = PartialShape.from_port_dims(port.dims) if port else PartialShape(())
+    return [TensorSpec(et, shape)], {}
+
+
+def infer_const(ctx: OpContext):
+    et = ctx.attr_element_type("element_type")
+    shape = _shape_attr(ctx, required=True)
+    if not shape.is_static:
+        raise ModelFormatError(f"a Const needs a static shape, got shape={ctx.attr('shape')!r}", layer=ctx.ref)
+    offset, size = ctx.attr_int("offset", -1), ctx.attr_int("size", -1)
+    if offset < 0 or size < 0:
+        raise ModelFormatError(
+            f"offset={ctx.attr('offset')!r} and size={ctx.attr('size')!r} must both be integers >= 0",
+            layer=ctx.ref,
+        )
+    value = const_array(ctx.ref, et, shape, offset, size, ctx.weights)
+    return [TensorSpec(et, shape)], {"value": value}
+
+
+def infer_result(ctx: OpContext):
+    spec = ctx.inputs[0]
+    return [spec], {}
+
+
+PARAMETER = register(OpDef("Parameter", 1, 1, LATEST_OPSET, (), infer_parameter))
+CONST = register(OpDef("Const", 1, 1, LATEST_OPSET, (), infer_const))
+RESULT = register(OpDef("Result", 1, 1, LATEST_OPSET, ("input",), infer_result))

@@ -1,0 +1,111 @@
+"""The operation registry: (type, opset range) -> operation definition.
+
+An IR layer says ``type="Gather" version="opset8"``. Each operation version is defined in some opset
+and stays in later ones until a new version replaces it, so Gather-1 covers opset1..opset6, Gather-7
+only opset7 and Gather-8 opset8 onwards. Types match case-insensitively.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from ..errors import LayerRef
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from ..infer import OpContext
+    from ..ir.records import LayerRecord
+    from ..types import TensorSpec
+
+LATEST_OPSET = 17
+
+InferFn = Callable[["OpContext"], "tuple[list[TensorSpec], dict[str, Any]]"]
+KernelFn = Callable[..., "np.ndarray"]
+
+
+@dataclass(frozen=True)
+class OpDef:
+    """One operation version: its inference and its kernel.
+
+    ``infer`` checks the inputs and attributes and returns the output specs and the resolved kernel
+    parameters; ``kernel(*inputs, **params)`` computes the single output (None for the layers the
+    plan handles itself: Parameter, Const, Result).
+    """
+
+    type: str
+    version: int
+    first_opset: int
+    last_opset: int
+    input_names: tuple[str, ...]
+    infer: InferFn
+    kernel: KernelFn | None = None
+
+    @property
+    def label(self) -> str:
+        return f"{self.type}-{self.version}"
+
+    def covers(self, opset: int) -> bool:
+        return self.first_opset <= opset <= self.last_opset
+
+    @property
+    def opsets(self) -> str:
+        if self.first_opset == self.last_opset:
+            return f"opset{self.first_opset}"
+        return f"opset{self.first_opset}..opset{self.last_opset}"
+
+
+_REGISTRY: dict[str, list[OpDef]] = {}
+
+
+def register(op: OpDef) -> OpDef:
+    """Add an operation version; overlapping opset ranges for one type are a programming error."""
+    versions = _REGISTRY.setdefault(op.type.lower(), [])
+    if any(o.first_opset <= op.last_opset and op.first_opset <= o.last_opset for o in versions):
+        raise ValueError(f"{op.label} overlaps an already registered version of {op.type}")
+    versions.append(op)
+    return op
+
+
+def opset_number(version: str) -> int | None:
+    """``'opset7'`` -> 7; anything else (``experimental``, ``extension``, empty) -> None."""
+    text = version.strip().lower()
+    if text.startswith("opset") and text[5:].isdigit():
+        return int(text[5:])
+    return None
+
+
+def find_op(layer: LayerRecord) -> OpDef | None:
+    """The operation version a layer's type and opset select, or None."""
+    opset = opset_number(layer.version)
+    if opset is None:
+        return None
+    for op in _REGISTRY.get(layer.type.lower(), ()):
+        if op.covers(opset):
+            return op
+    return None
+
+
+def is_known_type(type_name: str) -> bool:
+    return type_name.lower() in _REGISTRY
+
+
+def supported_ops() -> list[OpDef]:
+    """Every registered operation version, sorted by type and version."""
+    return sorted((op for ops in _REGISTRY.values() for op in ops), key=lambda op: (op.type, op.version))
+
+
+def supported_summary() -> str:
+    return ", ".join(f"{op.label} ({op.opsets})" for op in supported_ops())
+
+
+def layer_ref(layer: LayerRecord) -> LayerRef:
+    """How errors name a layer: with the registry's ``Type-version`` when known, else type and version."""
+    op = find_op(layer)
+    if op is not None:
+        label = op.label
+    else:
+        label = f"{layer.type} {layer.version}".strip() if layer.version else layer.type
+    return LayerRef(layer.name, label, layer.id, layer.line)

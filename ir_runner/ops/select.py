@@ -1,0 +1,115 @@
+"""Select-1: ``cond ? then : else`` element-wise, with numpy, none or pdpd broadcasting.
+
+- numpy (default, also when ``<data>`` is absent): the three inputs broadcast together, both ways
+  (as ``np.where``; the spec text says cond broadcasts one way, the implementation does not).
+- none (IR may say ``explicit``): all shapes equal.
+- pdpd: the output has ``then``'s shape; ``else`` and ``cond`` are each fitted into it one way,
+  starting at ``auto_broadcast.auto_broadcast_axis`` (0 when absent; -1 aligns right, per input).
+Any non-zero cond byte is true. Attribute values are case-insensitive.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..infer import OpContext
+from ..types import DYNAMIC, DYNAMIC_SHAPE, PartialShape, TensorSpec, broadcast_dims, merge_dims
+from .registry import LATEST_OPSET, OpDef, register
+
+_MODES = {"numpy": "numpy", "none": "none", "explicit": "none", "pdpd": "pdpd"}
+
+
+def infer_select(ctx: OpContext):
+    cond, then, else_ = ctx.inputs
+    mode = ctx.attr_choice("auto_broadcast", _MODES, "numpy")
+    axis = ctx.attr_int("auto_broadcast.auto_broadcast_axis", 0) if mode == "pdpd" else 0
+    if cond.element_type.kind not in ("bool", "dynamic"):
+        ctx.fail(
+            f"cond must have element type boolean, got {cond.element_type}",
+            position=0,
+            hint="insert a Convert to boolean before the Select",
+        )
+    et = then.element_type
+    if DYNAMIC not in (then.element_type, else_.element_type) and then.element_type != else_.element_type:
+        ctx.fail(
+            f"then and else must have the same element type, got {then.element_type} and {else_.element_type}",
+            position=2,
+        )
+    if et == DYNAMIC:
+        et = else_.element_type
+    if mode == "pdpd":
+        shape = pdpd_merge(then.shape, else_.shape, axis)
+        if shape is None:
+            ctx.fail("'Else' tensor shape is not broadcastable to 'then' (pdpd)", position=2)
+        shape = pdpd_merge(shape, cond.shape, axis)
+        if shape is None:
+            ctx.fail("'Cond' tensor shape is not broadcastable to 'then' (pdpd)", position=0)
+    else:
+        merge = numpy_merge if mode == "numpy" else equal_merge
+        shape = merge(else_.shape, then.shape)
+        shape = merge(shape, cond.shape) if shape is not None else None
+        if shape is None:
+            ctx.fail(f"argument shapes are inconsistent for auto_broadcast={mode}")
+    return [TensorSpec(et, shape)], {"mode": mode, "axis": axis}
+
+
+def numpy_merge(a: PartialShape, b: PartialShape) -> PartialShape | None:
+    """Both-ways numpy broadcast of two partial shapes, or None when impossible."""
+    if a.dims is None or b.dims is None:
+        return DYNAMIC_SHAPE
+    rank = max(len(a.dims), len(b.dims))
+    one = PartialShape.of((1,) * rank).dims
+    da = one[: rank - len(a.dims)] + a.dims
+    db = one[: rank - len(b.dims)] + b.dims
+    dims = [broadcast_dims(x, y) for x, y in zip(da, db)]
+    return None if None in dims else PartialShape(tuple(dims))
+
+
+def equal_merge(a: PartialShape, b: PartialShape) -> PartialShape | None:
+    """The intersection of two partial shapes that must be equal, or None."""
+    if a.dims is None:
+        return b
+    if b.dims is None:
+        return a
+    if len(a.dims) != len(b.dims):
+        return None
+    dims = [merge_dims(x, y) for x, y in zip(a.dims, b.dims)]
+    return None if None in dims else PartialShape(tuple(dims))
+
+
+def pdpd_merge(dst: PartialShape, src: PartialShape, axis: int) -> PartialShape | None:
+    """Fit ``src`` into ``dst`` one way from ``axis`` (-1: aligned right), as OpenVINO's PDPD rule."""
+    if dst.dims is None or src.dims is None:
+        return DYNAMIC_SHAPE
+    if len(src.dims) > len(dst.dims) or axis < -1:
+        return None
+    start = len(dst.dims) - len(src.dims) if axis == -1 else axis
+    if start + len(src.dims) > len(dst.dims):
+        return None
+    dims = list(dst.dims)
+    for i, s in enumerate(src.dims):
+        d = dims[start + i]
+        if d.is_static and s.is_static and s.lo > d.lo:
+            return None
+        merged = broadcast_dims(d, s)
+        if merged is None:
+            return None
+        dims[start + i] = merged
+    return PartialShape(tuple(dims))
+
+
+def select(cond: np.ndarray, then: np.ndarray, else_: np.ndarray, *, mode: str, axis: int) -> np.ndarray:
+    """Select with resolved parameters; inputs are already known to fit (inference checked them)."""
+    if mode == "pdpd":
+        else_ = _pdpd_align(else_, then.ndim, axis)
+        cond = _pdpd_align(cond, then.ndim, axis)
+        cond = np.broadcast_to(cond, then.shape)
+    return np.where(cond, then, else_)
+
+
+def _pdpd_align(x: np.ndarray, rank: int, axis: int) -> np.ndarray:
+    start = rank - x.ndim if axis == -1 else axis
+    return x.reshape((1,) * start + x.shape + (1,) * (rank - start - x.ndim))
+
+
+SELECT = register(OpDef("Select", 1, 1, LATEST_OPSET, ("cond", "then", "else"), infer_select, select))

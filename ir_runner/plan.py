@@ -1,0 +1,126 @@
+"""The executable plan: a flat list of kernel steps over numbered slots.
+
+Inference resolves every parameter (normalised axis, batch_dims, broadcast mode); the plan gives each
+tensor a slot number, preloads Const views, and records after which step each intermediate can be
+released. Running a plan is a short loop (see ``runtime.execute``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from .errors import LayerRef, ResourceLimitError
+from .infer import Inference
+from .ops.registry import KernelFn
+
+DEFAULT_MEMORY_LIMIT = 16 * 2**30
+
+
+@dataclass(frozen=True)
+class Step:
+    """One kernel call: ``slots[output] = kernel(*slots[inputs], **params)``, then free ``release``."""
+
+    kernel: KernelFn
+    inputs: tuple[int, ...]
+    output: int
+    params: dict[str, Any]
+    layer: LayerRef
+    release: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class Plan:
+    """Everything needed to run: slot count, preloaded constants, steps, where inputs/outputs live."""
+
+    slot_count: int
+    constants: tuple[tuple[int, np.ndarray], ...]
+    input_slots: tuple[int, ...]
+    steps: tuple[Step, ...]
+    output_slots: tuple[int, ...]
+    output_copies: tuple[bool, ...]
+    peak_bytes: int | None
+
+
+def build_plan(inference: Inference, memory_limit: int | None = DEFAULT_MEMORY_LIMIT) -> Plan:
+    """Turn an error-free inference into a plan; refuse plans whose tensors exceed ``memory_limit``."""
+    graph = inference.graph
+    slots: dict[tuple[str, int], int] = {}
+    constants, steps_raw = [], []
+    for layer_id in graph.order:
+        info = inference.layers[layer_id]
+        kind = info.op.type if info.op else None
+        if kind == "Result":
+            continue
+        for position in range(len(info.outputs)):
+            slots[(layer_id, position)] = len(slots)
+        if kind == "Const":
+            constants.append((slots[(layer_id, 0)], info.params["value"]))
+        elif kind != "Parameter":
+            inputs = tuple(slots[src] for src in graph.sources[layer_id])
+            steps_raw.append((info, inputs, slots[(layer_id, 0)]))
+    parameters = graph.of_type("Parameter")
+    results = graph.of_type("Result")
+    input_slots = tuple(slots[(p.id, 0)] for p in parameters)
+    output_slots = tuple(slots[graph.sources[r.id][0]] for r in results)
+    steps = _with_releases(steps_raw, set(output_slots))
+    fresh = {step.output for step in steps}
+    seen: set[int] = set()
+    copies = []
+    for slot in output_slots:
+        copies.append(slot not in fresh or slot in seen)
+        seen.add(slot)
+    peak = _check_memory(inference, memory_limit)
+    return Plan(len(slots), tuple(constants), input_slots, steps, output_slots, tuple(copies), peak)
+
+
+def _with_releases(steps_raw, keep: set[int]) -> tuple[Step, ...]:
+    last_use: dict[int, int] = {}
+    for index, (_, inputs, _) in enumerate(steps_raw):
+        for slot in inputs:
+            last_use[slot] = index
+    releases: dict[int, list[int]] = {}
+    for slot, index in last_use.items():
+        if slot not in keep:
+            releases.setdefault(index, []).append(slot)
+    return tuple(
+        Step(info.op.kernel, inputs, output, info.params, info.ref, tuple(releases.get(index, ())))
+        for index, (info, inputs, output) in enumerate(steps_raw)
+    )
+
+
+def _check_memory(inference: Inference, limit: int | None) -> int | None:
+    """Sum the bytes of every computed tensor (a bound on the peak); None when shapes are not static."""
+    total = 0
+    for info in inference.layers.values():
+        if info.op is None or info.op.type in ("Const", "Result"):
+            continue
+        for spec in info.outputs:
+            if not spec.shape.is_static or spec.element_type.dtype is None:
+                return None
+            count = int(np.prod(spec.shape.to_shape(), dtype=object))
+            nbytes = count * spec.element_type.dtype.itemsize
+            if limit is not None and nbytes > limit:
+                raise ResourceLimitError(
+                    f"the output {spec} would take {_human(nbytes)}, above the memory limit of {_human(limit)}",
+                    layer=info.ref,
+                    hint="pass memory_limit= to load() (or --memory-limit) to raise the ceiling",
+                )
+            total += nbytes
+    if limit is not None and total > limit:
+        raise ResourceLimitError(
+            f"running would need up to {_human(total)} for its tensors, above the memory limit of {_human(limit)}",
+            hint="pass memory_limit= to load() (or --memory-limit) to raise the ceiling",
+        )
+    return total
+
+
+def _human(nbytes: int) -> str:
+    value = float(nbytes)
+    for unit in ("bytes", "KiB", "MiB", "GiB", "TiB", "PiB"):
+        if value < 1024 or unit == "PiB":
+            return f"{value:.0f} {unit}" if unit == "bytes" else f"{value:.1f} {unit}"
+        value /= 1024
+    return f"{nbytes} bytes"

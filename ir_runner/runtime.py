@@ -1,0 +1,170 @@
+"""Running a plan, and checking the data fed to a model against its inputs."""
+
+from __future__ import annotations
+
+import difflib
+import warnings
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from .errors import InputError, IRError, ResourceLimitError
+from .plan import Plan
+from .types import DYNAMIC, ElementType, PartialShape, element_type_of
+
+
+@dataclass(frozen=True)
+class TensorInfo:
+    """A model input or output: names, element type and (partial) shape."""
+
+    name: str
+    names: tuple[str, ...]
+    element_type: ElementType
+    partial_shape: PartialShape
+    layer_name: str
+
+    @property
+    def dtype(self) -> np.dtype | None:
+        """The numpy dtype (None for a dynamic element type)."""
+        return self.element_type.dtype
+
+    @property
+    def shape(self) -> tuple[int | None, ...] | None:
+        """The shape with None for each non-static dim; None when the rank is dynamic."""
+        return self.partial_shape.to_tuple()
+
+    def __str__(self) -> str:
+        return f"{self.name}: {self.element_type.name}{self.partial_shape}"
+
+
+class CastWarning(UserWarning):
+    """An input array was cast to the model's element type because ``cast=`` allowed it."""
+
+
+def bind_feeds(
+    inputs: Sequence[TensorInfo], feeds, named: Mapping[str, object], cast: str | None
+) -> list[np.ndarray]:
+    """Order and check feeds (a mapping by name, or a sequence in input order) against the inputs."""
+    if feeds is None:
+        feeds = {}
+    if isinstance(feeds, Mapping):
+        feeds = {**feeds, **named}
+        ordered = _by_name(inputs, feeds)
+    else:
+        if isinstance(feeds, np.ndarray):
+            feeds = [feeds]
+        feeds = list(feeds)
+        if named:
+            raise InputError("pass inputs either by position or by name, not both", hint=_listing(inputs))
+        if len(feeds) != len(inputs):
+            raise InputError(
+                f"the model has {len(inputs)} input(s), {len(feeds)} value(s) were given",
+                hint=_listing(inputs),
+            )
+        ordered = feeds
+    return [_check_value(info, value, cast) for info, value in zip(inputs, ordered)]
+
+
+def _by_name(inputs: Sequence[TensorInfo], feeds: Mapping) -> list:
+    lookup: dict[str, int] = {}
+    for index, info in enumerate(inputs):
+        for name in (info.name, *info.names, info.layer_name):
+            lookup.setdefault(name, index)
+    ordered: list = [None] * len(inputs)
+    given = [False] * len(inputs)
+    for key, value in feeds.items():
+        index = lookup.get(key) if isinstance(key, str) else None
+        if index is None:
+            close = difflib.get_close_matches(str(key), list(lookup), n=1)
+            hint = f"did you mean '{close[0]}'? " if close else ""
+            raise InputError(f"the model has no input named {key!r}", hint=hint + _listing(inputs))
+        if given[index]:
+            raise InputError(f"input '{inputs[index].name}' is given twice (once as {key!r})")
+        ordered[index], given[index] = value, True
+    missing = [inputs[i].name for i, ok in enumerate(given) if not ok]
+    if missing:
+        raise InputError(f"no value given for input(s) {', '.join(map(repr, missing))}", hint=_listing(inputs))
+    return ordered
+
+
+def _listing(inputs: Sequence[TensorInfo]) -> str:
+    return "the model's inputs are: " + "; ".join(str(info) for info in inputs)
+
+
+def _check_value(info: TensorInfo, value, cast: str | None) -> np.ndarray:
+    expected = info.dtype
+    if isinstance(value, np.ndarray):
+        array = value
+    else:
+        try:
+            array = np.asarray(value, dtype=expected)
+        except (TypeError, ValueError, OverflowError) as exc:
+            raise InputError(
+                f"input '{info.name}' expects {info.element_type.name}; the given value cannot be converted: {exc}"
+            ) from None
+    if array.dtype.hasobject or array.dtype.kind in "OUSV" and element_type_of(array.dtype) is None:
+        raise InputError(f"input '{info.name}' got an array of dtype {array.dtype}, which is not an IR element type")
+    if info.element_type == DYNAMIC:
+        if element_type_of(array.dtype) is None:
+            raise InputError(f"input '{info.name}' got dtype {array.dtype}, which is not an IR element type")
+    elif array.dtype != expected:
+        array = _cast(info, array, cast)
+    if not info.partial_shape.accepts(array.shape):
+        raise InputError(
+            f"input '{info.name}' expects shape {info.partial_shape}, got {list(array.shape)}",
+            hint=_shape_hint(info.partial_shape, array.shape),
+        )
+    return array
+
+
+def _cast(info: TensorInfo, array: np.ndarray, cast: str | None) -> np.ndarray:
+    expected = info.dtype
+    got = element_type_of(array.dtype)
+    got_name = got.name if got else str(array.dtype)
+    if cast is None:
+        raise InputError(
+            f"input '{info.name}' expects element type {info.element_type.name} ({expected}),"
+            f" got {got_name} ({array.dtype})",
+            hint=f"convert it (array.astype(np.{expected.name})) or pass cast='same_kind'",
+        )
+    if cast not in ("no", "equiv", "safe", "same_kind", "unsafe"):
+        raise InputError(f"cast={cast!r} is not one of 'safe', 'same_kind', 'unsafe'")
+    if not np.can_cast(array.dtype, expected, casting=cast):
+        raise InputError(
+            f"input '{info.name}': cannot cast {array.dtype} to {expected} under cast={cast!r}",
+            hint="use cast='unsafe' to force it",
+        )
+    warnings.warn(f"input '{info.name}': cast {array.dtype} to {expected} (cast={cast!r})", CastWarning, stacklevel=4)
+    return array.astype(expected)
+
+
+def _shape_hint(expected: PartialShape, got: tuple[int, ...]) -> str | None:
+    if expected.rank is not None and expected.rank != len(got):
+        return f"the rank must be {expected.rank}, the array has rank {len(got)}"
+    return None
+
+
+def execute(plan: Plan, feeds: Sequence[np.ndarray]) -> list[np.ndarray]:
+    """Run the plan's steps on ``feeds`` (already checked); outputs never alias a Const or an input."""
+    slots: list = [None] * plan.slot_count
+    for slot, value in plan.constants:
+        slots[slot] = value
+    for slot, value in zip(plan.input_slots, feeds):
+        slots[slot] = value
+    for step in plan.steps:
+        try:
+            slots[step.output] = step.kernel(*[slots[i] for i in step.inputs], **step.params)
+        except IRError:
+            raise
+        except MemoryError:
+            raise ResourceLimitError("out of memory while computing this layer", layer=step.layer) from None
+        except Exception as exc:  # a kernel bug must still surface as an IRError naming the layer
+            raise IRError(f"internal error while computing this layer: {type(exc).__name__}: {exc}",
+                          layer=step.layer) from exc
+        for slot in step.release:
+            slots[slot] = None
+    return [
+        np.array(slots[slot], copy=True) if copy else slots[slot]
+        for slot, copy in zip(plan.output_slots, plan.output_copies)
+    ]

@@ -1,0 +1,281 @@
+"""Element types, dimensions and partial shapes, with OpenVINO's semantics.
+
+An IR spells an element type in two ways: lowercase ``element_type`` on Parameter/Const ``<data>``
+(``f32``, ``boolean``) and uppercase ``precision`` on ports (``FP32``, ``BOOL``). Both map to one
+:class:`ElementType`. numpy has no bfloat16, float8 or 4-bit integers: ``ml_dtypes`` provides them.
+``u1`` is unpacked to ``uint8`` (values 0/1): numpy has no 1-bit type.
+
+A :class:`Dim` is an interval ``[lo, hi]`` (``hi`` is ``None`` when unbounded), as in OpenVINO's
+``Dimension``; a :class:`PartialShape` is a tuple of dims, or ``None`` dims for a dynamic rank.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import ml_dtypes
+import numpy as np
+
+
+@dataclass(frozen=True)
+class ElementType:
+    """One IR element type: its IR name, port precision spelling, numpy dtype and bit width."""
+
+    name: str
+    precision: str
+    dtype: np.dtype | None
+    bits: int
+    kind: str  # 'float', 'int', 'uint', 'bool', 'string', 'dynamic'
+
+    @property
+    def is_integral_number(self) -> bool:
+        """True for integer types (boolean excluded), as OpenVINO's ``is_integral_number``."""
+        return self.kind in ("int", "uint")
+
+    @property
+    def is_packed(self) -> bool:
+        """True for sub-byte types stored bit-packed in the .bin (u1, u4, i4)."""
+        return self.bits < 8 and self.kind != "dynamic"
+
+    def __str__(self) -> str:
+        return self.name
+
+
+def _et(name: str, precision: str, dtype, bits: int, kind: str) -> ElementType:
+    return ElementType(name, precision, None if dtype is None else np.dtype(dtype), bits, kind)
+
+
+ELEMENT_TYPES: dict[str, ElementType] = {
+    t.name: t
+    for t in (
+        _et("boolean", "BOOL", np.bool_, 8, "bool"),
+        _et("f16", "FP16", np.float16, 16, "float"),
+        _et("f32", "FP32", np.float32, 32, "float"),
+        _et("f64", "FP64", np.float64, 64, "float"),
+        _et("bf16", "BF16", ml_dtypes.bfloat16, 16, "float"),
+        _et("f8e4m3", "F8E4M3", ml_dtypes.float8_e4m3fn, 8, "float"),
+        _et("f8e5m2", "F8E5M2", ml_dtypes.float8_e5m2, 8, "float"),
+        _et("i4", "I4", ml_dtypes.int4, 4, "int"),
+        _et("i8", "I8", np.int8, 8, "int"),
+        _et("i16", "I16", np.int16, 16, "int"),
+        _et("i32", "I32", np.int32, 32, "int"),
+        _et("i64", "I64", np.int64, 64, "int"),
+        _et("u1", "U1", np.uint8, 1, "uint"),
+        _et("u4", "U4", ml_dtypes.uint4, 4, "uint"),
+        _et("u8", "U8", np.uint8, 8, "uint"),
+        _et("u16", "U16", np.uint16, 16, "uint"),
+        _et("u32", "U32", np.uint32, 32, "uint"),
+        _et("u64", "U64", np.uint64, 64, "uint"),
+        _et("string", "STRING", None, 0, "string"),
+        _et("dynamic", "UNSPECIFIED", None, 0, "dynamic"),
+    )
+}
+
+DYNAMIC = ELEMENT_TYPES["dynamic"]
+BOOLEAN = ELEMENT_TYPES["boolean"]
+
+_SPELLINGS: dict[str, ElementType] = {}
+for _t in ELEMENT_TYPES.values():
+    _SPELLINGS[_t.name] = _t
+    _SPELLINGS[_t.precision.lower()] = _t
+_SPELLINGS.update(
+    {
+        "bin": ELEMENT_TYPES["u1"],
+        "bool": BOOLEAN,
+        "undefined": DYNAMIC,
+        "f8e4m3fn": ELEMENT_TYPES["f8e4m3"],
+        "fp8e4m3": ELEMENT_TYPES["f8e4m3"],
+        "fp8e5m2": ELEMENT_TYPES["f8e5m2"],
+    }
+)
+
+_BY_DTYPE: dict[np.dtype, ElementType] = {}
+for _t in ELEMENT_TYPES.values():
+    if _t.dtype is not None and _t.name != "u1":
+        _BY_DTYPE.setdefault(_t.dtype, _t)
+
+
+def element_type(spelling: str) -> ElementType | None:
+    """The element type for an IR spelling (``f32``, ``FP32``, ``boolean``, ``BOOL``...), any case.
+
+    Returns None for a spelling that is not an IR element type.
+    """
+    return _SPELLINGS.get(spelling.strip().lower())
+
+
+def element_type_of(dtype: np.dtype) -> ElementType | None:
+    """The IR element type of a numpy dtype, or None when the IR has no such type."""
+    return _BY_DTYPE.get(np.dtype(dtype))
+
+
+@dataclass(frozen=True)
+class Dim:
+    """A dimension: the interval ``[lo, hi]``; ``hi is None`` means unbounded. Static when lo == hi."""
+
+    lo: int
+    hi: int | None
+
+    @staticmethod
+    def of(n: int) -> Dim:
+        return Dim(n, n)
+
+    @property
+    def is_static(self) -> bool:
+        return self.lo == self.hi
+
+    @property
+    def is_dynamic(self) -> bool:
+        return self.lo != self.hi
+
+    def contains(self, n: int) -> bool:
+        return self.lo <= n and (self.hi is None or n <= self.hi)
+
+    def compatible(self, other: Dim) -> bool:
+        """True when the two intervals intersect (OpenVINO's ``Dimension::compatible``)."""
+        return merge_dims(self, other) is not None
+
+    def __str__(self) -> str:
+        if self.is_static:
+            return str(self.lo)
+        if self.hi is None:
+            return "?" if self.lo == 0 else f"{self.lo}.."
+        return f"..{self.hi}" if self.lo == 0 else f"{self.lo}..{self.hi}"
+
+
+DYNAMIC_DIM = Dim(0, None)
+
+
+def merge_dims(a: Dim, b: Dim) -> Dim | None:
+    """The intersection of two dims, or None when they cannot be equal."""
+    lo = max(a.lo, b.lo)
+    if a.hi is None:
+        hi = b.hi
+    elif b.hi is None:
+        hi = a.hi
+    else:
+        hi = min(a.hi, b.hi)
+    if hi is not None and lo > hi:
+        return None
+    return Dim(lo, hi)
+
+
+def broadcast_dims(a: Dim, b: Dim) -> Dim | None:
+    """numpy-style broadcast of two dims (OpenVINO's ``Dimension::broadcast_merge``), None if impossible."""
+    a_has_1, b_has_1 = a.contains(1), b.contains(1)
+    if a_has_1 and b_has_1:
+        hi = None if a.hi is None or b.hi is None else max(a.hi, b.hi)
+        return Dim(min(a.lo, b.lo), hi)
+    if a_has_1:
+        return b
+    if b_has_1:
+        return a
+    return merge_dims(a, b)
+
+
+@dataclass(frozen=True)
+class PartialShape:
+    """A shape whose rank (``dims is None``) or dims may be dynamic."""
+
+    dims: tuple[Dim, ...] | None
+
+    @staticmethod
+    def of(shape) -> PartialShape:
+        """A static partial shape from a sequence of ints."""
+        return PartialShape(tuple(Dim(int(n), int(n)) for n in shape))
+
+    @staticmethod
+    def from_port_dims(dims: tuple[int, ...]) -> PartialShape:
+        """A port's declared dims, where -1 is a dynamic dim."""
+        return PartialShape(tuple(DYNAMIC_DIM if d == -1 else Dim(d, d) for d in dims))
+
+    @property
+    def rank(self) -> int | None:
+        return None if self.dims is None else len(self.dims)
+
+    @property
+    def is_static(self) -> bool:
+        return self.dims is not None and all(d.is_static for d in self.dims)
+
+    def to_shape(self) -> tuple[int, ...]:
+        """The concrete shape; only valid when :attr:`is_static`."""
+        assert self.dims is not None
+        return tuple(d.lo for d in self.dims)
+
+    def to_tuple(self) -> tuple[int | None, ...] | None:
+        """A tuple with None for each non-static dim, or None for a dynamic rank."""
+        if self.dims is None:
+            return None
+        return tuple(d.lo if d.is_static else None for d in self.dims)
+
+    def compatible(self, other: PartialShape) -> bool:
+        if self.dims is None or other.dims is None:
+            return True
+        return len(self.dims) == len(other.dims) and all(
+            a.compatible(b) for a, b in zip(self.dims, other.dims)
+        )
+
+    def accepts(self, shape: tuple[int, ...]) -> bool:
+        """True when a concrete shape fits this partial shape."""
+        if self.dims is None:
+            return True
+        return len(shape) == len(self.dims) and all(d.contains(n) for d, n in zip(self.dims, shape))
+
+    def __str__(self) -> str:
+        if self.dims is None:
+            return "[...]"
+        return "[" + ",".join(str(d) for d in self.dims) + "]"
+
+
+DYNAMIC_SHAPE = PartialShape(None)
+
+
+def parse_dim(text: str) -> Dim:
+    """Parse one dim as OpenVINO writes it: ``3``, ``?``, ``-1``, ``1..10``, ``2..``, ``..5``.
+
+    Raises ValueError for anything else.
+    """
+    text = text.strip()
+    if text in ("?", "-1"):
+        return DYNAMIC_DIM
+    if ".." in text:
+        lo_text, hi_text = text.split("..", 1)
+        lo = _non_negative(lo_text) if lo_text.strip() else 0
+        hi = _non_negative(hi_text) if hi_text.strip() else None
+        if hi is not None and lo > hi:
+            raise ValueError(f"empty interval {text!r}")
+        return Dim(lo, hi)
+    n = _non_negative(text)
+    return Dim(n, n)
+
+
+def _non_negative(text: str) -> int:
+    text = text.strip()
+    if not text.isdigit() or not text.isascii():
+        raise ValueError(f"{text!r} is not a non-negative integer")
+    return int(text)
+
+
+def parse_partial_shape(text: str) -> PartialShape:
+    """Parse a Parameter ``shape`` attribute: ``2,3``, ``?,1..10``, ``...`` (dynamic rank), ``""`` (scalar).
+
+    Brackets are accepted (``[1,?,3]``). Raises ValueError for anything else.
+    """
+    text = text.strip()
+    if text.startswith("[") and text.endswith("]"):
+        text = text[1:-1].strip()
+    if text == "...":
+        return DYNAMIC_SHAPE
+    if text == "":
+        return PartialShape(())
+    return PartialShape(tuple(parse_dim(part) for part in text.split(",")))
+
+
+@dataclass(frozen=True)
+class TensorSpec:
+    """What is known about a tensor before running: its element type and partial shape."""
+
+    element_type: ElementType
+    shape: PartialShape
+
+    def __str__(self) -> str:
+        return f"{self.element_type.name}{self.shape}"
