@@ -38,6 +38,8 @@ class Model:
             self._static_plan = build_plan(inference, memory_limit)
         self._plans: dict[tuple, Plan] = {}
         self._lock = threading.Lock()
+        self._fast_inputs = tuple((i.name, i.dtype, i.shape) for i in self.inputs)
+        self._output_names = tuple(o.name for o in self.outputs)
 
     @property
     def name(self) -> str:
@@ -50,10 +52,23 @@ class Model:
         Feeds must have the inputs' element types unless ``cast`` ('safe', 'same_kind', 'unsafe')
         allows a conversion, which is reported as a ``CastWarning``.
         """
-        arrays = bind_feeds(self.inputs, feeds, named, cast)
+        arrays = self._fast_bind(feeds) if not named and self._static_plan is not None else None
+        if arrays is None:
+            arrays = bind_feeds(self.inputs, feeds, named, cast)
         plan = self._static_plan or self._plan_for(arrays)
-        results = execute(plan, arrays)
-        return {info.name: value for info, value in zip(self.outputs, results)}
+        return dict(zip(self._output_names, execute(plan, arrays)))
+
+    def _fast_bind(self, feeds) -> list[np.ndarray] | None:
+        """The feeds in input order when they are exactly right (names, ndarray, dtype, shape), else None."""
+        if type(feeds) is not dict or len(feeds) != len(self._fast_inputs):
+            return None
+        arrays = []
+        for name, dtype, shape in self._fast_inputs:
+            array = feeds.get(name)
+            if type(array) is not np.ndarray or array.dtype != dtype or array.shape != shape:
+                return None
+            arrays.append(array)
+        return arrays
 
     def __call__(self, *arrays: object, cast: str | None = None, **named: object) -> dict[str, np.ndarray]:
         """``model(a, b, c)`` or ``model(x=a)``: the same as :meth:`run`."""

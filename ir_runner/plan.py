@@ -7,8 +7,8 @@ released. Running a plan is a short loop (see ``runtime.execute``).
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 
@@ -21,12 +21,11 @@ DEFAULT_MEMORY_LIMIT = 16 * 2**30
 
 @dataclass(frozen=True)
 class Step:
-    """One kernel call: ``slots[output] = kernel(*slots[inputs], **params)``, then free ``release``."""
+    """One kernel call: ``slots[output] = kernel(*slots[inputs])``, then free the ``release`` slots."""
 
     kernel: KernelFn
     inputs: tuple[int, ...]
     output: int
-    params: dict[str, Any]
     layer: LayerRef
     release: tuple[int, ...]
 
@@ -44,11 +43,20 @@ class Plan:
     peak_bytes: int | None
 
 
+FOLD_MAX_BYTES = 1 << 20
+
+
 def build_plan(inference: Inference, memory_limit: int | None = DEFAULT_MEMORY_LIMIT) -> Plan:
-    """Turn an error-free inference into a plan; refuse plans whose tensors exceed ``memory_limit``."""
+    """Turn an error-free inference with static shapes into a plan.
+
+    Layers whose inputs are all constant and whose output is small (<= FOLD_MAX_BYTES) are computed
+    here, once, and become constants. Plans whose tensors exceed ``memory_limit`` are refused.
+    """
+    peak = _check_memory(inference, memory_limit)
     graph = inference.graph
     slots: dict[tuple[str, int], int] = {}
-    constants, steps_raw = [], []
+    values: dict[int, np.ndarray] = {}
+    steps_raw = []
     for layer_id in graph.order:
         info = inference.layers[layer_id]
         kind = info.op.type if info.op else None
@@ -56,11 +64,20 @@ def build_plan(inference: Inference, memory_limit: int | None = DEFAULT_MEMORY_L
             continue
         for position in range(len(info.outputs)):
             slots[(layer_id, position)] = len(slots)
+        output = slots[(layer_id, 0)]
         if kind == "Const":
-            constants.append((slots[(layer_id, 0)], info.params["value"]))
+            values[output] = info.params["value"]
         elif kind != "Parameter":
             inputs = tuple(slots[src] for src in graph.sources[layer_id])
-            steps_raw.append((info, inputs, slots[(layer_id, 0)]))
+            consts = [values.get(slot) for slot in inputs]
+            kernel = _kernel_for(info, consts)
+            if all(c is not None for c in consts) and _nbytes(info.outputs[0]) <= FOLD_MAX_BYTES:
+                folded = kernel(*consts)
+                folded.flags.writeable = False
+                values[output] = folded
+            else:
+                steps_raw.append((kernel, info.ref, inputs, output))
+    constants = tuple(values.items())
     parameters = graph.of_type("Parameter")
     results = graph.of_type("Result")
     input_slots = tuple(slots[(p.id, 0)] for p in parameters)
@@ -72,13 +89,23 @@ def build_plan(inference: Inference, memory_limit: int | None = DEFAULT_MEMORY_L
     for slot in output_slots:
         copies.append(slot not in fresh or slot in seen)
         seen.add(slot)
-    peak = _check_memory(inference, memory_limit)
-    return Plan(len(slots), tuple(constants), input_slots, steps, output_slots, tuple(copies), peak)
+    return Plan(len(slots), constants, input_slots, steps, output_slots, tuple(copies), peak)
+
+
+def _kernel_for(info, consts: list[np.ndarray | None]) -> KernelFn:
+    op = info.op
+    if op.prepare is not None:
+        return op.prepare(info.params, info.inputs, info.outputs, consts)
+    return functools.partial(op.kernel, **info.params)
+
+
+def _nbytes(spec) -> int:
+    return int(np.prod(spec.shape.to_shape(), dtype=object)) * spec.element_type.dtype.itemsize
 
 
 def _with_releases(steps_raw, keep: set[int]) -> tuple[Step, ...]:
     last_use: dict[int, int] = {}
-    for index, (_, inputs, _) in enumerate(steps_raw):
+    for index, (_, _, inputs, _) in enumerate(steps_raw):
         for slot in inputs:
             last_use[slot] = index
     releases: dict[int, list[int]] = {}
@@ -86,8 +113,8 @@ def _with_releases(steps_raw, keep: set[int]) -> tuple[Step, ...]:
         if slot not in keep:
             releases.setdefault(index, []).append(slot)
     return tuple(
-        Step(info.op.kernel, inputs, output, info.params, info.ref, tuple(releases.get(index, ())))
-        for index, (info, inputs, output) in enumerate(steps_raw)
+        Step(kernel, inputs, output, ref, tuple(releases.get(index, ())))
+        for index, (kernel, ref, inputs, output) in enumerate(steps_raw)
     )
 
 

@@ -154,7 +154,7 @@ def execute(plan: Plan, feeds: Sequence[np.ndarray]) -> list[np.ndarray]:
         slots[slot] = value
     for step in plan.steps:
         try:
-            slots[step.output] = step.kernel(*[slots[i] for i in step.inputs], **step.params)
+            slots[step.output] = step.kernel(*[slots[i] for i in step.inputs])
         except IRError:
             raise
         except MemoryError:

@@ -15,8 +15,9 @@ import numpy as np
 
 from ..errors import IndexOutOfRangeError, LayerRef
 from ..infer import OpContext
+from ..parallel import PARALLEL_MIN_ELEMENTS, run_chunked
 from ..types import PartialShape, TensorSpec, merge_dims
-from .registry import OpDef, register
+from .registry import KernelFn, OpDef, register
 
 
 def infer_gather(ctx: OpContext, version: int):
@@ -97,44 +98,108 @@ def gather(
     layer: LayerRef | None = None,
 ) -> np.ndarray:
     """Gather with normalised axis/batch_dims; out-of-range indices give zeros (reference kernel)."""
-    dim = data.shape[axis]
-    idx = _as_int64(indices)
-    if strict_low is not None:
-        _check_strict(idx, dim, strict_low, layer)
-    idx = np.where(idx < 0, idx + dim, idx)
-    valid = (idx >= 0) & (idx < dim)
-    all_valid = bool(valid.all())
-    if not all_valid:
-        idx = np.where(valid, idx, 0)
-    batch_shape = data.shape[:batch_dims]
-    n_batch = int(np.prod(batch_shape, dtype=np.int64))
-    outer = data.shape[batch_dims:axis]
-    inner = data.shape[axis + 1:]
-    n_outer = int(np.prod(outer, dtype=np.int64))
-    n_inner = int(np.prod(inner, dtype=np.int64))
-    idx_tail = indices.shape[batch_dims:]
-    n_idx = int(np.prod(idx_tail, dtype=np.int64))
-    out_shape = data.shape[:axis] + idx_tail + inner
-    if dim == 0 or data.size == 0:
-        return np.zeros(out_shape, dtype=data.dtype)
-    data3 = data.reshape(n_batch, n_outer, dim, n_inner)
-    idx2 = idx.reshape(n_batch, n_idx)
-    if n_batch == 1:
-        out = np.take(data3[0], idx2[0], axis=1)
-        out = out.reshape((1, n_outer, n_idx, n_inner))
-    else:
-        flat = data3.transpose(0, 2, 1, 3).reshape(n_batch * dim, n_outer, n_inner)
-        rows = (idx2 + (np.arange(n_batch, dtype=np.int64) * dim)[:, None]).reshape(-1)
-        out = np.take(flat, rows, axis=0).reshape(n_batch, n_idx, n_outer, n_inner).transpose(0, 2, 1, 3)
-    if not all_valid:
-        mask = valid.reshape(n_batch, 1, n_idx, 1)
-        out = np.where(mask, out, np.zeros((), dtype=data.dtype))
-    return np.ascontiguousarray(out).reshape(out_shape)
+    return GatherKernel(data.shape, indices.shape, axis, batch_dims, strict_low, layer)(data, indices, axis_input)
+
+
+def prepare_gather(params, inputs: list[TensorSpec], outputs: list[TensorSpec], consts) -> KernelFn:
+    """A Gather kernel for static shapes; constant indices are normalised and checked once, here."""
+    kernel = GatherKernel(
+        inputs[0].shape.to_shape(), inputs[1].shape.to_shape(), params["axis"], params["batch_dims"],
+        params["strict_low"], params.get("layer"),
+    )
+    if consts[1] is not None:
+        kernel.fix_indices(consts[1])
+    return kernel
+
+
+class GatherKernel:
+    """Gather for fixed shapes, as one ``np.take`` over rows of ``data`` viewed as ``[rows, inner]``.
+
+    ``data`` is viewed as ``[batch, outer, dim, inner]`` and the output as ``[batch, outer, n_idx, inner]``;
+    with one batch the take runs along ``dim`` directly (negative in-range indices wrap there natively),
+    otherwise on flattened rows ``(b * outer + o) * dim + idx``. Large takes are split over threads.
+    """
+
+    def __init__(self, data_shape, indices_shape, axis: int, batch_dims: int, strict_low, layer) -> None:
+        self.dim = data_shape[axis]
+        self.n_batch = _prod(data_shape[:batch_dims])
+        self.n_outer = _prod(data_shape[batch_dims:axis])
+        self.n_inner = _prod(data_shape[axis + 1:])
+        self.n_idx = _prod(indices_shape[batch_dims:])
+        self.out_shape = tuple(data_shape[:axis]) + tuple(indices_shape[batch_dims:]) + tuple(data_shape[axis + 1:])
+        self.strict_low, self.layer = strict_low, layer
+        self.fixed: tuple[np.ndarray, np.ndarray | None] | None = None
+
+    def fix_indices(self, indices: np.ndarray) -> None:
+        """Normalise constant indices once (strict checks happen here, at load)."""
+        self.fixed = self._normalise(indices)
+
+    def _normalise(self, indices: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
+        """Indices ready for the take, and the mask of valid ones (None when all are valid)."""
+        idx = _as_int64(indices).reshape(self.n_batch, self.n_idx)
+        if self.strict_low is not None:
+            _check_strict(idx.reshape(indices.shape), self.dim, self.strict_low, self.layer)
+        if idx.size and (idx.min() < -self.dim or idx.max() >= self.dim):
+            idx = np.where(idx < 0, idx + self.dim, idx)
+            valid = (idx >= 0) & (idx < self.dim)
+            return np.where(valid, idx, 0), valid
+        if self.n_batch > 1:
+            idx = np.where(idx < 0, idx + self.dim, idx)
+        return idx, None
+
+    def __call__(self, data: np.ndarray, indices: np.ndarray, axis_input: np.ndarray | None = None) -> np.ndarray:
+        idx, valid = self.fixed if self.fixed is not None else self._normalise(indices)
+        out = np.empty((self.n_batch, self.n_outer, self.n_idx, self.n_inner), dtype=data.dtype)
+        if out.size == 0:
+            return out.reshape(self.out_shape)
+        if self.dim == 0:
+            out[...] = 0
+            return out.reshape(self.out_shape)
+        data = np.ascontiguousarray(data)
+        if self.n_batch == 1:
+            self._take_one_batch(data.reshape(self.n_outer, self.dim, self.n_inner), idx[0], out[0])
+        else:
+            self._take_rows(data.reshape(-1, self.n_inner), idx, out)
+        if valid is not None:
+            np.copyto(out, 0, where=~valid[:, None, :, None])
+        return out.reshape(self.out_shape)
+
+    def _take_one_batch(self, data3: np.ndarray, idx: np.ndarray, out3: np.ndarray) -> None:
+        if out3.size < PARALLEL_MIN_ELEMENTS:
+            data3.take(idx, axis=1, out=out3, mode="wrap")
+        elif self.n_outer > 1:
+            def work(start: int, stop: int) -> None:
+                np.take(data3[start:stop], idx, axis=1, out=out3[start:stop], mode="wrap")
+
+            run_chunked(self.n_outer, self.n_idx * self.n_inner, work)
+        else:
+            def work(start: int, stop: int) -> None:
+                np.take(data3[0], idx[start:stop], axis=0, out=out3[0, start:stop], mode="wrap")
+
+            run_chunked(self.n_idx, self.n_inner, work)
+
+    def _take_rows(self, rows_data: np.ndarray, idx: np.ndarray, out: np.ndarray) -> None:
+        base = np.arange(self.n_batch * self.n_outer, dtype=np.int64).reshape(self.n_batch, self.n_outer) * self.dim
+        rows = base[:, :, None] + idx[:, None, :]
+        flat_out = out.reshape(-1, self.n_inner)
+        flat_rows = rows.reshape(-1)
+
+        def work(start: int, stop: int) -> None:
+            np.take(rows_data, flat_rows[start:stop], axis=0, out=flat_out[start:stop], mode="wrap")
+
+        run_chunked(flat_rows.size, self.n_inner, work)
+
+
+def _prod(dims) -> int:
+    result = 1
+    for d in dims:
+        result *= int(d)
+    return result
 
 
 def _as_int64(indices: np.ndarray) -> np.ndarray:
     """Indices as int64, as the reference reads them (u64 wraps, floats truncate)."""
-    if indices.dtype.kind == "f" or indices.dtype.kind == "V":
+    if indices.dtype.kind in "fV":
         return np.trunc(indices.astype(np.float64)).astype(np.int64)
     return indices.astype(np.int64, copy=False)
 
@@ -167,6 +232,6 @@ def _infer_v8(ctx):
 
 
 _INPUTS = ("data", "indices", "axis")
-GATHER_1 = register(OpDef("Gather", 1, 1, 6, _INPUTS, _infer_v1, gather))
-GATHER_7 = register(OpDef("Gather", 7, 7, 7, _INPUTS, _infer_v7, gather))
-GATHER_8 = register(OpDef("Gather", 8, 8, 17, _INPUTS, _infer_v8, gather))
+GATHER_1 = register(OpDef("Gather", 1, 1, 6, _INPUTS, _infer_v1, gather, prepare_gather))
+GATHER_7 = register(OpDef("Gather", 7, 7, 7, _INPUTS, _infer_v7, gather, prepare_gather))
+GATHER_8 = register(OpDef("Gather", 8, 8, 17, _INPUTS, _infer_v8, gather, prepare_gather))

@@ -24,6 +24,7 @@ LATEST_OPSET = 17
 
 InferFn = Callable[["OpContext"], "tuple[list[TensorSpec], dict[str, Any]]"]
 KernelFn = Callable[..., "np.ndarray"]
+PrepareFn = Callable[["dict[str, Any]", "list[TensorSpec]", "list[TensorSpec]", "list[np.ndarray | None]"], KernelFn]
 
 
 @dataclass(frozen=True)
@@ -32,7 +33,9 @@ class OpDef:
 
     ``infer`` checks the inputs and attributes and returns the output specs and the resolved kernel
     parameters; ``kernel(*inputs, **params)`` computes the single output (None for the layers the
-    plan handles itself: Parameter, Const, Result).
+    plan handles itself: Parameter, Const, Result). ``prepare(params, input_specs, output_specs,
+    constant_inputs)``, when given, returns a kernel specialised for static shapes (and for inputs
+    that are constant), called as ``fn(*inputs)``; plans use it instead of ``kernel``.
     """
 
     type: str
@@ -42,6 +45,7 @@ class OpDef:
     input_names: tuple[str, ...]
     infer: InferFn
     kernel: KernelFn | None = None
+    prepare: PrepareFn | None = None
 
     @property
     def label(self) -> str:

@@ -1,0 +1,63 @@
+"""A small shared thread pool for large element-wise work (numpy releases the GIL in its loops).
+
+Work is split only above a size threshold: below ~1e6 elements the hand-off costs more than it saves.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+
+PARALLEL_MIN_ELEMENTS = 1 << 20
+
+_pool: ThreadPoolExecutor | None = None
+_pool_lock = threading.Lock()
+
+
+def worker_count() -> int:
+    """Cores this process may use (``IR_RUN_THREADS`` overrides; 1 disables threading); read at import."""
+    configured = os.environ.get("IR_RUN_THREADS", "")
+    if configured.isdigit() and int(configured) > 0:
+        return int(configured)
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
+
+
+_WORKERS = worker_count()
+
+
+def _get_pool(workers: int) -> ThreadPoolExecutor:
+    global _pool
+    with _pool_lock:
+        if _pool is None:
+            _pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="ir-run")
+        return _pool
+
+
+def split_range(total: int, parts: int) -> list[tuple[int, int]]:
+    """``[0, total)`` cut into ``parts`` contiguous, nearly equal pieces."""
+    step, extra = divmod(total, parts)
+    bounds, start = [], 0
+    for i in range(parts):
+        stop = start + step + (1 if i < extra else 0)
+        if stop > start:
+            bounds.append((start, stop))
+        start = stop
+    return bounds
+
+
+def run_chunked(total: int, elements_per_unit: int, work: Callable[[int, int], None]) -> None:
+    """Call ``work(start, stop)`` over ``[0, total)``: in one call for small jobs, else split over threads."""
+    if total * elements_per_unit < PARALLEL_MIN_ELEMENTS or total < 2 or _WORKERS < 2:
+        work(0, total)
+        return
+    workers = _WORKERS
+    pieces = split_range(total, workers)
+    futures = [_get_pool(workers).submit(work, start, stop) for start, stop in pieces[1:]]
+    work(*pieces[0])
+    for future in futures:
+        future.result()
