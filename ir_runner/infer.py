@@ -34,9 +34,16 @@ class PortCheck:
 
     direction: str  # 'in' or 'out'
     port: PortRecord
-    declared: str
-    inferred: str
+    spec: TensorSpec
     ok: bool
+
+    @property
+    def declared(self) -> str:
+        return _declared_text(self.port)
+
+    @property
+    def inferred(self) -> str:
+        return str(self.spec)
 
 
 @dataclass
@@ -268,16 +275,22 @@ def _declared_spec(port: PortRecord, info: LayerInference) -> TensorSpec:
     return TensorSpec(et or DYNAMIC, shape)
 
 
+def _declared_text(port: PortRecord) -> str:
+    return f"{port.precision or '?'}[{','.join(str(d) for d in port.dims)}]"
+
+
 def _compare_ports(info: LayerInference, direction: str, ports, specs: list[TensorSpec]) -> None:
     for port, spec in zip(ports, specs):
-        problems = _port_problems(port, spec, info)
-        declared = f"{port.precision or '?'}[{','.join(str(d) for d in port.dims)}]"
-        info.checks.append(PortCheck(direction, port, declared, str(spec), not problems))
+        if _agrees_exactly(port, spec):
+            info.checks.append(PortCheck(direction, port, spec, True))
+            continue
+        problems = _port_problems(port, spec)
+        info.checks.append(PortCheck(direction, port, spec, not problems))
         if problems:
             where = ("input " if direction == "in" else "output ") + port.label
             info.errors.append(
                 DeclaredMismatchError(
-                    f"declared {declared} but inferred {spec}: {'; '.join(problems)}",
+                    f"declared {_declared_text(port)} but inferred {spec}: {'; '.join(problems)}",
                     layer=info.ref,
                     port=where,
                     hint=_fix_hint(spec),
@@ -285,7 +298,16 @@ def _compare_ports(info: LayerInference, direction: str, ports, specs: list[Tens
             )
 
 
-def _port_problems(port: PortRecord, spec: TensorSpec, info: LayerInference) -> list[str]:
+def _agrees_exactly(port: PortRecord, spec: TensorSpec) -> bool:
+    """The common case, decided fast: a static spec whose dims and precision are exactly those declared."""
+    return (
+        port.precision == spec.element_type.precision
+        and spec.shape.dims is not None
+        and spec.shape.dims == PartialShape.from_port_dims(port.dims).dims
+    )
+
+
+def _port_problems(port: PortRecord, spec: TensorSpec) -> list[str]:
     problems = []
     if port.precision:
         declared_et = element_type(port.precision)

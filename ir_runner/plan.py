@@ -8,6 +8,7 @@ released. Running a plan is a short loop (see ``runtime.execute``).
 from __future__ import annotations
 
 import functools
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -100,7 +101,7 @@ def _kernel_for(info, consts: list[np.ndarray | None]) -> KernelFn:
 
 
 def _nbytes(spec) -> int:
-    return int(np.prod(spec.shape.to_shape(), dtype=object)) * spec.element_type.dtype.itemsize
+    return math.prod(spec.shape.to_shape()) * spec.element_type.dtype.itemsize
 
 
 def _with_releases(steps_raw, keep: set[int]) -> tuple[Step, ...]:
@@ -127,8 +128,7 @@ def _check_memory(inference: Inference, limit: int | None) -> int | None:
         for spec in info.outputs:
             if not spec.shape.is_static or spec.element_type.dtype is None:
                 return None
-            count = int(np.prod(spec.shape.to_shape(), dtype=object))
-            nbytes = count * spec.element_type.dtype.itemsize
+            nbytes = _nbytes(spec)
             if limit is not None and nbytes > limit:
                 raise ResourceLimitError(
                     f"the output {spec} would take {_human(nbytes)}, above the memory limit of {_human(limit)}",

@@ -11,7 +11,9 @@ A :class:`Dim` is an interval ``[lo, hi]`` (``hi`` is ``None`` when unbounded), 
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import ml_dtypes
 import numpy as np
@@ -108,8 +110,7 @@ def element_type_of(dtype: np.dtype) -> ElementType | None:
     return _BY_DTYPE.get(np.dtype(dtype))
 
 
-@dataclass(frozen=True)
-class Dim:
+class Dim(NamedTuple):
     """A dimension: the interval ``[lo, hi]``; ``hi is None`` means unbounded. Static when lo == hi."""
 
     lo: int
@@ -184,6 +185,7 @@ class PartialShape:
         return PartialShape(tuple(Dim(int(n), int(n)) for n in shape))
 
     @staticmethod
+    @functools.lru_cache(maxsize=4096)
     def from_port_dims(dims: tuple[int, ...]) -> PartialShape:
         """A port's declared dims, where -1 is a dynamic dim."""
         return PartialShape(tuple(DYNAMIC_DIM if d == -1 else Dim(d, d) for d in dims))

@@ -26,6 +26,7 @@ _PARSER = etree.XMLParser(
     remove_comments=True,
     remove_pis=True,
 )
+_EDGE_KEYS = ("from-layer", "from-port", "to-layer", "to-port")
 _SUBGRAPH_TAGS = ("body", "port_map", "back_edges", "then_body", "else_body")
 
 
@@ -112,27 +113,37 @@ def _read_layers(root) -> tuple[LayerRecord, ...]:
 
 def _read_layer(el) -> LayerRecord:
     attrs = dict(el.attrib)
-    missing = [key for key in ("id", "type") if not attrs.get(key, "").strip()]
-    if missing:
-        raise ModelFormatError(f"<layer> at line {el.sourceline} has no {' or '.join(missing)} attribute")
-    for tag in _SUBGRAPH_TAGS:
-        if el.find(tag) is not None:
+    layer_id, layer_type = attrs.get("id", "").strip(), attrs.get("type", "").strip()
+    if not layer_id or not layer_type:
+        missing = " or ".join(key for key, value in (("id", layer_id), ("type", layer_type)) if not value)
+        raise ModelFormatError(f"<layer> at line {el.sourceline} has no {missing} attribute")
+    data: dict[str, str] = {}
+    inputs: tuple[PortRecord, ...] = ()
+    outputs: tuple[PortRecord, ...] = ()
+    rt_names: tuple[str, ...] = ()
+    for child in el:
+        tag = child.tag
+        if tag == "data":
+            data = dict(child.attrib)
+        elif tag == "input":
+            inputs = _read_ports(child, attrs)
+        elif tag == "output":
+            outputs = _read_ports(child, attrs)
+        elif tag == "rt_info":
+            rt_names = tuple(a.get("name", "") for a in child.iterfind("attribute"))
+        elif tag in _SUBGRAPH_TAGS:
             raise UnsupportedError(
-                f"layer '{attrs.get('name', '')}' (type {attrs['type']}, id {attrs['id']}, line {el.sourceline})"
+                f"layer '{attrs.get('name', '')}' (type {layer_type}, id {layer_id}, line {el.sourceline})"
                 f" has a sub-graph <{tag}>; sub-graph operations are not supported"
             )
-    data_el = el.find("data")
-    data = dict(data_el.attrib) if data_el is not None else {}
-    rt = el.find("rt_info")
-    rt_names = tuple(a.get("name", "") for a in rt.iterfind("attribute")) if rt is not None else ()
     return LayerRecord(
-        id=attrs["id"].strip(),
+        id=layer_id,
         name=attrs.get("name", ""),
-        type=attrs["type"].strip(),
+        type=layer_type,
         version=attrs.get("version", "").strip(),
         data=data,
-        inputs=_read_ports(el.find("input"), attrs),
-        outputs=_read_ports(el.find("output"), attrs),
+        inputs=inputs,
+        outputs=outputs,
         line=el.sourceline,
         attrs=attrs,
         rt_info=rt_names,
@@ -140,34 +151,41 @@ def _read_layer(el) -> LayerRecord:
 
 
 def _read_ports(group, layer_attrs) -> tuple[PortRecord, ...]:
-    if group is None:
-        return ()
     ports = []
-    for position, port in enumerate(group.iterfind("port")):
-        port_id = port.get("id")
-        if port_id is None or not port_id.strip():
+    for port in group.iterchildren("port"):
+        get = port.get
+        port_id = (get("id") or "").strip()
+        if not port_id:
             raise ModelFormatError(
                 f"a <port> of layer '{layer_attrs.get('name', '')}' (id {layer_attrs['id']}) at line"
                 f" {port.sourceline} has no id"
             )
-        dims = tuple(_dim(d, layer_attrs, port_id) for d in port.iterfind("dim"))
-        names = port.get("names")
-        ports.append(PortRecord(port_id.strip(), position, port.get("precision"), dims, _split_names(names)))
+        texts = [d.text for d in port.iterchildren("dim")]
+        try:
+            dims = tuple(map(int, texts))
+            valid = not dims or min(dims) >= -1
+        except (TypeError, ValueError):
+            valid = False
+        if not valid:
+            _bad_dim(port, layer_attrs, port_id)
+        names = get("names")
+        ports.append(PortRecord(port_id, len(ports), get("precision"), dims, _split_names(names) if names else ()))
     return tuple(ports)
 
 
-def _dim(dim_el, layer_attrs, port_id) -> int:
-    text = (dim_el.text or "").strip()
+def _bad_dim(port, layer_attrs, port_id) -> None:
+    bad = next(d for d in port.iterchildren("dim") if not _is_dim(d.text))
+    raise ModelFormatError(
+        f"port id {port_id} of layer '{layer_attrs.get('name', '')}' (id {layer_attrs['id']}) has"
+        f" <dim>{(bad.text or '').strip()}</dim> at line {bad.sourceline}; a dim is an integer >= 0, or -1 for dynamic"
+    )
+
+
+def _is_dim(text: str | None) -> bool:
     try:
-        value = int(text)
+        return int(text or "") >= -1
     except ValueError:
-        value = None
-    if value is None or value < -1:
-        raise ModelFormatError(
-            f"port id {port_id} of layer '{layer_attrs.get('name', '')}' (id {layer_attrs['id']}) has"
-            f" <dim>{text}</dim> at line {dim_el.sourceline}; a dim is an integer >= 0, or -1 for dynamic"
-        )
-    return value
+        return False
 
 
 def _split_names(text: str | None) -> tuple[str, ...]:
@@ -193,10 +211,10 @@ def _read_edges(root) -> tuple[EdgeRecord, ...]:
         return ()
     edges = []
     for el in edges_el.iterfind("edge"):
-        values = [el.get(key) for key in ("from-layer", "from-port", "to-layer", "to-port")]
-        if any(v is None or not v.strip() for v in values):
+        values = [el.get(key, "").strip() for key in _EDGE_KEYS]
+        if not all(values):
             raise ModelFormatError(
                 f"<edge> at line {el.sourceline} needs from-layer, from-port, to-layer and to-port attributes"
             )
-        edges.append(EdgeRecord(*(v.strip() for v in values), line=el.sourceline))
+        edges.append(EdgeRecord(*values, line=el.sourceline))
     return tuple(edges)

@@ -10,6 +10,8 @@ Any non-zero cond byte is true. Attribute values are case-insensitive.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from ..infer import OpContext
@@ -58,6 +60,8 @@ def numpy_merge(a: PartialShape, b: PartialShape) -> PartialShape | None:
     """Both-ways numpy broadcast of two partial shapes, or None when impossible."""
     if a.dims is None or b.dims is None:
         return DYNAMIC_SHAPE
+    if a.dims == b.dims and a.is_static:
+        return a
     rank = max(len(a.dims), len(b.dims))
     one = PartialShape.of((1,) * rank).dims
     da = one[: rank - len(a.dims)] + a.dims
@@ -123,7 +127,7 @@ def prepare_select(params, inputs: list[TensorSpec], outputs: list[TensorSpec], 
             return np.where(cond.reshape(cond_shape), then, else_.reshape(else_shape))
 
         return select_pdpd
-    size = int(np.prod(outputs[0].shape.to_shape(), dtype=np.int64))
+    size = math.prod(outputs[0].shape.to_shape())
     if shapes[0] == shapes[1] == shapes[2] and size >= BITSELECT_MIN_ELEMENTS:
         return bit_select
     return np.where

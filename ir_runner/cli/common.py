@@ -1,0 +1,118 @@
+"""What every command shares: settings, exit codes, logging to stderr, and emitting the result.
+
+Nothing here imports numpy, so ``ir-run --help`` stays cheap once the package itself imports lazily.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import click
+
+SCHEMA = "ir-run/1"
+
+EXIT_OK = 0
+EXIT_COMPARISON = 1
+EXIT_USAGE = 2
+EXIT_INVALID_MODEL = 3
+EXIT_BAD_INPUT = 4
+EXIT_UNSUPPORTED = 5
+EXIT_RESOURCE = 6
+EXIT_INTERNAL = 70
+EXIT_INTERRUPTED = 130
+
+EXIT_CODES_HELP = (
+    "Exit codes: 0 ok; 1 comparison failed (--ref, compare, replay); 2 usage error; 3 invalid model;"
+    " 4 bad input; 5 unsupported operation; 6 resource limit; 70 internal error; 130 interrupted."
+)
+
+
+@dataclass
+class Settings:
+    """Global switches, kept in ``ctx.obj``."""
+
+    json: bool = False
+    quiet: bool = False
+
+
+def settings(ctx: click.Context | None = None) -> Settings:
+    """The settings of the current invocation (created on first use, e.g. when a command runs alone)."""
+    ctx = ctx or click.get_current_context()
+    root = ctx.find_root()
+    if not isinstance(root.obj, Settings):
+        root.obj = Settings()
+    return root.obj
+
+
+def set_json(ctx: click.Context, _param: click.Parameter, value: bool) -> None:
+    if value:
+        settings(ctx).json = True
+
+
+def set_quiet(ctx: click.Context, _param: click.Parameter, value: bool) -> None:
+    if value:
+        settings(ctx).quiet = True
+
+
+json_option = click.option(
+    "--json", "json_flag", is_flag=True, expose_value=False, callback=set_json,
+    help="Print one JSON object (schema ir-run/1) on stdout instead of text.",
+)
+quiet_option = click.option(
+    "-q", "--quiet", is_flag=True, expose_value=False, callback=set_quiet,
+    help="Leave out the binding table and notes.",
+)
+
+
+def log(message: str) -> None:
+    """A note or warning for people: always on stderr, so stdout stays parseable."""
+    click.echo(message, err=True)
+
+
+def info(message: str) -> None:
+    """A note that ``--quiet`` hides."""
+    if not settings().quiet:
+        log(message)
+
+
+def emit(command: str, result: dict[str, Any], render: Callable[[dict[str, Any]], str]) -> None:
+    """Print ``result`` as JSON (``--json``) or as the text ``render`` makes, then exit with its code."""
+    code = int(result.get("exit_code", EXIT_OK))
+    if settings().json:
+        from .formats import to_json
+
+        click.echo(to_json({"schema": SCHEMA, "tool": "ir-run", "version": _version(), "command": command,
+                            "ok": code == EXIT_OK, "exit_code": code, **result}))
+    else:
+        text = render(result)
+        if text:
+            click.echo(text)
+    if code:
+        sys.exit(code)
+
+
+def emit_error(command: str | None, error: BaseException, code: int, kind: str) -> None:
+    """Report a failure: one paragraph on stderr, and with ``--json`` an error object on stdout."""
+    if settings().json:
+        from .formats import to_json
+
+        detail = {"type": kind, "message": str(error)}
+        for key in ("detail", "hint", "port"):
+            value = getattr(error, key, None)
+            if value:
+                detail[key] = str(value)
+        layer = getattr(error, "layer", None)
+        if layer is not None:
+            detail["layer"] = {"name": layer.name, "type": layer.type_version, "id": layer.id, "line": layer.line}
+        click.echo(to_json({"schema": SCHEMA, "tool": "ir-run", "version": _version(), "command": command,
+                            "ok": False, "exit_code": code, "error": detail}))
+    log(f"error: {error}")
+
+
+def _version() -> str:
+    from .. import __version__
+
+    return __version__

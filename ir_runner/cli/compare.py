@@ -1,0 +1,191 @@
+"""Comparing arrays with tolerances, and the report of where and by how much they differ.
+
+Rule: an element passes when ``|actual - expected| <= atol + rtol * |expected|`` (numpy's ``isclose``,
+``expected`` being the reference), or when both are equal (same infinity), or both NaN. Integer and
+boolean outputs are compared exactly unless a tolerance is given; float defaults depend on the dtype.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import click
+import numpy as np
+
+from .formats import number, python_values, shape_text, type_name
+
+RULE = "|actual - expected| <= atol + rtol * |expected|, or equal, or both NaN"
+DEFAULT_TOLERANCES = {
+    "f64": (1e-8, 1e-7),
+    "f32": (1e-4, 1e-3),
+    "f16": (1e-2, 5e-2),
+    "bf16": (2e-2, 1e-1),
+    "f8e4m3": (1.25e-1, 1.25e-1),
+    "f8e5m2": (2.5e-1, 2.5e-1),
+}
+
+
+@dataclass(frozen=True)
+class Tolerances:
+    """``--atol`` / ``--rtol`` values; the key ``None`` applies to every output."""
+
+    atol: dict[str | None, float] = field(default_factory=dict)
+    rtol: dict[str | None, float] = field(default_factory=dict)
+    exact: bool = False
+    max_report: int = 5
+
+    def pick(self, name: str, dtype: np.dtype) -> tuple[float, float, str]:
+        """(atol, rtol, where they come from) for one output."""
+        if self.exact:
+            return 0.0, 0.0, "--exact"
+        given = [table.get(name, table.get(None)) for table in (self.atol, self.rtol)]
+        kind = "integer/boolean: exact" if np.dtype(dtype).kind in "biu" or type_name(dtype) in ("i4", "u4") else None
+        default = (0.0, 0.0) if kind else DEFAULT_TOLERANCES.get(type_name(dtype), (0.0, 0.0))
+        label = kind or f"default for {type_name(dtype)}"
+        if all(value is None for value in given):
+            return default[0], default[1], label
+        atol = default[0] if given[0] is None else given[0]
+        rtol = default[1] if given[1] is None else given[1]
+        return atol, rtol, "given"
+
+
+def parse_tolerances(tokens: tuple[str, ...], option: str) -> dict[str | None, float]:
+    """``1e-3`` (every output) or ``NAME=1e-3`` (one output; NAME may itself contain ``=``)."""
+    result: dict[str | None, float] = {}
+    for token in tokens:
+        name, sep, text = token.rpartition("=")
+        try:
+            value = float(text)
+        except ValueError:
+            raise click.BadParameter(f"{token!r} is not a number or NAME=NUMBER", param_hint=option) from None
+        if not value >= 0:
+            raise click.BadParameter(f"{token!r}: a tolerance must be >= 0", param_hint=option)
+        result[name if sep else None] = value
+    return result
+
+
+def compare_outputs(actual: Mapping[str, np.ndarray], expected: Mapping[str, np.ndarray], tolerances: Tolerances,
+                    *, typed_expected: bool = True) -> dict[str, Any]:
+    """Compare every expected array with the actual one of the same name."""
+    reports = []
+    for name, want in expected.items():
+        if name in actual:
+            reports.append(compare_array(name, actual[name], want, tolerances, typed_expected=typed_expected))
+    missing = [name for name in expected if name not in actual]
+    extra = [name for name in actual if name not in expected]
+    passed = not missing and all(r["passed"] for r in reports)
+    return {"rule": RULE, "passed": passed, "outputs": reports, "missing": missing, "extra": extra,
+            "failed": sum(not r["passed"] for r in reports) + len(missing)}
+
+
+def compare_array(name: str, actual: np.ndarray, expected: np.ndarray, tolerances: Tolerances,
+                  *, typed_expected: bool = True) -> dict[str, Any]:
+    """One output's report: counts, worst differences with index and values, first mismatches."""
+    typed = expected if typed_expected else actual
+    atol, rtol, origin = tolerances.pick(name, typed.dtype)
+    report: dict[str, Any] = {
+        "name": name, "passed": False,
+        "actual": {"element_type": type_name(actual.dtype), "shape": list(actual.shape)},
+        "expected": {"element_type": type_name(expected.dtype) if typed_expected else None,
+                     "shape": list(expected.shape)},
+        "atol": atol, "rtol": rtol, "tolerance": origin, "problems": [],
+    }
+    if typed_expected and actual.dtype != expected.dtype:
+        report["problems"].append(f"element type {type_name(actual.dtype)} differs from {type_name(expected.dtype)}")
+    if actual.shape != expected.shape:
+        report["problems"].append(f"shape {shape_text(actual.shape)} differs from {shape_text(expected.shape)}")
+        return report
+    a, e = _wide(actual), _wide(expected)
+    with np.errstate(all="ignore"):
+        diff = np.abs(a - e)
+        ok = (diff <= atol + rtol * np.abs(e)) | (a == e) | (np.isnan(a) & np.isnan(e))
+        if atol == 0 and rtol == 0 and actual.dtype.kind in "biu" and expected.dtype.kind in "biu":
+            ok = actual == expected  # exact for integers beyond float64's 53 bits
+        relative = np.where(e != 0, diff / np.abs(e), np.where(diff == 0, 0.0, np.inf))
+    bad = ~ok
+    count = int(bad.sum())
+    report.update(
+        mismatched=count, total=int(bad.size), mismatched_percent=100.0 * count / bad.size if bad.size else 0.0,
+        nan={"actual": int(np.isnan(a).sum()), "expected": int(np.isnan(e).sum())},
+        inf={"actual": int(np.isinf(a).sum()), "expected": int(np.isinf(e).sum())},
+        max_abs=_worst(diff, actual, expected), max_rel=_worst(relative, actual, expected),
+        first_mismatches=[_at(tuple(int(i) for i in index), actual, expected)
+                          for index in np.argwhere(bad)[: tolerances.max_report]],
+        would_pass=_needed(diff[bad], np.abs(e[bad]), atol, rtol) if count else None,
+    )
+    report["passed"] = count == 0 and not report["problems"]
+    return report
+
+
+def _wide(array: np.ndarray) -> np.ndarray:
+    return array.astype(np.int8 if array.dtype.kind == "b" else np.float64)
+
+
+def _at(index: tuple[int, ...], actual: np.ndarray, expected: np.ndarray) -> dict[str, Any]:
+    return {"index": list(index), "actual": python_values(actual[index]), "expected": python_values(expected[index])}
+
+
+def _worst(values: np.ndarray, actual: np.ndarray, expected: np.ndarray) -> dict[str, Any] | None:
+    """The largest finite-or-infinite value of ``values`` (NaN ignored), with its index and the two values."""
+    if not values.size or np.isnan(values).all():
+        return None
+    index = np.unravel_index(int(np.nanargmax(values)), values.shape)
+    return {"value": float(values[index]), **_at(tuple(int(i) for i in index), actual, expected)}
+
+
+def _needed(diff: np.ndarray, magnitude: np.ndarray, atol: float, rtol: float) -> dict[str, Any]:
+    """The smallest atol (rtol kept) and rtol (atol kept) under which every mismatch would pass."""
+    if not np.isfinite(diff).all():
+        return {"atol": None, "rtol": None, "note": "a NaN or infinity differs: no tolerance passes"}
+    need_atol = float(np.max(diff - rtol * magnitude))
+    with np.errstate(all="ignore"):
+        need_rtol = None if np.any((magnitude == 0) & (diff > atol)) else float(np.max((diff - atol) / magnitude))
+    return {"atol": need_atol, "rtol": need_rtol}
+
+
+def render_comparison(comparison: dict[str, Any], against: str) -> str:
+    """The text report: one block per output, then a verdict line."""
+    lines = []
+    for report in comparison["outputs"]:
+        status = "ok" if report["passed"] else "FAIL"
+        lines.append(f"{report['name']}  {report['actual']['element_type']}{shape_text(report['actual']['shape'])}"
+                     f" vs {against}  {status}")
+        lines.extend(f"  problem     {problem}" for problem in report["problems"])
+        if "mismatched" not in report:
+            continue
+        rule = "exact" if report["atol"] == 0 and report["rtol"] == 0 else RULE
+        lines.append(f"  rule        {rule}  (atol={number(report['atol'])} rtol={number(report['rtol'])},"
+                     f" {report['tolerance']})")
+        lines.append(f"  mismatched  {report['mismatched']} of {report['total']}"
+                     f" ({number(round(report['mismatched_percent'], 3))}%)")
+        for key, label in (("max_abs", "max abs"), ("max_rel", "max rel")):
+            worst = report[key]
+            if worst is not None and (worst["value"] or report["mismatched"]):
+                lines.append(f"  {label:<10}  {number(worst['value'])} at {worst['index']}: actual"
+                             f" {number(worst['actual'])}, expected {number(worst['expected'])}")
+        nan, inf = report["nan"], report["inf"]
+        if any(nan.values()) or any(inf.values()):
+            lines.append(f"  nan / inf   actual {nan['actual']} / {inf['actual']},"
+                         f" expected {nan['expected']} / {inf['expected']}")
+        if report["first_mismatches"]:
+            shown = "; ".join(f"{m['index']} {number(m['actual'])} vs {number(m['expected'])}"
+                              for m in report["first_mismatches"])
+            lines.append(f"  first       {shown}")
+        need = report["would_pass"]
+        if need:
+            if need["atol"] is None:
+                lines.append(f"  would pass  never: {need['note']}")
+            else:
+                rtol_text = f" or rtol >= {number(need['rtol'])} (atol={number(report['atol'])})" if need["rtol"] \
+                    is not None else ""
+                lines.append(f"  would pass  atol >= {number(need['atol'])} (rtol={number(report['rtol'])}){rtol_text}")
+    for name in comparison["missing"]:
+        lines.append(f"{name}  missing: no such output to compare with {against}  FAIL")
+    for name in comparison["extra"]:
+        lines.append(f"{name}  not in {against}: not compared")
+    total = len(comparison["outputs"]) + len(comparison["missing"])
+    verdict = "all match" if comparison["passed"] else f"{comparison['failed']} of {total} FAILED"
+    lines.append(f"comparison: {total} array(s), {verdict}")
+    return "\n".join(lines)

@@ -1,0 +1,161 @@
+"""Reading and writing array files (.npy, .npz, .json), atomically, and hashing them.
+
+``np.load`` is always called with ``allow_pickle=False``: an object array is refused, never unpickled.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+import zipfile
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import IO, Any
+
+import numpy as np
+
+from ..errors import InputError
+from .formats import python_values
+
+Arrays = dict[str, np.ndarray]
+
+
+def split_key(source: str) -> tuple[str, str | None]:
+    """``file.npz:key`` -> (``file.npz``, ``key``); a source that is itself a file is never split."""
+    if Path(source).is_file() or ":" not in source:
+        return source, None
+    for position, char in enumerate(source):
+        if char == ":" and source[:position].lower().endswith(".npz") and Path(source[:position]).is_file():
+            return source[:position], source[position + 1:]
+    return source, None
+
+
+def read_numpy(path: str) -> np.ndarray | Arrays:
+    """A .npy as an array, a .npz as a dict of arrays; anything unreadable is an InputError."""
+    try:
+        data = np.load(path, allow_pickle=False)
+    except FileNotFoundError:
+        raise InputError(f"the file '{path}' does not exist") from None
+    except IsADirectoryError:
+        raise InputError(f"'{path}' is a directory, not an array file") from None
+    except ValueError as exc:
+        raise InputError(
+            f"cannot read '{path}': {exc}", hint="ir-run never unpickles; save numeric arrays (np.save / np.savez)"
+        ) from None
+    except (OSError, EOFError) as exc:
+        raise InputError(f"cannot read '{path}' as .npy/.npz: {exc}") from None
+    if isinstance(data, np.lib.npyio.NpzFile):
+        with data:
+            try:
+                return {key: data[key] for key in data.files}
+            except ValueError as exc:
+                raise InputError(f"cannot read an array of '{path}': {exc}", hint="ir-run never unpickles") from None
+    return data
+
+
+def read_json(path: str) -> Any:
+    try:
+        with open(path, encoding="utf-8") as handle:
+            return json.load(handle)
+    except FileNotFoundError:
+        raise InputError(f"the file '{path}' does not exist") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError(f"cannot read '{path}': {exc}") from None
+    except json.JSONDecodeError as exc:
+        raise InputError(f"'{path}' is not valid JSON: {exc}") from None
+
+
+def read_arrays(source: str) -> np.ndarray | Arrays:
+    """An array file for ``compare``/``--ref``: .npy, .npz (or ``file.npz:key``), or .json (list or object)."""
+    path, key = split_key(source)
+    if path.lower().endswith(".json"):
+        data = read_json(path)
+        if isinstance(data, dict):
+            return {name: json_array(value, f"{path}['{name}']") for name, value in data.items()}
+        return json_array(data, path)
+    data = read_numpy(path)
+    if key is None:
+        return data
+    if not isinstance(data, dict) or key not in data:
+        keys = ", ".join(data) if isinstance(data, dict) else "none (a .npy)"
+        raise InputError(f"'{path}' has no array named {key!r}; its keys: {keys}")
+    return data[key]
+
+
+def json_array(value: Any, where: str) -> np.ndarray:
+    """Nested JSON lists of numbers/bools as an array with numpy's natural dtype (bool, int64, float64)."""
+    try:
+        array = np.asarray(value)
+    except ValueError as exc:
+        raise InputError(f"{where} is not a rectangular nested list: {exc}") from None
+    if array.dtype.kind not in "biuf":
+        raise InputError(f"{where} must hold numbers or booleans (a nested list), got {array.dtype} values")
+    return array
+
+
+def atomic_write(path: Path, write: Callable[[IO[bytes]], None]) -> None:
+    """Write through a temporary file in the same folder, then rename: readers never see half a file."""
+    path = Path(path)
+    folder = path.parent if str(path.parent) else Path(".")
+    handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=folder)
+    try:
+        with os.fdopen(handle, "wb") as stream:
+            write(stream)
+        os.replace(temporary, path)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
+
+
+def save_arrays(path: Path, arrays: Mapping[str, np.ndarray]) -> None:
+    """``.json`` -> ``{name: nested list}``; ``.npy`` -> the single array; anything else -> ``.npz``."""
+    suffix = Path(path).suffix.lower()
+    if suffix == ".json":
+        text = json.dumps({name: python_values(a) for name, a in arrays.items()}, indent=1)
+        atomic_write(path, lambda stream: stream.write(text.encode("utf-8")))
+    elif suffix == ".npy":
+        if len(arrays) != 1:
+            raise InputError(f"'{path}' is a .npy, which holds one array; there are {len(arrays)}",
+                             hint="use a .npz or .json file")
+        atomic_write(path, lambda stream: np.save(stream, next(iter(arrays.values())), allow_pickle=False))
+    else:
+        atomic_write(path, lambda stream: _write_npz(stream, arrays))
+
+
+def _write_npz(stream: IO[bytes], arrays: Mapping[str, np.ndarray]) -> None:
+    """An uncompressed .npz as ``np.savez`` writes it, for any key (``np.savez(file=...)`` would clash)."""
+    with zipfile.ZipFile(stream, "w", compression=zipfile.ZIP_STORED, allowZip64=True) as archive:
+        for name, array in arrays.items():
+            with archive.open(f"{name}.npy", "w", force_zip64=True) as member:
+                np.lib.format.write_array(member, np.asanyarray(array), allow_pickle=False)
+
+
+def save_json(path: Path, obj: Any) -> None:
+    from .formats import to_json
+
+    text = to_json(obj) + "\n"
+    atomic_write(path, lambda stream: stream.write(text.encode("utf-8")))
+
+
+def file_sha256(path: str | Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def array_sha256(array: np.ndarray) -> str:
+    """A hash of an array's dtype, shape and bytes."""
+    digest = hashlib.sha256(f"{array.dtype.str}{array.shape}".encode())
+    digest.update(np.ascontiguousarray(array).tobytes())
+    return digest.hexdigest()
+
+
+def same_file(a: str | Path, b: str | Path) -> bool:
+    try:
+        return Path(a).resolve() == Path(b).resolve() or os.path.samefile(a, b)
+    except OSError:
+        return False

@@ -1,0 +1,602 @@
+"""Binding a model's inputs from the command line, and generating data that fits the layers it feeds.
+
+``--input [NAME=]SOURCE``: SOURCE is a ``.npy``, a ``.npz`` (keys bound by name, or ``file.npz:key``),
+a ``.json`` (nested lists, or an object of them by name), a raw ``.bin`` (element type and shape from
+the model), or ``random`` / ``zeros`` / ``ones``. Names are matched against the model's input names
+(tensor names and layer names), never with a pattern, so they may hold ``.``, ``/``, ``:`` or ``=``.
+Unnamed sources fill the inputs not bound by name, in model order.
+
+Random data looks at the layers each input feeds (through Convert layers): Gather ``indices`` get
+integers in ``[0, dim-1]`` of the data's gathered axis, a Select ``cond`` gets 0/1 or booleans. Each
+input has its own generator seeded with ``(seed, input position)``.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import click
+import numpy as np
+
+from ..errors import InputError, IRError, LayerRef
+from ..infer import infer_graph
+from ..ir.weights import Weights, const_array
+from ..model import Model
+from ..runtime import TensorInfo
+from ..types import PartialShape, TensorSpec, element_type_of, parse_partial_shape
+from .common import log
+from .files import json_array, read_json, read_numpy, split_key
+
+KEYWORDS = ("random", "zeros", "ones")
+DEFAULT_INT_RANGE = (0, 9)
+DEFAULT_FLOAT_RANGE = (0.0, 1.0)
+
+
+@dataclass(frozen=True)
+class InputOptions:
+    """The input-related options of ``run``, ``bench`` and ``gen-inputs``, as given."""
+
+    inputs: tuple[str, ...] = ()
+    values: tuple[str, ...] = ()
+    shapes: tuple[str, ...] = ()
+    data_shapes: tuple[str, ...] = ()
+    ranges: tuple[str, ...] = ()
+    seed: int = 0
+    fill: str = "error"
+    cast: str = "same_kind"
+
+
+@dataclass
+class Binding:
+    """One model input and the array bound to it."""
+
+    info: TensorInfo
+    array: np.ndarray
+    source: str
+    replay: tuple[str, str]
+    file: str | None = None
+    cast: str | None = None
+
+
+@dataclass
+class Bound:
+    """The (possibly reshaped) model and its bindings, in model input order."""
+
+    model: Model
+    bindings: list[Binding]
+    seed: int
+    generated: bool
+
+    @property
+    def arrays(self) -> list[np.ndarray]:
+        return [b.array for b in self.bindings]
+
+
+@dataclass
+class _Source:
+    """A source before it is fitted to an input: loaded data, or a keyword to generate."""
+
+    kind: str  # 'array', 'json', 'bin', or one of KEYWORDS
+    data: Any = None
+    description: str = ""
+    replay: str = ""
+    option: str = "--input"
+    file: str | None = None
+
+
+@dataclass
+class _Generation:
+    lo: float
+    hi: float
+    integral: bool
+    why: str = ""
+    notes: list[str] = field(default_factory=list)
+
+
+class Names:
+    """Every name an input answers to (tensor names, first name, layer name) -> its position."""
+
+    def __init__(self, inputs: tuple[TensorInfo, ...]) -> None:
+        self.inputs = inputs
+        self.lookup: dict[str, int] = {}
+        for index, info in enumerate(inputs):
+            for name in (info.name, *info.names, info.layer_name):
+                self.lookup.setdefault(name, index)
+
+    def index(self, name: str) -> int | None:
+        return self.lookup.get(name)
+
+    def split(self, token: str) -> tuple[int, str] | None:
+        """``NAME=REST`` where NAME is the longest prefix before a ``=`` that names an input."""
+        best = None
+        for position, char in enumerate(token):
+            if char == "=" and token[:position] in self.lookup:
+                best = (self.lookup[token[:position]], token[position + 1:])
+        return best
+
+    def unknown(self, name: str, option: str) -> InputError:
+        close = difflib.get_close_matches(name, list(self.lookup), n=1, cutoff=0.5)
+        hint = f"did you mean '{close[0]}'? " if close else ""
+        return InputError(f"{option}: the model has no input named {name!r}", hint=hint + self.listing())
+
+    def listing(self) -> str:
+        return "the model's inputs are: " + "; ".join(str(info) for info in self.inputs)
+
+
+def bind_inputs(model: Model, options: InputOptions) -> Bound:
+    """Load, check and generate every input; reshape first when ``--shape`` is given."""
+    names = Names(model.inputs)
+    shapes = _named_values(options.shapes, names, "--shape", _partial_shape)
+    if shapes:
+        model = reshape(model, shapes)
+        names = Names(model.inputs)
+    data_shapes = _named_values(options.data_shapes, names, "--data-shape", _static_shape)
+    ranges = _named_values(options.ranges, names, "--range", _range)
+    slots: list[_Source | None] = [None] * len(model.inputs)
+    positional: list[_Source] = []
+    for token in options.inputs:
+        for index, source in _input_sources(token, names):
+            if index is None:
+                positional.append(source)
+            else:
+                _assign(slots, index, source, model.inputs)
+    for token in options.values:
+        index, source = _value_source(token, names)
+        _assign(slots, index, source, model.inputs)
+    unbound = [i for i, slot in enumerate(slots) if slot is None]
+    if len(positional) > len(unbound):
+        raise InputError(
+            f"{len(positional)} unnamed input source(s) given, but only {len(unbound)} input(s) are not bound by name",
+            hint=names.listing(),
+        )
+    for index, source in zip(unbound, positional):
+        slots[index] = source
+    missing = [i for i, slot in enumerate(slots) if slot is None]
+    if missing and options.fill == "error":
+        listed = ", ".join(repr(model.inputs[i].name) for i in missing)
+        raise InputError(
+            f"no data given for input(s) {listed}",
+            hint="bind each with --input NAME=FILE, or generate data: --input NAME=random (or --fill random). "
+            + names.listing(),
+        )
+    for index in missing:
+        slots[index] = _Source(options.fill, description=options.fill, replay=options.fill)
+    return _resolve(model, slots, data_shapes, ranges, options)  # type: ignore[arg-type]
+
+
+def reshape(model: Model, shapes: dict[int, PartialShape]) -> Model:
+    """The model with some inputs' partial shapes replaced (OpenVINO's reshape), re-inferred."""
+    specs = {}
+    for index, (layer, info) in enumerate(zip(model.graph.of_type("Parameter"), model.inputs)):
+        specs[layer.id] = TensorSpec(info.element_type, shapes.get(index, info.partial_shape))
+    inference = infer_graph(model.graph, strict=model.strict, input_specs=specs, check_declared=False)
+    try:
+        inference.raise_first()
+    except IRError as error:
+        given = ", ".join(f"{model.inputs[i].name}={s}" for i, s in shapes.items())
+        raise InputError(f"with --shape {given}: {error.detail}", layer=error.layer, port=error.port,
+                         hint=error.hint) from None
+    return Model(model.graph, inference, strict=model.strict, memory_limit=model.memory_limit)
+
+
+# -- parsing the options --------------------------------------------------------------------------
+
+
+def _named_values(tokens: tuple[str, ...], names: Names, option: str, parse) -> dict[int, Any]:
+    result: dict[int, Any] = {}
+    for token in tokens:
+        split = names.split(token)
+        if split is None:
+            if "=" not in token:
+                raise click.BadParameter(f"{token!r} is not NAME=VALUE", param_hint=option)
+            raise names.unknown(token.partition("=")[0], option)
+        index, text = split
+        try:
+            result[index] = parse(text)
+        except ValueError as exc:
+            raise click.BadParameter(f"{token!r}: {exc}", param_hint=option) from None
+    return result
+
+
+def _partial_shape(text: str) -> PartialShape:
+    """``[1,?,3]``, ``[1,-1,3]``, ``[1,2..5,3]`` (brackets optional), as OpenVINO writes shapes."""
+    return parse_partial_shape(text)
+
+
+def _static_shape(text: str) -> tuple[int, ...]:
+    shape = parse_partial_shape(text)
+    if not shape.is_static:
+        raise ValueError(f"a data shape must be concrete, got {shape}")
+    return shape.to_shape()
+
+
+def _range(text: str) -> tuple[float, float]:
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError:
+        value = None
+    if not (isinstance(value, list) and len(value) == 2 and all(_is_number(v) for v in value)):
+        raise ValueError("a range is [LOW,HIGH], e.g. [0,9] or [-1.5,1.5]")
+    lo, hi = value
+    if lo > hi:
+        raise ValueError(f"LOW {lo} is above HIGH {hi}")
+    return lo, hi
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def _input_sources(token: str, names: Names) -> list[tuple[int | None, _Source]]:
+    split = names.split(token)
+    if split is not None:
+        index, text = split
+        return [(index, _load(text))]
+    if "=" in token and token not in KEYWORDS and not Path(split_key(token)[0]).is_file():
+        raise names.unknown(token.partition("=")[0], "--input")
+    source = _load(token)
+    if isinstance(source.data, dict):
+        return _by_key(source, names)
+    return [(None, source)]
+
+
+def _by_key(source: _Source, names: Names) -> list[tuple[int | None, _Source]]:
+    """An unnamed .npz (or JSON object): keys are input names; ``np.savez(f, a, b)`` keys are positional."""
+    keys = list(source.data)
+    if keys and all(key == f"arr_{i}" for i, key in enumerate(keys)):
+        return [(None, _keyed(source, key)) for key in keys]
+    result = []
+    for key in keys:
+        index = names.index(key)
+        if index is None:
+            error = names.unknown(key, "--input")
+            raise InputError(f"{source.description} has an array named {key!r}, which is not an input of the model",
+                             hint=error.hint)
+        result.append((index, _keyed(source, key)))
+    return result
+
+
+def _keyed(source: _Source, key: str) -> _Source:
+    kind = "json" if source.kind == "json" else "array"
+    return _Source(kind, source.data[key], f"{source.description}['{key}']", f"{source.replay}:{key}",
+                   file=source.file)
+
+
+def _load(text: str) -> _Source:
+    if text in KEYWORDS:
+        return _Source(text, description=text, replay=text)
+    path, key = split_key(text)
+    absolute = str(Path(path).resolve())
+    suffix = Path(path).suffix.lower()
+    if suffix == ".json":
+        data = read_json(path)
+        source = _Source("json", data, path, absolute, file=path)
+    elif suffix == ".bin":
+        try:
+            raw = Path(path).read_bytes()
+        except FileNotFoundError:
+            raise InputError(f"the file '{path}' does not exist") from None
+        except OSError as exc:
+            raise InputError(f"cannot read '{path}': {exc.strerror}") from None
+        return _Source("bin", raw, path, absolute, file=path)
+    else:
+        source = _Source("array", read_numpy(path), path, absolute, file=path)
+    if key is not None:
+        if not isinstance(source.data, dict) or key not in source.data:
+            keys = ", ".join(source.data) if isinstance(source.data, dict) else "none (not a .npz)"
+            raise InputError(f"'{path}' has no array named {key!r}; its keys: {keys}")
+        return _keyed(source, key)
+    return source
+
+
+def _value_source(token: str, names: Names) -> tuple[int, _Source]:
+    split = names.split(token)
+    if split is None:
+        if "=" not in token:
+            raise click.BadParameter(f"{token!r} is not NAME=JSON", param_hint="--value")
+        raise names.unknown(token.partition("=")[0], "--value")
+    index, text = split
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise click.BadParameter(f"{token!r}: the value is not JSON ({exc})", param_hint="--value") from None
+    return index, _Source("json", data, "--value", text, option="--value")
+
+
+def _assign(slots: list[_Source | None], index: int, source: _Source, inputs) -> None:
+    previous = slots[index]
+    if previous is not None:
+        raise InputError(
+            f"input '{inputs[index].name}' is bound twice: by {previous.description} and by {source.description}"
+        )
+    slots[index] = source
+
+
+# -- fitting sources to inputs --------------------------------------------------------------------
+
+
+def _resolve(model: Model, slots: list[_Source], data_shapes: dict[int, tuple[int, ...]],
+             ranges: dict[int, tuple[float, float]], options: InputOptions) -> Bound:
+    arrays: list[np.ndarray | None] = [None] * len(slots)
+    casts: list[str | None] = [None] * len(slots)
+    for index, (info, source) in enumerate(zip(model.inputs, slots)):
+        if source.kind in KEYWORDS:
+            continue
+        arrays[index], casts[index] = _fit(info, source, data_shapes.get(index), options.cast)
+        wanted = data_shapes.get(index)
+        if wanted is not None and tuple(arrays[index].shape) != wanted:
+            raise InputError(f"--data-shape {info.name}={list(wanted)}, but {source.description} has shape"
+                             f" {list(arrays[index].shape)}")
+    generated = [i for i, source in enumerate(slots) if source.kind in KEYWORDS]
+    shapes = {i: _generated_shape(model.inputs[i], data_shapes.get(i)) for i in generated}
+    descriptions = {i: slots[i].description for i in generated}
+    randoms = [i for i in generated if slots[i].kind == "random"]
+    if randoms:
+        plans = _generation_plans(model, arrays, shapes, ranges, randoms)
+        for i in randoms:
+            plan = plans[i]
+            arrays[i] = _random(model.inputs[i], shapes[i], plan, np.random.default_rng([options.seed, i]))
+            span = f"[{_num(plan.lo)},{_num(plan.hi)}]" if plan.integral else f"[{_num(plan.lo)},{_num(plan.hi)})"
+            descriptions[i] = f"random {span}" + (f" {plan.why}" if plan.why else "")
+            for note in plan.notes:
+                log(f"warning: input '{model.inputs[i].name}': {note}")
+    for i in generated:
+        if slots[i].kind != "random":
+            arrays[i] = _constant(model.inputs[i], shapes[i], slots[i].kind)
+    bindings = []
+    for index, (info, source) in enumerate(zip(model.inputs, slots)):
+        description = descriptions.get(index, source.description)
+        if casts[index]:
+            description += f" ({casts[index]})"
+        bindings.append(Binding(info, arrays[index], description, (source.option, f"{info.name}={source.replay}"),
+                                source.file, casts[index]))
+    return Bound(model, bindings, options.seed, bool(randoms))
+
+
+def _num(value: float) -> str:
+    return str(int(value)) if float(value).is_integer() else f"{value:g}"
+
+
+def _fit(info: TensorInfo, source: _Source, data_shape, cast: str) -> tuple[np.ndarray, str | None]:
+    where = f"{source.description}"
+    if source.kind == "bin":
+        return _from_bin(info, source.data, where, data_shape), None
+    if source.kind == "json":
+        data = source.data
+        if isinstance(data, dict):
+            data = _single(info, data, where)
+        array, note = _from_json(info, json_array(data, where), where), None
+    else:
+        data = source.data
+        if isinstance(data, dict):
+            data = _single(info, data, where)
+        array, note = _cast(info, data, where, cast)
+    if not info.partial_shape.accepts(array.shape):
+        hint = None
+        if info.partial_shape.rank is not None and info.partial_shape.rank != array.ndim:
+            hint = f"the rank must be {info.partial_shape.rank}, the array has rank {array.ndim}"
+        raise InputError(f"input '{info.name}' expects shape {info.partial_shape}, {where} has shape"
+                         f" {list(array.shape)}", hint=hint)
+    return array, note
+
+
+def _single(info: TensorInfo, data: dict, where: str):
+    """The array of a .npz/JSON object bound to one input: its only array, or the one named like it."""
+    for name in (info.name, *info.names, info.layer_name):
+        if name in data:
+            return data[name]
+    if len(data) == 1:
+        return next(iter(data.values()))
+    raise InputError(f"{where} holds {len(data)} arrays ({', '.join(data)}) and none is named '{info.name}'",
+                     hint=f"pick one with FILE:KEY, e.g. --input {info.name}={where}:{next(iter(data))}")
+
+
+def _int_bounds(info: TensorInfo) -> tuple[int, int]:
+    et = info.element_type
+    if et.kind == "bool":
+        return 0, 1
+    if et.kind == "uint":
+        return 0, 2**et.bits - 1
+    return -(2 ** (et.bits - 1)), 2 ** (et.bits - 1) - 1
+
+
+def _cast(info: TensorInfo, array: np.ndarray, where: str, cast: str) -> tuple[np.ndarray, str | None]:
+    expected = info.dtype
+    if info.element_type.kind == "dynamic":
+        if element_type_of(array.dtype) is None:
+            raise InputError(f"{where} has dtype {array.dtype}, which is not an IR element type")
+        return array, None
+    if expected is None:
+        raise InputError(f"input '{info.name}' has element type {info.element_type}, which ir-run cannot feed")
+    if array.dtype.kind == "V" and array.dtype.itemsize == expected.itemsize and expected.kind == "V":
+        return array.view(expected), None  # bf16/f8 saved by np.save come back as raw bytes
+    if array.dtype == expected:
+        return array, None
+    got = element_type_of(array.dtype)
+    got_name = got.name if got else str(array.dtype)
+    note = f"{got_name}->{info.element_type.name}"
+    if cast == "no":
+        raise InputError(f"input '{info.name}' is {info.element_type.name}, {where} holds {got_name}",
+                         hint="convert the file, or allow a conversion with --cast same_kind / --cast unsafe")
+    if cast == "unsafe":
+        with np.errstate(all="ignore"):
+            converted = array != 0 if info.element_type.kind == "bool" else array.astype(expected)
+        return converted, note + " unsafe"
+    src = got.kind if got else "other"
+    dst = info.element_type.kind
+    exact = src in ("bool", "int", "uint") and dst in ("bool", "int", "uint")
+    if not (src == "bool" or exact or (src in ("int", "uint") and dst == "float") or (src == dst == "float")):
+        raise InputError(f"input '{info.name}' is {info.element_type.name}, {where} holds {got_name}:"
+                         f" converting {src} to {dst} may lose information",
+                         hint="--cast unsafe converts anyway (floats are truncated toward zero)")
+    if exact and array.size:
+        lo, hi = _int_bounds(info)
+        low, high = int(array.min()), int(array.max())
+        if low < lo or high > hi:
+            raise InputError(f"input '{info.name}' is {info.element_type.name}, {where} holds {got_name} values in"
+                             f" [{low}, {high}], outside [{lo}, {hi}]")
+    return (array != 0 if dst == "bool" else array.astype(expected)), note
+
+
+def _from_json(info: TensorInfo, array: np.ndarray, where: str) -> np.ndarray:
+    """JSON numbers into the input's type; integers must be whole and in range, booleans 0/1."""
+    et = info.element_type
+    if et.kind == "dynamic":
+        return array
+    if et.dtype is None:
+        raise InputError(f"input '{info.name}' has element type {et}, which ir-run cannot feed")
+    if et.kind in ("bool", "int", "uint"):
+        if array.dtype.kind == "f" and array.size and not np.all(np.isfinite(array) & (array == np.trunc(array))):
+            raise InputError(f"input '{info.name}' is {et.name}, {where} holds numbers that are not whole")
+        if array.size:
+            lo, hi = _int_bounds(info)
+            low, high = array.min().item(), array.max().item()
+            if low < lo or high > hi:
+                raise InputError(f"input '{info.name}' is {et.name}, {where} holds values in [{low}, {high}],"
+                                 f" outside [{lo}, {hi}]")
+        if et.kind == "bool":
+            return array != 0
+        return array.astype(np.int64).astype(et.dtype) if array.dtype.kind == "f" else array.astype(et.dtype)
+    return array.astype(et.dtype)
+
+
+def _from_bin(info: TensorInfo, raw: bytes, where: str, data_shape) -> np.ndarray:
+    et = info.element_type
+    if et.dtype is None:
+        raise InputError(f"input '{info.name}' has element type {et}: a raw .bin cannot be read for it")
+    shape = _generated_shape(info, data_shape)
+    count = math.prod(shape)
+    needed = -(-count * et.bits // 8)
+    if len(raw) != needed:
+        raise InputError(
+            f"{where} has {len(raw)} bytes, but input '{info.name}' ({et.name}{PartialShape.of(shape)}) needs"
+            f" {needed} bytes ({count} elements of {et.bits} bits)",
+            hint="a raw .bin holds exactly the input's elements, in C order, without a header",
+        )
+    ref = LayerRef(info.layer_name, "Parameter-1", info.layer_name)
+    return np.array(const_array(ref, et, PartialShape.of(shape), 0, needed, Weights(raw)))
+
+
+def _generated_shape(info: TensorInfo, data_shape) -> tuple[int, ...]:
+    shape = info.partial_shape
+    if data_shape is not None:
+        if not shape.accepts(data_shape):
+            raise InputError(f"--data-shape {info.name}={list(data_shape)} does not fit its shape {shape}")
+        return tuple(data_shape)
+    if shape.is_static:
+        return shape.to_shape()
+    if shape.dims is None:
+        example = "[1,3]"
+    else:
+        example = "[" + ",".join(str(d.lo) if d.is_static else str(max(d.lo, 1)) for d in shape.dims) + "]"
+    raise InputError(
+        f"input '{info.name}' has the dynamic shape {shape}: ir-run needs the concrete shape of its data",
+        hint=f"add --data-shape {info.name}={example} (or give the data in a file)",
+    )
+
+
+# -- generating data ------------------------------------------------------------------------------
+
+
+def _generation_plans(model: Model, arrays, shapes, ranges, randoms: list[int]) -> dict[int, _Generation]:
+    """For each random input: its value range, from --range or from the layers it feeds."""
+    specs = {}
+    for index, (layer, info) in enumerate(zip(model.graph.of_type("Parameter"), model.inputs)):
+        shape = shapes[index] if index in shapes else arrays[index].shape
+        et = info.element_type if info.element_type.kind != "dynamic" else element_type_of(arrays[index].dtype)
+        specs[layer.id] = TensorSpec(et, PartialShape.of(shape))
+    inference = infer_graph(model.graph, strict=model.strict, input_specs=specs, check_declared=False)
+    try:
+        inference.raise_first()
+    except IRError as error:
+        raise InputError(f"the inputs' shapes do not fit the model: {error.detail}", layer=error.layer,
+                         port=error.port, hint=error.hint) from None
+    parameters = model.graph.of_type("Parameter")
+    return {i: _plan(model.inputs[i], _uses(model.graph, inference, parameters[i].id), ranges.get(i))
+            for i in randoms}
+
+
+def _uses(graph, inference, layer_id: str) -> list[tuple[str, int, str]]:
+    """What a Parameter feeds, through Convert layers: ('index', last valid index, why) / ('cond', 1, why)."""
+    found, frontier, seen = [], [(layer_id, 0)], set()
+    while frontier:
+        slot = frontier.pop()
+        for consumer, position in graph.consumers.get(slot, ()):
+            if (consumer, position) in seen:
+                continue
+            seen.add((consumer, position))
+            info = inference.layers[consumer]
+            kind = info.op.type if info.op else None
+            if kind == "Convert":
+                frontier.append((consumer, 0))
+            elif kind == "Gather" and position == 1 and "axis" in info.params:
+                dims = info.inputs[0].shape.dims
+                axis = info.params["axis"]
+                if dims is not None and dims[axis].is_static:
+                    dim = dims[axis].lo
+                    found.append(("index", dim - 1,
+                                  f"(indices of {info.ref.type_version} '{info.ref.name}': axis {axis} has {dim})"))
+            elif kind == "Select" and position == 0:
+                found.append(("cond", 1, f"(cond of Select '{info.ref.name}')"))
+    return found
+
+
+def _plan(info: TensorInfo, uses, given: tuple[float, float] | None) -> _Generation:
+    et = info.element_type
+    integral = et.kind in ("int", "uint", "bool") or bool(uses)
+    indices = [u for u in uses if u[0] == "index"]
+    plan = _Generation(*DEFAULT_FLOAT_RANGE, integral=False)
+    if integral:
+        lo, hi = DEFAULT_INT_RANGE
+        low_bound, high_bound = _int_bounds(info) if et.kind != "float" else (-(2**53), 2**53)
+        plan = _Generation(max(lo, low_bound), min(hi, high_bound), True)
+    if indices:
+        last = min(u[1] for u in indices)
+        why = min(indices, key=lambda u: u[1])[2]
+        if last < 0:
+            plan = _Generation(0, 0, True, why, [f"the gathered axis is empty, so no index is valid {why}"])
+        else:
+            plan = _Generation(0, last, True, why)
+    elif uses:
+        plan = _Generation(0, 1, True, uses[0][2])
+    if given is not None:
+        lo, hi = given
+        if plan.integral and et.kind != "float":
+            if lo != int(lo) or hi != int(hi):
+                raise InputError(f"--range {info.name}=[{lo},{hi}]: input '{info.name}' is {et.name}, the range"
+                                 " needs whole numbers")
+            low_bound, high_bound = _int_bounds(info)
+            if lo < low_bound or hi > high_bound:
+                raise InputError(f"--range {info.name}=[{lo},{hi}] is outside the range of {et.name}"
+                                 f" [{low_bound}, {high_bound}]")
+        notes = []
+        if indices and (lo < 0 or hi > plan.hi):
+            notes.append(f"--range [{_num(lo)},{_num(hi)}] goes beyond the valid indices [0,{_num(plan.hi)}]"
+                         f" {plan.why}; Gather gives zeros for indices out of range")
+        plan = _Generation(lo, hi, plan.integral, "(--range)", notes)
+    return plan
+
+
+def _random(info: TensorInfo, shape: tuple[int, ...], plan: _Generation, rng: np.random.Generator) -> np.ndarray:
+    dtype = info.dtype
+    if dtype is None:
+        raise InputError(f"input '{info.name}' has element type {info.element_type}: give its data in a file")
+    if info.element_type.kind == "bool":
+        if plan.why == "(--range)" and plan.lo == plan.hi:
+            return np.full(shape, bool(plan.lo))
+        return rng.random(shape) < 0.5
+    if plan.integral:
+        values = rng.integers(int(plan.lo), int(plan.hi), size=shape, endpoint=True, dtype=np.int64)
+        return values.astype(dtype)
+    return rng.uniform(plan.lo, plan.hi, size=shape).astype(dtype)
+
+
+def _constant(info: TensorInfo, shape: tuple[int, ...], kind: str) -> np.ndarray:
+    if info.dtype is None:
+        raise InputError(f"input '{info.name}' has element type {info.element_type}: give its data in a file")
+    return (np.zeros if kind == "zeros" else np.ones)(shape, dtype=info.dtype)

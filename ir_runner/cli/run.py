@@ -1,0 +1,309 @@
+"""``run`` (the default command), ``gen-inputs`` and ``replay``: bind inputs, run, show, save, compare."""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+import click
+import numpy as np
+
+from .. import InferenceError, InputError, IRError, load
+from ..model import Model
+from ..trace import plan_for, run_observed
+from .common import EXIT_COMPARISON, emit, info, settings
+from .compare import Tolerances, compare_outputs, render_comparison
+from .files import array_sha256, file_sha256, read_arrays, same_file, save_arrays, save_json
+from .formats import array_stats, number, shape_text, table, type_name, values_text
+from .inputs import Bound, InputOptions, bind_inputs
+
+RUN_SCHEMA = "ir-run/run/1"
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    """Everything ``run`` was asked to do, as given on the command line."""
+
+    model: str
+    weights: str | None = None
+    strict: bool = False
+    memory_limit: int | None = None
+    inputs: InputOptions = field(default_factory=InputOptions)
+    output: str | None = None
+    save_inputs: str | None = None
+    save_run: str | None = None
+    ref: str | None = None
+    tolerances: Tolerances = field(default_factory=Tolerances)
+    trace: bool = False
+    dump_intermediate: str | None = None
+    replay: dict[str, Any] | None = None
+
+
+def load_model(path: str, weights: str | None, strict: bool, memory_limit: int | None) -> Model:
+    kwargs = {} if memory_limit is None else {"memory_limit": memory_limit}
+    return load(path, weights, strict=strict, **kwargs)
+
+
+def run_model(model: Model, arrays: list[np.ndarray]) -> dict[str, np.ndarray]:
+    """``model.run``; an inference failure caused by the data's shapes is a bad input (exit 4)."""
+    try:
+        return model.run(arrays)
+    except InferenceError as error:
+        raise shape_failure(model, error) from None
+
+
+def shape_failure(model: Model, error: InferenceError) -> IRError:
+    """Inference failing for concrete input shapes of a dynamic model is the data's fault: an InputError."""
+    if all(i.partial_shape.is_static for i in model.inputs):
+        return error
+    return InputError(f"the inputs' shapes do not fit the model: {error.detail}", layer=error.layer,
+                      port=error.port, hint=error.hint)
+
+
+def run_command(options: RunOptions) -> None:
+    model = load_model(options.model, options.weights, options.strict, options.memory_limit)
+    bound = bind_inputs(model, options.inputs)
+    _refuse_overwrites(options, bound)
+    if options.replay is not None:
+        _check_replay_inputs(options, bound)
+    trace: list[dict[str, Any]] = []
+    if options.trace or options.dump_intermediate:
+        outputs = _traced(bound, trace, options.dump_intermediate)
+    else:
+        outputs = run_model(bound.model, bound.arrays)
+    result: dict[str, Any] = {"model": _model_entry(options), "seed": bound.seed, "inputs": binding_rows(bound)}
+    if options.trace:
+        result["trace"] = trace
+    result["outputs"] = [_output_row(i, outputs[i.name]) for i in bound.model.outputs]
+    if options.ref:
+        expected = read_arrays(options.ref)
+        if not isinstance(expected, dict):
+            expected = _single_reference(bound, expected, options.ref)
+        result["comparison"] = compare_outputs(outputs, expected, options.tolerances)
+        result["comparison"]["reference"] = options.ref
+        if not result["comparison"]["passed"]:
+            result["exit_code"] = EXIT_COMPARISON
+    if options.replay is not None:
+        result["replay"] = _check_replay_outputs(options.replay, outputs)
+        if not result["replay"]["outputs_identical"]:
+            result["exit_code"] = EXIT_COMPARISON
+    result["files"] = _save(options, bound, outputs)
+    emit("replay" if options.replay is not None else "run", result, lambda r: render_run(r, outputs))
+
+
+def gen_inputs_command(options: RunOptions) -> None:
+    """Bind (and generate) inputs, save them, and show the binding table."""
+    model = load_model(options.model, options.weights, options.strict, options.memory_limit)
+    bound = bind_inputs(model, options.inputs)
+    _refuse_overwrites(options, bound)
+    save_arrays(Path(options.output), {b.info.name: b.array for b in bound.bindings})
+    result = {"model": _model_entry(options), "seed": bound.seed, "inputs": binding_rows(bound),
+              "files": {"inputs": options.output}}
+    emit("gen-inputs", result, lambda r: binding_text(r, always=True) + f"\nwrote {options.output}")
+
+
+def replay_command(path: str) -> None:
+    """Re-run a run recorded with ``--save-run``: same model, inputs, seed and options; check the hashes."""
+    from .files import read_json
+
+    record = read_json(path)
+    if not isinstance(record, dict) or record.get("schema") != RUN_SCHEMA:
+        raise InputError(f"'{path}' is not a run saved by ir-run --save-run (schema {RUN_SCHEMA})")
+    model = record["model"]
+    for key in ("xml", "weights"):
+        entry = model.get(key)
+        if entry and Path(entry["path"]).is_file() and file_sha256(entry["path"]) != entry["sha256"]:
+            raise InputError(f"'{entry['path']}' changed since the run was recorded (sha256 differs)",
+                             hint="replay needs the exact files of the recording")
+    args = record["args"]
+    ctx = click.get_current_context()
+    from .commands import run as run_cmd
+
+    sub = run_cmd.make_context("run", list(args), parent=ctx)
+    sub.meta["ir_run.replay"] = record
+    with sub:
+        run_cmd.invoke(sub)
+
+
+# -- pieces ---------------------------------------------------------------------------------------
+
+
+def binding_rows(bound: Bound) -> list[dict[str, Any]]:
+    return [{"name": b.info.name, "element_type": b.info.element_type.name, "shape": list(b.array.shape),
+             "source": b.source, "file": b.file, "cast": b.cast} for b in bound.bindings]
+
+
+def binding_text(result: dict[str, Any], always: bool = False) -> str:
+    if settings().quiet and not always:
+        return ""
+    rows = [("input", "type", "shape", "source")]
+    rows += [(r["name"], r["element_type"], shape_text(r["shape"]), r["source"]) for r in result["inputs"]]
+    seeded = any(r["source"].startswith("random") for r in result["inputs"])
+    header = f"inputs (seed {result['seed']}; change it with --seed)" if seeded else "inputs"
+    return header + "\n" + table(rows)
+
+
+def _output_row(info, value: np.ndarray) -> dict[str, Any]:
+    return {"name": info.name, "element_type": type_name(value.dtype) if info.element_type.kind == "dynamic"
+            else info.element_type.name, "shape": list(value.shape), **array_stats(value)}
+
+
+def render_run(result: dict[str, Any], outputs: dict[str, np.ndarray]) -> str:
+    parts = [binding_text(result)]
+    if "trace" in result:
+        rows = [("#", "layer", "type", "output", "min", "max", "mean", "nan", "ms")]
+        rows += [(t["step"], f"{t['layer']} (id {t['id']})", t["type"], f"{t['element_type']}{shape_text(t['shape'])}",
+                  number(t["min"]), number(t["max"]), number(t["mean"]), t["nan"], f"{t['ms']:.3f}")
+                 for t in result["trace"]]
+        parts.append("trace\n" + table(rows))
+    lines = ["outputs"]
+    for row in result["outputs"]:
+        stats = f"min {number(row['min'])}  max {number(row['max'])}  mean {number(row['mean'])}"
+        if row["nan"] or row["inf"]:
+            stats += f"  nan {row['nan']}  inf {row['inf']}"
+        lines.append(f"{row['name']}: {row['element_type']}{shape_text(row['shape'])}  {stats}")
+        lines.append(values_text(outputs[row["name"]]))
+    parts.append("\n".join(lines))
+    if "comparison" in result:
+        parts.append(render_comparison(result["comparison"], result["comparison"]["reference"]))
+    if "replay" in result:
+        replay = result["replay"]
+        verdict = "identical to" if replay["outputs_identical"] else "DIFFERENT from"
+        changed = f" (differ: {', '.join(replay['different'])})" if replay["different"] else ""
+        parts.append(f"replay: inputs identical to the recording; outputs {verdict} the recording{changed}")
+    return "\n".join(part for part in parts if part)
+
+
+def _traced(bound: Bound, rows: list[dict[str, Any]], dump: str | None) -> dict[str, np.ndarray]:
+    folder = Path(dump) if dump else None
+    if folder is not None:
+        folder.mkdir(parents=True, exist_ok=True)
+    index: list[dict[str, Any]] = []
+
+    def observe(step, value: np.ndarray, seconds: float) -> None:
+        number_ = len(rows)
+        row = {"step": number_, "layer": step.layer.name, "id": step.layer.id, "type": step.layer.type_version,
+               "element_type": type_name(value.dtype), "shape": list(value.shape), **array_stats(value),
+               "ms": seconds * 1e3}
+        del row["values"]
+        rows.append(row)
+        if folder is not None:
+            name = f"{number_:04d}_{re.sub(r'[^A-Za-z0-9._-]', '_', step.layer.name)[:80]}.npy"
+            save_arrays(folder / name, {step.layer.name: value})
+            index.append({"file": name, "layer": step.layer.name, "id": step.layer.id,
+                          "type": step.layer.type_version, "element_type": row["element_type"],
+                          "shape": row["shape"]})
+
+    try:
+        plan = plan_for(bound.model, bound.arrays)
+    except InferenceError as error:
+        raise shape_failure(bound.model, error) from None
+    values = run_observed(plan, bound.arrays, observe)
+    if folder is not None:
+        save_json(folder / "index.json", {"layers": index})
+    return {info.name: value for info, value in zip(bound.model.outputs, values)}
+
+
+def _single_reference(bound: Bound, expected: np.ndarray, path: str) -> dict[str, np.ndarray]:
+    if len(bound.model.outputs) != 1:
+        raise InputError(f"'{path}' holds one array, the model has {len(bound.model.outputs)} outputs",
+                         hint="give a .npz (or JSON object) keyed by output name")
+    return {bound.model.outputs[0].name: expected}
+
+
+def _model_entry(options: RunOptions) -> dict[str, Any]:
+    return {"path": options.model, "weights": options.weights}
+
+
+def _refuse_overwrites(options: RunOptions, bound: Bound) -> None:
+    read = [options.model, options.weights or str(Path(options.model).with_suffix(".bin")), options.ref]
+    read += [b.file for b in bound.bindings]
+    for option, target in (("--output", options.output), ("--save-inputs", options.save_inputs),
+                            ("--save-run", options.save_run)):
+        for source in read:
+            if target and source and same_file(target, source):
+                raise click.BadParameter(f"'{target}' is also read by this run; ir-run never overwrites an input",
+                                         param_hint=option)
+
+
+def _save(options: RunOptions, bound: Bound, outputs: dict[str, np.ndarray]) -> dict[str, str]:
+    files = {}
+    if options.output:
+        save_arrays(Path(options.output), outputs)
+        files["outputs"] = options.output
+    if options.save_inputs:
+        save_arrays(Path(options.save_inputs), {b.info.name: b.array for b in bound.bindings})
+        files["inputs"] = options.save_inputs
+    if options.save_run:
+        save_json(Path(options.save_run), _run_record(options, bound, outputs))
+        files["run"] = options.save_run
+    if options.dump_intermediate:
+        files["intermediate"] = options.dump_intermediate
+    for kind, path in files.items():
+        info(f"wrote {kind} to {path}")
+    return files
+
+
+def _run_record(options: RunOptions, bound: Bound, outputs: dict[str, np.ndarray]) -> dict[str, Any]:
+    """What ``replay`` needs: absolute paths with hashes, every input bound by name, and the options."""
+    xml = str(Path(options.model).resolve())
+    weights = str(Path(options.weights).resolve()) if options.weights else str(Path(xml).with_suffix(".bin"))
+    args = [xml]
+    if options.weights:
+        args += ["--weights", weights]
+    for binding in bound.bindings:
+        args += list(binding.replay)
+    io = options.inputs
+    args += ["--seed", str(io.seed), "--cast", io.cast]
+    for flag, tokens in (("--shape", io.shapes), ("--data-shape", io.data_shapes), ("--range", io.ranges)):
+        for token in tokens:
+            args += [flag, token]
+    if options.strict:
+        args.append("--strict")
+    if options.memory_limit is not None:
+        args += ["--memory-limit", str(options.memory_limit)]
+    if options.ref:
+        args += ["--ref", str(Path(options.ref).resolve())]
+        tol = options.tolerances
+        for flag, given in (("--atol", tol.atol), ("--rtol", tol.rtol)):
+            for name, value in given.items():
+                args += [flag, repr(value) if name is None else f"{name}={value!r}"]
+        if tol.exact:
+            args.append("--exact")
+    if options.trace:
+        args.append("--trace")
+    return {
+        "schema": RUN_SCHEMA,
+        "model": {"xml": {"path": xml, "sha256": file_sha256(xml)},
+                  "weights": {"path": weights, "sha256": file_sha256(weights)} if Path(weights).is_file() else None},
+        "seed": io.seed,
+        "inputs": [{"name": b.info.name, "element_type": b.info.element_type.name, "shape": list(b.array.shape),
+                    "source": b.source, "sha256": array_sha256(b.array)} for b in bound.bindings],
+        "outputs": [{"name": name, "sha256": array_sha256(value)} for name, value in outputs.items()],
+        "args": args,
+        "command": "ir-run run " + " ".join(json.dumps(a) if re.search(r"[\s\"'$]", a) else a for a in args),
+    }
+
+
+def _check_replay_inputs(options: RunOptions, bound: Bound) -> None:
+    recorded = {entry["name"]: entry["sha256"] for entry in options.replay["inputs"]}
+    for binding in bound.bindings:
+        if recorded.get(binding.info.name) != array_sha256(binding.array):
+            raise InputError(f"input '{binding.info.name}' ({binding.source}) differs from the recorded run",
+                             hint="the file changed since the run was recorded")
+
+
+def _check_replay_outputs(record: dict[str, Any], outputs: dict[str, np.ndarray]) -> dict[str, Any]:
+    recorded = {entry["name"]: entry["sha256"] for entry in record["outputs"]}
+    different = [name for name, value in outputs.items() if recorded.get(name) != array_sha256(value)]
+    return {"inputs_identical": True, "outputs_identical": not different, "different": different}
+
+
+def with_replay(options: RunOptions, ctx: click.Context) -> RunOptions:
+    """Attach the recording when this run is a replay."""
+    record = ctx.meta.get("ir_run.replay")
+    return replace(options, replay=record) if record is not None else options
+
