@@ -19,9 +19,13 @@ import ml_dtypes
 import numpy as np
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class ElementType:
-    """One IR element type: its IR name, port precision spelling, numpy dtype and bit width."""
+    """One IR element type: its IR name, port precision spelling, numpy dtype and bit width.
+
+    Compares equal to another ElementType of the same name and to any IR spelling of it
+    (``et == "f32"``, ``et == "FP32"``).
+    """
 
     name: str
     precision: str
@@ -41,6 +45,16 @@ class ElementType:
 
     def __str__(self) -> str:
         return self.name
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, ElementType):
+            return self.name == other.name
+        if isinstance(other, str):
+            return element_type(other) is self
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash(self.name)
 
 
 def _et(name: str, precision: str, dtype, bits: int, kind: str) -> ElementType:

@@ -26,7 +26,7 @@ def infer_convert(ctx: OpContext):
 def convert(x: np.ndarray, *, dst: ElementType) -> np.ndarray:
     """``x`` converted to ``dst``; always a new array."""
     src = element_type_of(x.dtype)
-    if src is not None and src.name == dst.name:
+    if src is not None and src.name == dst.name and dst.kind != "bool":
         return x.copy()
     return convert_values(x, src.name if src is not None else str(x.dtype), dst.name, dst.dtype)
 

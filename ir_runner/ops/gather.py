@@ -68,8 +68,8 @@ def gather_shape(ctx: OpContext, data: PartialShape, indices: PartialShape, axis
                 position=2,
             )
         axis = axis + data.rank if axis < 0 else axis
-        if batch_dims >= 0 and batch_dims > axis:
-            ctx.fail(f"after normalisation batch_dims must be <= axis, got batch_dims={batch_dims}, axis={axis}")
+    if 0 <= axis < batch_dims:
+        ctx.fail(f"after normalisation batch_dims must be <= axis, got batch_dims={batch_dims}, axis={axis}")
     if indices.rank is not None and batch_dims >= 0 and batch_dims > indices.rank:
         ctx.fail(f"batch_dims={batch_dims} must be <= rank(indices)={indices.rank}")
     if data.dims is None or indices.dims is None or batch_dims < 0 or axis < 0:
@@ -136,9 +136,9 @@ class GatherKernel:
 
     def _normalise(self, indices: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
         """Indices ready for the take, and the mask of valid ones (None when all are valid)."""
-        idx = _as_int64(indices).reshape(self.n_batch, self.n_idx)
         if self.strict_low is not None:
-            _check_strict(idx.reshape(indices.shape), self.dim, self.strict_low, self.layer)
+            _check_strict(indices, self.dim, self.strict_low, self.layer)
+        idx = _as_int64(indices).reshape(self.n_batch, self.n_idx)
         if idx.size and (idx.min() < -self.dim or idx.max() >= self.dim):
             idx = np.where(idx < 0, idx + self.dim, idx)
             valid = (idx >= 0) & (idx < self.dim)
@@ -161,7 +161,7 @@ class GatherKernel:
         else:
             self._take_rows(data.reshape(-1, self.n_inner), idx, out)
         if valid is not None:
-            np.copyto(out, 0, where=~valid[:, None, :, None])
+            np.copyto(out, np.zeros((), dtype=out.dtype), where=~valid[:, None, :, None])
         return out.reshape(self.out_shape)
 
     def _take_one_batch(self, data3: np.ndarray, idx: np.ndarray, out3: np.ndarray) -> None:
@@ -204,12 +204,17 @@ def _as_int64(indices: np.ndarray) -> np.ndarray:
     return indices.astype(np.int64, copy=False)
 
 
-def _check_strict(idx: np.ndarray, dim: int, strict_low: str, layer: LayerRef | None) -> None:
+def _check_strict(indices: np.ndarray, dim: int, strict_low: str, layer: LayerRef | None) -> None:
+    """Raise for the first index value outside the spec's range, compared as its true value."""
     low = -dim if strict_low == "minus_dim" else 0
-    bad = (idx < low) | (idx >= dim)
+    if indices.dtype.kind == "u":
+        bad = indices >= np.uint64(dim)
+    else:
+        values = indices.astype(np.float64) if indices.dtype.kind in "fV" else indices.astype(np.int64)
+        bad = (values < low) | (values >= dim)
     if bad.any():
         position = tuple(int(i) for i in np.argwhere(bad)[0])
-        value = int(idx[position])
+        value = indices[position]
         raise IndexOutOfRangeError(
             f"index {value} at position {list(position)} of indices is outside [{low}, {dim - 1}]"
             f" (strict mode; {int(bad.sum())} such index value(s) in all)",
