@@ -12,7 +12,8 @@ from pathlib import Path
 
 from lxml import etree
 
-from ..errors import ModelFormatError, UnsupportedError
+from ..errors import LayerRef, ModelFormatError, UnsupportedError
+from ..ops.registry import type_version
 from .records import EdgeRecord, LayerRecord, NetRecord, PortRecord
 from .weights import Weights
 
@@ -156,10 +157,7 @@ def _read_ports(group, layer_attrs) -> tuple[PortRecord, ...]:
         get = port.get
         port_id = (get("id") or "").strip()
         if not port_id:
-            raise ModelFormatError(
-                f"a <port> of layer '{layer_attrs.get('name', '')}' (id {layer_attrs['id']}) at line"
-                f" {port.sourceline} has no id"
-            )
+            raise ModelFormatError(f"a <port> at line {port.sourceline} has no id", layer=_layer_ref(layer_attrs))
         texts = [d.text for d in port.iterchildren("dim")]
         try:
             dims = tuple(map(int, texts))
@@ -176,9 +174,15 @@ def _read_ports(group, layer_attrs) -> tuple[PortRecord, ...]:
 def _bad_dim(port, layer_attrs, port_id) -> None:
     bad = next(d for d in port.iterchildren("dim") if not _is_dim(d.text))
     raise ModelFormatError(
-        f"port id {port_id} of layer '{layer_attrs.get('name', '')}' (id {layer_attrs['id']}) has"
-        f" <dim>{(bad.text or '').strip()}</dim> at line {bad.sourceline}; a dim is an integer >= 0, or -1 for dynamic"
+        f"<dim>{(bad.text or '').strip()}</dim> at line {bad.sourceline}; a dim is an integer >= 0, or -1 for dynamic",
+        layer=_layer_ref(layer_attrs),
+        port=f"port id {port_id}",
     )
+
+
+def _layer_ref(attrs: dict[str, str]) -> LayerRef:
+    """The layer as errors name it, before its record exists."""
+    return LayerRef(attrs.get("name", ""), type_version(attrs["type"], attrs.get("version", "")), attrs["id"])
 
 
 def _is_dim(text: str | None) -> bool:

@@ -83,10 +83,15 @@ def opset_number(version: str) -> int | None:
 
 def find_op(layer: LayerRecord) -> OpDef | None:
     """The operation version a layer's type and opset select, or None."""
-    opset = opset_number(layer.version)
+    return lookup(layer.type, layer.version)
+
+
+def lookup(type_name: str, version: str) -> OpDef | None:
+    """The operation version ``type="..." version="opsetN"`` selects, or None."""
+    opset = opset_number(version)
     if opset is None:
         return None
-    for op in _REGISTRY.get(layer.type.lower(), ()):
+    for op in _REGISTRY.get(type_name.lower(), ()):
         if op.covers(opset):
             return op
     return None
@@ -107,9 +112,12 @@ def supported_summary() -> str:
 
 def layer_ref(layer: LayerRecord) -> LayerRef:
     """How errors name a layer: with the registry's ``Type-version`` when known, else type and version."""
-    op = find_op(layer)
+    return LayerRef(layer.name, type_version(layer.type, layer.version), layer.id, layer.line)
+
+
+def type_version(type_name: str, version: str) -> str:
+    """``Gather-7`` for a known operation version, else the type and opset as written."""
+    op = lookup(type_name, version)
     if op is not None:
-        label = op.label
-    else:
-        label = f"{layer.type} {layer.version}".strip() if layer.version else layer.type
-    return LayerRef(layer.name, label, layer.id, layer.line)
+        return op.label
+    return f"{type_name} {version}".strip()
