@@ -208,14 +208,18 @@ class PartialShape:
     def rank(self) -> int | None:
         return None if self.dims is None else len(self.dims)
 
-    @property
+    @functools.cached_property
     def is_static(self) -> bool:
-        return self.dims is not None and all(d.is_static for d in self.dims)
+        return self.dims is not None and all(d.lo == d.hi for d in self.dims)
+
+    @functools.cached_property
+    def _shape(self) -> tuple[int, ...]:
+        assert self.dims is not None
+        return tuple(d.lo for d in self.dims)
 
     def to_shape(self) -> tuple[int, ...]:
         """The concrete shape; only valid when :attr:`is_static`."""
-        assert self.dims is not None
-        return tuple(d.lo for d in self.dims)
+        return self._shape
 
     def to_tuple(self) -> tuple[int | None, ...] | None:
         """A tuple with None for each non-static dim, or None for a dynamic rank."""

@@ -7,6 +7,7 @@ only opset7 and Gather-8 opset8 onwards. Types match case-insensitively.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -70,6 +71,7 @@ def register(op: OpDef) -> OpDef:
     if any(o.first_opset <= op.last_opset and op.first_opset <= o.last_opset for o in versions):
         raise ValueError(f"{op.label} overlaps an already registered version of {op.type}")
     versions.append(op)
+    lookup.cache_clear()
     return op
 
 
@@ -86,8 +88,9 @@ def find_op(layer: LayerRecord) -> OpDef | None:
     return lookup(layer.type, layer.version)
 
 
+@functools.lru_cache(maxsize=256)
 def lookup(type_name: str, version: str) -> OpDef | None:
-    """The operation version ``type="..." version="opsetN"`` selects, or None."""
+    """The operation version ``type="..." version="opsetN"`` selects, or None (cached: call after registering)."""
     opset = opset_number(version)
     if opset is None:
         return None
