@@ -41,6 +41,8 @@ class Model:
         self._plans: dict[tuple, Plan] = {}
         self._lock = threading.Lock()
         self._fast_inputs = tuple((i.name, i.dtype, i.shape) for i in self.inputs)
+        # u1 inputs need a value check that the fast path skips
+        self._fast_bind_ok = self._static_plan is not None and all(i.element_type != "u1" for i in self.inputs)
         self._output_names = tuple(o.name for o in self.outputs)
 
     @property
@@ -54,7 +56,7 @@ class Model:
         Feeds must have the inputs' element types unless ``cast`` ('safe', 'same_kind', 'unsafe')
         allows a conversion, which is reported as a ``CastWarning``.
         """
-        arrays = self._fast_bind(feeds) if not named and self._static_plan is not None else None
+        arrays = self._fast_bind(feeds) if self._fast_bind_ok and not named else None
         if arrays is None:
             arrays = bind_feeds(self.inputs, feeds, named, cast)
         plan = self._static_plan or self._plan_for(arrays)

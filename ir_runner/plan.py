@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .errors import LayerRef, ResourceLimitError
+from .errors import IRError, LayerRef, ResourceLimitError
 from .infer import Inference
 from .ops.registry import KernelFn
 
@@ -73,7 +73,7 @@ def build_plan(inference: Inference, memory_limit: int | None = DEFAULT_MEMORY_L
             consts = [values.get(slot) for slot in inputs]
             kernel = _kernel_for(info, consts)
             if all(c is not None for c in consts) and _nbytes(info.outputs[0]) <= FOLD_MAX_BYTES:
-                folded = kernel(*consts)
+                folded = run_step(kernel, consts, info.ref)
                 folded.flags.writeable = False
                 values[output] = folded
             else:
@@ -91,6 +91,23 @@ def build_plan(inference: Inference, memory_limit: int | None = DEFAULT_MEMORY_L
         copies.append(slot not in fresh or slot in seen)
         seen.add(slot)
     return Plan(len(slots), constants, input_slots, steps, output_slots, tuple(copies), peak)
+
+
+def run_step(kernel: KernelFn, inputs: list[np.ndarray], layer: LayerRef) -> np.ndarray:
+    """Call a kernel; anything it raises that is not an IRError becomes one naming the layer."""
+    try:
+        return kernel(*inputs)
+    except IRError:
+        raise
+    except Exception as exc:
+        raise kernel_error(exc, layer) from exc
+
+
+def kernel_error(exc: Exception, layer: LayerRef) -> IRError:
+    """The IRError for an exception a kernel raised (a kernel bug must still name the layer)."""
+    if isinstance(exc, MemoryError):
+        return ResourceLimitError("out of memory while computing this layer", layer=layer)
+    return IRError(f"internal error while computing this layer: {type(exc).__name__}: {exc}", layer=layer)
 
 
 def _kernel_for(info, consts: list[np.ndarray | None]) -> KernelFn:

@@ -9,8 +9,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .errors import InputError, IRError, ResourceLimitError
-from .plan import Plan
+from .errors import InputError, IRError
+from .plan import Plan, kernel_error
 from .types import DYNAMIC, ElementType, PartialShape, element_type_of
 
 
@@ -93,29 +93,38 @@ def _listing(inputs: Sequence[TensorInfo]) -> str:
 
 
 def _check_value(info: TensorInfo, value, cast: str | None) -> np.ndarray:
-    expected = info.dtype
-    if isinstance(value, np.ndarray):
-        array = value
+    if isinstance(value, (np.ndarray, np.generic)):
+        array = np.asarray(value)
     else:
-        try:
-            array = np.asarray(value, dtype=expected)
-        except (TypeError, ValueError, OverflowError) as exc:
-            raise InputError(
-                f"input '{info.name}' expects {info.element_type.name}; the given value cannot be converted: {exc}"
-            ) from None
-    if array.dtype.hasobject or array.dtype.kind in "OUSV" and element_type_of(array.dtype) is None:
+        array = _from_python(info, value, cast)
+    if array.dtype.hasobject or info.element_type == DYNAMIC and element_type_of(array.dtype) is None:
         raise InputError(f"input '{info.name}' got an array of dtype {array.dtype}, which is not an IR element type")
-    if info.element_type == DYNAMIC:
-        if element_type_of(array.dtype) is None:
-            raise InputError(f"input '{info.name}' got dtype {array.dtype}, which is not an IR element type")
-    elif array.dtype != expected:
+    if info.element_type != DYNAMIC and array.dtype != info.dtype:
         array = _cast(info, array, cast)
     if not info.partial_shape.accepts(array.shape):
         raise InputError(
             f"input '{info.name}' expects shape {info.partial_shape}, got {list(array.shape)}",
             hint=_shape_hint(info.partial_shape, array.shape),
         )
+    if info.element_type == "u1" and array.size and array.max() > 1:
+        raise InputError(f"input '{info.name}' has element type u1: its values must be 0 or 1, got {array.max()}")
     return array
+
+
+def _from_python(info: TensorInfo, value, cast: str | None) -> np.ndarray:
+    """Python values (lists, numbers) as an array of the input's type, refusing lossy conversions."""
+    try:
+        natural = np.asarray(value)
+    except (TypeError, ValueError) as exc:
+        raise InputError(f"input '{info.name}': the given value is not an array: {exc}") from None
+    if natural.dtype.kind in "OUSV" or info.dtype is None:
+        return natural
+    with np.errstate(all="ignore"):
+        converted = natural.astype(info.dtype)
+        both_float = natural.dtype.kind == "f" and info.element_type.kind == "float"
+        if both_float or np.array_equal(converted.astype(natural.dtype), natural):
+            return converted
+    return _cast(info, natural, cast)
 
 
 def _cast(info: TensorInfo, array: np.ndarray, cast: str | None) -> np.ndarray:
@@ -136,7 +145,9 @@ def _cast(info: TensorInfo, array: np.ndarray, cast: str | None) -> np.ndarray:
             hint="use cast='unsafe' to force it",
         )
     warnings.warn(f"input '{info.name}': cast {array.dtype} to {expected} (cast={cast!r})", CastWarning, stacklevel=4)
-    return array.astype(expected)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", np.exceptions.ComplexWarning)
+        return array.astype(expected)
 
 
 def _shape_hint(expected: PartialShape, got: tuple[int, ...]) -> str | None:
@@ -157,11 +168,8 @@ def execute(plan: Plan, feeds: Sequence[np.ndarray]) -> list[np.ndarray]:
             slots[step.output] = step.kernel(*[slots[i] for i in step.inputs])
         except IRError:
             raise
-        except MemoryError:
-            raise ResourceLimitError("out of memory while computing this layer", layer=step.layer) from None
-        except Exception as exc:  # a kernel bug must still surface as an IRError naming the layer
-            raise IRError(f"internal error while computing this layer: {type(exc).__name__}: {exc}",
-                          layer=step.layer) from exc
+        except Exception as exc:
+            raise kernel_error(exc, step.layer) from exc
         for slot in step.release:
             slots[slot] = None
     return [

@@ -17,6 +17,7 @@ from ..errors import IndexOutOfRangeError, LayerRef
 from ..infer import OpContext
 from ..parallel import PARALLEL_MIN_ELEMENTS, run_chunked
 from ..types import PartialShape, TensorSpec, merge_dims
+from .convert_rules import quiet_f16_nans
 from .registry import KernelFn, OpDef, register
 
 
@@ -162,7 +163,7 @@ class GatherKernel:
             self._take_rows(data.reshape(-1, self.n_inner), idx, out)
         if valid is not None:
             np.copyto(out, np.zeros((), dtype=out.dtype), where=~valid[:, None, :, None])
-        return out.reshape(self.out_shape)
+        return quiet_f16_nans(out).reshape(self.out_shape)
 
     def _take_one_batch(self, data3: np.ndarray, idx: np.ndarray, out3: np.ndarray) -> None:
         if out3.size < PARALLEL_MIN_ELEMENTS:

@@ -10,6 +10,7 @@ Any non-zero cond byte is true. Attribute values are case-insensitive.
 
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -17,6 +18,7 @@ import numpy as np
 from ..infer import OpContext
 from ..parallel import run_chunked
 from ..types import DYNAMIC, DYNAMIC_SHAPE, PartialShape, TensorSpec, broadcast_dims, merge_dims
+from .convert_rules import quiet_f16_nans
 from .registry import LATEST_OPSET, KernelFn, OpDef, register
 
 _MODES = {"numpy": "numpy", "none": "none", "explicit": "none", "pdpd": "pdpd"}
@@ -110,23 +112,18 @@ def select(cond: np.ndarray, then: np.ndarray, else_: np.ndarray, *, mode: str, 
         cond = _pdpd_align(cond, then.ndim, axis)
         cond = np.broadcast_to(cond, then.shape)
     if cond.shape == then.shape == else_.shape and cond.size >= BITSELECT_MIN_ELEMENTS:
-        return bit_select(cond, then, else_)
-    return np.where(cond, then, else_)
+        return quiet_f16_nans(bit_select(cond, then, else_))
+    return quiet_f16_nans(np.where(cond, then, else_))
 
 
 def prepare_select(params, inputs: list[TensorSpec], outputs: list[TensorSpec], consts) -> KernelFn:
-    """A Select kernel for static shapes: bit-select for large same-shape inputs, else ``np.where``."""
+    """A Select kernel for static shapes: bit-select for large same-shape inputs, else ``np.where``;
+    pdpd and f16 (whose signalling NaNs the reference quietens) take the general kernel."""
     mode, axis = params["mode"], params["axis"]
     shapes = [spec.shape.to_shape() for spec in inputs]
-    if mode == "pdpd":
-        rank = len(shapes[1])
-        cond_shape = _pdpd_shape(shapes[0], rank, axis)
-        else_shape = _pdpd_shape(shapes[2], rank, axis)
-
-        def select_pdpd(cond, then, else_):
-            return np.where(cond.reshape(cond_shape), then, else_.reshape(else_shape))
-
-        return select_pdpd
+    f16 = inputs[1].element_type == "f16"
+    if mode == "pdpd" or f16:
+        return functools.partial(select, mode=mode, axis=axis)
     size = math.prod(outputs[0].shape.to_shape())
     if shapes[0] == shapes[1] == shapes[2] and size >= BITSELECT_MIN_ELEMENTS:
         return bit_select
