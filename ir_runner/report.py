@@ -1,34 +1,432 @@
-"""Text rendering of a validation report: one row per port, declared next to inferred."""
+"""What ``validate`` and ``inspect`` show: findings and model descriptions as text, JSON-ready data,
+Markdown, and Graphviz (dot).
+
+Besides inference's own errors, validation warns about constant Gather indices outside the spec's
+range (``--strict`` makes them errors): Gather-1/7 allow ``[0, dim-1]``, Gather-8 ``[-dim, dim-1]``;
+OpenVINO's reference wraps a negative index once and gives zeros for anything still outside.
+"""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+import math
+import os
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from .errors import IRError, LayerRef, UnsupportedError
 
 if TYPE_CHECKING:
+    from .graph import Graph
+    from .infer import Inference, LayerInference
     from .model import ValidationReport
+
+# Attributes an operation reads with a default when the IR leaves them out (shown by inspect).
+ATTRIBUTE_DEFAULTS: dict[str, dict[str, str]] = {
+    "Gather-7": {"batch_dims": "0"},
+    "Gather-8": {"batch_dims": "0"},
+    "Select-1": {"auto_broadcast": "numpy"},
+}
+FIRST_VALUES = 8
+FOLD_MAX_ELEMENTS = 1 << 20
+
+
+@dataclass
+class Finding:
+    """A validation finding that is not an IRError of inference: a warning, or an error under --strict."""
+
+    severity: str  # 'warning' or 'error'
+    layer: LayerRef
+    port: str
+    message: str
+    hint: str | None = None
+
+    def __str__(self) -> str:
+        text = f"{self.layer}, {self.port}: {self.message}"
+        return text + (f"\n  hint: {self.hint}" if self.hint else "")
+
+
+@dataclass
+class Analysis:
+    """A model read, graphed and inferred without stopping at the first problem."""
+
+    source: str
+    graph: Graph | None = None
+    inference: Inference | None = None
+    errors: list[IRError] = field(default_factory=list)
+    findings: list[Finding] = field(default_factory=list)
+
+    @property
+    def layers(self) -> list[LayerInference]:
+        return list(self.inference.layers.values()) if self.inference else []
+
+    @property
+    def exit_code(self) -> int:
+        """0 when clean; 5 when an operation is unsupported; else 3 for any error."""
+        if any(isinstance(e, UnsupportedError) for e in self.errors):
+            return UnsupportedError.exit_code
+        if self.errors or any(f.severity == "error" for f in self.findings):
+            return 3
+        return 0
+
+
+def analyse(source: str | os.PathLike, weights: str | os.PathLike | None = None, *, strict: bool = False) -> Analysis:
+    """Read, build and infer ``source``, collecting every finding (as ``ir_runner.validate`` does)."""
+    from .graph import build_graph
+    from .infer import infer_graph
+    from .ir.reader import read_ir
+
+    analysis = Analysis(str(source))
+    try:
+        analysis.graph = build_graph(read_ir(source, weights))
+    except IRError as error:
+        analysis.errors.append(error)
+        return analysis
+    analysis.inference = infer_graph(analysis.graph, strict=strict)
+    analysis.errors = analysis.inference.errors
+    try:
+        analysis.inference.raise_first()
+    except UnsupportedError as summary:
+        if summary.hint:  # e.g. 'Constant' for 'Const': the hint only the summary carries
+            analysis.errors = [summary, *analysis.errors]
+    except IRError:
+        pass
+    analysis.findings = index_findings(analysis.graph, analysis.inference, strict)
+    return analysis
+
+
+def constant_input(graph: Graph, inference: Inference, layer_id: str, position: int) -> np.ndarray | None:
+    """The value of a layer's input when it is a Const or computable from small Consts alone.
+
+    Walks back without recursion (chains of thousands of Converts are fine), evaluating in order.
+    """
+    start = graph.sources[layer_id][position][0]
+    needed, stack, seen = [], [start], {start}
+    while stack:
+        current = stack.pop()
+        info = inference.layers[current]
+        needed.append(current)
+        if "value" in info.params:
+            continue
+        if info.op is None or info.op.kernel is None or info.errors or not info.inputs or any(
+                not spec.shape.is_static or math.prod(spec.shape.to_shape()) > FOLD_MAX_ELEMENTS
+                for spec in info.outputs):
+            return None
+        for source, _ in graph.sources[current]:
+            if source not in seen:
+                seen.add(source)
+                stack.append(source)
+    values: dict[str, np.ndarray] = {}
+    for current in sorted(needed, key=graph.order.index):
+        info = inference.layers[current]
+        if "value" in info.params:
+            values[current] = info.params["value"]
+        else:
+            values[current] = info.op.kernel(*(values[s] for s, _ in graph.sources[current]), **info.params)
+    return values[start]
+
+
+def index_findings(graph: Graph, inference: Inference, strict: bool) -> list[Finding]:
+    """Constant Gather indices outside the spec's range of the gathered axis."""
+    findings = []
+    for info in inference.layers.values():
+        if info.op is None or info.op.type != "Gather" or info.errors or "axis" not in info.params:
+            continue
+        dims = info.inputs[0].shape.dims
+        axis = info.params["axis"]
+        if dims is None or not dims[axis].is_static:
+            continue
+        indices = constant_input(graph, inference, info.layer.id, 1)
+        if indices is None or indices.size == 0:
+            continue
+        dim = dims[axis].lo
+        values = np.trunc(indices.astype(np.float64)) if indices.dtype.kind == "f" else indices.astype(np.int64)
+        low = -dim if info.op.version == 8 else 0
+        outside = (values < low) | (values >= dim)
+        if not outside.any():
+            continue
+        position = [int(i) for i in np.argwhere(outside)[0]]
+        value = int(values[tuple(position)])
+        zeroed = int(((values < -dim) | (values >= dim)).sum())
+        effect = "gives zeros there" if -dim > value or value >= dim else "wraps it (the CPU plugin gives 0)"
+        findings.append(Finding(
+            "error" if strict else "warning", info.ref, "input 1 (indices)",
+            f"constant index {value} at {position} is outside [{low}, {dim - 1}] ({info.op.label}, axis {axis} has"
+            f" {dim}); {int(outside.sum())} such index value(s), {zeroed} of which give zeros. OpenVINO's"
+            f" reference {effect}",
+            hint="fix the Const indices" + ("" if strict else "; --strict makes this an error"),
+        ))
+    return findings
+
+
+# -- validation -----------------------------------------------------------------------------------
+
+
+def error_entry(error: IRError | Finding) -> dict[str, Any]:
+    """An error or finding as JSON-ready data."""
+    entry: dict[str, Any] = {"type": type(error).__name__ if isinstance(error, IRError) else error.severity,
+                             "message": str(error)}
+    layer = error.layer
+    if layer is not None:
+        entry["layer"] = {"name": layer.name, "type": layer.type_version, "id": layer.id, "line": layer.line}
+    for key in ("port", "hint"):
+        if getattr(error, key, None):
+            entry[key] = getattr(error, key)
+    return entry
+
+
+def validation_data(analysis: Analysis) -> dict[str, Any]:
+    errors = [error_entry(e) for e in analysis.errors]
+    errors += [error_entry(f) for f in analysis.findings if f.severity == "error"]
+    return {
+        "model": analysis.source,
+        "valid": not errors,
+        "errors": errors,
+        "warnings": [error_entry(f) for f in analysis.findings if f.severity == "warning"],
+        "layers": _layer_ports(analysis.layers),
+    }
+
+
+def _layer_ports(layers: list[LayerInference]) -> list[dict[str, Any]]:
+    return [
+        {"id": info.layer.id, "name": info.layer.name, "type": info.ref.type_version,
+         "ports": [{"direction": c.direction, "position": c.port.position, "port_id": c.port.id,
+                    "declared": c.declared, "inferred": c.inferred, "ok": c.ok} for c in info.checks]}
+        for info in layers
+    ]
+
+
+def _port_rows(layers: list[dict[str, Any]]) -> list[tuple[str, ...]]:
+    rows = [("layer", "type", "port", "declared", "inferred", "")]
+    for layer in layers:
+        for port in layer["ports"]:
+            rows.append((f"{layer['name']} (id {layer['id']})", layer["type"],
+                         f"{port['direction']} {port['position']}", port["declared"], port["inferred"],
+                         "ok" if port["ok"] else "MISMATCH"))
+    return rows
+
+
+def render_validation(data: dict[str, Any], fmt: str = "text") -> str:
+    """The declared-vs-inferred table, then errors and warnings, then a verdict."""
+    rows = _port_rows(data["layers"])
+    problems = [("error", e["message"]) for e in data["errors"]] + [("warning", w["message"]) for w in data["warnings"]]
+    verdict = (f"{data['model']}: " + ("valid" if data["valid"] else "INVALID")
+               + f", {len(data['errors'])} error(s), {len(data['warnings'])} warning(s)")
+    if fmt == "md":
+        parts = [f"# Validation of `{data['model']}`", _md_table(rows) if len(rows) > 1 else ""]
+        parts += ["## Problems\n\n" + "\n".join(f"- **{kind}**: {_md(text)}" for kind, text in problems)] \
+            if problems else []
+        return "\n\n".join(p for p in parts + [f"**{verdict}**"] if p)
+    parts = [_text_table(rows)] if len(rows) > 1 else []
+    parts += [f"{kind}: {text}" for kind, text in problems]
+    return "\n".join(parts + [verdict])
 
 
 def format_validation(report: ValidationReport) -> str:
-    """A per-layer table of declared vs inferred specs, mismatches marked, then every error."""
-    rows = [("layer", "type", "port", "declared", "inferred", "")]
-    for info in report.layers:
-        for check in info.checks:
-            rows.append(
-                (
-                    f"{info.layer.name} (id {info.layer.id})",
-                    info.ref.type_version,
-                    f"{check.direction} {check.port.position}",
-                    check.declared,
-                    check.inferred,
-                    "ok" if check.ok else "MISMATCH",
-                )
-            )
-    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
-    lines = ["  ".join(cell.ljust(width) for cell, width in zip(row, widths)).rstrip() for row in rows]
-    if report.errors:
-        lines.append("")
-        lines.append(f"{len(report.errors)} problem(s) in {report.source}:")
-        lines.extend(f"- {error}" for error in report.errors)
-    else:
-        lines.append(f"\n{report.source}: all ports agree with inference")
+    """``str(ValidationReport)``: a per-port table of declared vs inferred specs, then every error."""
+    data = validation_data(Analysis(report.source, errors=list(report.errors)))
+    data["layers"] = _layer_ports(report.layers)
+    return render_validation(data)
+
+
+# -- inspect --------------------------------------------------------------------------------------
+
+
+def inspect_data(analysis: Analysis) -> dict[str, Any]:
+    """Everything ``inspect`` shows, as JSON-ready data."""
+    from .model import _input_info, _output_infos
+
+    graph, inference = analysis.graph, analysis.inference
+    assert graph is not None and inference is not None
+    layers = [_layer_entry(graph, info) for info in inference.layers.values()]
+    by_type = Counter(entry["type"] for entry in layers)
+    parameters = graph.of_type("Parameter")
+    return {
+        "model": analysis.source,
+        "name": graph.net.name,
+        "ir_version": graph.net.version,
+        "opsets": sorted({layer.version for layer in graph.net.layers}),
+        "layer_count": len(layers),
+        "layer_types": dict(sorted(by_type.items())),
+        "inputs": [_tensor_entry(_input_info(inference, p)) for p in parameters],
+        "outputs": [_tensor_entry(info) for info in _output_infos(graph, inference)],
+        "layers": layers,
+        "constants": [_const_entry(info) for info in inference.layers.values() if "value" in info.params],
+        "problems": [error_entry(e) for e in analysis.errors] + [error_entry(f) for f in analysis.findings],
+    }
+
+
+def _tensor_entry(info) -> dict[str, Any]:
+    return {"name": info.name, "names": list(info.names), "layer": info.layer_name,
+            "element_type": info.element_type.name, "shape": str(info.partial_shape)}
+
+
+def _layer_entry(graph: Graph, info: LayerInference) -> dict[str, Any]:
+    layer = info.layer
+    label = info.ref.type_version
+    inputs = []
+    for position, (source, spec) in enumerate(zip(graph.sources[layer.id], info.inputs)):
+        producer = graph.layers[source[0]]
+        check = _check(info, "in", position)
+        inputs.append({"position": position, "from": {"layer": producer.name, "id": producer.id, "port": source[1]},
+                       "inferred": str(spec), "declared": check.declared if check else None,
+                       "ok": check.ok if check else True})
+    outputs = []
+    for position, port in enumerate(layer.outputs):
+        check = _check(info, "out", position)
+        spec = str(info.outputs[position]) if position < len(info.outputs) else None
+        outputs.append({"position": position, "names": list(port.names), "inferred": spec,
+                        "declared": check.declared if check else None, "ok": check.ok if check else True,
+                        "to": [{"layer": graph.layers[c].name, "id": c, "port": p}
+                               for c, p in graph.consumers.get((layer.id, position), ())]})
+    defaults = {k: v for k, v in ATTRIBUTE_DEFAULTS.get(label, {}).items() if k not in layer.data}
+    resolved = {key: getattr(value, "name", value) for key, value in info.params.items()
+                if key not in ("value", "layer") and value is not None and not isinstance(value, np.ndarray)}
+    return {"id": layer.id, "name": layer.name, "type": label, "supported": info.op is not None,
+            "attributes": dict(layer.data), "defaults": defaults, "resolved": resolved,
+            "inputs": inputs, "outputs": outputs, "errors": [str(e) for e in info.errors]}
+
+
+def _check(info: LayerInference, direction: str, position: int):
+    for check in info.checks:
+        if check.direction == direction and check.port.position == position:
+            return check
+    return None
+
+
+def _const_entry(info: LayerInference) -> dict[str, Any]:
+    value: np.ndarray = info.params["value"]
+    wide = value.astype(np.float64) if value.dtype.kind not in "biu" else value.astype(np.int64)
+    flat = wide.reshape(-1)
+    finite = flat[np.isfinite(flat)] if flat.dtype.kind == "f" else flat
+    first = flat[:FIRST_VALUES]
+    return {"id": info.layer.id, "name": info.layer.name, "element_type": info.outputs[0].element_type.name,
+            "shape": list(value.shape), "offset": _int(info.layer.data.get("offset")),
+            "size": _int(info.layer.data.get("size")),
+            "min": finite.min().item() if finite.size else None, "max": finite.max().item() if finite.size else None,
+            "values": [bool(v) for v in first] if value.dtype.kind == "b" else first.tolist()}
+
+
+def _int(text: str | None) -> int | None:
+    try:
+        return int(text) if text is not None else None
+    except ValueError:
+        return None
+
+
+def _spec_text(port: dict[str, Any]) -> str:
+    text = port["inferred"] or "?"
+    return text if port["ok"] else f"{text} (declared {port['declared']}: MISMATCH)"
+
+
+def _attributes_text(layer: dict[str, Any]) -> str:
+    parts = [f"{k}={v}" for k, v in layer["attributes"].items()]
+    parts += [f"{k}={v} (default)" for k, v in layer["defaults"].items()]
+    if layer["resolved"]:
+        parts.append("resolved: " + " ".join(f"{k}={v}" for k, v in layer["resolved"].items()))
+    return " ".join(parts)
+
+
+def _values_text(values: list[Any], total: int) -> str:
+    shown = ", ".join(_short(v) for v in values)
+    return f"[{shown}{', ...' if total > len(values) else ''}]"
+
+
+def _short(value: Any) -> str:
+    if isinstance(value, float):
+        return f"{value:.6g}"
+    return str(value)
+
+
+def _inspect_tables(data: dict[str, Any]) -> dict[str, list[tuple[str, ...]]]:
+    tables = {}
+    for key in ("inputs", "outputs"):
+        rows = [("name", "type", "shape", "layer", "all names")]
+        rows += [(t["name"], t["element_type"], t["shape"], t["layer"], ", ".join(t["names"])) for t in data[key]]
+        tables[key] = rows
+    rows = [("id", "name", "type", "inputs", "outputs", "attributes")]
+    for layer in data["layers"]:
+        ins = "; ".join(f"{p['from']['layer']}:{p['from']['port']} {_spec_text(p)}" for p in layer["inputs"]) or "-"
+        outs = "; ".join(_spec_text(p) for p in layer["outputs"]) or "-"
+        kind = layer["type"] + ("" if layer["supported"] else " (unsupported)")
+        rows.append((layer["id"], layer["name"], kind, ins, outs, _attributes_text(layer) or "-"))
+    tables["layers"] = rows
+    rows = [("id", "name", "type", "shape", "offset", "size", "min", "max", "values")]
+    for const in data["constants"]:
+        count = int(np.prod(const["shape"], dtype=np.int64))
+        rows.append((const["id"], const["name"], const["element_type"], "[" + ",".join(map(str, const["shape"])) + "]",
+                     _short(const["offset"]), _short(const["size"]), _short(const["min"]), _short(const["max"]),
+                     _values_text(const["values"], count)))
+    tables["constants"] = rows
+    return tables
+
+
+def render_inspect(data: dict[str, Any], fmt: str = "text") -> str:
+    """Text or Markdown: model summary, inputs, outputs, layers, constants, problems."""
+    types = ", ".join(f"{name} x{count}" for name, count in data["layer_types"].items())
+    summary = [("model", data["model"]), ("net", f"{data['name']} (IR v{data['ir_version']})"),
+               ("opsets", ", ".join(data["opsets"])), ("layers", f"{data['layer_count']}: {types}")]
+    tables = _inspect_tables(data)
+    problems = [p["message"] for p in data["problems"]]
+    if fmt == "md":
+        parts = [f"# `{data['name']}`", "\n".join(f"- **{k}**: {_md(v)}" for k, v in summary)]
+        for key in ("inputs", "outputs", "layers", "constants"):
+            if len(tables[key]) > 1:
+                parts.append(f"## {key.capitalize()}\n\n" + _md_table(tables[key]))
+        if problems:
+            parts.append("## Problems\n\n" + "\n".join(f"- {_md(p)}" for p in problems))
+        return "\n\n".join(parts)
+    parts = [_text_table(summary)]
+    for key in ("inputs", "outputs", "layers", "constants"):
+        if len(tables[key]) > 1:
+            parts.append(f"{key}\n" + _text_table(tables[key]))
+    if problems:
+        parts.append(f"problems ({len(problems)}; see ir-run validate)\n" + "\n".join(f"  {p}" for p in problems))
+    return "\n".join(parts)
+
+
+def render_dot(data: dict[str, Any]) -> str:
+    """Graphviz source: one node per layer (name, type, output spec), one edge per connection."""
+    fills = {"Parameter-1": "#d8f0d8", "Result-1": "#d8e4f8", "Const-1": "#eeeeee"}
+    lines = [f"digraph {_dot(data['name'] or 'model')} {{", "  rankdir=TB;",
+             '  node [shape=box, style="rounded,filled", fillcolor="#ffffff", fontname="Helvetica", fontsize=10];',
+             '  edge [fontname="Helvetica", fontsize=9];']
+    for layer in data["layers"]:
+        label = [layer["name"], layer["type"]]
+        if layer["type"] != "Result-1":
+            label += [p["inferred"] or "?" for p in layer["outputs"]]
+        fill = fills.get(layer["type"], "#ffffff" if layer["supported"] else "#f8d0d0")
+        extra = ', color="#cc0000", penwidth=2' if layer["errors"] or not all(
+            p["ok"] for p in layer["inputs"] + layer["outputs"]) else ""
+        shape = ", shape=ellipse" if layer["type"] in ("Parameter-1", "Result-1") else ""
+        node = _dot("L" + layer["id"])
+        lines.append(f'  {node} [label={_dot(chr(10).join(label))}, fillcolor="{fill}"{shape}{extra}];')
+    for layer in data["layers"]:
+        for port in layer["inputs"]:
+            source = port["from"]
+            lines.append(f'  {_dot("L" + source["id"])} -> {_dot("L" + layer["id"])} [label={_dot(port["inferred"])}];')
+    lines.append("}")
     return "\n".join(lines)
+
+
+def _dot(text: str) -> str:
+    escaped = text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
+    return f'"{escaped}"'
+
+
+def _md(text: Any) -> str:
+    return str(text).replace("|", "\\|").replace("\n", " ")
+
+
+def _md_table(rows: list[tuple[Any, ...]]) -> str:
+    lines = ["| " + " | ".join(_md(c) for c in rows[0]) + " |", "|" + "---|" * len(rows[0])]
+    lines += ["| " + " | ".join(_md(c) for c in row) + " |" for row in rows[1:]]
+    return "\n".join(lines)
+
+
+def _text_table(rows: list[tuple[Any, ...]]) -> str:
+    cells = [[str(c) for c in row] for row in rows]
+    widths = [max(len(row[i]) for row in cells) for i in range(len(cells[0]))]
+    return "\n".join("  " + "  ".join(c.ljust(w) for c, w in zip(row, widths)).rstrip() for row in cells)

@@ -47,7 +47,7 @@ def run_observed(plan: Plan, feeds: Sequence[np.ndarray], observe: Observer) -> 
         arguments = [slots[i] for i in step.inputs]
         start = time.perf_counter()
         try:
-            value = step.kernel(*arguments, **step.params)
+            value = step.kernel(*arguments)
         except IRError:
             raise
         except MemoryError:

@@ -43,7 +43,8 @@ def parse_percentiles(text: str) -> tuple[float, ...]:
     try:
         values = tuple(float(part) for part in text.split(","))
     except ValueError:
-        raise click.BadParameter(f"{text!r} is not a comma-separated list of numbers", param_hint="--percentiles")
+        raise click.BadParameter(f"{text!r} is not a comma-separated list of numbers",
+                                 param_hint="--percentiles") from None
     if not values or any(not 0 <= v <= 100 for v in values):
         raise click.BadParameter(f"{text!r}: percentiles lie in [0, 100]", param_hint="--percentiles")
     return values
@@ -100,14 +101,14 @@ def measure(call: Callable[[], Any], iterations: int | None, seconds: float | No
 def bench_command(options: BenchOptions) -> None:
     model = load_model(options.model, options.weights, options.strict, options.memory_limit)
     bound = bind_inputs(model, options.inputs)
-    arrays = bound.arrays
+    feeds = {b.info.name: b.array for b in bound.bindings}
     iterations = options.iterations if options.iterations or options.seconds else DEFAULT_ITERATIONS
     try:
         for _ in range(options.warmup):
-            bound.model.run(arrays)
-        latencies = measure(lambda: bound.model.run(arrays), iterations, options.seconds,
+            bound.model.run(feeds)
+        latencies = measure(lambda: bound.model.run(feeds), iterations, options.seconds,
                             Progress("bench", iterations, options.seconds))
-        layers = _per_layer(bound, len(latencies)) if options.per_layer else None
+        layers = _per_layer(bound, len(latencies), options.warmup) if options.per_layer else None
     except InferenceError as error:
         raise shape_failure(bound.model, error) from None
     result: dict[str, Any] = {"model": {"path": options.model}, "seed": bound.seed, "inputs": binding_rows(bound),
@@ -128,10 +129,12 @@ def _statistics(latencies: list[float], options: BenchOptions) -> dict[str, Any]
     }
 
 
-def _per_layer(bound, runs: int) -> list[dict[str, Any]]:
+def _per_layer(bound, runs: int, warmup: int) -> list[dict[str, Any]]:
     plan = plan_for(bound.model, bound.arrays)
     totals: dict[str, float] = {}
     names: dict[str, tuple[str, str]] = {}
+    for _ in range(warmup):
+        run_observed(plan, bound.arrays, lambda *_: None)
 
     def observe(step, _value, seconds: float) -> None:
         totals[step.layer.id] = totals.get(step.layer.id, 0.0) + seconds

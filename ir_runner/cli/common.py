@@ -16,17 +16,15 @@ SCHEMA = "ir-run/1"
 
 EXIT_OK = 0
 EXIT_COMPARISON = 1
-EXIT_USAGE = 2
-EXIT_INVALID_MODEL = 3
-EXIT_BAD_INPUT = 4
-EXIT_UNSUPPORTED = 5
 EXIT_RESOURCE = 6
+EXIT_OUTPUT = 74
 EXIT_INTERNAL = 70
 EXIT_INTERRUPTED = 130
 
 EXIT_CODES_HELP = (
     "Exit codes: 0 ok; 1 comparison failed (--ref, compare, replay); 2 usage error; 3 invalid model;"
-    " 4 bad input; 5 unsupported operation; 6 resource limit; 70 internal error; 130 interrupted."
+    " 4 bad input; 5 unsupported operation; 6 resource limit; 70 internal error; 74 cannot write output;"
+    " 130 interrupted."
 )
 
 

@@ -67,12 +67,16 @@ def parse_tolerances(tokens: tuple[str, ...], option: str) -> dict[str | None, f
 
 
 def compare_outputs(actual: Mapping[str, np.ndarray], expected: Mapping[str, np.ndarray], tolerances: Tolerances,
-                    *, typed_expected: bool = True) -> dict[str, Any]:
-    """Compare every expected array with the actual one of the same name."""
+                    *, typed: tuple[bool, bool] = (True, True)) -> dict[str, Any]:
+    """Compare every expected array with the actual one of the same name.
+
+    ``typed`` says whether each side's dtypes are real (a .json file's are not): dtypes are compared
+    only when both are, and default tolerances follow the expected side's dtype when it is typed.
+    """
     reports = []
     for name, want in expected.items():
         if name in actual:
-            reports.append(compare_array(name, actual[name], want, tolerances, typed_expected=typed_expected))
+            reports.append(compare_array(name, actual[name], want, tolerances, typed=typed))
     missing = [name for name in expected if name not in actual]
     extra = [name for name in actual if name not in expected]
     passed = not missing and all(r["passed"] for r in reports)
@@ -81,18 +85,16 @@ def compare_outputs(actual: Mapping[str, np.ndarray], expected: Mapping[str, np.
 
 
 def compare_array(name: str, actual: np.ndarray, expected: np.ndarray, tolerances: Tolerances,
-                  *, typed_expected: bool = True) -> dict[str, Any]:
+                  *, typed: tuple[bool, bool] = (True, True)) -> dict[str, Any]:
     """One output's report: counts, worst differences with index and values, first mismatches."""
-    typed = expected if typed_expected else actual
-    atol, rtol, origin = tolerances.pick(name, typed.dtype)
+    atol, rtol, origin = tolerances.pick(name, expected.dtype if typed[1] else actual.dtype)
     report: dict[str, Any] = {
         "name": name, "passed": False,
-        "actual": {"element_type": type_name(actual.dtype), "shape": list(actual.shape)},
-        "expected": {"element_type": type_name(expected.dtype) if typed_expected else None,
-                     "shape": list(expected.shape)},
+        "actual": {"element_type": type_name(actual.dtype) if typed[0] else None, "shape": list(actual.shape)},
+        "expected": {"element_type": type_name(expected.dtype) if typed[1] else None, "shape": list(expected.shape)},
         "atol": atol, "rtol": rtol, "tolerance": origin, "problems": [],
     }
-    if typed_expected and actual.dtype != expected.dtype:
+    if all(typed) and actual.dtype != expected.dtype:
         report["problems"].append(f"element type {type_name(actual.dtype)} differs from {type_name(expected.dtype)}")
     if actual.shape != expected.shape:
         report["problems"].append(f"shape {shape_text(actual.shape)} differs from {shape_text(expected.shape)}")
@@ -150,8 +152,8 @@ def render_comparison(comparison: dict[str, Any], against: str) -> str:
     lines = []
     for report in comparison["outputs"]:
         status = "ok" if report["passed"] else "FAIL"
-        lines.append(f"{report['name']}  {report['actual']['element_type']}{shape_text(report['actual']['shape'])}"
-                     f" vs {against}  {status}")
+        spec = f"{report['actual']['element_type'] or ''}{shape_text(report['actual']['shape'])}"
+        lines.append(f"{report['name']}  {spec} vs {against}  {status}")
         lines.extend(f"  problem     {problem}" for problem in report["problems"])
         if "mismatched" not in report:
             continue
@@ -189,3 +191,27 @@ def render_comparison(comparison: dict[str, Any], against: str) -> str:
     verdict = "all match" if comparison["passed"] else f"{comparison['failed']} of {total} FAILED"
     lines.append(f"comparison: {total} array(s), {verdict}")
     return "\n".join(lines)
+
+
+def compare_command(actual_path: str, expected_path: str, tolerances: Tolerances) -> None:
+    """``ir-run compare A B``: exit 1 when any array differs beyond its tolerance."""
+    from ..errors import InputError
+    from .common import EXIT_COMPARISON, emit
+    from .files import read_arrays, split_key
+
+    actual, expected = read_arrays(actual_path), read_arrays(expected_path)
+    if not isinstance(actual, dict) and not isinstance(expected, dict):
+        actual, expected = {"array": actual}, {"array": expected}
+    elif not isinstance(actual, dict) or not isinstance(expected, dict):
+        named = actual if isinstance(actual, dict) else expected
+        if len(named) != 1:
+            raise InputError(f"one file holds a single array, the other {len(named)} named arrays",
+                             hint="pick one with FILE.npz:KEY")
+        key = next(iter(named))
+        actual, expected = ({key: a} if not isinstance(a, dict) else a for a in (actual, expected))
+    typed = tuple(not split_key(p)[0].lower().endswith(".json") for p in (actual_path, expected_path))
+    comparison = compare_outputs(actual, expected, tolerances, typed=typed)
+    result: dict[str, Any] = {"actual": actual_path, "expected": expected_path, "comparison": comparison}
+    if not comparison["passed"]:
+        result["exit_code"] = EXIT_COMPARISON
+    emit("compare", result, lambda r: render_comparison(r["comparison"], expected_path))

@@ -16,7 +16,8 @@ from typing import IO, Any
 
 import numpy as np
 
-from ..errors import InputError
+from ..errors import InputError, IRError
+from .common import EXIT_OUTPUT
 from .formats import python_values
 
 Arrays = dict[str, np.ndarray]
@@ -95,15 +96,29 @@ def json_array(value: Any, where: str) -> np.ndarray:
     return array
 
 
+class OutputError(IRError):
+    """A result file cannot be written (missing folder, no space, permissions)."""
+
+    exit_code = EXIT_OUTPUT
+
+
 def atomic_write(path: Path, write: Callable[[IO[bytes]], None]) -> None:
     """Write through a temporary file in the same folder, then rename: readers never see half a file."""
     path = Path(path)
     folder = path.parent if str(path.parent) else Path(".")
-    handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=folder)
+    if not folder.is_dir():
+        raise OutputError(f"cannot write '{path}': the folder '{folder}' does not exist")
+    try:
+        handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=folder)
+    except OSError as exc:
+        raise OutputError(f"cannot write '{path}': {exc.strerror}") from None
     try:
         with os.fdopen(handle, "wb") as stream:
             write(stream)
         os.replace(temporary, path)
+    except OSError as exc:
+        Path(temporary).unlink(missing_ok=True)
+        raise OutputError(f"cannot write '{path}': {exc.strerror or exc}", hint="nothing was written") from None
     except BaseException:
         Path(temporary).unlink(missing_ok=True)
         raise

@@ -342,6 +342,8 @@ def _resolve(model: Model, slots: list[_Source], data_shapes: dict[int, tuple[in
             plan = plans[i]
             arrays[i] = _random(model.inputs[i], shapes[i], plan, np.random.default_rng([options.seed, i]))
             span = f"[{_num(plan.lo)},{_num(plan.hi)}]" if plan.integral else f"[{_num(plan.lo)},{_num(plan.hi)})"
+            if model.inputs[i].element_type.kind == "bool":
+                span = "true/false" if plan.lo != plan.hi else str(bool(plan.lo)).lower()
             descriptions[i] = f"random {span}" + (f" {plan.why}" if plan.why else "")
             for note in plan.notes:
                 log(f"warning: input '{model.inputs[i].name}': {note}")

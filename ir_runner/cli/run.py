@@ -50,7 +50,7 @@ def load_model(path: str, weights: str | None, strict: bool, memory_limit: int |
 def run_model(model: Model, arrays: list[np.ndarray]) -> dict[str, np.ndarray]:
     """``model.run``; an inference failure caused by the data's shapes is a bad input (exit 4)."""
     try:
-        return model.run(arrays)
+        return model.run({info.name: array for info, array in zip(model.inputs, arrays)})
     except InferenceError as error:
         raise shape_failure(model, error) from None
 

@@ -1,0 +1,121 @@
+"""``gen-inputs`` and ``--input random``: data that fits the layers each input feeds."""
+
+from __future__ import annotations
+
+import json
+
+import ml_dtypes
+import numpy as np
+import pytest
+
+from tests.cli.clikit import (
+    DYNAMIC,
+    SELECT_GATHER,
+    as_json,
+    convert_cond_model,
+    invoke,
+    load_npz,
+    odd_names_model,
+    typed_model,
+)
+
+
+def test_random_gather_indices_stay_in_range_for_many_seeds(tmp_path):
+    model = odd_names_model(tmp_path)
+    seen = set()
+    for seed in range(30):
+        out = tmp_path / f"in{seed}.npz"
+        result = invoke("gen-inputs", model, "-o", out, "--seed", seed)
+        assert result.exit_code == 0, result.output
+        idx = load_npz(out)["idx:0"]
+        assert idx.dtype == np.int32 and idx.min() >= 0 and idx.max() <= 3
+        seen.update(idx.tolist())
+    assert seen == {0, 1, 2, 3}
+    assert "random [0,3] (indices of Gather-8 'g': axis 1 has 4)" in result.stdout
+
+
+def test_select_cond_is_boolean_and_seed_is_echoed(tmp_path):
+    out = tmp_path / "in.npz"
+    result = invoke("gen-inputs", SELECT_GATHER, "-o", out, "--seed", "11")
+    assert "inputs (seed 11; change it with --seed)" in result.stdout
+    cond = load_npz(out)["cond"]
+    assert cond.dtype == np.bool_ and cond.any() and not cond.all()
+    data = as_json(invoke("--json", SELECT_GATHER, "--fill", "random"))
+    assert data["seed"] == 0 and data["inputs"][0]["source"].startswith("random true/false (cond of Select")
+
+
+def test_same_seed_same_data_other_seed_other_data(tmp_path):
+    a, b, c = (tmp_path / f"{n}.npz" for n in "abc")
+    invoke("gen-inputs", SELECT_GATHER, "-o", a, "--seed", "3")
+    invoke("gen-inputs", SELECT_GATHER, "-o", b, "--seed", "3")
+    invoke("gen-inputs", SELECT_GATHER, "-o", c, "--seed", "4")
+    assert a.read_bytes() == b.read_bytes() != c.read_bytes()
+
+
+def test_through_convert_to_cond_and_float_indices(tmp_path):
+    model = convert_cond_model(tmp_path)
+    out = tmp_path / "in.npz"
+    result = invoke("gen-inputs", model, "-o", out)
+    assert result.exit_code == 0, result.output
+    data = load_npz(out)
+    assert set(np.unique(data["flag"]).tolist()) <= {0.0, 1.0}
+    assert set(np.unique(data["pos"]).tolist()) <= {0.0, 1.0, 2.0}
+    assert "indices of Gather-1 'g1': axis 0 has 3" in result.stdout
+
+
+def test_range_option_and_warning_beyond_valid_indices(tmp_path):
+    model = odd_names_model(tmp_path)
+    out = tmp_path / "in.npz"
+    result = invoke("gen-inputs", model, "-o", out, "--range", "t=[-5,-4]", "--range", "idx:0=[0,9]")
+    assert result.exit_code == 0, result.output
+    data = load_npz(out)
+    assert data["then=1"].min() >= -5 and data["then=1"].max() < -4
+    assert "beyond the valid indices [0,3]" in result.stderr
+    bad = invoke("gen-inputs", model, "-o", out, "--range", "idx=[0.5,2]")
+    assert bad.exit_code == 4 and "whole numbers" in bad.stderr
+    assert invoke("gen-inputs", model, "-o", out, "--range", "idx=[0,2]]").exit_code == 2
+    assert invoke("gen-inputs", model, "-o", out, "--range", "idx=[0,9999999999]").exit_code == 4
+
+
+@pytest.mark.parametrize(("element_type", "dtype"), [
+    ("bf16", ml_dtypes.bfloat16), ("f16", np.float16), ("f8e4m3", ml_dtypes.float8_e4m3fn),
+    ("u4", ml_dtypes.uint4), ("i4", ml_dtypes.int4), ("u1", np.uint8), ("u64", np.uint64), ("boolean", np.bool_),
+])
+def test_every_element_type_generates(tmp_path, element_type, dtype):
+    model = typed_model(tmp_path, element_type)
+    out = tmp_path / "in.npz"
+    result = invoke("gen-inputs", model, "-o", out, "--json")
+    assert result.exit_code == 0, result.output
+    with np.load(out) as data:
+        raw = data["x"]
+    assert raw.shape == (2, 3) and raw.dtype.itemsize == np.dtype(dtype).itemsize
+    if element_type == "u1":
+        assert set(np.unique(raw).tolist()) <= {0, 1}
+    ran = invoke(model, "-i", out, "--json")
+    assert ran.exit_code == 0, ran.output
+
+
+def test_gen_inputs_json_template_and_zeros(tmp_path):
+    out = tmp_path / "in.json"
+    assert invoke("gen-inputs", SELECT_GATHER, "-o", out, "--fill", "zeros").exit_code == 0
+    data = json.loads(out.read_text())
+    assert data["cond"] == [[False] * 3] * 2 and data["then"] == [[0.0] * 3] * 2
+    assert invoke(SELECT_GATHER, "-i", out).exit_code == 0
+
+
+def test_gen_inputs_dynamic_needs_data_shape(tmp_path):
+    out = tmp_path / "in.npz"
+    result = invoke("gen-inputs", DYNAMIC, "-o", out)
+    assert result.exit_code == 4 and "add --data-shape cond=[1,4]" in result.stderr
+    ok = invoke("gen-inputs", DYNAMIC, "-o", out, "--data-shape", "cond=[2,4]", "--data-shape", "then=[2,4]",
+                "--data-shape", "indices=[3,1]")
+    assert ok.exit_code == 0
+    assert {k: v.shape for k, v in load_npz(out).items()} == {"cond": (2, 4), "then": (2, 4), "else": (4,),
+                                                               "indices": (3, 1)}
+    assert load_npz(out)["indices"].max() <= 3
+    unknown = invoke("gen-inputs", DYNAMIC, "-o", out, "--data-shape", "cnd=[2,4]")
+    assert unknown.exit_code == 4 and "did you mean 'cond'" in unknown.stderr
+
+
+def test_gen_inputs_requires_output():
+    assert invoke("gen-inputs", SELECT_GATHER).exit_code == 2
