@@ -1,4 +1,13 @@
-"""ir-run: load, check and run OpenVINO IR models (model.xml + model.bin) with numpy kernels."""
+"""ir-run: load, check and run OpenVINO IR models (model.xml + model.bin) with numpy kernels.
+
+The errors are imported eagerly (they are light); everything that needs numpy or lxml is imported on
+first use, so that ``ir-run --help`` and shell completion start fast.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING
 
 from .errors import (
     DeclaredMismatchError,
@@ -7,15 +16,41 @@ from .errors import (
     InferenceError,
     InputError,
     IRError,
+    KernelError,
     ModelFormatError,
     ResourceLimitError,
     UnsupportedError,
 )
-from .model import Model, ValidationReport, load, run, validate
-from .runtime import CastWarning, TensorInfo
-from .types import Dim, ElementType, PartialShape
+
+if TYPE_CHECKING:
+    from .model import Model, ValidationReport, load, run, validate
+    from .runtime import CastWarning, TensorInfo
+    from .types import Dim, ElementType, PartialShape
 
 __version__ = "0.1.0"
+
+_LAZY = {
+    "Model": "model",
+    "ValidationReport": "model",
+    "load": "model",
+    "run": "model",
+    "validate": "model",
+    "CastWarning": "runtime",
+    "TensorInfo": "runtime",
+    "Dim": "types",
+    "ElementType": "types",
+    "PartialShape": "types",
+}
+
+
+def __getattr__(name: str):
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'ir_runner' has no attribute {name!r}")
+    value = getattr(importlib.import_module(f".{module}", __name__), name)
+    globals()[name] = value
+    return value
+
 
 __all__ = [
     "CastWarning",
@@ -27,6 +62,7 @@ __all__ = [
     "IndexOutOfRangeError",
     "InferenceError",
     "InputError",
+    "KernelError",
     "Model",
     "ModelFormatError",
     "PartialShape",

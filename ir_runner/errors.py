@@ -2,7 +2,7 @@
 
 Every problem with a model or with the data fed to it is an :class:`IRError`. Each subclass has an
 ``exit_code`` that the CLI uses: 3 invalid model, 4 bad input, 5 unsupported operation, 6 resource
-limit.
+limit, 7 internal kernel failure.
 """
 
 from __future__ import annotations
@@ -91,3 +91,9 @@ class ResourceLimitError(IRError):
     """Running would need more memory than the configured ceiling allows."""
 
     exit_code = 6
+
+
+class KernelError(IRError):
+    """A kernel failed in a way inference should have prevented: a bug in ir-run, reported with the layer."""
+
+    exit_code = 7

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from . import ops  # noqa: F401  (registers the operations)
-from .errors import IRError
+from .errors import InferenceError, InputError, IRError
 from .graph import Graph, build_graph
 from .infer import Inference, LayerInference, infer_graph
 from .ir.reader import read_ir
@@ -32,9 +32,8 @@ class Model:
         self.inference = inference
         self.strict = strict
         self.memory_limit = memory_limit
-        parameters = graph.of_type("Parameter")
-        self.inputs: tuple[TensorInfo, ...] = tuple(_input_info(inference, p) for p in parameters)
-        self.outputs: tuple[TensorInfo, ...] = _output_infos(graph, inference)
+        self.inputs: tuple[TensorInfo, ...] = input_infos(graph, inference)
+        self.outputs: tuple[TensorInfo, ...] = output_infos(graph, inference)
         self._static_plan: Plan | None = None
         if all(info.partial_shape.is_static and info.dtype is not None for info in self.inputs):
             self._static_plan = build_plan(inference, memory_limit)
@@ -59,7 +58,7 @@ class Model:
         arrays = self._fast_bind(feeds) if self._fast_bind_ok and not named else None
         if arrays is None:
             arrays = bind_feeds(self.inputs, feeds, named, cast)
-        plan = self._static_plan or self._plan_for(arrays)
+        plan = self._static_plan or self.plan_for(arrays)
         return dict(zip(self._output_names, execute(plan, arrays)))
 
     def _fast_bind(self, feeds) -> list[np.ndarray] | None:
@@ -78,17 +77,31 @@ class Model:
         """``model(a, b, c)`` or ``model(x=a)``: the same as :meth:`run`."""
         return self.run(list(arrays) if arrays else None, cast=cast, **named)
 
-    def _plan_for(self, arrays: list[np.ndarray]) -> Plan:
+    def plan_for(self, arrays: Sequence[np.ndarray]) -> Plan:
+        """The plan for these checked input arrays: built at load for static models, else inferred for the
+        arrays' shapes (and, for dynamic element types, dtypes) and cached per signature.
+
+        Shapes that do not fit the model (e.g. two dynamic dims that must be equal) raise InputError.
+        """
+        if self._static_plan is not None:
+            return self._static_plan
         signature = tuple((a.dtype, a.shape) for a in arrays)
         plan = self._plans.get(signature)
         if plan is not None:
             return plan
         specs = {
-            p.id: TensorSpec(element_type_of(a.dtype), PartialShape.of(a.shape))
-            for p, a in zip(self.graph.of_type("Parameter"), arrays)
+            layer.id: TensorSpec(info.element_type if info.dtype is not None else element_type_of(array.dtype),
+                                 PartialShape.of(array.shape))
+            for layer, info, array in zip(self.graph.of_type("Parameter"), self.inputs, arrays)
         }
         inference = infer_graph(self.graph, strict=self.strict, input_specs=specs, check_declared=False)
-        inference.raise_first()
+        try:
+            inference.raise_first()
+        except InferenceError as error:
+            raise InputError(
+                f"the inputs' shapes do not fit the model: {error.detail}", layer=error.layer, port=error.port,
+                hint=error.hint,
+            ) from None
         plan = build_plan(inference, self.memory_limit)
         with self._lock:
             if len(self._plans) >= _PLAN_CACHE_SIZE:
@@ -102,13 +115,18 @@ class Model:
         return f"<Model {self.name!r} ({ins}) -> ({outs})>"
 
 
-def _input_info(inference: Inference, layer) -> TensorInfo:
-    spec = inference.output_spec(layer.id, 0)
-    names = layer.outputs[0].names if layer.outputs else ()
-    return TensorInfo(names[0] if names else layer.name, names, spec.element_type, spec.shape, layer.name)
+def input_infos(graph: Graph, inference: Inference) -> tuple[TensorInfo, ...]:
+    """The model's inputs: Parameter layers in document order, named by their first tensor name."""
+    infos = []
+    for layer in graph.of_type("Parameter"):
+        spec = inference.output_spec(layer.id, 0)
+        names = layer.outputs[0].names if layer.outputs else ()
+        infos.append(TensorInfo(names[0] if names else layer.name, names, spec.element_type, spec.shape, layer.name))
+    return tuple(infos)
 
 
-def _output_infos(graph: Graph, inference: Inference) -> tuple[TensorInfo, ...]:
+def output_infos(graph: Graph, inference: Inference) -> tuple[TensorInfo, ...]:
+    """The model's outputs: Result layers in document order, named by their tensor's first name (unique)."""
     infos, used = [], set()
     for layer in graph.of_type("Result"):
         producer, position = graph.sources[layer.id][0]

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .errors import IRError, LayerRef, ResourceLimitError
+from .errors import IRError, KernelError, LayerRef, ResourceLimitError
 from .infer import Inference
 from .ops.registry import KernelFn
 
@@ -107,7 +107,7 @@ def kernel_error(exc: Exception, layer: LayerRef) -> IRError:
     """The IRError for an exception a kernel raised (a kernel bug must still name the layer)."""
     if isinstance(exc, MemoryError):
         return ResourceLimitError("out of memory while computing this layer", layer=layer)
-    return IRError(f"internal error while computing this layer: {type(exc).__name__}: {exc}", layer=layer)
+    return KernelError(f"internal error while computing this layer: {type(exc).__name__}: {exc}", layer=layer)
 
 
 def _kernel_for(info, consts: list[np.ndarray | None]) -> KernelFn:

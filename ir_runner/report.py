@@ -236,13 +236,12 @@ def format_validation(report: ValidationReport) -> str:
 
 def inspect_data(analysis: Analysis) -> dict[str, Any]:
     """Everything ``inspect`` shows, as JSON-ready data."""
-    from .model import _input_info, _output_infos
+    from .model import input_infos, output_infos
 
     graph, inference = analysis.graph, analysis.inference
     assert graph is not None and inference is not None
     layers = [_layer_entry(graph, info) for info in inference.layers.values()]
     by_type = Counter(entry["type"] for entry in layers)
-    parameters = graph.of_type("Parameter")
     return {
         "model": analysis.source,
         "name": graph.net.name,
@@ -250,8 +249,8 @@ def inspect_data(analysis: Analysis) -> dict[str, Any]:
         "opsets": sorted({layer.version for layer in graph.net.layers}),
         "layer_count": len(layers),
         "layer_types": dict(sorted(by_type.items())),
-        "inputs": [_tensor_entry(_input_info(inference, p)) for p in parameters],
-        "outputs": [_tensor_entry(info) for info in _output_infos(graph, inference)],
+        "inputs": [_tensor_entry(info) for info in input_infos(graph, inference)],
+        "outputs": [_tensor_entry(info) for info in output_infos(graph, inference)],
         "layers": layers,
         "constants": [_const_entry(info) for info in inference.layers.values() if "value" in info.params],
         "problems": [error_entry(e) for e in analysis.errors] + [error_entry(f) for f in analysis.findings],

@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 import difflib
+import time
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
 from .errors import InputError, IRError
-from .plan import Plan, kernel_error
+from .plan import Plan, Step, kernel_error
 from .types import DYNAMIC, ElementType, PartialShape, element_type_of
 
 
@@ -36,6 +37,9 @@ class TensorInfo:
 
     def __str__(self) -> str:
         return f"{self.name}: {self.element_type.name}{self.partial_shape}"
+
+
+Observer = Callable[[Step, np.ndarray, float], None]
 
 
 class CastWarning(UserWarning):
@@ -156,20 +160,27 @@ def _shape_hint(expected: PartialShape, got: tuple[int, ...]) -> str | None:
     return None
 
 
-def execute(plan: Plan, feeds: Sequence[np.ndarray]) -> list[np.ndarray]:
-    """Run the plan's steps on ``feeds`` (already checked); outputs never alias a Const or an input."""
+def execute(plan: Plan, feeds: Sequence[np.ndarray], observe: Observer | None = None) -> list[np.ndarray]:
+    """Run the plan's steps on ``feeds`` (already checked); outputs never alias a Const or an input.
+
+    ``observe(step, value, seconds)``, when given, is called after each step (for tracing and per-layer
+    timing), before any slot is released.
+    """
     slots: list = [None] * plan.slot_count
     for slot, value in plan.constants:
         slots[slot] = value
     for slot, value in zip(plan.input_slots, feeds):
         slots[slot] = value
     for step in plan.steps:
+        started = time.perf_counter() if observe is not None else 0.0
         try:
             slots[step.output] = step.kernel(*[slots[i] for i in step.inputs])
         except IRError:
             raise
         except Exception as exc:
             raise kernel_error(exc, step.layer) from exc
+        if observe is not None:
+            observe(step, slots[step.output], time.perf_counter() - started)
         for slot in step.release:
             slots[slot] = None
     return [

@@ -15,12 +15,11 @@ from typing import IO, Any
 import click
 import numpy as np
 
-from .. import InferenceError
-from ..trace import plan_for, run_observed
+from ..runtime import execute
 from .common import emit
 from .formats import number, table
 from .inputs import InputOptions, bind_inputs
-from .run import binding_rows, binding_text, load_model, shape_failure
+from .run import binding_rows, binding_text, load_model
 
 DEFAULT_ITERATIONS = 100
 
@@ -103,14 +102,11 @@ def bench_command(options: BenchOptions) -> None:
     bound = bind_inputs(model, options.inputs)
     feeds = {b.info.name: b.array for b in bound.bindings}
     iterations = options.iterations if options.iterations or options.seconds else DEFAULT_ITERATIONS
-    try:
-        for _ in range(options.warmup):
-            bound.model.run(feeds)
-        latencies = measure(lambda: bound.model.run(feeds), iterations, options.seconds,
-                            Progress("bench", iterations, options.seconds))
-        layers = _per_layer(bound, len(latencies), options.warmup) if options.per_layer else None
-    except InferenceError as error:
-        raise shape_failure(bound.model, error) from None
+    for _ in range(options.warmup):
+        bound.model.run(feeds)
+    latencies = measure(lambda: bound.model.run(feeds), iterations, options.seconds,
+                        Progress("bench", iterations, options.seconds))
+    layers = _per_layer(bound, len(latencies), options.warmup) if options.per_layer else None
     result: dict[str, Any] = {"model": {"path": options.model}, "seed": bound.seed, "inputs": binding_rows(bound),
                               "timing": _statistics(latencies, options)}
     if layers is not None:
@@ -130,11 +126,11 @@ def _statistics(latencies: list[float], options: BenchOptions) -> dict[str, Any]
 
 
 def _per_layer(bound, runs: int, warmup: int) -> list[dict[str, Any]]:
-    plan = plan_for(bound.model, bound.arrays)
+    plan = bound.model.plan_for(bound.arrays)
     totals: dict[str, float] = {}
     names: dict[str, tuple[str, str]] = {}
     for _ in range(warmup):
-        run_observed(plan, bound.arrays, lambda *_: None)
+        execute(plan, bound.arrays)
 
     def observe(step, _value, seconds: float) -> None:
         totals[step.layer.id] = totals.get(step.layer.id, 0.0) + seconds
@@ -142,7 +138,7 @@ def _per_layer(bound, runs: int, warmup: int) -> list[dict[str, Any]]:
 
     progress = Progress("per layer", runs, None)
     for done in range(runs):
-        run_observed(plan, bound.arrays, observe)
+        execute(plan, bound.arrays, observe)
         progress.update(done + 1)
     progress.close()
     whole = sum(totals.values()) or 1.0

@@ -11,9 +11,9 @@ from typing import Any
 import click
 import numpy as np
 
-from .. import InferenceError, InputError, IRError, load
+from .. import InputError, load
 from ..model import Model
-from ..trace import plan_for, run_observed
+from ..runtime import execute
 from .common import EXIT_COMPARISON, emit, info, settings
 from .compare import Tolerances, compare_outputs, render_comparison
 from .files import array_sha256, file_sha256, read_arrays, same_file, save_arrays, save_json
@@ -48,19 +48,8 @@ def load_model(path: str, weights: str | None, strict: bool, memory_limit: int |
 
 
 def run_model(model: Model, arrays: list[np.ndarray]) -> dict[str, np.ndarray]:
-    """``model.run``; an inference failure caused by the data's shapes is a bad input (exit 4)."""
-    try:
-        return model.run({info.name: array for info, array in zip(model.inputs, arrays)})
-    except InferenceError as error:
-        raise shape_failure(model, error) from None
-
-
-def shape_failure(model: Model, error: InferenceError) -> IRError:
-    """Inference failing for concrete input shapes of a dynamic model is the data's fault: an InputError."""
-    if all(i.partial_shape.is_static for i in model.inputs):
-        return error
-    return InputError(f"the inputs' shapes do not fit the model: {error.detail}", layer=error.layer,
-                      port=error.port, hint=error.hint)
+    """``model.run`` on arrays in input order."""
+    return model.run({info.name: array for info, array in zip(model.inputs, arrays)})
 
 
 def run_command(options: RunOptions) -> None:
@@ -197,11 +186,7 @@ def _traced(bound: Bound, rows: list[dict[str, Any]], dump: str | None) -> dict[
                           "type": step.layer.type_version, "element_type": row["element_type"],
                           "shape": row["shape"]})
 
-    try:
-        plan = plan_for(bound.model, bound.arrays)
-    except InferenceError as error:
-        raise shape_failure(bound.model, error) from None
-    values = run_observed(plan, bound.arrays, observe)
+    values = execute(bound.model.plan_for(bound.arrays), bound.arrays, observe)
     if folder is not None:
         save_json(folder / "index.json", {"layers": index})
     return {info.name: value for info, value in zip(bound.model.outputs, values)}
