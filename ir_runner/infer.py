@@ -9,6 +9,7 @@ its *declared* output specs downstream so that later layers are still checked.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Any, NoReturn
 
@@ -20,6 +21,7 @@ from .errors import (
     IRError,
     LayerRef,
     ModelFormatError,
+    ResourceLimitError,
     UnsupportedError,
 )
 from .graph import Graph
@@ -152,9 +154,9 @@ class Inference:
         unsupported = [e for e in self.errors if isinstance(e, UnsupportedError)]
         unknown = [info.ref for info in self.layers.values() if info.op is None]
         if unknown:
-            listed = "; ".join(str(ref) for ref in unknown)
+            listed = "; ".join(f"{ref}: {_unknown_reason(self.layers[ref.id].layer)}" for ref in unknown)
             raise UnsupportedError(
-                f"{len(unknown)} layer(s) use operations ir-run does not implement: {listed}."
+                f"{len(unknown)} layer(s) use operations that are not implemented in ir-run: {listed}."
                 f" Supported: {supported_summary()}",
                 hint=_unknown_hint(self.layers, unknown),
             )
@@ -184,18 +186,8 @@ def infer_graph(
     ``check_declared`` compares port dims and precisions with what was inferred.
     """
     layers: dict[str, LayerInference] = {}
-    folded: dict[tuple[str, int], np.ndarray | None] = {}
-
-    def const_value(layer_id: str, position: int) -> np.ndarray | None:
-        producer, out_pos = graph.sources[layer_id][position]
-        return _fold(producer, out_pos)
-
-    def _fold(layer_id: str, position: int) -> np.ndarray | None:
-        key = (layer_id, position)
-        if key not in folded:
-            folded[key] = None
-            folded[key] = _evaluate_constant(layers[layer_id], const_value)
-        return folded[key]
+    folder = _ConstantFolder(graph, layers)
+    const_value = folder.input_value
 
     for layer_id in graph.order:
         layer = graph.layers[layer_id]
@@ -244,28 +236,82 @@ def _infer_layer(info: LayerInference, const_value, strict: bool, weights) -> No
                 layer=info.ref,
             )
         )
+        outputs = outputs + [_declared_spec(p, info) for p in layer.outputs[len(outputs):]]
     info.outputs, info.params = outputs, params
 
 
-def _unknown_op_error(info: LayerInference) -> UnsupportedError:
-    layer = info.layer
+def _unknown_reason(layer: LayerRecord) -> str:
     if is_known_type(layer.type):
-        detail = f"version '{layer.version}' of {layer.type} is not implemented"
-    else:
-        detail = f"operation type '{layer.type}' is not implemented"
-    return UnsupportedError(f"{detail}. Supported: {supported_summary()}", layer=info.ref)
+        return f"version '{layer.version}' of {layer.type} is not implemented"
+    return f"operation type '{layer.type}' is not implemented"
 
 
-def _evaluate_constant(info: LayerInference, const_value) -> np.ndarray | None:
-    """Fold a layer whose inputs are all constant (used for inputs that must be constant, e.g. axis)."""
-    if "value" in info.params:
-        return info.params["value"]
-    if info.op is None or info.op.kernel is None or info.errors:
-        return None
-    values = [const_value(info.layer.id, i) for i in range(len(info.inputs))]
-    if any(v is None for v in values):
-        return None
-    return info.op.kernel(*values, **info.params)
+def _unknown_op_error(info: LayerInference) -> UnsupportedError:
+    return UnsupportedError(f"{_unknown_reason(info.layer)}. Supported: {supported_summary()}", layer=info.ref)
+
+
+FOLD_MAX_BYTES = 1 << 20
+
+
+class _ConstantFolder:
+    """Values of layers computable from Consts alone, evaluated on demand (for inputs that must be
+    constant, such as Gather's axis). Walks producers without recursion, so chains of any length fold;
+    outputs above FOLD_MAX_BYTES are not folded (a small axis never needs them)."""
+
+    def __init__(self, graph: Graph, layers: dict[str, LayerInference]) -> None:
+        self.graph, self.layers = graph, layers
+        self.values: dict[str, np.ndarray | None] = {}
+
+    def input_value(self, layer_id: str, position: int) -> np.ndarray | None:
+        producer = self.graph.sources[layer_id][position][0]
+        order, queued, stack = [], set(), [producer]
+        while stack:
+            current = stack.pop()
+            if current in self.values or current in queued:
+                continue
+            info = self.layers[current]
+            if "value" in info.params:
+                self.values[current] = info.params["value"]
+                continue
+            if not self._foldable(info):
+                self.values[current] = None
+                continue
+            order.append(current)
+            queued.add(current)
+            stack.extend(src for src, _ in self.graph.sources[current])
+        position_of = {lid: i for i, lid in enumerate(self.graph.order)}
+        for current in sorted(order, key=position_of.__getitem__):
+            self.values[current] = self._evaluate(self.layers[current])
+        return self.values[producer]
+
+    @staticmethod
+    def _foldable(info: LayerInference) -> bool:
+        """Whether to evaluate this layer; a constant too large to fold is refused with its size."""
+        if info.op is None or info.op.kernel is None or info.errors or len(info.outputs) != 1:
+            return False
+        spec = info.outputs[0]
+        if not spec.shape.is_static or spec.element_type.dtype is None:
+            return False
+        nbytes = math.prod(spec.shape.to_shape()) * spec.element_type.dtype.itemsize
+        if nbytes > FOLD_MAX_BYTES:
+            raise ResourceLimitError(
+                f"an input that must be constant is computed from this layer, whose output {spec} would take"
+                f" {nbytes} bytes to evaluate at load, above the folding limit of {FOLD_MAX_BYTES} bytes",
+                layer=info.ref,
+                hint="compute the value offline and store it as a Const",
+            )
+        return True
+
+    def _evaluate(self, info: LayerInference) -> np.ndarray | None:
+        values = [self.values.get(src) for src, _ in self.graph.sources[info.layer.id]]
+        if any(v is None for v in values):
+            return None
+        try:
+            return info.op.kernel(*values, **info.params)
+        except IRError:
+            raise
+        except Exception:  # folding is an optimisation of inference: a failure means "not constant"
+            return None
 
 
 def _declared_spec(port: PortRecord, info: LayerInference) -> TensorSpec:

@@ -11,7 +11,6 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from . import ops  # noqa: F401  (registers the operations)
 from .errors import InferenceError, InputError, IRError
 from .graph import Graph, build_graph
 from .infer import Inference, LayerInference, infer_graph

@@ -8,6 +8,8 @@ refused with the version found.
 from __future__ import annotations
 
 import os
+import re
+import stat
 from pathlib import Path
 
 from lxml import etree
@@ -27,6 +29,7 @@ _PARSER = etree.XMLParser(
     remove_comments=True,
     remove_pis=True,
 )
+_DECLARED_ENCODING = re.compile(rb"""\s*<\?xml[^>]*?encoding\s*=\s*["']([^"']*)["']""")
 _EDGE_KEYS = ("from-layer", "from-port", "to-layer", "to-port")
 _SUBGRAPH_TAGS = ("body", "port_map", "back_edges", "then_body", "else_body")
 
@@ -61,6 +64,8 @@ def _xml_content(source) -> tuple[bytes, Path | None]:
         return bytes(source), None
     path = Path(source)
     try:
+        if path.exists() and not path.is_dir() and not stat.S_ISREG(path.stat().st_mode):
+            raise ModelFormatError(f"'{path}' is not a regular file (a device, FIFO or socket); pass the model's .xml")
         data = path.read_bytes()
     except FileNotFoundError:
         raise ModelFormatError(f"model file '{path}' does not exist") from None
@@ -73,23 +78,37 @@ def _xml_content(source) -> tuple[bytes, Path | None]:
 
 def _parse(data: bytes, path: Path | None):
     what = f"'{path}'" if path else "the model"
+    if data[:2] in (b"\xff\xfe", b"\xfe\xff"):
+        raise ModelFormatError(f"{what} is encoded as UTF-16; IR files are UTF-8", hint="re-save the file as UTF-8")
     head = data[:4096].lstrip()
     if not head.startswith(b"<") and not head.startswith(b"\xef\xbb\xbf<"):
         hint = "pass the .xml file; the .bin holds the weights" if path and path.suffix == ".bin" else None
         looks = "a binary weights file" if b"\x00" in data[:4096] else "not XML"
         raise ModelFormatError(f"{what} is {looks}: an IR model is an .xml file", hint=hint)
-    if b"<!DOCTYPE" in data or b"<!ENTITY" in data:
+    declared = _DECLARED_ENCODING.match(data[:256])
+    if declared and declared.group(1).lower() not in (b"utf-8", b"utf8", b"us-ascii", b"ascii"):
         raise ModelFormatError(
-            f"{what} declares a DOCTYPE or ENTITY; IR files never do, and ir-run refuses them for safety"
+            f"{what} declares encoding {declared.group(1).decode('ascii', 'replace')!r}; IR files are UTF-8",
+            hint="re-save the file as UTF-8",
         )
+    if b"<!DOCTYPE" in data or b"<!ENTITY" in data:
+        raise _doctype_refused(what)
     try:
         root = etree.fromstring(data, _PARSER)
     except etree.XMLSyntaxError as exc:
         raise ModelFormatError(f"{what} is not well-formed XML: {exc}") from None
+    if root is not None and root.getroottree().docinfo.doctype:
+        raise _doctype_refused(what)
     if root is None or root.tag != "net":
         tag = None if root is None else root.tag
         raise ModelFormatError(f"{what} has root element <{tag}>; an IR's root element is <net>")
     return root
+
+
+def _doctype_refused(what: str) -> ModelFormatError:
+    return ModelFormatError(
+        f"{what} declares a DOCTYPE or ENTITY; IR files never do, and ir-run refuses them for safety"
+    )
 
 
 def _net_version(root) -> int:

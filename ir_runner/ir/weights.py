@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import mmap
 import os
+import stat
 from pathlib import Path
 
 import numpy as np
@@ -48,6 +49,9 @@ class Weights:
 
 def _map_file(path: Path, needed_by: LayerRef) -> memoryview:
     try:
+        if not stat.S_ISREG(os.stat(path).st_mode):
+            raise ModelFormatError(f"the weights '{path}' are not a regular file (a device, FIFO, socket or directory)",
+                                   layer=needed_by)
         with open(path, "rb") as handle:
             size = os.fstat(handle.fileno()).st_size
             if size == 0:

@@ -8,6 +8,7 @@ only opset7 and Gather-8 opset8 onwards. Types match case-insensitively.
 from __future__ import annotations
 
 import functools
+import importlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -63,6 +64,20 @@ class OpDef:
 
 
 _REGISTRY: dict[str, list[OpDef]] = {}
+_BUILTIN_MODULES = ("io", "convert", "select", "gather")
+_builtins_loaded = False
+
+
+def _load_builtins() -> None:
+    """Import the operation modules (each registers its operations) on first use of the registry.
+
+    Deferred so that importing the graph or reader does not import the kernels (no import cycles).
+    """
+    global _builtins_loaded
+    if not _builtins_loaded:
+        _builtins_loaded = True
+        for module in _BUILTIN_MODULES:
+            importlib.import_module(f"{__package__}.{module}")
 
 
 def register(op: OpDef) -> OpDef:
@@ -94,6 +109,7 @@ def lookup(type_name: str, version: str) -> OpDef | None:
     opset = opset_number(version)
     if opset is None:
         return None
+    _load_builtins()
     for op in _REGISTRY.get(type_name.lower(), ()):
         if op.covers(opset):
             return op
@@ -101,11 +117,13 @@ def lookup(type_name: str, version: str) -> OpDef | None:
 
 
 def is_known_type(type_name: str) -> bool:
+    _load_builtins()
     return type_name.lower() in _REGISTRY
 
 
 def supported_ops() -> list[OpDef]:
     """Every registered operation version, sorted by type and version."""
+    _load_builtins()
     return sorted((op for ops in _REGISTRY.values() for op in ops), key=lambda op: (op.type, op.version))
 
 
