@@ -116,12 +116,23 @@ class Model:
 
 def input_infos(graph: Graph, inference: Inference) -> tuple[TensorInfo, ...]:
     """The model's inputs: Parameter layers in document order, named by their first tensor name."""
-    infos = []
+    infos, used = [], set()
     for layer in graph.of_type("Parameter"):
         spec = inference.output_spec(layer.id, 0)
         names = layer.outputs[0].names if layer.outputs else ()
-        infos.append(TensorInfo(names[0] if names else layer.name, names, spec.element_type, spec.shape, layer.name))
+        name = _unique(names[0] if names else layer.name, used)
+        infos.append(TensorInfo(name, names, spec.element_type, spec.shape, layer.name))
     return tuple(infos)
+
+
+def _unique(name: str, used: set[str]) -> str:
+    """``name``, or ``name_1``, ``name_2``... when already taken (OpenVINO's spelling for duplicates)."""
+    candidate, count = name, 0
+    while candidate in used:
+        count += 1
+        candidate = f"{name}_{count}"
+    used.add(candidate)
+    return candidate
 
 
 def output_infos(graph: Graph, inference: Inference) -> tuple[TensorInfo, ...]:
@@ -133,9 +144,9 @@ def output_infos(graph: Graph, inference: Inference) -> tuple[TensorInfo, ...]:
         if not names and layer.attrs.get("output_names"):
             names = tuple(n for n in layer.attrs["output_names"].split(",") if n)
         name = names[0] if names else layer.name
-        if name in used:
-            name = layer.name if layer.name not in used else f"{layer.name}:{len(infos)}"
-        used.add(name)
+        if name in used and layer.name not in used:
+            name = layer.name
+        name = _unique(name, used)
         spec = inference.output_spec(producer, position)
         infos.append(TensorInfo(name, names, spec.element_type, spec.shape, layer.name))
     return tuple(infos)

@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 import ir_runner
+from ir_runner.ops.convert_rules import quiet_f16_nans
 from tests.irbuild import IRBuilder
 
 SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -129,7 +130,8 @@ def test_select_swapping_branches_negates_cond(data, shape, et):
     loaded = ir_runner.load(xml, weights or None)
     same_bits(loaded.run({"cond": cond, "then": a, "else": b})["out"],
               loaded.run({"cond": ~cond, "then": b, "else": a})["out"])
-    same_bits(loaded.run({"cond": cond, "then": a, "else": a})["out"], a)
+    # the reference quietens signalling f16 NaNs it moves, so "a" comes back with quiet NaNs
+    same_bits(loaded.run({"cond": cond, "then": a, "else": a})["out"], quiet_f16_nans(a.copy()))
 
 
 # ----------------------------------------------------------------------------- Gather

@@ -7,16 +7,18 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import os
 import tempfile
 import zipfile
+import zlib
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import IO, Any
 
 import numpy as np
 
-from ..errors import InputError, IRError
+from ..errors import InputError, IRError, ResourceLimitError
 from .common import EXIT_OUTPUT
 from .formats import python_values
 
@@ -34,26 +36,60 @@ def split_key(source: str) -> tuple[str, str | None]:
 
 
 def read_numpy(path: str) -> np.ndarray | Arrays:
-    """A .npy as an array, a .npz as a dict of arrays; anything unreadable is an InputError."""
+    """A .npy as an array, a .npz as a dict of arrays; anything unreadable is an InputError.
+
+    Headers are checked before any array is allocated: a file that declares more data than it holds is
+    refused, naming the file. Nothing is ever unpickled.
+    """
     try:
+        _check_declared_sizes(path)
         data = np.load(path, allow_pickle=False)
+        if isinstance(data, np.lib.npyio.NpzFile):
+            with data:
+                return {key: data[key] for key in data.files}
+        return data
     except FileNotFoundError:
         raise InputError(f"the file '{path}' does not exist") from None
     except IsADirectoryError:
         raise InputError(f"'{path}' is a directory, not an array file") from None
+    except MemoryError:
+        raise ResourceLimitError(f"the arrays in '{path}' do not fit in memory") from None
     except ValueError as exc:
         raise InputError(
             f"cannot read '{path}': {exc}", hint="ir-run never unpickles; save numeric arrays (np.save / np.savez)"
         ) from None
-    except (OSError, EOFError) as exc:
+    except (OSError, EOFError, zipfile.BadZipFile, zlib.error) as exc:
         raise InputError(f"cannot read '{path}' as .npy/.npz: {exc}") from None
-    if isinstance(data, np.lib.npyio.NpzFile):
-        with data:
-            try:
-                return {key: data[key] for key in data.files}
-            except ValueError as exc:
-                raise InputError(f"cannot read an array of '{path}': {exc}", hint="ir-run never unpickles") from None
-    return data
+
+
+def _check_declared_sizes(path: str) -> None:
+    """Refuse .npy headers (also inside a .npz) that declare more bytes than the file holds."""
+    with open(path, "rb") as handle:
+        magic = handle.read(6)
+        handle.seek(0)
+        if magic == b"\x93NUMPY":
+            _check_npy_header(handle, os.fstat(handle.fileno()).st_size, f"'{path}'")
+            return
+    if zipfile.is_zipfile(path):
+        with zipfile.ZipFile(path) as archive:
+            for member in archive.infolist():
+                if member.filename.endswith(".npy"):
+                    with archive.open(member) as handle:
+                        _check_npy_header(handle, member.file_size, f"'{path}' member '{member.filename}'")
+
+
+def _check_npy_header(handle, total_bytes: int, label: str) -> None:
+    version = np.lib.format.read_magic(handle)
+    if version == (1, 0):
+        shape, _, dtype = np.lib.format.read_array_header_1_0(handle)
+    else:
+        shape, _, dtype = np.lib.format.read_array_header_2_0(handle)
+    if dtype.hasobject:
+        return  # np.load refuses it without unpickling, with its own message
+    declared = math.prod(shape) * dtype.itemsize
+    available = total_bytes - handle.tell()
+    if declared > available:
+        raise InputError(f"{label} declares {dtype}{list(shape)} ({declared} bytes) but holds {available} bytes")
 
 
 def read_json(path: str) -> Any:

@@ -16,8 +16,8 @@ import numpy as np
 from ..errors import IndexOutOfRangeError, LayerRef
 from ..infer import OpContext
 from ..parallel import PARALLEL_MIN_ELEMENTS, run_chunked
-from ..types import PartialShape, TensorSpec, merge_dims
-from .convert_rules import quiet_f16_nans
+from ..types import PartialShape, TensorSpec, element_type_of, merge_dims
+from .convert_rules import convert_values, quiet_f16_nans
 from .registry import KernelFn, OpDef, register
 
 
@@ -199,9 +199,11 @@ def _prod(dims) -> int:
 
 
 def _as_int64(indices: np.ndarray) -> np.ndarray:
-    """Indices as int64, as the reference reads them (u64 wraps, floats truncate)."""
-    if indices.dtype.kind in "fV":
-        return np.trunc(indices.astype(np.float64)).astype(np.int64)
+    """Indices as int64, as the reference reads them: u64 wraps; floats (Gather-1) convert like Convert to
+    i64 (truncation; NaN and ±inf become INT64_MIN, hence out of range and zeros)."""
+    et = element_type_of(indices.dtype)
+    if et is not None and et.kind == "float":
+        return convert_values(indices, et.name, "i64", np.dtype(np.int64))
     return indices.astype(np.int64, copy=False)
 
 
