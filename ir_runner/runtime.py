@@ -15,7 +15,7 @@ from .plan import Plan, Step, kernel_error
 from .types import DYNAMIC, ElementType, PartialShape, element_type_of
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class TensorInfo:
     """A model input or output: names, element type and (partial) shape."""
 
@@ -37,6 +37,9 @@ class TensorInfo:
 
     def __str__(self) -> str:
         return f"{self.name}: {self.element_type.name}{self.partial_shape}"
+
+    def __repr__(self) -> str:
+        return f"<TensorInfo {self}>"
 
 
 Observer = Callable[[Step, np.ndarray, float], None]
