@@ -250,7 +250,7 @@ def _unknown_op_error(info: LayerInference) -> UnsupportedError:
     return UnsupportedError(f"{_unknown_reason(info.layer)}. Supported: {supported_summary()}", layer=info.ref)
 
 
-FOLD_MAX_BYTES = 1 << 20
+FOLD_MAX_BYTES = 1 << 20  # the largest layer output evaluated at load (here and when building plans)
 
 
 class _ConstantFolder:
@@ -315,7 +315,9 @@ class _ConstantFolder:
 
 
 def _declared_spec(port: PortRecord, info: LayerInference) -> TensorSpec:
-    """The spec a port declares; a port with no dims is taken as 'rank unknown' here."""
+    """The spec a port declares, passed downstream when inference could not compute one. A port with no
+    dims is taken as 'rank unknown' here (OpenVINO writes no dims for both scalars and dynamic ranks), so
+    that downstream checks do not report mismatches that only this layer's failure caused."""
     et = element_type(port.precision) if port.precision else DYNAMIC
     shape = PartialShape.from_port_dims(port.dims) if port.dims else DYNAMIC_SHAPE
     return TensorSpec(et or DYNAMIC, shape)

@@ -19,7 +19,7 @@ _pool_lock = threading.Lock()
 def worker_count() -> int:
     """Cores this process may use (``IR_RUN_THREADS`` overrides; 1 disables threading); read at import."""
     configured = os.environ.get("IR_RUN_THREADS", "")
-    if configured.isdigit() and int(configured) > 0:
+    if configured.isascii() and configured.isdigit() and int(configured) > 0:
         return int(configured)
     try:
         return len(os.sched_getaffinity(0))

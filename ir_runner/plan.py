@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .errors import IRError, KernelError, LayerRef, ResourceLimitError
-from .infer import Inference
+from .infer import FOLD_MAX_BYTES, Inference
 from .ops.registry import KernelFn
 
 DEFAULT_MEMORY_LIMIT = 16 * 2**30
@@ -41,10 +41,6 @@ class Plan:
     steps: tuple[Step, ...]
     output_slots: tuple[int, ...]
     output_copies: tuple[bool, ...]
-    peak_bytes: int | None
-
-
-FOLD_MAX_BYTES = 1 << 20
 
 
 def build_plan(inference: Inference, memory_limit: int | None = DEFAULT_MEMORY_LIMIT) -> Plan:
@@ -53,7 +49,7 @@ def build_plan(inference: Inference, memory_limit: int | None = DEFAULT_MEMORY_L
     Layers whose inputs are all constant and whose output is small (<= FOLD_MAX_BYTES) are computed
     here, once, and become constants. Plans whose tensors exceed ``memory_limit`` are refused.
     """
-    peak = _check_memory(inference, memory_limit)
+    _check_memory(inference, memory_limit)
     graph = inference.graph
     slots: dict[tuple[str, int], int] = {}
     values: dict[int, np.ndarray] = {}
@@ -90,7 +86,7 @@ def build_plan(inference: Inference, memory_limit: int | None = DEFAULT_MEMORY_L
     for slot in output_slots:
         copies.append(slot not in fresh or slot in seen)
         seen.add(slot)
-    return Plan(len(slots), constants, input_slots, steps, output_slots, tuple(copies), peak)
+    return Plan(len(slots), constants, input_slots, steps, output_slots, tuple(copies))
 
 
 def run_step(kernel: KernelFn, inputs: list[np.ndarray], layer: LayerRef) -> np.ndarray:
@@ -136,15 +132,15 @@ def _with_releases(steps_raw, keep: set[int]) -> tuple[Step, ...]:
     )
 
 
-def _check_memory(inference: Inference, limit: int | None) -> int | None:
-    """Sum the bytes of every computed tensor (a bound on the peak); None when shapes are not static."""
+def _check_memory(inference: Inference, limit: int | None) -> None:
+    """Refuse when one computed tensor, or all of them together (a bound on the peak), exceed ``limit``."""
     total = 0
     for info in inference.layers.values():
         if info.op is None or info.op.type in ("Const", "Result"):
             continue
         for spec in info.outputs:
             if not spec.shape.is_static or spec.element_type.dtype is None:
-                return None
+                return
             nbytes = _nbytes(spec)
             if limit is not None and nbytes > limit:
                 raise ResourceLimitError(
@@ -158,7 +154,6 @@ def _check_memory(inference: Inference, limit: int | None) -> int | None:
             f"running would need up to {_human(total)} for its tensors, above the memory limit of {_human(limit)}",
             hint="pass memory_limit= to load() (or --memory-limit) to raise the ceiling",
         )
-    return total
 
 
 def _human(nbytes: int) -> str:

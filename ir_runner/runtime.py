@@ -56,11 +56,19 @@ def bind_feeds(
     if feeds is None:
         feeds = {}
     if isinstance(feeds, Mapping):
-        feeds = {**feeds, **named}
-        ordered = _by_name(inputs, feeds)
+        twice = set(feeds) & set(named)
+        if twice:
+            names = ", ".join(map(repr, sorted(twice)))
+            raise InputError(f"input(s) {names} given twice (in the mapping and by keyword)")
+        ordered = _by_name(inputs, {**feeds, **named})
     else:
         if isinstance(feeds, np.ndarray):
             feeds = [feeds]
+        if not isinstance(feeds, (Sequence, np.ndarray)) or isinstance(feeds, (str, bytes)):
+            raise InputError(
+                f"feeds must be a mapping of name -> array or a sequence of arrays, got {type(feeds).__name__}",
+                hint=_listing(inputs),
+            )
         feeds = list(feeds)
         if named:
             raise InputError("pass inputs either by position or by name, not both", hint=_listing(inputs))
@@ -104,7 +112,9 @@ def _check_value(info: TensorInfo, value, cast: str | None) -> np.ndarray:
         array = np.asarray(value)
     else:
         array = _from_python(info, value, cast)
-    if array.dtype.hasobject or info.element_type == DYNAMIC and element_type_of(array.dtype) is None:
+    if array.dtype.hasobject or array.dtype.kind in "USMm" or (
+        info.element_type == DYNAMIC and element_type_of(array.dtype) is None
+    ):
         raise InputError(f"input '{info.name}' got an array of dtype {array.dtype}, which is not an IR element type")
     if info.element_type != DYNAMIC and array.dtype != info.dtype:
         array = _cast(info, array, cast)

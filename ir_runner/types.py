@@ -138,16 +138,8 @@ class Dim(NamedTuple):
     def is_static(self) -> bool:
         return self.lo == self.hi
 
-    @property
-    def is_dynamic(self) -> bool:
-        return self.lo != self.hi
-
     def contains(self, n: int) -> bool:
         return self.lo <= n and (self.hi is None or n <= self.hi)
-
-    def compatible(self, other: Dim) -> bool:
-        """True when the two intervals intersect (OpenVINO's ``Dimension::compatible``)."""
-        return merge_dims(self, other) is not None
 
     def __str__(self) -> str:
         if self.is_static:
@@ -226,13 +218,6 @@ class PartialShape:
         if self.dims is None:
             return None
         return tuple(d.lo if d.is_static else None for d in self.dims)
-
-    def compatible(self, other: PartialShape) -> bool:
-        if self.dims is None or other.dims is None:
-            return True
-        return len(self.dims) == len(other.dims) and all(
-            a.compatible(b) for a, b in zip(self.dims, other.dims)
-        )
 
     def accepts(self, shape: tuple[int, ...]) -> bool:
         """True when a concrete shape fits this partial shape."""

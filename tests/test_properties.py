@@ -70,11 +70,12 @@ def select_model(shapes, et: str, out_shape, attrs) -> IRBuilder:
 
 
 def expected_select(cond, then, else_, out_shape) -> np.ndarray:
-    """Masked assignment on broadcast views: where cond is false, the else value replaces the then value."""
+    """Masked assignment on broadcast views: where cond is false, the else value replaces the then value.
+    Signalling f16 NaNs come out quiet, as the reference moves f16 values through float."""
     out = np.array(np.broadcast_to(then, out_shape))
     mask = np.broadcast_to(cond.view(np.uint8) == 0, out_shape)
     out[mask] = np.broadcast_to(else_, out_shape)[mask]
-    return out
+    return quiet_f16_nans(out)
 
 
 @SETTINGS
@@ -166,7 +167,7 @@ def expected_gather(data: np.ndarray, indices: np.ndarray, axis: int, batch_dims
     out = np.take(data, np.where(valid, idx, 0), axis=axis)
     mask = valid.reshape((1,) * axis + valid.shape + (1,) * (data.ndim - axis - 1))
     zeros = np.zeros((), data.dtype)
-    return np.where(np.broadcast_to(mask, out.shape), out, zeros)
+    return quiet_f16_nans(np.where(np.broadcast_to(mask, out.shape), out, zeros))
 
 
 def gather_shape(data_shape, idx_shape, axis: int, batch_dims: int) -> tuple[int, ...]:

@@ -73,6 +73,8 @@ def _xml_content(source) -> tuple[bytes, Path | None]:
         raise ModelFormatError(f"'{path}' is a directory, not a model .xml") from None
     except OSError as exc:
         raise ModelFormatError(f"cannot read model file '{path}': {exc.strerror}") from None
+    except ValueError as exc:  # e.g. a NUL byte in the path
+        raise ModelFormatError(f"cannot read model file {str(path)!r}: {exc}") from None
     return data, path
 
 
@@ -113,7 +115,7 @@ def _doctype_refused(what: str) -> ModelFormatError:
 
 def _net_version(root) -> int:
     text = root.get("version")
-    if text is None or not text.strip().isdigit() or int(text) not in SUPPORTED_VERSIONS:
+    if text is None or not (text.strip().isascii() and text.strip().isdigit()) or int(text) not in SUPPORTED_VERSIONS:
         found = "no version attribute" if text is None else f"version={text!r}"
         raise ModelFormatError(
             f"<net> has {found}; ir-run reads IR versions 10 and 11",

@@ -2,7 +2,8 @@
 
 Const arrays are read-only ``np.frombuffer`` views of the mapping: loading costs O(1) in the file's
 size. Bit-packed types (u1, u4, i4) are unpacked into a new array (u4/i4: low nibble first; u1: most
-significant bit first, as OpenVINO packs them). Boolean bytes are normalised to 0/1.
+significant bit first, as OpenVINO packs them). Boolean bytes are kept as stored: every kernel treats any
+non-zero byte as true, and Convert reads the byte as a signed char, as OpenVINO does.
 """
 
 from __future__ import annotations
@@ -25,7 +26,8 @@ class Weights:
         self._path = None if source is None or isinstance(source, (bytes, bytearray, memoryview)) else Path(source)
         self._buffer: memoryview | None = None
         if isinstance(source, (bytes, bytearray, memoryview)):
-            self._buffer = memoryview(bytes(source) if isinstance(source, bytearray) else source).cast("B")
+            view = memoryview(source)
+            self._buffer = (view if view.c_contiguous else memoryview(view.tobytes())).cast("B")
         self._missing = source is None
 
     @property
@@ -99,10 +101,6 @@ def const_array(
         raw = np.frombuffer(data, dtype=np.uint8, count=needed, offset=offset)
         return _read_only(_unpack(raw, element_type, count).reshape(dims))
     array = np.frombuffer(data, dtype=element_type.dtype, count=count, offset=offset).reshape(dims)
-    if element_type.kind == "bool":
-        bytes_ = array.view(np.uint8)
-        if bytes_.size and bytes_.max() > 1:
-            array = bytes_ != 0
     return _read_only(array)
 
 

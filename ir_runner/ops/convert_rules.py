@@ -11,8 +11,9 @@ See ``docs/convert-semantics.md`` for the measurements. Summary:
   floats); only i32 -> f16 clamps to ±65504, other integers overflow to ±inf.
 - f32/bf16 -> f16: round to nearest even, NaN quietened. f64 -> f16 and anything -> f8 go through
   OpenVINO's software f16 conversion, whose subnormal rounding quirk is reproduced.
-- -> bf16: round to nearest even from the f32 value. Deviation (documented in semantics.md): the
-  reference truncates when bit 16 is 0 and the dropped half exceeds 0x8000.
+- -> bf16: round to nearest even from the f32 value, with ml_dtypes (NaNs become its quiet NaN).
+  Deviation (documented in semantics.md, which prescribes ml_dtypes' rounding): the reference truncates
+  when bit 16 is 0 and the dropped half exceeds 0x8000, and keeps (or, for some payloads, loses) NaN bits.
 - -> boolean: ``x != 0`` (NaN is true). boolean -> numbers reads the byte as a signed char.
 - f16 -> f32/f64 and f32 -> f64 quieten NaNs, keeping sign and payload.
 """

@@ -49,6 +49,9 @@ def infer_gather(ctx: OpContext, version: int):
     if ctx.strict:
         params["strict_low"] = "minus_dim" if version == 8 else "zero"
         params["layer"] = ctx.ref
+        constant_indices = ctx.const_value(1)
+        if constant_indices is not None and data.shape.dims is not None and data.shape.dims[axis].is_static:
+            _check_strict(constant_indices, data.shape.dims[axis].lo, params["strict_low"], ctx.ref)
     return [TensorSpec(data.element_type, shape)], params
 
 
@@ -215,6 +218,8 @@ def _check_strict(indices: np.ndarray, dim: int, strict_low: str, layer: LayerRe
     else:
         values = indices.astype(np.float64) if indices.dtype.kind in "fV" else indices.astype(np.int64)
         bad = (values < low) | (values >= dim)
+        if values.dtype.kind == "f":
+            bad |= np.isnan(values)
     if bad.any():
         position = tuple(int(i) for i in np.argwhere(bad)[0])
         value = indices[position]

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import importlib
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -35,9 +36,11 @@ class OpDef:
 
     ``infer`` checks the inputs and attributes and returns the output specs and the resolved kernel
     parameters; ``kernel(*inputs, **params)`` computes the single output (None for the layers the
-    plan handles itself: Parameter, Const, Result). ``prepare(params, input_specs, output_specs,
-    constant_inputs)``, when given, returns a kernel specialised for static shapes (and for inputs
-    that are constant), called as ``fn(*inputs)``; plans use it instead of ``kernel``.
+    plan handles itself: Parameter, Const, Result). A kernel always returns a new array that aliases
+    none of its inputs: the plan relies on it to hand outputs to callers without copying.
+    ``prepare(params, input_specs, output_specs, constant_inputs)``, when given, returns a kernel
+    specialised for static shapes (and for inputs that are constant), called as ``fn(*inputs)``;
+    plans use it instead of ``kernel``.
     """
 
     type: str
@@ -66,6 +69,7 @@ class OpDef:
 _REGISTRY: dict[str, list[OpDef]] = {}
 _BUILTIN_MODULES = ("io", "convert", "select", "gather")
 _builtins_loaded = False
+_builtins_lock = threading.RLock()
 
 
 def _load_builtins() -> None:
@@ -74,10 +78,13 @@ def _load_builtins() -> None:
     Deferred so that importing the graph or reader does not import the kernels (no import cycles).
     """
     global _builtins_loaded
-    if not _builtins_loaded:
-        _builtins_loaded = True
-        for module in _BUILTIN_MODULES:
-            importlib.import_module(f"{__package__}.{module}")
+    if _builtins_loaded:
+        return
+    with _builtins_lock:  # another thread must not see a half-filled registry
+        if not _builtins_loaded:
+            for module in _BUILTIN_MODULES:
+                importlib.import_module(f"{__package__}.{module}")
+            _builtins_loaded = True
 
 
 def register(op: OpDef) -> OpDef:
@@ -93,7 +100,7 @@ def register(op: OpDef) -> OpDef:
 def opset_number(version: str) -> int | None:
     """``'opset7'`` -> 7; anything else (``experimental``, ``extension``, empty) -> None."""
     text = version.strip().lower()
-    if text.startswith("opset") and text[5:].isdigit():
+    if text.startswith("opset") and text[5:].isascii() and text[5:].isdigit():
         return int(text[5:])
     return None
 
