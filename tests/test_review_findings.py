@@ -131,3 +131,24 @@ def test_first_use_from_many_threads_at_once():
     for _ in range(3):
         result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
         assert result.stdout.strip() == "0", result.stdout + result.stderr
+
+
+def run_cli(*args: str, cwd) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "ir_runner", *args], capture_output=True, text=True, cwd=cwd,
+                          timeout=60)
+
+
+def test_cli_deeply_nested_json_input_is_a_bad_input(tmp_path):
+    (tmp_path / "deep.json").write_text("[" * 100_000 + "]" * 100_000)
+    result = run_cli(str(MODELS / "gather1.xml"), "--input", "data=deep.json", "--input", "indices=random",
+                     cwd=tmp_path)
+    assert result.returncode == 4, result.stderr
+    assert "too deeply" in result.stderr and "Traceback" not in result.stderr
+
+
+def test_cli_generated_input_respects_the_memory_limit(tmp_path):
+    result = run_cli(str(MODELS / "dynamic.xml"), "--fill", "random", "--data-shape", "cond=[3,4]",
+                     "--data-shape", "then=[3,4]", "--data-shape", "indices=[50000000,3]",
+                     "--memory-limit", "1MiB", cwd=tmp_path)
+    assert result.returncode == 6, result.stderr
+    assert "generating input 'indices'" in result.stderr

@@ -19,6 +19,7 @@ from typing import IO, Any
 import numpy as np
 
 from ..errors import InputError, IRError, ResourceLimitError
+from ..plan import DEFAULT_MEMORY_LIMIT
 from .common import EXIT_OUTPUT
 from .formats import python_values
 
@@ -35,17 +36,20 @@ def split_key(source: str) -> tuple[str, str | None]:
     return source, None
 
 
-def read_numpy(path: str) -> np.ndarray | Arrays:
-    """A .npy as an array, a .npz as a dict of arrays; anything unreadable is an InputError.
+def read_numpy(path: str, only: str | None = None) -> np.ndarray | Arrays:
+    """A .npy as an array, a .npz as a dict of arrays (just ``only``'s when given); anything unreadable is
+    an InputError.
 
-    Headers are checked before any array is allocated: a file that declares more data than it holds is
-    refused, naming the file. Nothing is ever unpickled.
+    Headers are checked before any array is allocated: a file that declares more data than it holds, or
+    an array larger than the default memory limit, is refused, naming the file. Nothing is ever unpickled.
     """
     try:
         _check_declared_sizes(path)
         data = np.load(path, allow_pickle=False)
         if isinstance(data, np.lib.npyio.NpzFile):
             with data:
+                if only is not None and only in data.files:
+                    return {only: data[only]}
                 return {key: data[key] for key in data.files}
         return data
     except FileNotFoundError:
@@ -90,6 +94,11 @@ def _check_npy_header(handle, total_bytes: int, label: str) -> None:
     available = total_bytes - handle.tell()
     if declared > available:
         raise InputError(f"{label} declares {dtype}{list(shape)} ({declared} bytes) but holds {available} bytes")
+    if declared > DEFAULT_MEMORY_LIMIT:
+        raise ResourceLimitError(
+            f"{label} holds {dtype}{list(shape)} ({declared} bytes), above the memory limit of"
+            f" {DEFAULT_MEMORY_LIMIT} bytes for one input array"
+        )
 
 
 def read_json(path: str) -> Any:
@@ -102,6 +111,8 @@ def read_json(path: str) -> Any:
         raise InputError(f"cannot read '{path}': {exc}") from None
     except json.JSONDecodeError as exc:
         raise InputError(f"'{path}' is not valid JSON: {exc}") from None
+    except RecursionError:
+        raise InputError(f"'{path}' nests its JSON too deeply to be an array") from None
 
 
 def read_arrays(source: str) -> np.ndarray | Arrays:
@@ -127,6 +138,8 @@ def json_array(value: Any, where: str) -> np.ndarray:
         array = np.asarray(value)
     except ValueError as exc:
         raise InputError(f"{where} is not a rectangular nested list: {exc}") from None
+    except RecursionError:
+        raise InputError(f"{where} nests its lists too deeply to be an array") from None
     if array.dtype.kind not in "biuf":
         raise InputError(f"{where} must hold numbers or booleans (a nested list), got {array.dtype} values")
     return array

@@ -23,10 +23,11 @@ from typing import Any
 import click
 import numpy as np
 
-from ..errors import InputError, IRError, LayerRef
+from ..errors import InputError, IRError, LayerRef, ResourceLimitError
 from ..infer import infer_graph
 from ..ir.weights import Weights, const_array
 from ..model import Model
+from ..plan import DEFAULT_MEMORY_LIMIT
 from ..runtime import TensorInfo
 from ..types import PartialShape, TensorSpec, element_type_of, parse_partial_shape
 from .common import log
@@ -218,7 +219,7 @@ def _static_shape(text: str) -> tuple[int, ...]:
 def _range(text: str) -> tuple[float, float]:
     try:
         value = json.loads(text)
-    except json.JSONDecodeError:
+    except (json.JSONDecodeError, RecursionError):
         value = None
     if not (isinstance(value, list) and len(value) == 2 and all(_is_number(v) for v in value)):
         raise ValueError("a range is [LOW,HIGH], e.g. [0,9] or [-1.5,1.5]")
@@ -278,6 +279,10 @@ def _load(text: str) -> _Source:
         source = _Source("json", data, path, absolute, file=path)
     elif suffix == ".bin":
         try:
+            size = Path(path).stat().st_size
+            if size > DEFAULT_MEMORY_LIMIT:
+                raise ResourceLimitError(f"'{path}' holds {size} bytes, above the memory limit of"
+                                         f" {DEFAULT_MEMORY_LIMIT} bytes for one input")
             raw = Path(path).read_bytes()
         except FileNotFoundError:
             raise InputError(f"the file '{path}' does not exist") from None
@@ -285,7 +290,7 @@ def _load(text: str) -> _Source:
             raise InputError(f"cannot read '{path}': {exc.strerror}") from None
         return _Source("bin", raw, path, absolute, file=path)
     else:
-        source = _Source("array", read_numpy(path), path, absolute, file=path)
+        source = _Source("array", read_numpy(path, only=key), path, absolute, file=path)
     if key is not None:
         if not isinstance(source.data, dict) or key not in source.data:
             keys = ", ".join(source.data) if isinstance(source.data, dict) else "none (not a .npz)"
@@ -305,6 +310,8 @@ def _value_source(token: str, names: Names) -> tuple[int, _Source]:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
         raise click.BadParameter(f"{token!r}: the value is not JSON ({exc})", param_hint="--value") from None
+    except RecursionError:
+        raise InputError(f"--value {names.inputs[index].name}: the JSON nests too deeply to be an array") from None
     return index, _Source("json", data, "--value", text, option="--value")
 
 
@@ -334,6 +341,8 @@ def _resolve(model: Model, slots: list[_Source], data_shapes: dict[int, tuple[in
                              f" {list(arrays[index].shape)}")
     generated = [i for i, source in enumerate(slots) if source.kind in KEYWORDS]
     shapes = {i: _generated_shape(model.inputs[i], data_shapes.get(i)) for i in generated}
+    for i, shape in shapes.items():
+        _check_generated_size(model, model.inputs[i], shape)
     descriptions = {i: slots[i].description for i in generated}
     randoms = [i for i in generated if slots[i].kind == "random"]
     if randoms:
@@ -482,6 +491,18 @@ def _from_bin(info: TensorInfo, raw: bytes, where: str, data_shape) -> np.ndarra
         )
     ref = LayerRef(info.layer_name, "Parameter-1", info.layer_name)
     return np.array(const_array(ref, et, PartialShape.of(shape), 0, needed, Weights(raw)))
+
+
+def _check_generated_size(model: Model, info: TensorInfo, shape: tuple[int, ...]) -> None:
+    """Refuse to generate an input larger than the model's memory limit (before allocating it)."""
+    limit = model.memory_limit
+    nbytes = math.prod(shape) * (info.dtype.itemsize if info.dtype is not None else 1)
+    if limit is not None and nbytes > limit:
+        raise ResourceLimitError(
+            f"generating input '{info.name}' of shape {list(shape)} would take {nbytes} bytes, above the memory"
+            f" limit of {limit} bytes",
+            hint="choose a smaller --data-shape, or raise --memory-limit",
+        )
 
 
 def _generated_shape(info: TensorInfo, data_shape) -> tuple[int, ...]:
