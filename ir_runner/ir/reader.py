@@ -174,27 +174,38 @@ def _read_layer(el) -> LayerRecord:
 
 def _read_ports(group, layer_attrs) -> tuple[PortRecord, ...]:
     ports = []
-    for port in group.iterchildren("port"):
-        get = port.get
-        port_id = (get("id") or "").strip()
+    for port in group:
+        if port.tag != "port":
+            continue
+        attrib = port.attrib
+        port_id = (attrib.get("id") or "").strip()
         if not port_id:
             raise ModelFormatError(f"a <port> at line {port.sourceline} has no id", layer=_layer_ref(layer_attrs))
-        texts = [d.text for d in port.iterchildren("dim")]
-        try:
-            dims = tuple(map(int, texts))
-            valid = not dims or min(dims) >= -1
+        try:  # fast path: the port's children are all <dim>s (a port may also hold <rt_info>)
+            dims = tuple([int(child.text) for child in port])
         except (TypeError, ValueError):
-            valid = False
-        if not valid:
-            _bad_dim(port, layer_attrs, port_id)
-        names = get("names")
-        ports.append(PortRecord(port_id, len(ports), get("precision"), dims, _split_names(names) if names else ()))
+            dims = _dims_among_children(port, layer_attrs, port_id)
+        if dims and min(dims) < -1:
+            raise _bad_dim(port, layer_attrs, port_id)
+        names = attrib.get("names")
+        ports.append(
+            PortRecord(port_id, len(ports), attrib.get("precision"), dims, _split_names(names) if names else ())
+        )
     return tuple(ports)
 
 
-def _bad_dim(port, layer_attrs, port_id) -> None:
+def _dims_among_children(port, layer_attrs, port_id) -> tuple[int, ...]:
+    texts = [d.text for d in port.iterchildren("dim")]
+    try:
+        return tuple(map(int, texts))
+    except (TypeError, ValueError):
+        raise _bad_dim(port, layer_attrs, port_id) from None
+
+
+def _bad_dim(port, layer_attrs, port_id) -> ModelFormatError:
+    """The error for the first <dim> of ``port`` that is not an integer >= -1."""
     bad = next(d for d in port.iterchildren("dim") if not _is_dim(d.text))
-    raise ModelFormatError(
+    return ModelFormatError(
         f"<dim>{(bad.text or '').strip()}</dim> at line {bad.sourceline}; a dim is an integer >= 0, or -1 for dynamic",
         layer=_layer_ref(layer_attrs),
         port=f"port id {port_id}",

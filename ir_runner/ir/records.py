@@ -1,19 +1,20 @@
 """Plain immutable records of what an IR file says, before any interpretation.
 
-The reader fills them; everything after reading (graph, inference, plan) works on them.
+The reader fills them; everything after reading (graph, inference, plan) works on them. Ports, layers
+and edges are named tuples: a large IR has hundreds of thousands of them, and tuples are built several
+times faster than frozen dataclasses.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 if TYPE_CHECKING:
     from .weights import Weights
 
 
-@dataclass(frozen=True)
-class PortRecord:
+class PortRecord(NamedTuple):
     """One ``<port>``: its id (as written), position inside ``<input>``/``<output>``, declared spec."""
 
     id: str
@@ -27,8 +28,7 @@ class PortRecord:
         return f"port {self.position} (id {self.id})"
 
 
-@dataclass(frozen=True)
-class LayerRecord:
+class LayerRecord(NamedTuple):
     """One ``<layer>`` with its ``<data>`` attributes and ports."""
 
     id: str
@@ -38,13 +38,12 @@ class LayerRecord:
     data: dict[str, str]
     inputs: tuple[PortRecord, ...]
     outputs: tuple[PortRecord, ...]
-    line: int | None = None
-    attrs: dict[str, str] = field(default_factory=dict)
+    line: int | None
+    attrs: dict[str, str]
     rt_info: tuple[str, ...] = ()
 
 
-@dataclass(frozen=True)
-class EdgeRecord:
+class EdgeRecord(NamedTuple):
     """One ``<edge>``: an output port of one layer to an input port of another (ids as written)."""
 
     from_layer: str
