@@ -7,11 +7,10 @@ limit, 7 internal kernel failure.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import NamedTuple
 
 
-@dataclass(frozen=True)
-class LayerRef:
+class LayerRef(NamedTuple):
     """How an error names a layer: ``layer 'sel' (Select-1, id 4, line 12)``."""
 
     name: str

@@ -92,24 +92,28 @@ def _port_positions(layer: LayerRecord, direction: str) -> dict[str, int]:
 
 
 def _endpoint(edge: EdgeRecord, layers, positions, side: str) -> int:
-    layer_id = edge.from_layer if side == "from" else edge.to_layer
-    port_id = edge.from_port if side == "from" else edge.to_port
-    direction = "output" if side == "from" else "input"
-    where = f"<edge from-layer={edge.from_layer} from-port={edge.from_port} to-layer={edge.to_layer}" \
-            f" to-port={edge.to_port}> at line {edge.line}"
-    if layer_id not in layers:
-        raise GraphError(f"{where} names layer id {layer_id}, which does not exist")
-    position = positions[layer_id].get(port_id)
+    """The port position an edge's ``side`` ('from' or 'to') names; a GraphError if there is none."""
+    layer_id, port_id = (edge.from_layer, edge.from_port) if side == "from" else (edge.to_layer, edge.to_port)
+    position = positions.get(layer_id, {}).get(port_id)
     if position is None:
-        layer = layers[layer_id]
-        ports = layer.inputs if side == "to" else layer.outputs
-        known = ", ".join(p.id for p in ports) or "none"
-        raise GraphError(
-            f"{where} names {direction} port id {port_id}, which this layer does not have"
-            f" ({direction} port ids: {known})",
-            layer=layer_ref(layer),
-        )
+        raise _endpoint_error(edge, layers, layer_id, port_id, side)
     return position
+
+
+def _endpoint_error(edge: EdgeRecord, layers, layer_id: str, port_id: str, side: str) -> GraphError:
+    direction = "output" if side == "from" else "input"
+    where = (f"<edge from-layer={edge.from_layer} from-port={edge.from_port} to-layer={edge.to_layer}"
+             f" to-port={edge.to_port}> at line {edge.line}")
+    if layer_id not in layers:
+        return GraphError(f"{where} names layer id {layer_id}, which does not exist")
+    layer = layers[layer_id]
+    ports = layer.inputs if side == "to" else layer.outputs
+    known = ", ".join(p.id for p in ports) or "none"
+    return GraphError(
+        f"{where} names {direction} port id {port_id}, which this layer does not have"
+        f" ({direction} port ids: {known})",
+        layer=layer_ref(layer),
+    )
 
 
 def _topological_order(net, layers, sources, consumers) -> tuple[str, ...]:

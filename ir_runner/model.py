@@ -15,7 +15,7 @@ from .errors import InferenceError, InputError, IRError
 from .graph import Graph, build_graph
 from .infer import Inference, LayerInference, infer_graph
 from .ir.reader import read_ir
-from .plan import DEFAULT_MEMORY_LIMIT, Plan, build_plan
+from .plan import DEFAULT_MEMORY_LIMIT, Plan, build_plan, check_memory
 from .runtime import TensorInfo, bind_feeds, execute
 from .types import PartialShape, TensorSpec, element_type_of
 
@@ -33,14 +33,15 @@ class Model:
         self.memory_limit = memory_limit
         self.inputs: tuple[TensorInfo, ...] = input_infos(graph, inference)
         self.outputs: tuple[TensorInfo, ...] = output_infos(graph, inference)
+        self._static = all(info.partial_shape.is_static and info.dtype is not None for info in self.inputs)
+        if self._static:
+            check_memory(inference, memory_limit)  # refuse now; the plan itself is built on the first run
         self._static_plan: Plan | None = None
-        if all(info.partial_shape.is_static and info.dtype is not None for info in self.inputs):
-            self._static_plan = build_plan(inference, memory_limit)
         self._plans: dict[tuple, Plan] = {}
         self._lock = threading.Lock()
         self._fast_inputs = tuple((i.name, i.dtype, i.shape) for i in self.inputs)
         # u1 inputs need a value check that the fast path skips
-        self._fast_bind_ok = self._static_plan is not None and all(i.element_type != "u1" for i in self.inputs)
+        self._fast_bind_ok = self._static and all(i.element_type != "u1" for i in self.inputs)
         self._output_names = tuple(o.name for o in self.outputs)
 
     @property
@@ -77,12 +78,17 @@ class Model:
         return self.run(list(arrays) if arrays else None, cast=cast, **named)
 
     def plan_for(self, arrays: Sequence[np.ndarray]) -> Plan:
-        """The plan for these checked input arrays: built at load for static models, else inferred for the
-        arrays' shapes (and, for dynamic element types, dtypes) and cached per signature.
+        """The plan for these checked input arrays: for a static model, one plan built on the first run;
+        else one inferred for the arrays' shapes (and, for dynamic element types, dtypes), cached per
+        signature.
 
         Shapes that do not fit the model (e.g. two dynamic dims that must be equal) raise InputError.
         """
-        if self._static_plan is not None:
+        if self._static:
+            if self._static_plan is None:
+                with self._lock:
+                    if self._static_plan is None:
+                        self._static_plan = build_plan(self.inference, self.memory_limit)
             return self._static_plan
         signature = tuple((a.dtype, a.shape) for a in arrays)
         plan = self._plans.get(signature)

@@ -49,7 +49,7 @@ def build_plan(inference: Inference, memory_limit: int | None = DEFAULT_MEMORY_L
     Layers whose inputs are all constant and whose output is small (<= FOLD_MAX_BYTES) are computed
     here, once, and become constants. Plans whose tensors exceed ``memory_limit`` are refused.
     """
-    _check_memory(inference, memory_limit)
+    check_memory(inference, memory_limit)
     graph = inference.graph
     slots: dict[tuple[str, int], int] = {}
     values: dict[int, np.ndarray] = {}
@@ -132,7 +132,7 @@ def _with_releases(steps_raw, keep: set[int]) -> tuple[Step, ...]:
     )
 
 
-def _check_memory(inference: Inference, limit: int | None) -> None:
+def check_memory(inference: Inference, limit: int | None) -> None:
     """Refuse when one computed tensor, or all of them together (a bound on the peak), exceed ``limit``."""
     total = 0
     for info in inference.layers.values():

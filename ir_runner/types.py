@@ -47,6 +47,8 @@ class ElementType:
         return self.name
 
     def __eq__(self, other: object) -> bool:
+        if other is self:
+            return True
         if isinstance(other, ElementType):
             return self.name == other.name
         if isinstance(other, str):
@@ -275,8 +277,7 @@ def parse_partial_shape(text: str) -> PartialShape:
     return PartialShape(tuple(parse_dim(part) for part in text.split(",")))
 
 
-@dataclass(frozen=True)
-class TensorSpec:
+class TensorSpec(NamedTuple):
     """What is known about a tensor before running: its element type and partial shape."""
 
     element_type: ElementType
