@@ -261,6 +261,7 @@ class _ConstantFolder:
     def __init__(self, graph: Graph, layers: dict[str, LayerInference]) -> None:
         self.graph, self.layers = graph, layers
         self.values: dict[str, np.ndarray | None] = {}
+        self._position: dict[str, int] | None = None  # topological position, built on the first fold
 
     def input_value(self, layer_id: str, position: int) -> np.ndarray | None:
         producer = self.graph.sources[layer_id][position][0]
@@ -279,8 +280,11 @@ class _ConstantFolder:
             order.append(current)
             queued.add(current)
             stack.extend(src for src, _ in self.graph.sources[current])
-        position_of = {lid: i for i, lid in enumerate(self.graph.order)}
-        for current in sorted(order, key=position_of.__getitem__):
+        if len(order) > 1:
+            if self._position is None:
+                self._position = {lid: i for i, lid in enumerate(self.graph.order)}
+            order.sort(key=self._position.__getitem__)
+        for current in order:
             self.values[current] = self._evaluate(self.layers[current])
         return self.values[producer]
 

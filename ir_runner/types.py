@@ -12,7 +12,7 @@ A :class:`Dim` is an interval ``[lo, hi]`` (``hi`` is ``None`` when unbounded), 
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import NamedTuple
 
 import ml_dtypes
@@ -186,6 +186,10 @@ class PartialShape:
     """A shape whose rank (``dims is None``) or dims may be dynamic."""
 
     dims: tuple[Dim, ...] | None
+    is_static: bool = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "is_static", self.dims is not None and all(d.lo == d.hi for d in self.dims))
 
     @staticmethod
     def of(shape) -> PartialShape:
@@ -202,18 +206,10 @@ class PartialShape:
     def rank(self) -> int | None:
         return None if self.dims is None else len(self.dims)
 
-    @functools.cached_property
-    def is_static(self) -> bool:
-        return self.dims is not None and all(d.lo == d.hi for d in self.dims)
-
-    @functools.cached_property
-    def _shape(self) -> tuple[int, ...]:
-        assert self.dims is not None
-        return tuple(d.lo for d in self.dims)
-
     def to_shape(self) -> tuple[int, ...]:
         """The concrete shape; only valid when :attr:`is_static`."""
-        return self._shape
+        assert self.dims is not None
+        return tuple(d.lo for d in self.dims)
 
     def to_tuple(self) -> tuple[int | None, ...] | None:
         """A tuple with None for each non-static dim, or None for a dynamic rank."""

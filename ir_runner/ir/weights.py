@@ -8,6 +8,7 @@ non-zero byte as true, and Convert reads the byte as a signed char, as OpenVINO 
 
 from __future__ import annotations
 
+import math
 import mmap
 import os
 import stat
@@ -81,7 +82,7 @@ def const_array(
     if element_type.dtype is None:
         raise ModelFormatError(f"a Const cannot have element type '{element_type.name}'", layer=layer)
     dims = shape.to_shape()
-    count = int(np.prod(dims, dtype=object))
+    count = math.prod(dims)
     needed = -(-count * element_type.bits // 8)
     if size < needed:
         raise ModelFormatError(
