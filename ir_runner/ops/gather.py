@@ -152,7 +152,7 @@ class GatherKernel:
         return idx, None
 
     def __call__(self, data: np.ndarray, indices: np.ndarray, axis_input: np.ndarray | None = None) -> np.ndarray:
-        idx, valid = self.fixed if self.fixed is not None else self._normalise(indices)
+        """Gather; ``axis_input`` is the layer's third input, already resolved into ``axis`` by inference."""
         out = np.empty((self.n_batch, self.n_outer, self.n_idx, self.n_inner), dtype=data.dtype)
         if out.size == 0:
             return out.reshape(self.out_shape)
@@ -160,6 +160,12 @@ class GatherKernel:
             out[...] = 0
             return out.reshape(self.out_shape)
         data = np.ascontiguousarray(data)
+        if self.fixed is None and self.n_batch == 1 and self.n_outer == 1:
+            if self.strict_low is not None:
+                _check_strict(indices, self.dim, self.strict_low, self.layer)
+            self._take_in_chunks(data.reshape(self.dim, self.n_inner), indices.reshape(-1), out[0, 0])
+            return quiet_f16_nans(out).reshape(self.out_shape)
+        idx, valid = self.fixed if self.fixed is not None else self._normalise(indices)
         if self.n_batch == 1:
             self._take_one_batch(data.reshape(self.n_outer, self.dim, self.n_inner), idx[0], out[0])
         else:
@@ -182,6 +188,32 @@ class GatherKernel:
 
             run_chunked(self.n_idx, self.n_inner, work)
 
+    def _take_in_chunks(self, table: np.ndarray, indices: np.ndarray, out2: np.ndarray) -> None:
+        """Rows of ``table`` ``[dim, inner]`` picked by flat ``indices`` (any index type), in cache-sized chunks
+        over threads: each chunk is range-checked on its own and taken with its own dtype, so no index array
+        as large as the input is ever made."""
+        dim = self.dim
+        total = indices.size
+        if indices.dtype == np.uint64:
+            indices = indices.view(np.int64)  # the reference reads u64 indices as int64
+        index_type = element_type_of(indices.dtype)
+        needs_int64 = index_type is None or index_type.kind == "float" or index_type.bits < 8  # floats, i4/u4
+
+        def work(start: int, stop: int) -> None:
+            for lo in range(start * _INDEX_CHUNK, min(stop * _INDEX_CHUNK, total), _INDEX_CHUNK):
+                hi = min(lo + _INDEX_CHUNK, total)
+                chunk = _as_int64(indices[lo:hi]) if needs_int64 else indices[lo:hi]
+                if chunk.min() >= -dim and chunk.max() < dim:
+                    table.take(chunk, axis=0, out=out2[lo:hi], mode="wrap")
+                    continue
+                wide = chunk.astype(np.int64)
+                wide = np.where(wide < 0, wide + dim, wide)
+                valid = (wide >= 0) & (wide < dim)
+                table.take(np.where(valid, wide, 0), axis=0, out=out2[lo:hi], mode="wrap")
+                out2[lo:hi][~valid] = np.zeros((), dtype=out2.dtype)
+
+        run_chunked(-(-total // _INDEX_CHUNK), _INDEX_CHUNK * self.n_inner, work)
+
     def _take_rows(self, rows_data: np.ndarray, idx: np.ndarray, out: np.ndarray) -> None:
         base = np.arange(self.n_batch * self.n_outer, dtype=np.int64).reshape(self.n_batch, self.n_outer) * self.dim
         rows = base[:, :, None] + idx[:, None, :]
@@ -192,6 +224,9 @@ class GatherKernel:
             np.take(rows_data, flat_rows[start:stop], axis=0, out=flat_out[start:stop], mode="wrap")
 
         run_chunked(flat_rows.size, self.n_inner, work)
+
+
+_INDEX_CHUNK = 1 << 15
 
 
 def _prod(dims) -> int:

@@ -1,0 +1,78 @@
+"""Each fast path of the Gather kernel gives the reference result: the chunked, threaded take for
+non-constant indices (in-range chunks and chunks with negative or out-of-range values), the single take
+for constant indices, and the flattened-rows take for batch_dims > 0."""
+
+import ml_dtypes
+import numpy as np
+import pytest
+
+from ir_runner.ops.gather import _INDEX_CHUNK, GatherKernel
+from ir_runner.parallel import PARALLEL_MIN_ELEMENTS
+
+
+def reference(data: np.ndarray, indices: np.ndarray, axis: int) -> np.ndarray:
+    """OpenVINO's reference for batch_dims=0: negative indices wrap once, the rest out of range give zeros."""
+    idx = indices.astype(np.int64)
+    dim = data.shape[axis]
+    idx = np.where(idx < 0, idx + dim, idx)
+    valid = (idx >= 0) & (idx < dim)
+    out = np.take(data, np.where(valid, idx, 0), axis=axis)
+    mask = valid.reshape((1,) * axis + valid.shape + (1,) * (data.ndim - axis - 1))
+    return np.where(mask, out, np.zeros((), data.dtype))
+
+
+def run(data, indices, axis=0, constant=False):
+    kernel = GatherKernel(data.shape, indices.shape, axis, 0, None, None)
+    if constant:
+        kernel.fix_indices(indices)
+    return kernel(data, indices)
+
+
+SIZES = [3, _INDEX_CHUNK + 7, PARALLEL_MIN_ELEMENTS + 11]
+
+
+@pytest.mark.parametrize("count", SIZES, ids=["small", "two_chunks", "threaded"])
+@pytest.mark.parametrize("dtype", [np.int32, np.int64, np.uint16, np.int8])
+@pytest.mark.parametrize("kind", ["in_range", "negative", "out_of_range"])
+@pytest.mark.parametrize("constant", [False, True], ids=["param", "const"])
+def test_one_dimensional_paths(count, dtype, kind, constant):
+    rng = np.random.default_rng(count)
+    data = rng.random(100).astype(np.float32)
+    low = {"in_range": 0, "negative": -100, "out_of_range": -130}[kind]
+    high = 100 if kind != "out_of_range" else 130
+    if np.dtype(dtype).kind == "u":
+        low = 0
+    high = min(high, np.iinfo(dtype).max)
+    indices = rng.integers(max(low, np.iinfo(dtype).min), high, count).astype(dtype)
+    got = run(data, indices, constant=constant)
+    assert got.tobytes() == reference(data, indices, 0).tobytes()
+
+
+def test_rows_with_inner_dims_in_chunks():
+    rng = np.random.default_rng(1)
+    data = rng.random((50, 7)).astype(np.float32)
+    indices = rng.integers(-60, 60, _INDEX_CHUNK * 3).astype(np.int32)
+    assert run(data, indices).tobytes() == reference(data, indices, 0).tobytes()
+
+
+def test_u64_indices_are_read_as_int64():
+    """2**64 - 1 is -1 for the reference (it reads indices as int64): the last row."""
+    data = np.arange(10, dtype=np.int32)
+    indices = np.array([2**64 - 1, 3, 2**63], np.uint64)
+    assert run(data, indices).tolist() == [9, 3, 0]
+
+
+def test_packed_and_float_indices_in_chunks():
+    data = np.arange(8, dtype=np.int16)
+    int4 = np.array([-8, -1, 0, 7] * (_INDEX_CHUNK // 2), ml_dtypes.int4)
+    assert run(data, int4).tobytes() == reference(data, int4.astype(np.int64), 0).tobytes()
+    floats = np.array([1.9, -1.5, np.nan, 9.0], np.float32)
+    assert run(data, floats).tolist() == [1, 7, 0, 0]
+
+
+def test_bf16_and_f16_data_move_bits():
+    data = np.array([0x7C01, 0x3C00, 0xFC00], np.uint16).view(np.float16)  # a signalling NaN, 1.0, -inf
+    got = run(data, np.array([0, 1, 2, 5], np.int64))
+    assert got.view(np.uint16).tolist() == [0x7E01, 0x3C00, 0xFC00, 0]
+    bf = np.array([1.5, -2.0], ml_dtypes.bfloat16)
+    assert run(bf, np.array([1, 0, -1], np.int32)).astype(np.float32).tolist() == [-2.0, 1.5, -2.0]
