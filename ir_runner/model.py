@@ -86,7 +86,7 @@ class Model:
         """
         if self._static:
             if self._static_plan is None:
-                with self._lock:
+                with self._lock, _gc_paused():
                     if self._static_plan is None:
                         self._static_plan = build_plan(self.inference, self.memory_limit)
             return self._static_plan
@@ -99,7 +99,8 @@ class Model:
                                  PartialShape.of(array.shape))
             for layer, info, array in zip(self.graph.of_type("Parameter"), self.inputs, arrays)
         }
-        inference = infer_graph(self.graph, strict=self.strict, input_specs=specs, check_declared=False)
+        with _gc_paused():
+            inference = infer_graph(self.graph, strict=self.strict, input_specs=specs, check_declared=False)
         try:
             inference.raise_first()
         except InferenceError as error:
@@ -107,7 +108,8 @@ class Model:
                 f"the inputs' shapes do not fit the model: {error.detail}", layer=error.layer, port=error.port,
                 hint=error.hint,
             ) from None
-        plan = build_plan(inference, self.memory_limit)
+        with _gc_paused():
+            plan = build_plan(inference, self.memory_limit)
         with self._lock:
             if len(self._plans) >= _PLAN_CACHE_SIZE:
                 self._plans.clear()
