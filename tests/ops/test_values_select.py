@@ -20,13 +20,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from irbuild import IRBuilder
 
 import ir_runner
+from ir_runner.types import ELEMENT_TYPES
 
-NP = {
-    "boolean": np.bool_, "f16": np.float16, "f32": np.float32, "f64": np.float64, "bf16": ml_dtypes.bfloat16,
-    "f8e4m3": ml_dtypes.float8_e4m3fn, "f8e5m2": ml_dtypes.float8_e5m2, "i4": ml_dtypes.int4, "u4": ml_dtypes.uint4,
-    "u1": np.uint8, "i8": np.int8, "i16": np.int16, "i32": np.int32, "i64": np.int64, "u8": np.uint8,
-    "u16": np.uint16, "u32": np.uint32, "u64": np.uint64,
-}
+NP = {name: et.dtype.type for name, et in ELEMENT_TYPES.items() if et.dtype is not None}  # IR name -> numpy type
 ALL_TYPES = tuple(NP)
 
 
