@@ -113,6 +113,9 @@ def select(cond: np.ndarray, then: np.ndarray, else_: np.ndarray, *, mode: str, 
         cond = np.broadcast_to(cond, then.shape)
     if cond.shape == then.shape == else_.shape and cond.size >= BITSELECT_MIN_ELEMENTS:
         return quiet_f16_nans(bit_select(cond, then, else_))
+    out_shape = np.broadcast_shapes(cond.shape, then.shape, else_.shape)
+    if math.prod(out_shape) >= BITSELECT_MIN_ELEMENTS:
+        return quiet_f16_nans(bit_select_broadcast(cond, then, else_, out_shape))
     return quiet_f16_nans(np.where(cond, then, else_))
 
 
@@ -124,10 +127,12 @@ def prepare_select(params, inputs: list[TensorSpec], outputs: list[TensorSpec], 
     f16 = inputs[1].element_type == "f16"
     if mode == "pdpd" or f16:
         return functools.partial(select, mode=mode, axis=axis)
-    size = math.prod(outputs[0].shape.to_shape())
-    if shapes[0] == shapes[1] == shapes[2] and size >= BITSELECT_MIN_ELEMENTS:
+    out_shape = outputs[0].shape.to_shape()
+    if math.prod(out_shape) < BITSELECT_MIN_ELEMENTS:
+        return np.where
+    if shapes[0] == shapes[1] == shapes[2]:
         return bit_select
-    return np.where
+    return functools.partial(bit_select_broadcast, out_shape=out_shape)
 
 
 def _pdpd_shape(shape: tuple[int, ...], rank: int, axis: int) -> tuple[int, ...]:
@@ -173,6 +178,32 @@ def bit_select(cond: np.ndarray, then: np.ndarray, else_: np.ndarray) -> np.ndar
             np.bitwise_xor(flat_else[lo:hi], diff[:n], out=flat_out[lo:hi])
 
     run_chunked(-(-flat_out.size // _CHUNK), _CHUNK, work)
+    return out
+
+
+def bit_select_broadcast(cond: np.ndarray, then: np.ndarray, else_: np.ndarray, out_shape) -> np.ndarray:
+    """The bit-select of :func:`bit_select` for inputs broadcast to ``out_shape``: blocks of leading rows
+    of about 64K elements, each computed on broadcast views (no input is ever expanded in memory)."""
+    unsigned = _UNSIGNED.get(then.dtype.itemsize)
+    out = np.empty(out_shape, dtype=then.dtype)
+    if unsigned is None or out.ndim == 0:
+        return np.where(cond, then, else_)
+    cond8 = np.broadcast_to(cond, out_shape).view(np.uint8)
+    then_bits = np.broadcast_to(then, out_shape).view(unsigned)
+    else_bits = np.broadcast_to(else_, out_shape).view(unsigned)
+    out_bits = out.view(unsigned)
+    rows, row_size = out_shape[0], math.prod(out_shape[1:])
+    block = max(1, _CHUNK // max(row_size, 1))
+
+    def work(start: int, stop: int) -> None:
+        for lo in range(start * block, min(stop * block, rows), block):
+            hi = min(lo + block, rows)
+            mask = np.negative(np.not_equal(cond8[lo:hi], 0).view(np.uint8), dtype=unsigned)
+            diff = np.bitwise_xor(then_bits[lo:hi], else_bits[lo:hi])
+            np.bitwise_and(diff, mask, out=diff)
+            np.bitwise_xor(else_bits[lo:hi], diff, out=out_bits[lo:hi])
+
+    run_chunked(-(-rows // block), block * row_size, work)
     return out
 
 
