@@ -62,15 +62,19 @@ class Model:
         return dict(zip(self._output_names, execute(plan, arrays)))
 
     def _fast_bind(self, feeds) -> list[np.ndarray] | None:
-        """The feeds in input order when they are exactly right (names, ndarray, dtype, shape), else None."""
-        if type(feeds) is not dict or len(feeds) != len(self._fast_inputs):
+        """The feeds in input order when they are exactly right (names or positions, ndarray, dtype, shape),
+        else None (the general binder then checks them and explains what is wrong)."""
+        if type(feeds) is dict:
+            if len(feeds) != len(self._fast_inputs):
+                return None
+            arrays = [feeds.get(name) for name, _, _ in self._fast_inputs]
+        elif type(feeds) in (list, tuple) and len(feeds) == len(self._fast_inputs):
+            arrays = list(feeds)
+        else:
             return None
-        arrays = []
-        for name, dtype, shape in self._fast_inputs:
-            array = feeds.get(name)
+        for array, (_, dtype, shape) in zip(arrays, self._fast_inputs):
             if type(array) is not np.ndarray or array.dtype != dtype or array.shape != shape:
                 return None
-            arrays.append(array)
         return arrays
 
     def __call__(self, *arrays: object, cast: str | None = None, **named: object) -> dict[str, np.ndarray]:
