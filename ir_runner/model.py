@@ -185,16 +185,30 @@ def load(
         return Model(graph, inference, strict=strict, memory_limit=memory_limit)
 
 
+_gc_lock = threading.Lock()
+_gc_depth = 0
+_gc_was_enabled = False
+
+
 @contextlib.contextmanager
 def _gc_paused():
-    """Pause the cyclic garbage collector while building many small records (large IRs load 2x faster)."""
-    was_enabled = gc.isenabled()
-    gc.disable()
+    """Pause the cyclic garbage collector while building many small records (large IRs load 2x faster).
+
+    Nested and concurrent uses share one count: the first in records whether GC was on, the last out
+    restores it, so concurrent loads can never leave it off."""
+    global _gc_depth, _gc_was_enabled
+    with _gc_lock:
+        if _gc_depth == 0:
+            _gc_was_enabled = gc.isenabled()
+            gc.disable()
+        _gc_depth += 1
     try:
         yield
     finally:
-        if was_enabled:
-            gc.enable()
+        with _gc_lock:
+            _gc_depth -= 1
+            if _gc_depth == 0 and _gc_was_enabled:
+                gc.enable()
 
 
 def run(source: Source, feeds=None, weights: Source | None = None, **options) -> dict[str, np.ndarray]:

@@ -152,3 +152,33 @@ def test_cli_generated_input_respects_the_memory_limit(tmp_path):
                      "--memory-limit", "1MiB", cwd=tmp_path)
     assert result.returncode == 6, result.stderr
     assert "generating input 'indices'" in result.stderr
+
+
+def test_concurrent_loads_leave_the_garbage_collector_on():
+    import gc
+    import threading
+
+    assert gc.isenabled()
+    barrier = threading.Barrier(8)
+
+    def work():
+        barrier.wait()
+        for _ in range(20):
+            ir_runner.load(MODELS / "dynamic.xml").run(dict(np.load(MODELS / "dynamic.inputs.npz")))
+
+    threads = [threading.Thread(target=work) for _ in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert gc.isenabled()
+
+
+@pytest.mark.parametrize("extra", ["<note>7</note>", "<note>-5</note>", "<rt_info><attribute name='x'/></rt_info>"])
+def test_port_children_other_than_dims_are_ignored(extra):
+    xml = (MODELS / "select_gather.xml").read_text()
+    port = '<port id="0" precision="BOOL" names="cond">'
+    xml = xml.replace(port, port + extra, 1)
+    assert extra in xml
+    model = ir_runner.load(xml.encode(), (MODELS / "select_gather.bin").read_bytes())
+    assert model.inputs[0].shape == (2, 3)

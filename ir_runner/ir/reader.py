@@ -181,10 +181,10 @@ def _read_ports(group, layer_attrs) -> tuple[PortRecord, ...]:
         port_id = (attrib.get("id") or "").strip()
         if not port_id:
             raise ModelFormatError(f"a <port> at line {port.sourceline} has no id", layer=_layer_ref(layer_attrs))
-        try:  # fast path: the port's children are all <dim>s (a port may also hold <rt_info>)
-            dims = tuple([int(child.text) for child in port])
+        try:
+            dims = tuple([int(child.text) for child in port if child.tag == "dim"])
         except (TypeError, ValueError):
-            dims = _dims_among_children(port, layer_attrs, port_id)
+            raise _bad_dim(port, layer_attrs, port_id) from None
         if dims and min(dims) < -1:
             raise _bad_dim(port, layer_attrs, port_id)
         names = attrib.get("names")
@@ -192,14 +192,6 @@ def _read_ports(group, layer_attrs) -> tuple[PortRecord, ...]:
             PortRecord(port_id, len(ports), attrib.get("precision"), dims, _split_names(names) if names else ())
         )
     return tuple(ports)
-
-
-def _dims_among_children(port, layer_attrs, port_id) -> tuple[int, ...]:
-    texts = [d.text for d in port.iterchildren("dim")]
-    try:
-        return tuple(map(int, texts))
-    except (TypeError, ValueError):
-        raise _bad_dim(port, layer_attrs, port_id) from None
 
 
 def _bad_dim(port, layer_attrs, port_id) -> ModelFormatError:

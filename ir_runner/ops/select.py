@@ -186,7 +186,7 @@ def bit_select_broadcast(cond: np.ndarray, then: np.ndarray, else_: np.ndarray, 
     of about 64K elements, each computed on broadcast views (no input is ever expanded in memory)."""
     unsigned = _UNSIGNED.get(then.dtype.itemsize)
     out = np.empty(out_shape, dtype=then.dtype)
-    if unsigned is None or out.ndim == 0:
+    if unsigned is None:
         return np.where(cond, then, else_)
     cond8 = np.broadcast_to(cond, out_shape).view(np.uint8)
     then_bits = np.broadcast_to(then, out_shape).view(unsigned)
