@@ -8,11 +8,14 @@ from __future__ import annotations
 import os
 import threading
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from concurrent.futures import ThreadPoolExecutor
 
 PARALLEL_MIN_ELEMENTS = 1 << 20
 
-_pool: ThreadPoolExecutor | None = None
+_pool: ThreadPoolExecutor | None = None  # created (and concurrent.futures imported) on first large job
 _pool_lock = threading.Lock()
 
 
@@ -34,6 +37,8 @@ def _get_pool(workers: int) -> ThreadPoolExecutor:
     global _pool
     with _pool_lock:
         if _pool is None:
+            from concurrent.futures import ThreadPoolExecutor
+
             _pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="ir-run")
         return _pool
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import difflib
 import time
 import warnings
 from collections.abc import Callable, Mapping, Sequence
@@ -91,6 +90,8 @@ def _by_name(inputs: Sequence[TensorInfo], feeds: Mapping) -> list:
     for key, value in feeds.items():
         index = lookup.get(key) if isinstance(key, str) else None
         if index is None:
+            import difflib  # only for this error message
+
             close = difflib.get_close_matches(str(key), list(lookup), n=1)
             hint = f"did you mean '{close[0]}'? " if close else ""
             raise InputError(f"the model has no input named {key!r}", hint=hint + _listing(inputs))

@@ -5,7 +5,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import json
 import math
 import os
@@ -204,6 +203,8 @@ def save_json(path: Path, obj: Any) -> None:
 
 
 def file_sha256(path: str | Path) -> str:
+    import hashlib  # only when a run is recorded or replayed
+
     digest = hashlib.sha256()
     with open(path, "rb") as handle:
         for block in iter(lambda: handle.read(1 << 20), b""):
@@ -213,6 +214,8 @@ def file_sha256(path: str | Path) -> str:
 
 def array_sha256(array: np.ndarray) -> str:
     """A hash of an array's dtype, shape and bytes."""
+    import hashlib  # only when a run is recorded or replayed
+
     digest = hashlib.sha256(f"{array.dtype.str}{array.shape}".encode())
     digest.update(np.ascontiguousarray(array).tobytes())
     return digest.hexdigest()

@@ -13,7 +13,6 @@ input has its own generator seeded with ``(seed, input position)``.
 
 from __future__ import annotations
 
-import difflib
 import json
 import math
 from dataclasses import dataclass, field
@@ -121,6 +120,8 @@ class Names:
         return best
 
     def unknown(self, name: str, option: str) -> InputError:
+        import difflib  # only for this error message
+
         close = difflib.get_close_matches(name, list(self.lookup), n=1, cutoff=0.5)
         hint = f"did you mean '{close[0]}'? " if close else ""
         return InputError(f"{option}: the model has no input named {name!r}", hint=hint + self.listing())
