@@ -67,15 +67,19 @@ class Model:
         if type(feeds) is dict:
             if len(feeds) != len(self._fast_inputs):
                 return None
-            arrays = [feeds.get(name) for name, _, _ in self._fast_inputs]
-        elif type(feeds) in (list, tuple) and len(feeds) == len(self._fast_inputs):
-            arrays = list(feeds)
-        else:
-            return None
-        for array, (_, dtype, shape) in zip(arrays, self._fast_inputs):
-            if type(array) is not np.ndarray or array.dtype != dtype or array.shape != shape:
-                return None
-        return arrays
+            arrays = []
+            for name, dtype, shape in self._fast_inputs:
+                array = feeds.get(name)
+                if type(array) is not np.ndarray or array.dtype != dtype or array.shape != shape:
+                    return None
+                arrays.append(array)
+            return arrays
+        if type(feeds) in (list, tuple) and len(feeds) == len(self._fast_inputs):
+            for array, (_, dtype, shape) in zip(feeds, self._fast_inputs):
+                if type(array) is not np.ndarray or array.dtype != dtype or array.shape != shape:
+                    return None
+            return list(feeds)
+        return None
 
     def __call__(self, *arrays: object, cast: str | None = None, **named: object) -> dict[str, np.ndarray]:
         """``model(a, b, c)`` or ``model(x=a)``: the same as :meth:`run`."""

@@ -167,7 +167,11 @@ class GatherKernel:
             return quiet_f16_nans(out).reshape(self.out_shape)
         idx, valid = self.fixed if self.fixed is not None else self._normalise(indices)
         if self.n_batch == 1:
-            self._take_one_batch(data.reshape(self.n_outer, self.dim, self.n_inner), idx[0], out[0])
+            data3 = data.reshape(self.n_outer, self.dim, self.n_inner)
+            if out.size < PARALLEL_MIN_ELEMENTS:
+                data3.take(idx[0], axis=1, out=out[0], mode="wrap")
+            else:
+                self._take_one_batch(data3, idx[0], out[0])
         else:
             self._take_rows(data.reshape(-1, self.n_inner), idx, out)
         if valid is not None:
@@ -175,9 +179,8 @@ class GatherKernel:
         return quiet_f16_nans(out).reshape(self.out_shape)
 
     def _take_one_batch(self, data3: np.ndarray, idx: np.ndarray, out3: np.ndarray) -> None:
-        if out3.size < PARALLEL_MIN_ELEMENTS:
-            data3.take(idx, axis=1, out=out3, mode="wrap")
-        elif self.n_outer > 1:
+        """A large take for one batch, split over threads along the outer dims or the indices."""
+        if self.n_outer > 1:
             def work(start: int, stop: int) -> None:
                 np.take(data3[start:stop], idx, axis=1, out=out3[start:stop], mode="wrap")
 
