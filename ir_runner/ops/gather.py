@@ -113,7 +113,22 @@ def prepare_gather(params, inputs: list[TensorSpec], outputs: list[TensorSpec], 
     )
     if consts[1] is not None:
         kernel.fix_indices(consts[1])
+        small = kernel.n_batch * kernel.n_outer * kernel.n_idx * kernel.n_inner < PARALLEL_MIN_ELEMENTS
+        if small and kernel.n_batch == 1 and kernel.dim > 0 and kernel.fixed[1] is None:
+            return _small_constant_take(kernel)
     return kernel
+
+
+def _small_constant_take(kernel: GatherKernel) -> KernelFn:
+    """The common small case, with as little per-call work as possible: constant, valid indices, one batch."""
+    indices = kernel.fixed[0][0]
+    view_shape = (kernel.n_outer, kernel.dim, kernel.n_inner)
+    out_shape = kernel.out_shape
+
+    def take(data: np.ndarray, _indices: np.ndarray, _axis: np.ndarray) -> np.ndarray:
+        return quiet_f16_nans(data.reshape(view_shape).take(indices, axis=1, mode="wrap")).reshape(out_shape)
+
+    return take
 
 
 class GatherKernel:

@@ -76,3 +76,29 @@ def test_bf16_and_f16_data_move_bits():
     assert got.view(np.uint16).tolist() == [0x7E01, 0x3C00, 0xFC00, 0]
     bf = np.array([1.5, -2.0], ml_dtypes.bfloat16)
     assert run(bf, np.array([1, 0, -1], np.int32)).astype(np.float32).tolist() == [-2.0, 1.5, -2.0]
+
+
+@pytest.mark.parametrize("data_shape, indices, axis", [
+    ((5,), [0, -1, 4], 0), ((3, 4, 2), [[1, -4], [3, 0]], 1), ((0, 4), [2, -1], 1), ((3, 4), [], 1),
+    ((2, 3), 2, 1), ((6, 3), [5, 0], 0),
+])
+def test_prepared_small_constant_take(data_shape, indices, axis):
+    """prepare_gather's small path (constant, valid indices, one batch) on odd shapes and strided data."""
+    from ir_runner.ops.gather import prepare_gather
+    from ir_runner.types import PartialShape, TensorSpec, element_type_of
+
+    data = (np.arange(int(np.prod(data_shape)) * 2, dtype=np.float32).reshape(*data_shape, 2)[..., 0]
+            if data_shape else np.float32(1))
+    idx = np.array(indices, np.int64)
+    f32, i64 = element_type_of(np.dtype(np.float32)), element_type_of(np.dtype(np.int64))
+    out_shape = data_shape[:axis] + idx.shape + data_shape[axis + 1:]
+    kernel = prepare_gather(
+        {"axis": axis, "batch_dims": 0, "strict_low": None},
+        [TensorSpec(f32, PartialShape.of(data_shape)), TensorSpec(i64, PartialShape.of(idx.shape)),
+         TensorSpec(i64, PartialShape.of(()))],
+        [TensorSpec(f32, PartialShape.of(out_shape))], [None, idx, np.array(axis)],
+    )
+    got = kernel(data, idx, np.array(axis))
+    want = reference(data, idx, axis)
+    assert got.shape == want.shape and got.tobytes() == want.tobytes()
+    assert not np.shares_memory(got, data)
