@@ -138,9 +138,14 @@ class OpContext:
 class Inference:
     """The result of inference over a whole graph."""
 
-    def __init__(self, graph: Graph, layers: dict[str, LayerInference]) -> None:
+    def __init__(self, graph: Graph, layers: dict[str, LayerInference], folder: _ConstantFolder) -> None:
         self.graph = graph
         self.layers = layers
+        self._folder = folder
+
+    def constant_input(self, layer_id: str, position: int) -> np.ndarray | None:
+        """The value of a layer's input when it is constant (a Const, or computable from small Consts)."""
+        return self._folder.input_value(layer_id, position)
 
     @property
     def errors(self) -> list[IRError]:
@@ -203,7 +208,7 @@ def infer_graph(
             _infer_layer(info, const_value, strict, graph.net.weights)
         if check_declared:
             _compare_ports(info, "out", layer.outputs, info.outputs)
-    return Inference(graph, layers)
+    return Inference(graph, layers, folder)
 
 
 def _infer_layer(info: LayerInference, const_value, strict: bool, weights) -> None:

@@ -8,7 +8,6 @@ OpenVINO's reference wraps a negative index once and gives zeros for anything st
 
 from __future__ import annotations
 
-import math
 import os
 from collections import Counter
 from dataclasses import dataclass, field
@@ -30,7 +29,6 @@ ATTRIBUTE_DEFAULTS: dict[str, dict[str, str]] = {
     "Select-1": {"auto_broadcast": "numpy"},
 }
 FIRST_VALUES = 8
-FOLD_MAX_ELEMENTS = 1 << 20
 
 
 @dataclass
@@ -93,42 +91,11 @@ def analyse(source: str | os.PathLike, weights: str | os.PathLike | None = None,
             analysis.errors = [summary, *analysis.errors]
     except IRError:
         pass
-    analysis.findings = index_findings(analysis.graph, analysis.inference, strict)
+    analysis.findings = index_findings(analysis.inference, strict)
     return analysis
 
 
-def constant_input(graph: Graph, inference: Inference, layer_id: str, position: int) -> np.ndarray | None:
-    """The value of a layer's input when it is a Const or computable from small Consts alone.
-
-    Walks back without recursion (chains of thousands of Converts are fine), evaluating in order.
-    """
-    start = graph.sources[layer_id][position][0]
-    needed, stack, seen = [], [start], {start}
-    while stack:
-        current = stack.pop()
-        info = inference.layers[current]
-        needed.append(current)
-        if "value" in info.params:
-            continue
-        if info.op is None or info.op.kernel is None or info.errors or not info.inputs or any(
-                not spec.shape.is_static or math.prod(spec.shape.to_shape()) > FOLD_MAX_ELEMENTS
-                for spec in info.outputs):
-            return None
-        for source, _ in graph.sources[current]:
-            if source not in seen:
-                seen.add(source)
-                stack.append(source)
-    values: dict[str, np.ndarray] = {}
-    for current in sorted(needed, key=graph.order.index):
-        info = inference.layers[current]
-        if "value" in info.params:
-            values[current] = info.params["value"]
-        else:
-            values[current] = info.op.kernel(*(values[s] for s, _ in graph.sources[current]), **info.params)
-    return values[start]
-
-
-def index_findings(graph: Graph, inference: Inference, strict: bool) -> list[Finding]:
+def index_findings(inference: Inference, strict: bool) -> list[Finding]:
     """Constant Gather indices outside the spec's range of the gathered axis."""
     findings = []
     for info in inference.layers.values():
@@ -138,7 +105,10 @@ def index_findings(graph: Graph, inference: Inference, strict: bool) -> list[Fin
         axis = info.params["axis"]
         if dims is None or not dims[axis].is_static:
             continue
-        indices = constant_input(graph, inference, info.layer.id, 1)
+        try:
+            indices = inference.constant_input(info.layer.id, 1)
+        except IRError:  # too large to evaluate here; running the model reports what matters
+            indices = None
         if indices is None or indices.size == 0:
             continue
         dim = dims[axis].lo

@@ -34,11 +34,6 @@ class ElementType:
     kind: str  # 'float', 'int', 'uint', 'bool', 'string', 'dynamic'
 
     @property
-    def is_integral_number(self) -> bool:
-        """True for integer types (boolean excluded), as OpenVINO's ``is_integral_number``."""
-        return self.kind in ("int", "uint")
-
-    @property
     def is_packed(self) -> bool:
         """True for sub-byte types stored bit-packed in the .bin (u1, u4, i4)."""
         return self.bits < 8 and self.kind != "dynamic"

@@ -31,4 +31,4 @@ def convert(x: np.ndarray, *, dst: ElementType) -> np.ndarray:
     return convert_values(x, src.name if src is not None else str(x.dtype), dst.name, dst.dtype)
 
 
-CONVERT = register(OpDef("Convert", 1, 1, LATEST_OPSET, ("data",), infer_convert, convert))
+register(OpDef("Convert", 1, 1, LATEST_OPSET, ("data",), infer_convert, convert))

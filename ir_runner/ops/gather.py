@@ -298,6 +298,6 @@ def _infer_v8(ctx):
 
 
 _INPUTS = ("data", "indices", "axis")
-GATHER_1 = register(OpDef("Gather", 1, 1, 6, _INPUTS, _infer_v1, gather, prepare_gather))
-GATHER_7 = register(OpDef("Gather", 7, 7, 7, _INPUTS, _infer_v7, gather, prepare_gather))
-GATHER_8 = register(OpDef("Gather", 8, 8, 17, _INPUTS, _infer_v8, gather, prepare_gather))
+register(OpDef("Gather", 1, 1, 6, _INPUTS, _infer_v1, gather, prepare_gather))
+register(OpDef("Gather", 7, 7, 7, _INPUTS, _infer_v7, gather, prepare_gather))
+register(OpDef("Gather", 8, 8, 17, _INPUTS, _infer_v8, gather, prepare_gather))

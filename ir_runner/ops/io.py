@@ -60,6 +60,6 @@ def infer_result(ctx: OpContext):
     return [spec], {}
 
 
-PARAMETER = register(OpDef("Parameter", 1, 1, LATEST_OPSET, (), infer_parameter))
-CONST = register(OpDef("Const", 1, 1, LATEST_OPSET, (), infer_const))
-RESULT = register(OpDef("Result", 1, 1, LATEST_OPSET, ("input",), infer_result))
+register(OpDef("Parameter", 1, 1, LATEST_OPSET, (), infer_parameter))
+register(OpDef("Const", 1, 1, LATEST_OPSET, (), infer_const))
+register(OpDef("Result", 1, 1, LATEST_OPSET, ("input",), infer_result))

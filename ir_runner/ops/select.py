@@ -207,6 +207,6 @@ def bit_select_broadcast(cond: np.ndarray, then: np.ndarray, else_: np.ndarray, 
     return out
 
 
-SELECT = register(
+register(
     OpDef("Select", 1, 1, LATEST_OPSET, ("cond", "then", "else"), infer_select, select, prepare_select)
 )

@@ -8,17 +8,7 @@ import pytest
 
 from ir_runner.ops.gather import _INDEX_CHUNK, GatherKernel
 from ir_runner.parallel import PARALLEL_MIN_ELEMENTS
-
-
-def reference(data: np.ndarray, indices: np.ndarray, axis: int) -> np.ndarray:
-    """OpenVINO's reference for batch_dims=0: negative indices wrap once, the rest out of range give zeros."""
-    idx = indices.astype(np.int64)
-    dim = data.shape[axis]
-    idx = np.where(idx < 0, idx + dim, idx)
-    valid = (idx >= 0) & (idx < dim)
-    out = np.take(data, np.where(valid, idx, 0), axis=axis)
-    mask = valid.reshape((1,) * axis + valid.shape + (1,) * (data.ndim - axis - 1))
-    return np.where(mask, out, np.zeros((), data.dtype))
+from tests.gather_reference import gather_with_zeros
 
 
 def run(data, indices, axis=0, constant=False):
@@ -45,14 +35,14 @@ def test_one_dimensional_paths(count, dtype, kind, constant):
     high = min(high, np.iinfo(dtype).max)
     indices = rng.integers(max(low, np.iinfo(dtype).min), high, count).astype(dtype)
     got = run(data, indices, constant=constant)
-    assert got.tobytes() == reference(data, indices, 0).tobytes()
+    assert got.tobytes() == gather_with_zeros(data, indices, 0).tobytes()
 
 
 def test_rows_with_inner_dims_in_chunks():
     rng = np.random.default_rng(1)
     data = rng.random((50, 7)).astype(np.float32)
     indices = rng.integers(-60, 60, _INDEX_CHUNK * 3).astype(np.int32)
-    assert run(data, indices).tobytes() == reference(data, indices, 0).tobytes()
+    assert run(data, indices).tobytes() == gather_with_zeros(data, indices, 0).tobytes()
 
 
 def test_u64_indices_are_read_as_int64():
@@ -65,7 +55,7 @@ def test_u64_indices_are_read_as_int64():
 def test_packed_and_float_indices_in_chunks():
     data = np.arange(8, dtype=np.int16)
     int4 = np.array([-8, -1, 0, 7] * (_INDEX_CHUNK // 2), ml_dtypes.int4)
-    assert run(data, int4).tobytes() == reference(data, int4.astype(np.int64), 0).tobytes()
+    assert run(data, int4).tobytes() == gather_with_zeros(data, int4.astype(np.int64), 0).tobytes()
     floats = np.array([1.9, -1.5, np.nan, 9.0], np.float32)
     assert run(data, floats).tolist() == [1, 7, 0, 0]
 
@@ -99,6 +89,6 @@ def test_prepared_small_constant_take(data_shape, indices, axis):
         [TensorSpec(f32, PartialShape.of(out_shape))], [None, idx, np.array(axis)],
     )
     got = kernel(data, idx, np.array(axis))
-    want = reference(data, idx, axis)
+    want = gather_with_zeros(data, idx, axis)
     assert got.shape == want.shape and got.tobytes() == want.tobytes()
     assert not np.shares_memory(got, data)

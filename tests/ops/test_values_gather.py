@@ -22,6 +22,7 @@ from irbuild import IRBuilder
 
 import ir_runner
 from ir_runner.types import ELEMENT_TYPES
+from tests.gather_reference import gather_with_zeros
 
 NP = {name: et.dtype.type for name, et in ELEMENT_TYPES.items() if et.dtype is not None}  # IR name -> numpy type
 INT_TYPES = ("i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64")
@@ -442,16 +443,6 @@ def test_non_strict_default_never_raises_for_indices():
     same_bits(run_gather(data, indices, 0, "opset7"), np.zeros(4, np.float32))
 
 
-def take_with_zeros(data: np.ndarray, indices: np.ndarray, axis: int) -> np.ndarray:
-    """Vectorised reference for big cases (batch_dims 0): np.take of wrapped indices, zeros where invalid."""
-    dim = data.shape[axis]
-    idx = np.where(indices < 0, indices + dim, indices)
-    valid = (idx >= 0) & (idx < dim)
-    out = np.take(data, np.where(valid, idx, 0), axis=axis)
-    mask = valid.reshape((1,) * axis + valid.shape + (1,) * (data.ndim - axis - 1))
-    return np.where(mask, out, np.zeros((), data.dtype))
-
-
 @pytest.mark.parametrize("data_shape, indices_shape, axis, batch_dims", [
     ((4, 300_000), (300_000,), 1, 0),  # split over the outer dim
     (((1 << 20) + 10,), ((1 << 20) + 1,), 0, 0),  # split over the indices
@@ -465,7 +456,7 @@ def test_large_gathers_take_the_threaded_path(data_shape, indices_shape, axis, b
     indices = rng.integers(-dim - 50, dim + 50, indices_shape)
     out = run_gather(data, indices, axis, "opset8", batch_dims)
     if batch_dims == 0:
-        want = take_with_zeros(data, indices, axis)
+        want = gather_with_zeros(data, indices, axis)
     else:
-        want = np.stack([take_with_zeros(d, i, axis - 1) for d, i in zip(data, indices)])
+        want = np.stack([gather_with_zeros(d, i, axis - 1) for d, i in zip(data, indices)])
     same_bits(out, want)
