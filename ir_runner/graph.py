@@ -41,63 +41,66 @@ def build_graph(net: NetRecord) -> Graph:
     in_positions = {lid: _port_positions(layer, "input") for lid, layer in layers.items()}
     out_positions = {lid: _port_positions(layer, "output") for lid, layer in layers.items()}
     for edge in net.edges:
-        src, dst = _endpoint(edge, layers, out_positions, "from"), _endpoint(edge, layers, in_positions, "to")
-        previous = inputs[edge.to_layer][dst]
-        if previous is not None:
-            producer = layers[previous[0]]
+        from_layer, to_layer = edge.from_layer, edge.to_layer
+        try:
+            src = out_positions[from_layer][edge.from_port]
+        except KeyError:
+            raise _endpoint_error(edge, layers, from_layer, edge.from_port, "from") from None
+        try:
+            dst = in_positions[to_layer][edge.to_port]
+        except KeyError:
+            raise _endpoint_error(edge, layers, to_layer, edge.to_port, "to") from None
+        slots = inputs[to_layer]
+        if slots[dst] is not None:
             raise GraphError(
-                f"input port id {edge.to_port} has two producers: {layer_ref(producer)} and"
-                f" {layer_ref(layers[edge.from_layer])} (edge at line {edge.line})",
-                layer=layer_ref(layers[edge.to_layer]),
+                f"input port id {edge.to_port} has two producers: {layer_ref(layers[slots[dst][0]])} and"
+                f" {layer_ref(layers[from_layer])} (edge at line {edge.line})",
+                layer=layer_ref(layers[to_layer]),
                 hint="remove one of the two <edge>s",
             )
-        inputs[edge.to_layer][dst] = (edge.from_layer, src)
-        consumers.setdefault((edge.from_layer, src), []).append((edge.to_layer, dst))
+        slot = (from_layer, src)
+        slots[dst] = slot
+        users = consumers.get(slot)
+        if users is None:
+            consumers[slot] = [(to_layer, dst)]
+        else:
+            users.append((to_layer, dst))
     for lid, slots in inputs.items():
-        for position, slot in enumerate(slots):
-            if slot is None:
-                port = layers[lid].inputs[position]
-                raise GraphError(
-                    "this input is not connected: no <edge> ends at it",
-                    layer=layer_ref(layers[lid]),
-                    port=f"input {port.label}",
-                    hint=f'add <edge from-layer=".." from-port=".." to-layer="{lid}" to-port="{port.id}"/>',
-                )
+        if None in slots:
+            port = layers[lid].inputs[slots.index(None)]
+            raise GraphError(
+                "this input is not connected: no <edge> ends at it",
+                layer=layer_ref(layers[lid]),
+                port=f"input {port.label}",
+                hint=f'add <edge from-layer=".." from-port=".." to-layer="{lid}" to-port="{port.id}"/>',
+            )
     sources = {lid: tuple(slots) for lid, slots in inputs.items()}  # type: ignore[arg-type]
     order = _topological_order(net, layers, sources, consumers)
     return Graph(net, layers, sources, {k: tuple(v) for k, v in consumers.items()}, order)
 
 
 def _index_layers(net: NetRecord) -> dict[str, LayerRecord]:
-    layers: dict[str, LayerRecord] = {}
-    for layer in net.layers:
-        if layer.id in layers:
-            first = layers[layer.id]
-            raise GraphError(
-                f"two layers have id {layer.id}: {layer_ref(first)} and {layer_ref(layer)}",
-                hint="layer ids must be unique",
-            )
-        layers[layer.id] = layer
+    layers = {layer.id: layer for layer in net.layers}
+    if len(layers) != len(net.layers):
+        seen: dict[str, LayerRecord] = {}
+        for layer in net.layers:
+            first = seen.setdefault(layer.id, layer)
+            if first is not layer:
+                raise GraphError(
+                    f"two layers have id {layer.id}: {layer_ref(first)} and {layer_ref(layer)}",
+                    hint="layer ids must be unique",
+                )
     return layers
 
 
 def _port_positions(layer: LayerRecord, direction: str) -> dict[str, int]:
     ports = layer.inputs if direction == "input" else layer.outputs
-    positions: dict[str, int] = {}
-    for port in ports:
-        if port.id in positions:
-            raise GraphError(f"two {direction} ports have id {port.id}", layer=layer_ref(layer))
-        positions[port.id] = port.position
+    positions = {port.id: port.position for port in ports}
+    if len(positions) != len(ports):
+        seen: set[str] = set()
+        duplicate = next(port.id for port in ports if port.id in seen or seen.add(port.id))
+        raise GraphError(f"two {direction} ports have id {duplicate}", layer=layer_ref(layer))
     return positions
-
-
-def _endpoint(edge: EdgeRecord, layers, positions, side: str) -> int:
-    """The port position an edge's ``side`` ('from' or 'to') names; a GraphError if there is none."""
-    layer_id, port_id = (edge.from_layer, edge.from_port) if side == "from" else (edge.to_layer, edge.to_port)
-    position = positions.get(layer_id, {}).get(port_id)
-    if position is None:
-        raise _endpoint_error(edge, layers, layer_id, port_id, side)
-    return position
 
 
 def _endpoint_error(edge: EdgeRecord, layers, layer_id: str, port_id: str, side: str) -> GraphError:
@@ -118,21 +121,26 @@ def _endpoint_error(edge: EdgeRecord, layers, layer_id: str, port_id: str, side:
 
 def _topological_order(net, layers, sources, consumers) -> tuple[str, ...]:
     pending = {lid: len(slots) for lid, slots in sources.items()}
-    ready = deque(layer.id for layer in net.layers if pending[layer.id] == 0)
+    ready = deque(layer.id for layer in net.layers if not pending[layer.id])
     order: list[str] = []
-    while ready:
-        lid = ready.popleft()
+    for lid in _drain(ready):
         order.append(lid)
         for position in range(len(layers[lid].outputs)):
             for consumer, _ in consumers.get((lid, position), ()):
                 pending[consumer] -= 1
-                if pending[consumer] == 0:
+                if not pending[consumer]:
                     ready.append(consumer)
     if len(order) != len(layers):
         cycle = _find_cycle({lid for lid, n in pending.items() if n > 0}, sources)
         names = " -> ".join(str(layer_ref(layers[lid])) for lid in cycle)
         raise GraphError(f"the edges form a cycle: {names}", hint="an IR graph must be acyclic")
     return tuple(order)
+
+
+def _drain(queue: deque):
+    """Pop from the left until the queue is empty (items may be appended meanwhile)."""
+    while queue:
+        yield queue.popleft()
 
 
 def _find_cycle(stuck: set[str], sources) -> list[str]:

@@ -48,7 +48,7 @@ class PortCheck:
         return str(self.spec)
 
 
-@dataclass
+@dataclass(slots=True)
 class LayerInference:
     """What inference found for one layer."""
 
@@ -58,8 +58,17 @@ class LayerInference:
     inputs: list[TensorSpec]
     outputs: list[TensorSpec] = field(default_factory=list)
     params: dict[str, Any] = field(default_factory=dict)
-    checks: list[PortCheck] = field(default_factory=list)
     errors: list[IRError] = field(default_factory=list)
+
+    @property
+    def checks(self) -> list[PortCheck]:
+        """Each port's declared spec next to the inferred one (inputs, then outputs)."""
+        return [
+            PortCheck(direction, port, spec, not _port_problems(port, spec))
+            for direction, ports, specs in (("in", self.layer.inputs, self.inputs),
+                                            ("out", self.layer.outputs, self.outputs))
+            for port, spec in zip(ports, specs)
+        ]
 
 
 class OpContext:
@@ -192,7 +201,7 @@ def infer_graph(
     """
     layers: dict[str, LayerInference] = {}
     folder = _ConstantFolder(graph, layers)
-    const_value = folder.input_value
+    memo = None if strict else _InferenceMemo(folder.input_value, graph.net.weights)
 
     for layer_id in graph.order:
         layer = graph.layers[layer_id]
@@ -205,13 +214,64 @@ def infer_graph(
             info.outputs = [input_specs[layer_id]]
             info.params = {}
         else:
-            _infer_layer(info, const_value, strict, graph.net.weights)
+            _infer_layer(info, folder.input_value, strict, graph.net.weights, memo)
         if check_declared:
             _compare_ports(info, "out", layer.outputs, info.outputs)
     return Inference(graph, layers, folder)
 
 
-def _infer_layer(info: LayerInference, const_value, strict: bool, weights) -> None:
+class _InferenceMemo:
+    """Results of ``op.infer`` reused for layers that repeat an earlier one: the same operation, ``<data>``
+    attributes and input specs, and equal values of the constant inputs it read (Gather's axis).
+
+    Large IRs repeat the same blocks thousands of times; this makes their inference a dictionary
+    lookup per layer. Only successful inferences are kept (errors name their own layer); Parameter and
+    Const are never memoised (they read their ports and the weights), nor strict inference (its
+    params name the layer).
+    """
+
+    _SKIP = ("Parameter", "Const")
+    _MAX_CONST_BYTES = 64  # constant inputs compared by value; larger ones make a layer not memoisable
+
+    def __init__(self, const_value, weights) -> None:
+        self._const_value = const_value
+        self._weights = weights
+        self._entries: dict[tuple, list[tuple[tuple, list[TensorSpec], dict[str, Any]]]] = {}
+
+    def infer(self, info: LayerInference) -> tuple[list[TensorSpec], dict[str, Any]]:
+        """``info.op.infer`` for this layer, or an earlier layer's equal result."""
+        op, layer = info.op, info.layer
+        if op.type in self._SKIP:
+            return op.infer(OpContext(info, self._const_value, False, self._weights))
+        key = (op.type, op.version, tuple(layer.data.items()), tuple(info.inputs))
+        candidates = self._entries.get(key)
+        if candidates is not None:
+            for reads, outputs, params in candidates:
+                if all(_fingerprint(self._const_value(layer.id, position)) == seen for position, seen in reads):
+                    return list(outputs), dict(params)
+        reads = []
+
+        def recording_const_value(layer_id: str, position: int) -> np.ndarray | None:
+            value = self._const_value(layer_id, position)
+            reads.append((position, _fingerprint(value)))
+            return value
+
+        outputs, params = op.infer(OpContext(info, recording_const_value, False, self._weights))
+        if all(seen is not False for _, seen in reads):
+            self._entries.setdefault(key, []).append((tuple(reads), list(outputs), dict(params)))
+        return outputs, params
+
+
+def _fingerprint(value: np.ndarray | None):
+    """What identifies a small constant's value (None when not constant, False when too large to compare)."""
+    if value is None:
+        return None
+    if value.nbytes > _InferenceMemo._MAX_CONST_BYTES:
+        return False
+    return value.dtype.str, value.shape, value.tobytes()
+
+
+def _infer_layer(info: LayerInference, const_value, strict: bool, weights, memo: _InferenceMemo | None) -> None:
     layer = info.layer
     if info.op is None:
         info.errors.append(_unknown_op_error(info))
@@ -229,7 +289,10 @@ def _infer_layer(info: LayerInference, const_value, strict: bool, weights) -> No
         info.outputs = [_declared_spec(p, info) for p in layer.outputs]
         return
     try:
-        outputs, params = info.op.infer(OpContext(info, const_value, strict, weights))
+        if memo is not None:
+            outputs, params = memo.infer(info)
+        else:
+            outputs, params = info.op.infer(OpContext(info, const_value, strict, weights))
     except IRError as exc:
         info.errors.append(exc)
         info.outputs = [_declared_spec(p, info) for p in layer.outputs]
@@ -339,10 +402,8 @@ def _declared_text(port: PortRecord) -> str:
 def _compare_ports(info: LayerInference, direction: str, ports, specs: list[TensorSpec]) -> None:
     for port, spec in zip(ports, specs):
         if _agrees_exactly(port, spec):
-            info.checks.append(PortCheck(direction, port, spec, True))
             continue
         problems = _port_problems(port, spec)
-        info.checks.append(PortCheck(direction, port, spec, not problems))
         if problems:
             where = ("input " if direction == "in" else "output ") + port.label
             info.errors.append(

@@ -94,6 +94,7 @@ def register(op: OpDef) -> OpDef:
         raise ValueError(f"{op.label} overlaps an already registered version of {op.type}")
     versions.append(op)
     lookup.cache_clear()
+    type_version.cache_clear()
     return op
 
 
@@ -143,6 +144,7 @@ def layer_ref(layer: LayerRecord) -> LayerRef:
     return LayerRef(layer.name, type_version(layer.type, layer.version), layer.id, layer.line)
 
 
+@functools.lru_cache(maxsize=1024)
 def type_version(type_name: str, version: str) -> str:
     """``Gather-7`` for a known operation version, else the type and opset as written."""
     op = lookup(type_name, version)

@@ -1,0 +1,160 @@
+"""Memoised inference: layers that repeat an earlier one reuse its result, and only then.
+
+A layer may reuse an earlier layer's inference only when the operation, the ``<data>`` attributes, the
+input specs and the constant inputs the operation read are all equal. Each test builds two layers
+that differ in exactly one of these and checks that the second is inferred on its own.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import ir_runner
+from ir_runner import infer as infer_module
+from ir_runner.errors import DeclaredMismatchError, InferenceError
+from ir_runner.graph import build_graph
+from ir_runner.infer import infer_graph
+from ir_runner.ir.reader import read_ir
+
+from .irbuild import IRBuilder
+
+
+def _gather(b: IRBuilder, data, axis: int, name: str, *, out_dims, version: str = "opset8", batch_dims=None):
+    indices = b.const(f"{name}_indices", np.array([1, 0], dtype=np.int32))
+    axis_const = b.const(f"{name}_axis", np.array(axis, dtype=np.int64))
+    attrs = {} if batch_dims is None else {"batch_dims": batch_dims}
+    return b.layer("Gather", version, [data, indices, axis_const], attrs=attrs,
+                   out_specs=[("FP32", out_dims)], name=name)
+
+
+def _inference(xml: bytes, weights: bytes, **options):
+    return infer_graph(build_graph(read_ir(xml, weights)), **options)
+
+
+def _outputs(inference) -> dict[str, list]:
+    return {info.layer.name: [str(spec) for spec in info.outputs] for info in inference.layers.values()}
+
+
+def test_equal_specs_but_different_constant_axis_are_inferred_separately():
+    b = IRBuilder()
+    x = b.parameter("x", "f32", "3,5")
+    first = _gather(b, x, 0, "first", out_dims=[2, 5])
+    second = _gather(b, x, 1, "second", out_dims=[3, 2])
+    b.result(first)
+    b.result(second)
+    model = ir_runner.load(*b.build())
+    assert [o.shape for o in model.outputs] == [(2, 5), (3, 2)]
+    data = np.arange(15, dtype=np.float32).reshape(3, 5)
+    out = model.run({"x": data})
+    np.testing.assert_array_equal(list(out.values())[0], data[[1, 0]])
+    np.testing.assert_array_equal(list(out.values())[1], data[:, [1, 0]])
+
+
+def test_different_data_attributes_are_inferred_separately():
+    b = IRBuilder()
+    x = b.parameter("x", "f32", "2,3")
+    to_i32 = b.convert(x, "i32", name="to_i32")
+    to_f16 = b.convert(x, "f16", name="to_f16")
+    b.result(to_i32)
+    b.result(to_f16)
+    model = ir_runner.load(*b.build())
+    assert [o.element_type.name for o in model.outputs] == ["i32", "f16"]
+
+
+def test_different_input_specs_are_inferred_separately():
+    b = IRBuilder()
+    small = b.parameter("small", "f32", "2,3")
+    large = b.parameter("large", "f32", "4,3")
+    b.result(_gather(b, small, 0, "g_small", out_dims=[2, 3]))
+    b.result(_gather(b, large, 1, "g_large", out_dims=[4, 2]))
+    assert [o.shape for o in ir_runner.load(*b.build()).outputs] == [(2, 3), (4, 2)]
+
+
+def test_a_repeated_layer_with_a_wrong_declaration_names_itself():
+    b = IRBuilder()
+    x = b.parameter("x", "f32", "3,5")
+    good = _gather(b, x, 0, "good", out_dims=[2, 5])
+    bad = _gather(b, x, 0, "bad", out_dims=[2, 4])
+    b.result(good)
+    b.result(bad)
+    with pytest.raises(DeclaredMismatchError) as caught:
+        ir_runner.load(*b.build())
+    assert "'bad'" in str(caught.value) and "'good'" not in str(caught.value)
+    assert "declared FP32[2,4]" in str(caught.value)
+
+
+def test_a_repeated_layer_whose_inference_fails_reports_its_own_error():
+    """The first Gather fails (axis out of range): nothing is memoised, the second fails on its own."""
+    b = IRBuilder()
+    x = b.parameter("x", "f32", "3,5")
+    b.result(_gather(b, x, 7, "first", out_dims=[2, 5]))
+    b.result(_gather(b, x, 7, "second", out_dims=[2, 5]))
+    report = ir_runner.validate(*b.build())
+    failed = [e for e in report.errors if isinstance(e, InferenceError)]
+    assert [e.layer.name for e in failed] == ["first", "second"]
+
+
+def test_constant_inputs_larger_than_the_comparison_limit_disable_reuse():
+    """An axis read from a Const too large to compare by value is never reused (it is a (1,) int64 here,
+    so the limit is forced down)."""
+    b = IRBuilder()
+    x = b.parameter("x", "f32", "3,5")
+    b.result(_gather(b, x, 0, "first", out_dims=[2, 5]))
+    b.result(_gather(b, x, 1, "second", out_dims=[3, 2]))
+    xml, weights = b.build()
+    limit = infer_module._InferenceMemo._MAX_CONST_BYTES
+    try:
+        infer_module._InferenceMemo._MAX_CONST_BYTES = 0
+        inference = _inference(xml, weights)
+    finally:
+        infer_module._InferenceMemo._MAX_CONST_BYTES = limit
+    assert _outputs(inference)["second"] == ["f32[3,2]"]
+    assert not inference.errors
+
+
+def test_memoised_inference_equals_unmemoised_on_a_repetitive_model(monkeypatch):
+    """A chain of repeated blocks: the same specs, params and findings with and without the memo."""
+    b = IRBuilder()
+    x = b.parameter("x", "f32", "4,6")
+    cond = b.parameter("cond", "boolean", "4,6")
+    current = x
+    for block in range(20):
+        other = b.const(f"else_{block}", np.full((4, 6), block, dtype=np.float32))
+        current = b.layer("Select", "opset1", [cond, current, other], attrs={"auto_broadcast": "numpy"},
+                          out_specs=[("FP32", [4, 6])], name=f"select_{block}")
+        current = _gather(b, current, block % 2, f"gather_{block}", out_dims=[2, 6] if block % 2 == 0 else [4, 2],
+                          batch_dims=0)
+        current = b.layer("Select", "opset1", [b.const(f"c_{block}", np.ones(current_dims(block), dtype=bool)),
+                                               current, current], attrs={"auto_broadcast": "numpy"},
+                          out_specs=[("FP32", current_dims(block))], name=f"mix_{block}")
+        current = b.convert(b.convert(current, "f16", name=f"down_{block}"), "f32", name=f"up_{block}")
+        current = pad_back(b, current, block)
+    b.result(current)
+    xml, weights = b.build()
+    memoised = _inference(xml, weights)
+    monkeypatch.setattr(infer_module._InferenceMemo, "infer",
+                        lambda self, info: info.op.infer(infer_module.OpContext(info, self._const_value, False,
+                                                                                  self._weights)))
+    plain = _inference(xml, weights)
+    assert _outputs(memoised) == _outputs(plain)
+    assert {lid: info.params.keys() for lid, info in memoised.layers.items() if info.op.type != "Const"} == {
+        lid: info.params.keys() for lid, info in plain.layers.items() if info.op.type != "Const"
+    }
+    assert [str(e) for e in memoised.errors] == [str(e) for e in plain.errors]
+
+
+def current_dims(block: int) -> list[int]:
+    return [2, 6] if block % 2 == 0 else [4, 2]
+
+
+def pad_back(b: IRBuilder, current, block: int):
+    """Back to [4,6] with a Select that broadcasts ``current`` against a [4,6] Const (rows or columns)."""
+    if block % 2 == 0:  # [2,6] -> gather rows [0,1,0,1] -> [4,6]
+        indices = b.const(f"back_idx_{block}", np.array([0, 1, 0, 1], dtype=np.int32))
+        axis = b.const(f"back_axis_{block}", np.array(0, dtype=np.int64))
+    else:  # [4,2] -> gather columns -> [4,6]
+        indices = b.const(f"back_idx_{block}", np.array([0, 1, 0, 1, 0, 1], dtype=np.int32))
+        axis = b.const(f"back_axis_{block}", np.array(1, dtype=np.int64))
+    return b.layer("Gather", "opset8", [current, indices, axis], out_specs=[("FP32", [4, 6])],
+                   name=f"back_{block}")
