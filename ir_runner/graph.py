@@ -38,8 +38,9 @@ def build_graph(net: NetRecord) -> Graph:
     layers = _index_layers(net)
     inputs: dict[str, list[Slot | None]] = {lid: [None] * len(layer.inputs) for lid, layer in layers.items()}
     consumers: dict[Slot, list[tuple[str, int]]] = {}
-    in_positions = {lid: _port_positions(layer, "input") for lid, layer in layers.items()}
-    out_positions = {lid: _port_positions(layer, "output") for lid, layer in layers.items()}
+    in_positions = {lid: {port.id: port.position for port in layer.inputs} for lid, layer in layers.items()}
+    out_positions = {lid: {port.id: port.position for port in layer.outputs} for lid, layer in layers.items()}
+    _check_port_ids(layers, in_positions, out_positions)
     for edge in net.edges:
         from_layer, to_layer = edge.from_layer, edge.to_layer
         try:
@@ -93,14 +94,19 @@ def _index_layers(net: NetRecord) -> dict[str, LayerRecord]:
     return layers
 
 
-def _port_positions(layer: LayerRecord, direction: str) -> dict[str, int]:
-    ports = layer.inputs if direction == "input" else layer.outputs
-    positions = {port.id: port.position for port in ports}
-    if len(positions) != len(ports):
-        seen: set[str] = set()
-        duplicate = next(port.id for port in ports if port.id in seen or seen.add(port.id))
-        raise GraphError(f"two {direction} ports have id {duplicate}", layer=layer_ref(layer))
-    return positions
+def _check_port_ids(layers: dict[str, LayerRecord], in_positions, out_positions) -> None:
+    """Refuse a layer with two input (or two output) ports of the same id: edges could not tell them apart."""
+    clashes = [
+        lid for lid, layer in layers.items()
+        if len(in_positions[lid]) != len(layer.inputs) or len(out_positions[lid]) != len(layer.outputs)
+    ]
+    if clashes:
+        layer = layers[clashes[0]]
+        for direction, ports in (("input", layer.inputs), ("output", layer.outputs)):
+            seen: set[str] = set()
+            duplicate = next((port.id for port in ports if port.id in seen or seen.add(port.id)), None)
+            if duplicate is not None:
+                raise GraphError(f"two {direction} ports have id {duplicate}", layer=layer_ref(layer))
 
 
 def _endpoint_error(edge: EdgeRecord, layers, layer_id: str, port_id: str, side: str) -> GraphError:

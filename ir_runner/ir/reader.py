@@ -158,18 +158,9 @@ def _read_layer(el) -> LayerRecord:
                 f"layer '{attrs.get('name', '')}' (type {layer_type}, id {layer_id}, line {el.sourceline})"
                 f" has a sub-graph <{tag}>; sub-graph operations are not supported"
             )
-    return LayerRecord(
-        id=layer_id,
-        name=attrs.get("name", ""),
-        type=layer_type,
-        version=attrs.get("version", "").strip(),
-        data=data,
-        inputs=inputs,
-        outputs=outputs,
-        line=el.sourceline,
-        attrs=attrs,
-        rt_info=rt_names,
-    )
+    # positional: a large IR has tens of thousands of layers, and keywords cost a third more here
+    return LayerRecord(layer_id, attrs.get("name", ""), layer_type, attrs.get("version", "").strip(), data, inputs,
+                       outputs, el.sourceline, attrs, rt_names)
 
 
 def _read_ports(group, layer_attrs) -> tuple[PortRecord, ...]:
@@ -177,8 +168,8 @@ def _read_ports(group, layer_attrs) -> tuple[PortRecord, ...]:
     for port in group:
         if port.tag != "port":
             continue
-        attrib = port.attrib
-        port_id = (attrib.get("id") or "").strip()
+        get = port.get  # (not port.attrib: that builds a proxy per port)
+        port_id = (get("id") or "").strip()
         if not port_id:
             raise ModelFormatError(f"a <port> at line {port.sourceline} has no id", layer=_layer_ref(layer_attrs))
         try:
@@ -187,10 +178,8 @@ def _read_ports(group, layer_attrs) -> tuple[PortRecord, ...]:
             raise _bad_dim(port, layer_attrs, port_id) from None
         if dims and min(dims) < -1:
             raise _bad_dim(port, layer_attrs, port_id)
-        names = attrib.get("names")
-        ports.append(
-            PortRecord(port_id, len(ports), attrib.get("precision"), dims, _split_names(names) if names else ())
-        )
+        names = get("names")
+        ports.append(PortRecord(port_id, len(ports), get("precision"), dims, _split_names(names) if names else ()))
     return tuple(ports)
 
 
@@ -239,10 +228,13 @@ def _read_edges(root) -> tuple[EdgeRecord, ...]:
         return ()
     edges = []
     for el in edges_el.iterfind("edge"):
-        values = [el.get(key, "").strip() for key in _EDGE_KEYS]
-        if not all(values):
+        get = el.get
+        from_layer, from_port, to_layer, to_port = (
+            (get(key) or "").strip() for key in _EDGE_KEYS
+        )
+        if not (from_layer and from_port and to_layer and to_port):
             raise ModelFormatError(
                 f"<edge> at line {el.sourceline} needs from-layer, from-port, to-layer and to-port attributes"
             )
-        edges.append(EdgeRecord(*values, line=el.sourceline))
+        edges.append(EdgeRecord(from_layer, from_port, to_layer, to_port, el.sourceline))
     return tuple(edges)
