@@ -16,7 +16,7 @@ from .graph import Graph, build_graph
 from .infer import Inference, LayerInference, infer_graph
 from .ir.reader import read_ir
 from .plan import DEFAULT_MEMORY_LIMIT, Plan, build_plan, check_memory
-from .runtime import TensorInfo, bind_feeds, execute
+from .runtime import TensorInfo, bind_feeds, bind_outputs, execute
 from .types import PartialShape, TensorSpec, element_type_of
 
 Source = str | os.PathLike | bytes | bytearray
@@ -49,17 +49,26 @@ class Model:
         return self.graph.net.name
 
     def run(self, feeds: Mapping[str, object] | Sequence | None = None, /, *, cast: str | None = None,
+            out: Mapping[str, np.ndarray | None] | Sequence[np.ndarray | None] | None = None,
             **named: object) -> dict[str, np.ndarray]:
         """Run on ``feeds`` (by name, or a sequence in ``inputs`` order); outputs by name, in ``outputs`` order.
 
         Feeds must have the inputs' element types unless ``cast`` ('safe', 'same_kind', 'unsafe')
-        allows a conversion, which is reported as a ``CastWarning``.
+        allows a conversion, which is reported as a ``CastWarning``. ``out`` (by output name, or a
+        sequence in ``outputs`` order; None entries allowed) gives preallocated arrays to write the
+        outputs into, each of exactly the output's dtype and shape, C-contiguous, writeable and sharing
+        no memory with a feed or another ``out`` array; the result then holds those same arrays, reused
+        as given on every call (the caller owns them). Inputs named ``cast`` or ``out`` are fed through
+        the mapping, not as keywords.
         """
         arrays = self._fast_bind(feeds) if self._fast_bind_ok and not named else None
         if arrays is None:
             arrays = bind_feeds(self.inputs, feeds, named, cast)
         plan = self._static_plan or self.plan_for(arrays)
-        return dict(zip(self._output_names, execute(plan, arrays)))
+        if out is None:
+            return dict(zip(self._output_names, execute(plan, arrays)))
+        targets = bind_outputs(self.inputs, self.outputs, plan, out, arrays)
+        return dict(zip(self._output_names, execute(plan, arrays, out=targets)))
 
     def _fast_bind(self, feeds) -> list[np.ndarray] | None:
         """The feeds in input order when they are exactly right (names or positions, ndarray, dtype, shape),
@@ -81,9 +90,14 @@ class Model:
             return list(feeds)
         return None
 
-    def __call__(self, *arrays: object, cast: str | None = None, **named: object) -> dict[str, np.ndarray]:
-        """``model(a, b, c)`` or ``model(x=a)``: the same as :meth:`run`."""
-        return self.run(list(arrays) if arrays else None, cast=cast, **named)
+    def __call__(self, *arrays: object, cast: str | None = None,
+                 out: Mapping[str, np.ndarray | None] | Sequence[np.ndarray | None] | None = None,
+                 **named: object) -> dict[str, np.ndarray]:
+        """``model(a, b, c)`` or ``model(x=a)``: the same as :meth:`run` (``cast=`` and ``out=`` too)."""
+        feeds = list(arrays) if arrays else None
+        if out is None:  # one keyword less to pass on the common path
+            return self.run(feeds, cast=cast, **named)
+        return self.run(feeds, cast=cast, out=out, **named)
 
     def plan_for(self, arrays: Sequence[np.ndarray]) -> Plan:
         """The plan for these checked input arrays: for a static model, one plan built on the first run;

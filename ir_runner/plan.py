@@ -3,6 +3,12 @@
 Inference resolves every parameter (normalised axis, batch_dims, broadcast mode); the plan gives each
 tensor a slot number, preloads Const views, and records after which step each intermediate can be
 released. Running a plan is a short loop (see ``runtime.execute``).
+
+Caller-given output buffers (``Model.run(out=...)``): a kernel that can write into one has the attribute
+``accepts_out = True`` (for a ``functools.partial``, its function does) and is then called as
+``kernel(*inputs, out=buffer)``, with a C-contiguous, writeable buffer of the output's exact dtype and
+shape that overlaps none of its inputs. The plan marks the outputs whose step can do that; any other
+output is copied into its buffer.
 """
 
 from __future__ import annotations
@@ -33,7 +39,8 @@ class Step:
 
 @dataclass(frozen=True)
 class Plan:
-    """Everything needed to run: slot count, preloaded constants, steps, where inputs/outputs live."""
+    """Everything needed to run: slot count, preloaded constants, steps, where inputs/outputs live, the
+    outputs' (dtype, shape), and which outputs' steps can write into a caller's buffer."""
 
     slot_count: int
     constants: tuple[tuple[int, np.ndarray], ...]
@@ -41,6 +48,8 @@ class Plan:
     steps: tuple[Step, ...]
     output_slots: tuple[int, ...]
     output_copies: tuple[bool, ...]
+    output_specs: tuple[tuple[np.dtype, tuple[int, ...]], ...]
+    output_into: tuple[bool, ...]
 
 
 def build_plan(inference: Inference, memory_limit: int | None = DEFAULT_MEMORY_LIMIT) -> Plan:
@@ -81,12 +90,27 @@ def build_plan(inference: Inference, memory_limit: int | None = DEFAULT_MEMORY_L
     output_slots = tuple(slots[graph.sources[r.id][0]] for r in results)
     steps = _with_releases(steps_raw, set(output_slots))
     fresh = {step.output for step in steps}
+    writes_into = {step.output for step in steps if accepts_out(step.kernel)}
     seen: set[int] = set()
-    copies = []
+    copies, into = [], []
     for slot in output_slots:
-        copies.append(slot not in fresh or slot in seen)
+        copy = slot not in fresh or slot in seen
+        copies.append(copy)
+        into.append(not copy and slot in writes_into)
         seen.add(slot)
-    return Plan(len(slots), constants, input_slots, steps, output_slots, tuple(copies))
+    specs = tuple(_shape_and_dtype(inference.output_spec(*graph.sources[r.id][0])) for r in results)
+    return Plan(len(slots), constants, input_slots, steps, output_slots, tuple(copies), specs, tuple(into))
+
+
+def accepts_out(kernel: KernelFn) -> bool:
+    """True when ``kernel`` (or the function of a ``functools.partial``) can write into ``out=``."""
+    if isinstance(kernel, functools.partial):
+        kernel = kernel.func
+    return getattr(kernel, "accepts_out", False) is True
+
+
+def _shape_and_dtype(spec) -> tuple[np.dtype, tuple[int, ...]]:
+    return spec.element_type.dtype, spec.shape.to_shape()
 
 
 def run_step(kernel: KernelFn, inputs: list[np.ndarray], layer: LayerRef) -> np.ndarray:

@@ -104,8 +104,8 @@ def _by_name(inputs: Sequence[TensorInfo], feeds: Mapping) -> list:
     return ordered
 
 
-def _listing(inputs: Sequence[TensorInfo]) -> str:
-    return "the model's inputs are: " + "; ".join(str(info) for info in inputs)
+def _listing(infos: Sequence[TensorInfo], what: str = "inputs") -> str:
+    return f"the model's {what} are: " + "; ".join(str(info) for info in infos)
 
 
 def _check_value(info: TensorInfo, value, cast: str | None) -> np.ndarray:
@@ -174,12 +174,19 @@ def _shape_hint(expected: PartialShape, got: tuple[int, ...]) -> str | None:
     return None
 
 
-def execute(plan: Plan, feeds: Sequence[np.ndarray], observe: Observer | None = None) -> list[np.ndarray]:
+def execute(plan: Plan, feeds: Sequence[np.ndarray], observe: Observer | None = None,
+            out: Sequence[np.ndarray | None] | None = None) -> list[np.ndarray]:
     """Run the plan's steps on ``feeds`` (already checked); outputs never alias a Const or an input.
 
     ``observe(step, value, seconds)``, when given, is called after each step (for tracing and per-layer
-    timing), before any slot is released.
+    timing), before any slot is released. ``out``, when given, holds per output a buffer checked by
+    :func:`bind_outputs` (or None: a new array as usual): the step computing an output writes into its
+    buffer when its kernel can, else the value is copied into it, and the buffers are returned.
     """
+    into = None
+    if out is not None:
+        into = {slot: target for slot, target, ok in zip(plan.output_slots, out, plan.output_into)
+                if ok and target is not None}
     slots: list = [None] * plan.slot_count
     for slot, value in plan.constants:
         slots[slot] = value
@@ -187,8 +194,13 @@ def execute(plan: Plan, feeds: Sequence[np.ndarray], observe: Observer | None = 
         slots[slot] = value
     for step in plan.steps:
         started = time.perf_counter() if observe is not None else 0.0
+        target = into.get(step.output) if into else None
         try:
-            slots[step.output] = step.kernel(*[slots[i] for i in step.inputs])
+            if target is None:
+                slots[step.output] = step.kernel(*[slots[i] for i in step.inputs])
+            else:
+                step.kernel(*[slots[i] for i in step.inputs], out=target)
+                slots[step.output] = target
         except IRError:
             raise
         except Exception as exc:
@@ -197,7 +209,110 @@ def execute(plan: Plan, feeds: Sequence[np.ndarray], observe: Observer | None = 
             observe(step, slots[step.output], time.perf_counter() - started)
         for slot in step.release:
             slots[slot] = None
-    return [
-        np.array(slots[slot], copy=True) if copy else slots[slot]
-        for slot, copy in zip(plan.output_slots, plan.output_copies)
-    ]
+    if out is None:
+        return [
+            np.array(slots[slot], copy=True) if copy else slots[slot]
+            for slot, copy in zip(plan.output_slots, plan.output_copies)
+        ]
+    results = []
+    for slot, copy, target in zip(plan.output_slots, plan.output_copies, out):
+        value = slots[slot]
+        if target is None:
+            results.append(np.array(value, copy=True) if copy else value)
+        else:
+            if value is not target:
+                np.copyto(target, value)
+            results.append(target)
+    return results
+
+
+def bind_outputs(inputs: Sequence[TensorInfo], outputs: Sequence[TensorInfo], plan: Plan, out,
+                 feeds: Sequence[np.ndarray]) -> list[np.ndarray | None]:
+    """Order and check caller-given output buffers (a mapping by output name, or a sequence in output
+    order; None entries: allocate as usual) against the plan's output dtypes and shapes.
+
+    Each must be an ndarray of exactly the output's dtype and shape, C-contiguous and writeable, and
+    share no memory with an input feed or another buffer."""
+    if isinstance(out, Mapping):
+        ordered = _outputs_by_name(outputs, out)
+    else:
+        if isinstance(out, np.ndarray):
+            out = [out]
+        if not isinstance(out, Sequence) or isinstance(out, (str, bytes)):
+            raise InputError(
+                f"out= must be a mapping of output name -> array or a sequence of arrays, got {type(out).__name__}",
+                hint=_listing(outputs, "outputs"),
+            )
+        if len(out) != len(outputs):
+            raise InputError(
+                f"the model has {len(outputs)} output(s), out= gives {len(out)} array(s)",
+                hint="one array (or None) per output, in the order of model.outputs; " + _listing(outputs, "outputs"),
+            )
+        ordered = list(out)
+    given = []
+    for info, (dtype, shape), target in zip(outputs, plan.output_specs, ordered):
+        if target is None:
+            continue
+        if not (isinstance(target, np.ndarray) and target.dtype == dtype and target.shape == shape
+                and target.flags.c_contiguous and target.flags.writeable):
+            raise _target_error(info, dtype, shape, target)
+        given.append((info, target))
+    for index, (info, target) in enumerate(given):
+        for feed_info, feed in zip(inputs, feeds):
+            if np.may_share_memory(target, feed):
+                raise InputError(
+                    f"the out= array for output '{info.name}' shares memory with input '{feed_info.name}'",
+                    hint="outputs are written while inputs are read: pass a separate array",
+                )
+        for other, previous in given[:index]:
+            if np.may_share_memory(target, previous):
+                raise InputError(
+                    f"the out= arrays for outputs '{other.name}' and '{info.name}' share memory",
+                    hint="give each output its own array",
+                )
+    return ordered
+
+
+def _outputs_by_name(outputs: Sequence[TensorInfo], out: Mapping) -> list:
+    if sum(info.name in out for info in outputs) == len(out):  # the common case: every key a primary name
+        return [out.get(info.name) for info in outputs]
+    lookup: dict[str, int] = {}
+    for index, info in enumerate(outputs):
+        for name in (info.name, *info.names, info.layer_name):
+            lookup.setdefault(name, index)
+    ordered: list = [None] * len(outputs)
+    given = [False] * len(outputs)
+    for key, target in out.items():
+        index = lookup.get(key) if isinstance(key, str) else None
+        if index is None:
+            import difflib  # only for this error message
+
+            close = difflib.get_close_matches(str(key), list(lookup), n=1)
+            hint = f"did you mean '{close[0]}'? " if close else ""
+            raise InputError(f"out= names {key!r}, which is not an output of the model",
+                             hint=hint + _listing(outputs, "outputs"))
+        if given[index]:
+            raise InputError(f"out= gives output '{outputs[index].name}' twice (once as {key!r})")
+        ordered[index], given[index] = target, True
+    return ordered
+
+
+def _target_error(info: TensorInfo, dtype: np.dtype, shape: tuple[int, ...], target) -> InputError:
+    if not isinstance(target, np.ndarray):
+        problem = f"got {type(target).__name__}"
+    elif target.dtype != dtype or target.shape != shape:
+        problem = f"got {target.dtype} {list(target.shape)}"
+    elif not target.flags.c_contiguous:
+        problem = f"got a {target.dtype} {list(target.shape)} array that is not C-contiguous"
+    else:
+        problem = f"got a {target.dtype} {list(target.shape)} array that is read-only"
+    return InputError(
+        f"the out= array for output '{info.name}' must be a C-contiguous, writeable {dtype} array of shape"
+        f" {list(shape)}, {problem}",
+        hint=f"allocate it once, np.empty({tuple(shape)}, dtype={_dtype_expression(dtype)}), and pass it on every call",
+    )
+
+
+def _dtype_expression(dtype: np.dtype) -> str:
+    """How to spell ``dtype`` in Python: ``np.float32``, or ``ml_dtypes.bfloat16`` for the types numpy lacks."""
+    return f"np.{dtype.name}" if isinstance(getattr(np, dtype.name, None), type) else f"ml_dtypes.{dtype.name}"

@@ -359,6 +359,9 @@ def big_const_met(rows: list[Row]) -> None:
 
 @dataclass(frozen=True)
 class SelectCase:
+    """A Select case; ``out_row`` adds a row for ``Model.run(..., out=)``, which carries the target when
+    ``out_target`` (else the fresh-output row does)."""
+
     label: str
     cond: tuple[int, ...]
     then: tuple[int, ...]
@@ -366,18 +369,21 @@ class SelectCase:
     et: str
     mask: str = "mask:0.5"
     min_throughput: float | None = None
+    out_row: bool = False
+    out_target: bool = False
 
 
 def _select_cases(quick: bool) -> list[SelectCase]:
     sizes = [10**3, 10**5, 10**6, 10**7] if quick else [10**3, 10**4, 10**5, 10**6, 10**7, 5 * 10**7]
-    cases = [SelectCase(f"f32 {n:.0e}", (n,), (n,), (n,), "f32", min_throughput=1.0 if n == 10**7 else None)
+    cases = [SelectCase(f"f32 {n:.0e}", (n,), (n,), (n,), "f32", min_throughput=1.0 if n == 10**7 else None,
+                        out_row=n >= 10**7, out_target=n == 10**7)
              for n in sizes]
     n = 10**6 if quick else 10**7
     r, c = n // 1000, 1000
     cases += [
         SelectCase(f"f32 {n:.0e} skewed mask (99% true)", (n,), (n,), (n,), "f32", "mask:0.99"),
         SelectCase(f"f32 {n:.0e} else broadcast [{c}]", (r, c), (r, c), (c,), "f32"),
-        SelectCase(f"f32 {n:.0e} cond broadcast [{r},1]", (r, 1), (r, c), (r, c), "f32"),
+        SelectCase(f"f32 {n:.0e} cond broadcast [{r},1]", (r, 1), (r, c), (r, c), "f32", out_row=True),
         SelectCase(f"f16 {n:.0e}", (n,), (n,), (n,), "f16"),
         SelectCase(f"i8 {n:.0e}", (n,), (n,), (n,), "i8"),
         SelectCase(f"boolean {n:.0e}", (n,), (n,), (n,), "boolean"),
@@ -400,27 +406,46 @@ def select(ctx: Context) -> list[Row]:
             "else": make_input(case.et, case.other, "values", 3),
         }
         c, t, e = feeds["cond"], feeds["then"], feeds["else"]
-        rows.append(_throughput(ctx, "Select", case.label, xml, feeds, lambda c=c, t=t, e=e: np.where(c, t, e),
-                                case.min_throughput))
+        rows += _throughput(ctx, "Select", case, xml, feeds, lambda c=c, t=t, e=e: np.where(c, t, e))
     return rows
 
 
-def _throughput(ctx: Context, group: str, label: str, xml: Path, feeds: dict, reference: Callable,
-                min_throughput: float | None) -> Row:
+OUT_NOTE = ("ir-run writes into an output array allocated once (Model.run(feeds, out=...)), as OpenVINO's column"
+            " (share_outputs=True) writes into its reused output tensor: like for like")
+
+
+def _throughput(ctx: Context, group: str, case, xml: Path, feeds: dict, reference: Callable) -> list[Row]:
+    """The fresh-output row of a case, and its ``out=`` row when the case has one; the target goes on the
+    row the case says. The numpy column allocates its result (``np.where``/``np.take``)."""
+    label = case.label
     model = ir_runner.load(xml)
     request = ctx.compile(xml).create_infer_request()
     expected = reference()
     ctx.check(f"{group} {label}", "ir-run differs from numpy", same_bits(model.run(feeds)["out"], expected))
+    fns = {"ir": lambda: model.run(feeds)}
+    if case.out_row:
+        buffers = {"out": np.empty_like(expected)}  # allocated once, outside the timed region
+        ctx.check(f"{group} {label}", "ir-run out= differs from numpy",
+                  same_bits(model.run(feeds, out=buffers)["out"], expected))
+        fns["ir_out"] = lambda: model.run(feeds, out=buffers)
     ov_out = _ov_output(request.infer(feeds, share_inputs=True, share_outputs=True))
     ctx.check(f"{group} {label}", "OpenVINO differs from numpy", same_bits(ov_out, expected))
     del expected, ov_out
     t = medians({
-        "ir": lambda: model.run(feeds),
+        **fns,
         "ov": lambda: request.infer(feeds, share_inputs=True, share_outputs=True),
         "np": reference,
     }, budget=ctx.budget(1.5, 0.3), min_reps=5)
-    limit, text = throughput_target(min_throughput) if min_throughput else (None, None)
-    return time_row(group, label, t["ir"], t["ov"], t["np"], max_ratio=limit, target=text)
+    limit, text = throughput_target(case.min_throughput) if case.min_throughput else (None, None)
+    on_out = case.out_row and case.out_target
+    moved = "target judged on the out= row (OpenVINO's column reuses its output buffer)" if on_out else ""
+    rows = [time_row(group, label, t["ir"], t["ov"], t["np"], max_ratio=None if on_out else limit,
+                     target=None if on_out else text, note=moved)]
+    if case.out_row:
+        rows.append(time_row(group, f"{label}, out=", t["ir_out"], t["ov"], t["np"],
+                             max_ratio=limit if on_out else None, target=text if on_out else None,
+                             note=OUT_NOTE if on_out else ""))
+    return rows
 
 
 # ---------------------------------------------------------------- Gather
@@ -428,6 +453,8 @@ def _throughput(ctx: Context, group: str, label: str, xml: Path, feeds: dict, re
 
 @dataclass(frozen=True)
 class GatherCase:
+    """A Gather case; ``out_row`` and ``out_target`` as in :class:`SelectCase`."""
+
     label: str
     data: tuple[int, ...]
     indices: tuple[int, ...]
@@ -436,12 +463,15 @@ class GatherCase:
     index_et: str = "i32"
     index_kind: str = ""
     min_throughput: float | None = None
+    out_row: bool = False
+    out_target: bool = False
 
 
 def _gather_cases(quick: bool) -> list[GatherCase]:
     ns = [10**3, 10**5, 10**7] if quick else [10**3, 10**4, 10**5, 10**6, 10**7]
     d1 = 10**6
-    cases = [GatherCase(f"1-D {n:.0e} of [1e6]", (d1,), (n,), 0, min_throughput=0.8 if n == 10**7 else None)
+    cases = [GatherCase(f"1-D {n:.0e} of [1e6]", (d1,), (n,), 0, min_throughput=0.8 if n == 10**7 else None,
+                        out_row=n == 10**7, out_target=n == 10**7)
              for n in ns]
     cases += [
         GatherCase("1-D 1e6 of [1e6], i64 indices", (d1,), (10**6,), 0, index_et="i64"),
@@ -449,14 +479,16 @@ def _gather_cases(quick: bool) -> list[GatherCase]:
     ]
     row_ns = [10**3, 10**4] if quick else [10**3, 10**4, 10**5]
     cases += [GatherCase(f"rows {n:.0e} of [1000,1000]", (1000, 1000), (n,), 0,
-                         min_throughput=0.9 if n == row_ns[-1] else None) for n in row_ns]
+                         min_throughput=0.9 if n == row_ns[-1] else None, out_row=True,
+                         out_target=n == row_ns[-1]) for n in row_ns]
     cube = (64, 512, 256)
     cases += [
         GatherCase("axis 2 [128] of [64,512,256]", cube, (128,), 2),
         GatherCase("axis 1 [256] of [64,512,256]", cube, (256,), 1),
-        GatherCase("batch_dims=1 axis 1 [64,32] of [64,512,256]", cube, (64, 32), 1, 1, min_throughput=0.9),
-        GatherCase("batch_dims=1 axis 1 [64,128] of [64,512,256]", cube, (64, 128), 1, 1),
-        GatherCase("batch_dims=1 axis 2 [64,64] of [64,512,256]", cube, (64, 64), 2, 1),
+        GatherCase("batch_dims=1 axis 1 [64,32] of [64,512,256]", cube, (64, 32), 1, 1, min_throughput=0.9,
+                   out_row=True),
+        GatherCase("batch_dims=1 axis 1 [64,128] of [64,512,256]", cube, (64, 128), 1, 1, out_row=True),
+        GatherCase("batch_dims=1 axis 2 [64,64] of [64,512,256]", cube, (64, 64), 2, 1, out_row=True),
     ]
     return cases
 
@@ -487,7 +519,7 @@ def gather(ctx: Context) -> list[Row]:
         if case.index_kind.startswith("signed"):
             i = np.where(i < 0, i + case.data[case.axis], i)
         reference = functools.partial(numpy_gather, d, i, case.axis, case.batch_dims)
-        rows.append(_throughput(ctx, "Gather", case.label, xml, feeds, reference, case.min_throughput))
+        rows += _throughput(ctx, "Gather", case, xml, feeds, reference)
     return rows
 
 

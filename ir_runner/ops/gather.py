@@ -124,10 +124,15 @@ def _small_constant_take(kernel: GatherKernel) -> KernelFn:
     indices = kernel.fixed[0][0]
     view_shape = (kernel.n_outer, kernel.dim, kernel.n_inner)
     out_shape = kernel.out_shape
+    take_shape = (kernel.n_outer, kernel.n_idx, kernel.n_inner)
 
-    def take(data: np.ndarray, _indices: np.ndarray, _axis: np.ndarray) -> np.ndarray:
-        return quiet_f16_nans(data.reshape(view_shape).take(indices, axis=1, mode="wrap")).reshape(out_shape)
+    def take(data: np.ndarray, _indices: np.ndarray, _axis: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+        if out is None:
+            return quiet_f16_nans(data.reshape(view_shape).take(indices, axis=1, mode="wrap")).reshape(out_shape)
+        data.reshape(view_shape).take(indices, axis=1, out=out.reshape(take_shape), mode="wrap")
+        return quiet_f16_nans(out)
 
+    take.accepts_out = True
     return take
 
 
@@ -138,6 +143,8 @@ class GatherKernel:
     with one batch the take runs along ``dim`` directly (negative in-range indices wrap there natively),
     otherwise on flattened rows ``(b * outer + o) * dim + idx``. Large takes are split over threads.
     """
+
+    accepts_out = True  # the plan may pass a caller's output buffer (``out=``)
 
     def __init__(self, data_shape, indices_shape, axis: int, batch_dims: int, strict_low, layer) -> None:
         self.dim = data_shape[axis]
@@ -166,9 +173,12 @@ class GatherKernel:
             idx = np.where(idx < 0, idx + self.dim, idx)
         return idx, None
 
-    def __call__(self, data: np.ndarray, indices: np.ndarray, axis_input: np.ndarray | None = None) -> np.ndarray:
-        """Gather; ``axis_input`` is the layer's third input, already resolved into ``axis`` by inference."""
-        out = np.empty((self.n_batch, self.n_outer, self.n_idx, self.n_inner), dtype=data.dtype)
+    def __call__(self, data: np.ndarray, indices: np.ndarray, axis_input: np.ndarray | None = None, *,
+                 out: np.ndarray | None = None) -> np.ndarray:
+        """Gather; ``axis_input`` is the layer's third input, already resolved into ``axis`` by inference.
+        Writes into ``out`` (C-contiguous, the output's dtype and shape) when given."""
+        shape = (self.n_batch, self.n_outer, self.n_idx, self.n_inner)
+        out = np.empty(shape, dtype=data.dtype) if out is None else out.reshape(shape)
         if out.size == 0:
             return out.reshape(self.out_shape)
         if self.dim == 0:
@@ -207,21 +217,24 @@ class GatherKernel:
             run_chunked(self.n_idx, self.n_inner, work)
 
     def _take_in_chunks(self, table: np.ndarray, indices: np.ndarray, out2: np.ndarray) -> None:
-        """Rows of ``table`` ``[dim, inner]`` picked by flat ``indices`` (any index type), in cache-sized chunks
-        over threads: each chunk is range-checked on its own and taken with its own dtype, so no index array
-        as large as the input is ever made."""
+        """Rows of ``table`` ``[dim, inner]`` picked by flat ``indices`` (any index type), split over threads
+        (by index count, so that a few long rows are split too), in cache-sized chunks: each chunk is
+        range-checked on its own and taken with its own dtype, so no index array as large as the input is
+        ever made."""
         dim = self.dim
         total = indices.size
         if indices.dtype == np.uint64:
             indices = indices.view(np.int64)  # the reference reads u64 indices as int64
         index_type = element_type_of(indices.dtype)
         needs_int64 = index_type is None or index_type.kind == "float" or index_type.bits < 8  # floats, i4/u4
+        as_unsigned = np.dtype(f"u{8 if needs_int64 else indices.dtype.itemsize}")  # same-width view of a chunk
 
         def work(start: int, stop: int) -> None:
-            for lo in range(start * _INDEX_CHUNK, min(stop * _INDEX_CHUNK, total), _INDEX_CHUNK):
-                hi = min(lo + _INDEX_CHUNK, total)
+            for lo in range(start, stop, _INDEX_CHUNK):
+                hi = min(lo + _INDEX_CHUNK, stop)
                 chunk = _as_int64(indices[lo:hi]) if needs_int64 else indices[lo:hi]
-                if chunk.min() >= -dim and chunk.max() < dim:
+                # one pass for the common case (all in [0, dim): negatives are huge as unsigned), else two
+                if chunk.view(as_unsigned).max() < dim or (chunk.min() >= -dim and chunk.max() < dim):
                     table.take(chunk, axis=0, out=out2[lo:hi], mode="wrap")
                     continue
                 wide = chunk.astype(np.int64)
@@ -230,7 +243,7 @@ class GatherKernel:
                 table.take(np.where(valid, wide, 0), axis=0, out=out2[lo:hi], mode="wrap")
                 out2[lo:hi][~valid] = np.zeros((), dtype=out2.dtype)
 
-        run_chunked(-(-total // _INDEX_CHUNK), _INDEX_CHUNK * self.n_inner, work)
+        run_chunked(total, self.n_inner, work)
 
     def _take_rows(self, rows_data: np.ndarray, idx: np.ndarray, out: np.ndarray) -> None:
         base = np.arange(self.n_batch * self.n_outer, dtype=np.int64).reshape(self.n_batch, self.n_outer) * self.dim

@@ -1,7 +1,8 @@
 """Parameter-1, Const-1 and Result-1: the model's inputs, constants and outputs.
 
 They have no kernel: the plan binds Parameters to feeds, Consts to read-only views of the weights,
-and Results to the model's outputs.
+and Results to the model's outputs (a Parameter or Const that is also an output is copied, into the
+caller's ``out=`` array when one is given).
 """
 
 from __future__ import annotations

@@ -6,6 +6,11 @@
 - pdpd: the output has ``then``'s shape; ``else`` and ``cond`` are each fitted into it one way,
   starting at ``auto_broadcast.auto_broadcast_axis`` (0 when absent; -1 aligns right, per input).
 Any non-zero cond byte is true. Attribute values are case-insensitive.
+
+Kernels (``choose_kernel``; picked once per plan): ``np.where`` for small outputs, an integer bit-select
+for large ones, whole-row copies when cond is constant along the trailing axes. All move bits, never
+values; f16 outputs then get their signalling NaNs quietened, as the reference does. The large-output
+kernels write into a caller's buffer (``out=``) when the plan gives them one.
 """
 
 from __future__ import annotations
@@ -105,34 +110,68 @@ def pdpd_merge(dst: PartialShape, src: PartialShape, axis: int) -> PartialShape 
     return PartialShape(tuple(dims))
 
 
-def select(cond: np.ndarray, then: np.ndarray, else_: np.ndarray, *, mode: str, axis: int) -> np.ndarray:
-    """Select with resolved parameters; inputs are already known to fit (inference checked them)."""
-    if mode == "pdpd":
-        else_ = _pdpd_align(else_, then.ndim, axis)
-        cond = _pdpd_align(cond, then.ndim, axis)
-        cond = np.broadcast_to(cond, then.shape)
-    if cond.shape == then.shape == else_.shape and cond.size >= BITSELECT_MIN_ELEMENTS:
-        return quiet_f16_nans(bit_select(cond, then, else_))
-    out_shape = np.broadcast_shapes(cond.shape, then.shape, else_.shape)
-    if math.prod(out_shape) >= BITSELECT_MIN_ELEMENTS:
-        return quiet_f16_nans(bit_select_broadcast(cond, then, else_, out_shape))
-    return quiet_f16_nans(np.where(cond, then, else_))
+def select(cond: np.ndarray, then: np.ndarray, else_: np.ndarray, *, mode: str, axis: int,
+           out: np.ndarray | None = None) -> np.ndarray:
+    """Select with resolved parameters; inputs are already known to fit (inference checked them).
+    Writes into ``out`` (C-contiguous, the output's dtype and shape) when given."""
+    shapes = _operand_shapes(cond.shape, then.shape, else_.shape, mode, axis)
+    kernel = choose_kernel(*shapes, then.dtype)
+    return _aligned(kernel, shapes[0], shapes[2])(cond, then, else_, out=out)
+
+
+select.accepts_out = True
 
 
 def prepare_select(params, inputs: list[TensorSpec], outputs: list[TensorSpec], consts) -> KernelFn:
-    """A Select kernel for static shapes: bit-select for large same-shape inputs, else ``np.where``;
-    pdpd and f16 (whose signalling NaNs the reference quietens) take the general kernel."""
+    """A Select kernel for static shapes, picked once (see :func:`choose_kernel`); pdpd operands are
+    reshaped to numpy-broadcastable ones, and f16 outputs get their signalling NaNs quietened."""
     mode, axis = params["mode"], params["axis"]
-    shapes = [spec.shape.to_shape() for spec in inputs]
-    f16 = inputs[1].element_type == "f16"
-    if mode == "pdpd" or f16:
-        return functools.partial(select, mode=mode, axis=axis)
-    out_shape = outputs[0].shape.to_shape()
+    shapes = _operand_shapes(*(spec.shape.to_shape() for spec in inputs), mode, axis)
+    kernel = choose_kernel(*shapes, inputs[1].element_type.dtype)
+    if mode == "pdpd" or inputs[1].element_type == "f16":
+        return _aligned(kernel, shapes[0], shapes[2])
+    return kernel
+
+
+def choose_kernel(cond_shape, then_shape, else_shape, dtype: np.dtype) -> KernelFn:
+    """The fastest bit-exact kernel for these (numpy-broadcastable) shapes, called ``fn(cond, then, else)``:
+    ``np.where`` below BITSELECT_MIN_ELEMENTS outputs; whole-row copies when cond is constant along the
+    trailing axes (e.g. [R,1] against [R,C]) and the rows are long enough; else the bit-select (same
+    shapes) or its broadcast form. All but ``np.where`` take ``out=``."""
+    out_shape = np.broadcast_shapes(cond_shape, then_shape, else_shape)
     if math.prod(out_shape) < BITSELECT_MIN_ELEMENTS:
         return np.where
-    if shapes[0] == shapes[1] == shapes[2]:
+    if cond_shape == then_shape == else_shape:
         return bit_select
+    lead = _row_lead(cond_shape, then_shape, else_shape, out_shape, np.dtype(dtype).itemsize)
+    if lead is not None:
+        return functools.partial(row_select, out_shape=out_shape, lead=lead)
     return functools.partial(bit_select_broadcast, out_shape=out_shape)
+
+
+def _operand_shapes(cond_shape, then_shape, else_shape, mode: str, axis: int):
+    """The operands' shapes for a numpy broadcast: pdpd fits ``cond`` and ``else`` into ``then``'s rank."""
+    if mode != "pdpd":
+        return tuple(cond_shape), tuple(then_shape), tuple(else_shape)
+    rank = len(then_shape)
+    return _pdpd_shape(tuple(cond_shape), rank, axis), tuple(then_shape), _pdpd_shape(tuple(else_shape), rank, axis)
+
+
+def _aligned(kernel: KernelFn, cond_shape, else_shape) -> KernelFn:
+    """``kernel`` behind the pdpd reshapes (views) and f16 NaN quietening, with ``out=`` support."""
+    def run(cond: np.ndarray, then: np.ndarray, else_: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+        cond, else_ = cond.reshape(cond_shape), else_.reshape(else_shape)
+        if kernel is np.where:
+            result = np.where(cond, then, else_)
+            if out is not None:
+                np.copyto(out, result)
+                result = out
+        else:
+            result = kernel(cond, then, else_, out=out)
+        return quiet_f16_nans(result)
+
+    run.accepts_out = True
+    return run
 
 
 def _pdpd_shape(shape: tuple[int, ...], rank: int, axis: int) -> tuple[int, ...]:
@@ -140,25 +179,28 @@ def _pdpd_shape(shape: tuple[int, ...], rank: int, axis: int) -> tuple[int, ...]
     return (1,) * start + shape + (1,) * (rank - start - len(shape))
 
 
-def _pdpd_align(x: np.ndarray, rank: int, axis: int) -> np.ndarray:
-    return x.reshape(_pdpd_shape(x.shape, rank, axis))
-
-
 BITSELECT_MIN_ELEMENTS = 1 << 15
 _CHUNK = 1 << 16
 _UNSIGNED = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
+ROW_MIN_BYTES = 32  # shorter rows: the blocked bit-select is faster than one copy per row
+_ROW_MAX_BYTES = 2**31 - 1  # numpy's largest void item
 
 
-def bit_select(cond: np.ndarray, then: np.ndarray, else_: np.ndarray) -> np.ndarray:
+def _new_or(out: np.ndarray | None, shape, dtype) -> np.ndarray:
+    return np.empty(shape, dtype=dtype) if out is None else out
+
+
+def bit_select(cond: np.ndarray, then: np.ndarray, else_: np.ndarray, *, out: np.ndarray | None = None) -> np.ndarray:
     """``else ^ ((then ^ else) & -mask)`` on same-width unsigned views, in cache-sized chunks, threaded.
 
     Bit-identical to ``np.where`` (it moves bits, it never converts values) without a branch per element.
-    Inputs must have one shape; any non-zero cond byte is true.
+    Inputs must have one shape; any non-zero cond byte is true. Writes into ``out`` when given.
     """
     unsigned = _UNSIGNED.get(then.dtype.itemsize)
+    out = _new_or(out, then.shape, then.dtype)
     if unsigned is None:
-        return np.where(cond, then, else_)
-    out = np.empty(then.shape, dtype=then.dtype)
+        np.copyto(out, np.where(cond, then, else_))
+        return out
     flat_out = out.reshape(-1).view(unsigned)
     flat_cond = np.ascontiguousarray(cond).reshape(-1).view(np.uint8)
     flat_then = np.ascontiguousarray(then).reshape(-1).view(unsigned)
@@ -181,13 +223,18 @@ def bit_select(cond: np.ndarray, then: np.ndarray, else_: np.ndarray) -> np.ndar
     return out
 
 
-def bit_select_broadcast(cond: np.ndarray, then: np.ndarray, else_: np.ndarray, out_shape) -> np.ndarray:
+bit_select.accepts_out = True
+
+
+def bit_select_broadcast(cond: np.ndarray, then: np.ndarray, else_: np.ndarray, out_shape, *,
+                         out: np.ndarray | None = None) -> np.ndarray:
     """The bit-select of :func:`bit_select` for inputs broadcast to ``out_shape``: blocks of leading rows
     of about 64K elements, each computed on broadcast views (no input is ever expanded in memory)."""
     unsigned = _UNSIGNED.get(then.dtype.itemsize)
-    out = np.empty(out_shape, dtype=then.dtype)
+    out = _new_or(out, out_shape, then.dtype)
     if unsigned is None:
-        return np.where(cond, then, else_)
+        np.copyto(out, np.where(cond, then, else_))
+        return out
     cond8 = np.broadcast_to(cond, out_shape).view(np.uint8)
     then_bits = np.broadcast_to(then, out_shape).view(unsigned)
     else_bits = np.broadcast_to(else_, out_shape).view(unsigned)
@@ -205,6 +252,57 @@ def bit_select_broadcast(cond: np.ndarray, then: np.ndarray, else_: np.ndarray, 
 
     run_chunked(-(-rows // block), block * row_size, work)
     return out
+
+
+bit_select_broadcast.accepts_out = True
+
+
+def _row_lead(cond_shape, then_shape, else_shape, out_shape, itemsize: int) -> int | None:
+    """The number of leading axes when cond is constant along all the others (size 1 there) and ``then``
+    and ``else`` are not broadcast there: each output row (the trailing axes) then comes whole from one
+    operand. None when no such split gives rows of ROW_MIN_BYTES.._ROW_MAX_BYTES."""
+    rank = len(out_shape)
+    cond, then, else_ = ((1,) * (rank - len(s)) + tuple(s) for s in (cond_shape, then_shape, else_shape))
+    lead, row_bytes = rank, itemsize
+    while lead > 0 and cond[lead - 1] == 1 and then[lead - 1] == else_[lead - 1] == out_shape[lead - 1]:
+        if row_bytes * out_shape[lead - 1] > _ROW_MAX_BYTES:
+            break
+        lead -= 1
+        row_bytes *= out_shape[lead]
+    return lead if lead < rank and row_bytes >= ROW_MIN_BYTES else None
+
+
+def row_select(cond: np.ndarray, then: np.ndarray, else_: np.ndarray, out_shape, lead: int, *,
+               out: np.ndarray | None = None) -> np.ndarray:
+    """Select when cond is constant along the axes from ``lead`` on (see ``_row_lead``): each output row
+    is copied whole from ``then`` or ``else``, as one opaque item of a void dtype (a byte copy, so every
+    bit is kept), by two masked copies over the rows, threaded along the first axis."""
+    out = _new_or(out, out_shape, then.dtype)
+    rank = len(out_shape)
+    row = np.dtype((np.void, math.prod(out_shape[lead:]) * then.dtype.itemsize))
+
+    def rows(x: np.ndarray) -> np.ndarray:
+        aligned = (1,) * (rank - x.ndim) + x.shape
+        return np.ascontiguousarray(x).reshape(-1).view(row).reshape(aligned[:lead])
+
+    cond_rows = np.asarray(cond).reshape((1,) * (rank - cond.ndim) + cond.shape)
+    pick = np.not_equal(cond_rows.reshape(cond_rows.shape[:lead]).view(np.uint8), 0)
+    operands = (pick, ~pick, rows(then), rows(else_))
+    out_rows = out.reshape(-1).view(row).reshape(out_shape[:lead])
+    if lead == 0:
+        np.copyto(out_rows, operands[2] if pick else operands[3])
+        return out
+
+    def work(start: int, stop: int) -> None:
+        part = [x[start:stop] if x.shape[0] == out_shape[0] else x for x in operands]
+        np.copyto(out_rows[start:stop], part[2], where=part[0])
+        np.copyto(out_rows[start:stop], part[3], where=part[1])
+
+    run_chunked(out_shape[0], math.prod(out_shape[1:]), work)
+    return out
+
+
+row_select.accepts_out = True
 
 
 register(
