@@ -2,7 +2,8 @@
 
 An IR spells an element type in two ways: lowercase ``element_type`` on Parameter/Const ``<data>``
 (``f32``, ``boolean``) and uppercase ``precision`` on ports (``FP32``, ``BOOL``). Both map to one
-:class:`ElementType`. numpy has no bfloat16, float8 or 4-bit integers: ``ml_dtypes`` provides them.
+:class:`ElementType`. numpy has no bfloat16, float8 or 4-bit integers: ``ml_dtypes`` provides them,
+imported on first use of such a type's ``dtype`` (it costs ~5 ms of every process start otherwise).
 ``u1`` is unpacked to ``uint8`` (values 0/1): numpy has no 1-bit type.
 
 A :class:`Dim` is an interval ``[lo, hi]`` (``hi`` is ``None`` when unbounded), as in OpenVINO's
@@ -12,10 +13,10 @@ A :class:`Dim` is an interval ``[lo, hi]`` (``hi`` is ``None`` when unbounded), 
 from __future__ import annotations
 
 import functools
+import sys
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
-import ml_dtypes
 import numpy as np
 
 
@@ -53,8 +54,24 @@ class ElementType:
     def __hash__(self) -> int:
         return hash(self.name)
 
+    def __getattr__(self, attribute: str) -> np.dtype:
+        """``dtype`` of an ml_dtypes type on first use (only called when the instance has no ``dtype`` yet)."""
+        ml_name = self.__dict__.get("_ml_dtypes_name")
+        if attribute != "dtype" or ml_name is None:
+            raise AttributeError(f"'ElementType' object has no attribute {attribute!r}")
+        import ml_dtypes
+
+        dtype = self.__dict__["dtype"] = np.dtype(getattr(ml_dtypes, ml_name))
+        return dtype
+
 
 def _et(name: str, precision: str, dtype, bits: int, kind: str) -> ElementType:
+    """An element type; ``dtype`` may be the name of an ml_dtypes type (``"ml_dtypes.bfloat16"``), resolved lazily."""
+    if isinstance(dtype, str):
+        et = ElementType(name, precision, None, bits, kind)
+        del et.__dict__["dtype"]  # so that the first ``et.dtype`` goes to __getattr__
+        et.__dict__["_ml_dtypes_name"] = dtype.removeprefix("ml_dtypes.")
+        return et
     return ElementType(name, precision, None if dtype is None else np.dtype(dtype), bits, kind)
 
 
@@ -65,16 +82,16 @@ ELEMENT_TYPES: dict[str, ElementType] = {
         _et("f16", "FP16", np.float16, 16, "float"),
         _et("f32", "FP32", np.float32, 32, "float"),
         _et("f64", "FP64", np.float64, 64, "float"),
-        _et("bf16", "BF16", ml_dtypes.bfloat16, 16, "float"),
-        _et("f8e4m3", "F8E4M3", ml_dtypes.float8_e4m3fn, 8, "float"),
-        _et("f8e5m2", "F8E5M2", ml_dtypes.float8_e5m2, 8, "float"),
-        _et("i4", "I4", ml_dtypes.int4, 4, "int"),
+        _et("bf16", "BF16", "ml_dtypes.bfloat16", 16, "float"),
+        _et("f8e4m3", "F8E4M3", "ml_dtypes.float8_e4m3fn", 8, "float"),
+        _et("f8e5m2", "F8E5M2", "ml_dtypes.float8_e5m2", 8, "float"),
+        _et("i4", "I4", "ml_dtypes.int4", 4, "int"),
         _et("i8", "I8", np.int8, 8, "int"),
         _et("i16", "I16", np.int16, 16, "int"),
         _et("i32", "I32", np.int32, 32, "int"),
         _et("i64", "I64", np.int64, 64, "int"),
         _et("u1", "U1", np.uint8, 1, "uint"),
-        _et("u4", "U4", ml_dtypes.uint4, 4, "uint"),
+        _et("u4", "U4", "ml_dtypes.uint4", 4, "uint"),
         _et("u8", "U8", np.uint8, 8, "uint"),
         _et("u16", "U16", np.uint16, 16, "uint"),
         _et("u32", "U32", np.uint32, 32, "uint"),
@@ -104,8 +121,13 @@ _SPELLINGS.update(
 
 _BY_DTYPE: dict[np.dtype, ElementType] = {}
 for _t in ELEMENT_TYPES.values():
-    if _t.dtype is not None and _t.name != "u1":
+    if "_ml_dtypes_name" not in _t.__dict__ and _t.dtype is not None and _t.name != "u1":
         _BY_DTYPE.setdefault(_t.dtype, _t)
+
+
+@functools.cache
+def _by_ml_dtype() -> dict[np.dtype, ElementType]:
+    return {t.dtype: t for t in ELEMENT_TYPES.values() if "_ml_dtypes_name" in t.__dict__}
 
 
 def element_type(spelling: str) -> ElementType | None:
@@ -118,7 +140,11 @@ def element_type(spelling: str) -> ElementType | None:
 
 def element_type_of(dtype: np.dtype) -> ElementType | None:
     """The IR element type of a numpy dtype, or None when the IR has no such type."""
-    return _BY_DTYPE.get(np.dtype(dtype))
+    dtype = np.dtype(dtype)
+    found = _BY_DTYPE.get(dtype)
+    if found is None and "ml_dtypes" in sys.modules:  # an ml_dtypes dtype exists only once it is imported
+        found = _by_ml_dtype().get(dtype)
+    return found
 
 
 class Dim(NamedTuple):

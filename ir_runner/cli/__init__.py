@@ -1,4 +1,4 @@
-"""The ``ir-run`` command line: a thin shell over the library (see ``commands`` for the commands).
+"""The ``ir-run`` command line: a thin shell over the library (``commands``: the group; ``cmd_*``: one per command).
 
 ``ir-run MODEL.xml --input a.npy ...`` runs a model (``run`` is the default command); ``validate``,
 ``inspect``, ``compare``, ``bench``, ``gen-inputs``, ``replay`` and ``completion`` do the rest. An

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 import click
@@ -29,12 +28,12 @@ EXIT_CODES_HELP = (
 )
 
 
-@dataclass
 class Settings:
     """Global switches, kept in ``ctx.obj``."""
 
-    json: bool = False
-    quiet: bool = False
+    def __init__(self) -> None:
+        self.json = False
+        self.quiet = False
 
 
 def settings(ctx: click.Context | None = None) -> Settings:

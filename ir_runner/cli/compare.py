@@ -8,8 +8,8 @@ boolean outputs are compared exactly unless a tolerance is given; float defaults
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
-from typing import Any
+from types import MappingProxyType
+from typing import Any, NamedTuple
 
 import click
 import numpy as np
@@ -27,12 +27,11 @@ DEFAULT_TOLERANCES = {
 }
 
 
-@dataclass(frozen=True)
-class Tolerances:
+class Tolerances(NamedTuple):
     """``--atol`` / ``--rtol`` values; the key ``None`` applies to every output."""
 
-    atol: dict[str | None, float] = field(default_factory=dict)
-    rtol: dict[str | None, float] = field(default_factory=dict)
+    atol: Mapping[str | None, float] = MappingProxyType({})
+    rtol: Mapping[str | None, float] = MappingProxyType({})
     exact: bool = False
     max_report: int = 5
 

@@ -5,7 +5,6 @@
 
 from __future__ import annotations
 
-import json
 import math
 import os
 import tempfile
@@ -101,6 +100,8 @@ def _check_npy_header(handle, total_bytes: int, label: str) -> None:
 
 
 def read_json(path: str) -> Any:
+    import json
+
     try:
         with open(path, encoding="utf-8") as handle:
             return json.load(handle)
@@ -176,6 +177,8 @@ def save_arrays(path: Path, arrays: Mapping[str, np.ndarray]) -> None:
     """``.json`` -> ``{name: nested list}``; ``.npy`` -> the single array; anything else -> ``.npz``."""
     suffix = Path(path).suffix.lower()
     if suffix == ".json":
+        import json
+
         text = json.dumps({name: python_values(a) for name, a in arrays.items()}, indent=1)
         atomic_write(path, lambda stream: stream.write(text.encode("utf-8")))
     elif suffix == ".npy":

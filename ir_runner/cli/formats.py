@@ -6,7 +6,6 @@ the string ``"NaN"``, ``"Infinity"`` or ``"-Infinity"`` (the only strings that s
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Sequence
 from typing import Any
@@ -20,6 +19,8 @@ FIRST_VALUES = 8
 
 def to_json(obj: Any) -> str:
     """Valid JSON (no NaN literals) with numpy scalars and arrays as plain numbers and lists."""
+    import json
+
     return json.dumps(jsonable(obj), indent=2, allow_nan=False, ensure_ascii=False)
 
 

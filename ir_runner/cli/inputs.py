@@ -1,23 +1,17 @@
-"""Binding a model's inputs from the command line, and generating data that fits the layers it feeds.
+"""Binding a model's inputs from the command line (generated data comes from ``generate``).
 
 ``--input [NAME=]SOURCE``: SOURCE is a ``.npy``, a ``.npz`` (keys bound by name, or ``file.npz:key``),
 a ``.json`` (nested lists, or an object of them by name), a raw ``.bin`` (element type and shape from
 the model), or ``random`` / ``zeros`` / ``ones``. Names are matched against the model's input names
 (tensor names and layer names), never with a pattern, so they may hold ``.``, ``/``, ``:`` or ``=``.
 Unnamed sources fill the inputs not bound by name, in model order.
-
-Random data looks at the layers each input feeds (through Convert layers): Gather ``indices`` get
-integers in ``[0, dim-1]`` of the data's gathered axis, a Select ``cond`` gets 0/1 or booleans. Each
-input has its own generator seeded with ``(seed, input position)``.
 """
 
 from __future__ import annotations
 
-import json
 import math
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import click
 import numpy as np
@@ -29,16 +23,11 @@ from ..model import Model
 from ..plan import DEFAULT_MEMORY_LIMIT
 from ..runtime import TensorInfo
 from ..types import PartialShape, TensorSpec, element_type_of, parse_partial_shape
-from .common import log
 from .files import json_array, read_json, read_numpy, split_key
-
-KEYWORDS = ("random", "zeros", "ones")
-DEFAULT_INT_RANGE = (0, 9)
-DEFAULT_FLOAT_RANGE = (0.0, 1.0)
+from .options import KEYWORDS
 
 
-@dataclass(frozen=True)
-class InputOptions:
+class InputOptions(NamedTuple):
     """The input-related options of ``run``, ``bench`` and ``gen-inputs``, as given."""
 
     inputs: tuple[str, ...] = ()
@@ -51,8 +40,7 @@ class InputOptions:
     cast: str = "same_kind"
 
 
-@dataclass
-class Binding:
+class Binding(NamedTuple):
     """One model input and the array bound to it."""
 
     info: TensorInfo
@@ -63,8 +51,7 @@ class Binding:
     cast: str | None = None
 
 
-@dataclass
-class Bound:
+class Bound(NamedTuple):
     """The (possibly reshaped) model and its bindings, in model input order."""
 
     model: Model
@@ -77,8 +64,7 @@ class Bound:
         return [b.array for b in self.bindings]
 
 
-@dataclass
-class _Source:
+class _Source(NamedTuple):
     """A source before it is fitted to an input: loaded data, or a keyword to generate."""
 
     kind: str  # 'array', 'json', 'bin', or one of KEYWORDS
@@ -87,15 +73,6 @@ class _Source:
     replay: str = ""
     option: str = "--input"
     file: str | None = None
-
-
-@dataclass
-class _Generation:
-    lo: float
-    hi: float
-    integral: bool
-    why: str = ""
-    notes: list[str] = field(default_factory=list)
 
 
 class Names:
@@ -218,6 +195,8 @@ def _static_shape(text: str) -> tuple[int, ...]:
 
 
 def _range(text: str) -> tuple[float, float]:
+    import json
+
     try:
         value = json.loads(text)
     except (json.JSONDecodeError, RecursionError):
@@ -307,6 +286,8 @@ def _value_source(token: str, names: Names) -> tuple[int, _Source]:
             raise click.BadParameter(f"{token!r} is not NAME=JSON", param_hint="--value")
         raise names.unknown(token.partition("=")[0], "--value")
     index, text = split
+    import json
+
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
@@ -340,26 +321,12 @@ def _resolve(model: Model, slots: list[_Source], data_shapes: dict[int, tuple[in
         if wanted is not None and tuple(arrays[index].shape) != wanted:
             raise InputError(f"--data-shape {info.name}={list(wanted)}, but {source.description} has shape"
                              f" {list(arrays[index].shape)}")
-    generated = [i for i, source in enumerate(slots) if source.kind in KEYWORDS]
-    shapes = {i: _generated_shape(model.inputs[i], data_shapes.get(i)) for i in generated}
-    for i, shape in shapes.items():
-        _check_generated_size(model, model.inputs[i], shape)
-    descriptions = {i: slots[i].description for i in generated}
-    randoms = [i for i in generated if slots[i].kind == "random"]
-    if randoms:
-        plans = _generation_plans(model, arrays, shapes, ranges, randoms)
-        for i in randoms:
-            plan = plans[i]
-            arrays[i] = _random(model.inputs[i], shapes[i], plan, np.random.default_rng([options.seed, i]))
-            span = f"[{_num(plan.lo)},{_num(plan.hi)}]" if plan.integral else f"[{_num(plan.lo)},{_num(plan.hi)})"
-            if model.inputs[i].element_type.kind == "bool":
-                span = "true/false" if plan.lo != plan.hi else str(bool(plan.lo)).lower()
-            descriptions[i] = f"random {span}" + (f" {plan.why}" if plan.why else "")
-            for note in plan.notes:
-                log(f"warning: input '{model.inputs[i].name}': {note}")
-    for i in generated:
-        if slots[i].kind != "random":
-            arrays[i] = _constant(model.inputs[i], shapes[i], slots[i].kind)
+    kinds = {i: source.kind for i, source in enumerate(slots) if source.kind in KEYWORDS}
+    descriptions: dict[int, str] = {}
+    if kinds:
+        from .generate import generate_inputs
+
+        descriptions = generate_inputs(model, arrays, kinds, data_shapes, ranges, options.seed)
     bindings = []
     for index, (info, source) in enumerate(zip(model.inputs, slots)):
         description = descriptions.get(index, source.description)
@@ -367,11 +334,7 @@ def _resolve(model: Model, slots: list[_Source], data_shapes: dict[int, tuple[in
             description += f" ({casts[index]})"
         bindings.append(Binding(info, arrays[index], description, (source.option, f"{info.name}={source.replay}"),
                                 source.file, casts[index]))
-    return Bound(model, bindings, options.seed, bool(randoms))
-
-
-def _num(value: float) -> str:
-    return str(int(value)) if float(value).is_integer() else f"{value:g}"
+    return Bound(model, bindings, options.seed, "random" in kinds.values())
 
 
 def _fit(info: TensorInfo, source: _Source, data_shape, cast: str) -> tuple[np.ndarray, str | None]:
@@ -408,7 +371,8 @@ def _single(info: TensorInfo, data: dict, where: str):
                      hint=f"pick one with FILE:KEY, e.g. --input {info.name}={where}:{next(iter(data))}")
 
 
-def _int_bounds(info: TensorInfo) -> tuple[int, int]:
+def int_bounds(info: TensorInfo) -> tuple[int, int]:
+    """The smallest and largest value of an integer or boolean input."""
     et = info.element_type
     if et.kind == "bool":
         return 0, 1
@@ -447,7 +411,7 @@ def _cast(info: TensorInfo, array: np.ndarray, where: str, cast: str) -> tuple[n
                          f" converting {src} to {dst} may lose information",
                          hint="--cast unsafe converts anyway (floats are truncated toward zero)")
     if exact and array.size:
-        lo, hi = _int_bounds(info)
+        lo, hi = int_bounds(info)
         low, high = int(array.min()), int(array.max())
         if low < lo or high > hi:
             raise InputError(f"input '{info.name}' is {info.element_type.name}, {where} holds {got_name} values in"
@@ -466,7 +430,7 @@ def _from_json(info: TensorInfo, array: np.ndarray, where: str) -> np.ndarray:
         if array.dtype.kind == "f" and array.size and not np.all(np.isfinite(array) & (array == np.trunc(array))):
             raise InputError(f"input '{info.name}' is {et.name}, {where} holds numbers that are not whole")
         if array.size:
-            lo, hi = _int_bounds(info)
+            lo, hi = int_bounds(info)
             low, high = array.min().item(), array.max().item()
             if low < lo or high > hi:
                 raise InputError(f"input '{info.name}' is {et.name}, {where} holds values in [{low}, {high}],"
@@ -481,7 +445,7 @@ def _from_bin(info: TensorInfo, raw: bytes, where: str, data_shape) -> np.ndarra
     et = info.element_type
     if et.dtype is None:
         raise InputError(f"input '{info.name}' has element type {et}: a raw .bin cannot be read for it")
-    shape = _generated_shape(info, data_shape)
+    shape = generated_shape(info, data_shape)
     count = math.prod(shape)
     needed = -(-count * et.bits // 8)
     if len(raw) != needed:
@@ -494,19 +458,8 @@ def _from_bin(info: TensorInfo, raw: bytes, where: str, data_shape) -> np.ndarra
     return np.array(const_array(ref, et, PartialShape.of(shape), 0, needed, Weights(raw)))
 
 
-def _check_generated_size(model: Model, info: TensorInfo, shape: tuple[int, ...]) -> None:
-    """Refuse to generate an input larger than the model's memory limit (before allocating it)."""
-    limit = model.memory_limit
-    nbytes = math.prod(shape) * (info.dtype.itemsize if info.dtype is not None else 1)
-    if limit is not None and nbytes > limit:
-        raise ResourceLimitError(
-            f"generating input '{info.name}' of shape {list(shape)} would take {nbytes} bytes, above the memory"
-            f" limit of {limit} bytes",
-            hint="choose a smaller --data-shape, or raise --memory-limit",
-        )
-
-
-def _generated_shape(info: TensorInfo, data_shape) -> tuple[int, ...]:
+def generated_shape(info: TensorInfo, data_shape) -> tuple[int, ...]:
+    """The concrete shape of an input's data: ``--data-shape``, else its static shape (else an error)."""
     shape = info.partial_shape
     if data_shape is not None:
         if not shape.accepts(data_shape):
@@ -522,105 +475,3 @@ def _generated_shape(info: TensorInfo, data_shape) -> tuple[int, ...]:
         f"input '{info.name}' has the dynamic shape {shape}: ir-run needs the concrete shape of its data",
         hint=f"add --data-shape {info.name}={example} (or give the data in a file)",
     )
-
-
-# -- generating data ------------------------------------------------------------------------------
-
-
-def _generation_plans(model: Model, arrays, shapes, ranges, randoms: list[int]) -> dict[int, _Generation]:
-    """For each random input: its value range, from --range or from the layers it feeds."""
-    specs = {}
-    for index, (layer, info) in enumerate(zip(model.graph.of_type("Parameter"), model.inputs)):
-        shape = shapes[index] if index in shapes else arrays[index].shape
-        et = info.element_type if info.element_type.kind != "dynamic" else element_type_of(arrays[index].dtype)
-        specs[layer.id] = TensorSpec(et, PartialShape.of(shape))
-    inference = infer_graph(model.graph, strict=model.strict, input_specs=specs, check_declared=False)
-    try:
-        inference.raise_first()
-    except IRError as error:
-        raise InputError(f"the inputs' shapes do not fit the model: {error.detail}", layer=error.layer,
-                         port=error.port, hint=error.hint) from None
-    parameters = model.graph.of_type("Parameter")
-    return {i: _plan(model.inputs[i], _uses(model.graph, inference, parameters[i].id), ranges.get(i))
-            for i in randoms}
-
-
-def _uses(graph, inference, layer_id: str) -> list[tuple[str, int, str]]:
-    """What a Parameter feeds, through Convert layers: ('index', last valid index, why) / ('cond', 1, why)."""
-    found, frontier, seen = [], [(layer_id, 0)], set()
-    while frontier:
-        slot = frontier.pop()
-        for consumer, position in graph.consumers.get(slot, ()):
-            if (consumer, position) in seen:
-                continue
-            seen.add((consumer, position))
-            info = inference.layers[consumer]
-            kind = info.op.type if info.op else None
-            if kind == "Convert":
-                frontier.append((consumer, 0))
-            elif kind == "Gather" and position == 1 and "axis" in info.params:
-                dims = info.inputs[0].shape.dims
-                axis = info.params["axis"]
-                if dims is not None and dims[axis].is_static:
-                    dim = dims[axis].lo
-                    found.append(("index", dim - 1,
-                                  f"(indices of {info.ref.type_version} '{info.ref.name}': axis {axis} has {dim})"))
-            elif kind == "Select" and position == 0:
-                found.append(("cond", 1, f"(cond of Select '{info.ref.name}')"))
-    return found
-
-
-def _plan(info: TensorInfo, uses, given: tuple[float, float] | None) -> _Generation:
-    et = info.element_type
-    integral = et.kind in ("int", "uint", "bool") or bool(uses)
-    indices = [u for u in uses if u[0] == "index"]
-    plan = _Generation(*DEFAULT_FLOAT_RANGE, integral=False)
-    if integral:
-        lo, hi = DEFAULT_INT_RANGE
-        low_bound, high_bound = _int_bounds(info) if et.kind != "float" else (-(2**53), 2**53)
-        plan = _Generation(max(lo, low_bound), min(hi, high_bound), True)
-    if indices:
-        last = min(u[1] for u in indices)
-        why = min(indices, key=lambda u: u[1])[2]
-        if last < 0:
-            plan = _Generation(0, 0, True, why, [f"the gathered axis is empty, so no index is valid {why}"])
-        else:
-            plan = _Generation(0, last, True, why)
-    elif uses:
-        plan = _Generation(0, 1, True, uses[0][2])
-    if given is not None:
-        lo, hi = given
-        if plan.integral and et.kind != "float":
-            if lo != int(lo) or hi != int(hi):
-                raise InputError(f"--range {info.name}=[{lo},{hi}]: input '{info.name}' is {et.name}, the range"
-                                 " needs whole numbers")
-            low_bound, high_bound = _int_bounds(info)
-            if lo < low_bound or hi > high_bound:
-                raise InputError(f"--range {info.name}=[{lo},{hi}] is outside the range of {et.name}"
-                                 f" [{low_bound}, {high_bound}]")
-        notes = []
-        if indices and (lo < 0 or hi > plan.hi):
-            notes.append(f"--range [{_num(lo)},{_num(hi)}] goes beyond the valid indices [0,{_num(plan.hi)}]"
-                         f" {plan.why}; Gather gives zeros for indices out of range")
-        plan = _Generation(lo, hi, plan.integral, "(--range)", notes)
-    return plan
-
-
-def _random(info: TensorInfo, shape: tuple[int, ...], plan: _Generation, rng: np.random.Generator) -> np.ndarray:
-    dtype = info.dtype
-    if dtype is None:
-        raise InputError(f"input '{info.name}' has element type {info.element_type}: give its data in a file")
-    if info.element_type.kind == "bool":
-        if plan.why == "(--range)" and plan.lo == plan.hi:
-            return np.full(shape, bool(plan.lo))
-        return rng.random(shape) < 0.5
-    if plan.integral:
-        values = rng.integers(int(plan.lo), int(plan.hi), size=shape, endpoint=True, dtype=np.int64)
-        return values.astype(dtype)
-    return rng.uniform(plan.lo, plan.hi, size=shape).astype(dtype)
-
-
-def _constant(info: TensorInfo, shape: tuple[int, ...], kind: str) -> np.ndarray:
-    if info.dtype is None:
-        raise InputError(f"input '{info.name}' has element type {info.element_type}: give its data in a file")
-    return (np.zeros if kind == "zeros" else np.ones)(shape, dtype=info.dtype)

@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-import json
 import re
-from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import click
 import numpy as np
@@ -23,20 +21,19 @@ from .inputs import Bound, InputOptions, bind_inputs
 RUN_SCHEMA = "ir-run/run/1"
 
 
-@dataclass(frozen=True)
-class RunOptions:
+class RunOptions(NamedTuple):
     """Everything ``run`` was asked to do, as given on the command line."""
 
     model: str
     weights: str | None = None
     strict: bool = False
     memory_limit: int | None = None
-    inputs: InputOptions = field(default_factory=InputOptions)
+    inputs: InputOptions = InputOptions()
     output: str | None = None
     save_inputs: str | None = None
     save_run: str | None = None
     ref: str | None = None
-    tolerances: Tolerances = field(default_factory=Tolerances)
+    tolerances: Tolerances = Tolerances()
     trace: bool = False
     dump_intermediate: str | None = None
     replay: dict[str, Any] | None = None
@@ -109,7 +106,7 @@ def replay_command(path: str) -> None:
                              hint="replay needs the exact files of the recording")
     args = record["args"]
     ctx = click.get_current_context()
-    from .commands import run as run_cmd
+    from .cmd_run import run as run_cmd
 
     sub = run_cmd.make_context("run", list(args), parent=ctx)
     sub.meta["ir_run.replay"] = record
@@ -234,6 +231,8 @@ def _save(options: RunOptions, bound: Bound, outputs: dict[str, np.ndarray]) -> 
 
 def _run_record(options: RunOptions, bound: Bound, outputs: dict[str, np.ndarray]) -> dict[str, Any]:
     """What ``replay`` needs: absolute paths with hashes, every input bound by name, and the options."""
+    import json
+
     xml = str(Path(options.model).resolve())
     weights = str(Path(options.weights).resolve()) if options.weights else str(Path(xml).with_suffix(".bin"))
     args = [xml]
@@ -290,5 +289,5 @@ def _check_replay_outputs(record: dict[str, Any], outputs: dict[str, np.ndarray]
 def with_replay(options: RunOptions, ctx: click.Context) -> RunOptions:
     """Attach the recording when this run is a replay."""
     record = ctx.meta.get("ir_run.replay")
-    return replace(options, replay=record) if record is not None else options
+    return options._replace(replay=record) if record is not None else options
 

@@ -22,10 +22,10 @@ from __future__ import annotations
 
 import warnings
 
-import ml_dtypes
 import numpy as np
 
 from ..parallel import run_chunked
+from ..types import ELEMENT_TYPES  # (their .dtype imports ml_dtypes on first use, not at start-up)
 
 _NARROW_FLOATS = ("f16", "bf16", "f8e4m3", "f8e5m2")
 
@@ -119,9 +119,9 @@ def _narrow_float_to_float(x: np.ndarray, original: np.ndarray, src: str, dst: s
 
 def _from_f32(f32: np.ndarray, dst: str) -> np.ndarray:
     if dst == "bf16":
-        return f32.astype(ml_dtypes.bfloat16)
+        return f32.astype(ELEMENT_TYPES["bf16"].dtype)
     if dst == "f8e4m3":
-        return f32_to_f16_sw(f32).astype(ml_dtypes.float8_e4m3fn)
+        return f32_to_f16_sw(f32).astype(ELEMENT_TYPES["f8e4m3"].dtype)
     if dst == "f8e5m2":
         return f16_to_f8e5m2(f32_to_f16_sw(f32))
     if dst == "f16":
@@ -244,4 +244,4 @@ def f16_to_f8e5m2(half: np.ndarray) -> np.ndarray:
     finite = (v & 0x7C00) != 0x7C00
     round_up = ((v & 0xFF) > 0x80) | ((v & 0x180) == 0x180)
     v = np.where(finite & round_up, v + 0x100, v) & 0xFF00
-    return (v >> 8).astype(np.uint8).view(ml_dtypes.float8_e5m2)
+    return (v >> 8).astype(np.uint8).view(ELEMENT_TYPES["f8e5m2"].dtype)

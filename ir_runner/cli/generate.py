@@ -1,0 +1,175 @@
+"""Generated input data (``random`` / ``zeros`` / ``ones``) that fits the layers each input feeds.
+
+Random data looks at the layers an input feeds (through Convert layers): Gather ``indices`` get
+integers in ``[0, dim-1]`` of the data's gathered axis, a Select ``cond`` gets 0/1 or booleans. Each
+input has its own generator seeded with ``(seed, input position)``. Imported only when an input is
+generated.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..errors import InputError, IRError, ResourceLimitError
+from ..infer import infer_graph
+from ..model import Model
+from ..runtime import TensorInfo
+from ..types import PartialShape, TensorSpec, element_type_of
+from .common import log
+from .inputs import generated_shape, int_bounds
+
+DEFAULT_INT_RANGE = (0, 9)
+DEFAULT_FLOAT_RANGE = (0.0, 1.0)
+
+
+@dataclass
+class _Generation:
+    lo: float
+    hi: float
+    integral: bool
+    why: str = ""
+    notes: list[str] = field(default_factory=list)
+
+
+def generate_inputs(model: Model, arrays: list[np.ndarray | None], kinds: dict[int, str],
+                    data_shapes: dict[int, tuple[int, ...]], ranges: dict[int, tuple[float, float]],
+                    seed: int) -> dict[int, str]:
+    """Fill ``arrays[i]`` for each input ``i`` in ``kinds`` (a keyword); return the random ones' descriptions."""
+    shapes = {i: generated_shape(model.inputs[i], data_shapes.get(i)) for i in kinds}
+    for i, shape in shapes.items():
+        _check_generated_size(model, model.inputs[i], shape)
+    descriptions = {}
+    randoms = [i for i, kind in kinds.items() if kind == "random"]
+    if randoms:
+        plans = _generation_plans(model, arrays, shapes, ranges, randoms)
+        for i in randoms:
+            plan = plans[i]
+            arrays[i] = _random(model.inputs[i], shapes[i], plan, np.random.default_rng([seed, i]))
+            span = f"[{_num(plan.lo)},{_num(plan.hi)}]" if plan.integral else f"[{_num(plan.lo)},{_num(plan.hi)})"
+            if model.inputs[i].element_type.kind == "bool":
+                span = "true/false" if plan.lo != plan.hi else str(bool(plan.lo)).lower()
+            descriptions[i] = f"random {span}" + (f" {plan.why}" if plan.why else "")
+            for note in plan.notes:
+                log(f"warning: input '{model.inputs[i].name}': {note}")
+    for i, kind in kinds.items():
+        if kind != "random":
+            arrays[i] = _constant(model.inputs[i], shapes[i], kind)
+    return descriptions
+
+
+def _num(value: float) -> str:
+    return str(int(value)) if float(value).is_integer() else f"{value:g}"
+
+
+def _check_generated_size(model: Model, info: TensorInfo, shape: tuple[int, ...]) -> None:
+    """Refuse to generate an input larger than the model's memory limit (before allocating it)."""
+    limit = model.memory_limit
+    nbytes = math.prod(shape) * (info.dtype.itemsize if info.dtype is not None else 1)
+    if limit is not None and nbytes > limit:
+        raise ResourceLimitError(
+            f"generating input '{info.name}' of shape {list(shape)} would take {nbytes} bytes, above the memory"
+            f" limit of {limit} bytes",
+            hint="choose a smaller --data-shape, or raise --memory-limit",
+        )
+
+
+def _generation_plans(model: Model, arrays, shapes, ranges, randoms: list[int]) -> dict[int, _Generation]:
+    """For each random input: its value range, from --range or from the layers it feeds."""
+    specs = {}
+    for index, (layer, info) in enumerate(zip(model.graph.of_type("Parameter"), model.inputs)):
+        shape = shapes[index] if index in shapes else arrays[index].shape
+        et = info.element_type if info.element_type.kind != "dynamic" else element_type_of(arrays[index].dtype)
+        specs[layer.id] = TensorSpec(et, PartialShape.of(shape))
+    inference = infer_graph(model.graph, strict=model.strict, input_specs=specs, check_declared=False)
+    try:
+        inference.raise_first()
+    except IRError as error:
+        raise InputError(f"the inputs' shapes do not fit the model: {error.detail}", layer=error.layer,
+                         port=error.port, hint=error.hint) from None
+    parameters = model.graph.of_type("Parameter")
+    return {i: _plan(model.inputs[i], _uses(model.graph, inference, parameters[i].id), ranges.get(i))
+            for i in randoms}
+
+
+def _uses(graph, inference, layer_id: str) -> list[tuple[str, int, str]]:
+    """What a Parameter feeds, through Convert layers: ('index', last valid index, why) / ('cond', 1, why)."""
+    found, frontier, seen = [], [(layer_id, 0)], set()
+    while frontier:
+        slot = frontier.pop()
+        for consumer, position in graph.consumers.get(slot, ()):
+            if (consumer, position) in seen:
+                continue
+            seen.add((consumer, position))
+            info = inference.layers[consumer]
+            kind = info.op.type if info.op else None
+            if kind == "Convert":
+                frontier.append((consumer, 0))
+            elif kind == "Gather" and position == 1 and "axis" in info.params:
+                dims = info.inputs[0].shape.dims
+                axis = info.params["axis"]
+                if dims is not None and dims[axis].is_static:
+                    dim = dims[axis].lo
+                    found.append(("index", dim - 1,
+                                  f"(indices of {info.ref.type_version} '{info.ref.name}': axis {axis} has {dim})"))
+            elif kind == "Select" and position == 0:
+                found.append(("cond", 1, f"(cond of Select '{info.ref.name}')"))
+    return found
+
+
+def _plan(info: TensorInfo, uses, given: tuple[float, float] | None) -> _Generation:
+    et = info.element_type
+    integral = et.kind in ("int", "uint", "bool") or bool(uses)
+    indices = [u for u in uses if u[0] == "index"]
+    plan = _Generation(*DEFAULT_FLOAT_RANGE, integral=False)
+    if integral:
+        lo, hi = DEFAULT_INT_RANGE
+        low_bound, high_bound = int_bounds(info) if et.kind != "float" else (-(2**53), 2**53)
+        plan = _Generation(max(lo, low_bound), min(hi, high_bound), True)
+    if indices:
+        last = min(u[1] for u in indices)
+        why = min(indices, key=lambda u: u[1])[2]
+        if last < 0:
+            plan = _Generation(0, 0, True, why, [f"the gathered axis is empty, so no index is valid {why}"])
+        else:
+            plan = _Generation(0, last, True, why)
+    elif uses:
+        plan = _Generation(0, 1, True, uses[0][2])
+    if given is not None:
+        lo, hi = given
+        if plan.integral and et.kind != "float":
+            if lo != int(lo) or hi != int(hi):
+                raise InputError(f"--range {info.name}=[{lo},{hi}]: input '{info.name}' is {et.name}, the range"
+                                 " needs whole numbers")
+            low_bound, high_bound = int_bounds(info)
+            if lo < low_bound or hi > high_bound:
+                raise InputError(f"--range {info.name}=[{lo},{hi}] is outside the range of {et.name}"
+                                 f" [{low_bound}, {high_bound}]")
+        notes = []
+        if indices and (lo < 0 or hi > plan.hi):
+            notes.append(f"--range [{_num(lo)},{_num(hi)}] goes beyond the valid indices [0,{_num(plan.hi)}]"
+                         f" {plan.why}; Gather gives zeros for indices out of range")
+        plan = _Generation(lo, hi, plan.integral, "(--range)", notes)
+    return plan
+
+
+def _random(info: TensorInfo, shape: tuple[int, ...], plan: _Generation, rng: np.random.Generator) -> np.ndarray:
+    dtype = info.dtype
+    if dtype is None:
+        raise InputError(f"input '{info.name}' has element type {info.element_type}: give its data in a file")
+    if info.element_type.kind == "bool":
+        if plan.why == "(--range)" and plan.lo == plan.hi:
+            return np.full(shape, bool(plan.lo))
+        return rng.random(shape) < 0.5
+    if plan.integral:
+        values = rng.integers(int(plan.lo), int(plan.hi), size=shape, endpoint=True, dtype=np.int64)
+        return values.astype(dtype)
+    return rng.uniform(plan.lo, plan.hi, size=shape).astype(dtype)
+
+
+def _constant(info: TensorInfo, shape: tuple[int, ...], kind: str) -> np.ndarray:
+    if info.dtype is None:
+        raise InputError(f"input '{info.name}' has element type {info.element_type}: give its data in a file")
+    return (np.zeros if kind == "zeros" else np.ones)(shape, dtype=info.dtype)

@@ -1,0 +1,167 @@
+"""Options that several commands share, their parsers, and shell completion of model input names.
+
+Nothing here imports numpy or lxml at module level: each ``cmd_*`` module builds its command from these.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import TYPE_CHECKING, Any
+
+import click
+
+from ..errors import IRError
+
+if TYPE_CHECKING:
+    from click.shell_completion import CompletionItem
+
+    from .compare import Tolerances
+    from .inputs import InputOptions
+
+KEYWORDS = ("random", "zeros", "ones")
+_UNITS = {"": 1, "b": 1, "k": 2**10, "kb": 10**3, "kib": 2**10, "m": 2**20, "mb": 10**6, "mib": 2**20,
+          "g": 2**30, "gb": 10**9, "gib": 2**30, "t": 2**40, "tb": 10**12, "tib": 2**40}
+
+
+# -- shell completion -----------------------------------------------------------------------------
+
+
+def _input_names(ctx: click.Context) -> list[str]:
+    """The model's input names (tensor and layer names), read from the XML without inference."""
+    model = ctx.params.get("model")  # unset while an option before the cursor still lacks its value
+    model = model or next((a for a in ctx.args if a.lower().endswith(".xml") and os.path.isfile(a)), None)
+    if not model:
+        return []
+    try:
+        from ..ir.reader import read_ir
+
+        net = read_ir(model)
+    except (IRError, OSError, ValueError):
+        return []
+    names: list[str] = []
+    for layer in net.layers:
+        if layer.type.lower() == "parameter":
+            port_names = layer.outputs[0].names if layer.outputs else ()
+            for name in (*port_names, layer.name):
+                if name not in names:
+                    names.append(name)
+    return names
+
+
+def _files(prefix: str) -> list[str]:
+    import glob
+
+    return sorted(p + ("/" if os.path.isdir(p) else "") for p in glob.glob(glob.escape(prefix) + "*"))[:50]
+
+
+def complete_input(ctx: click.Context, _param: click.Parameter, incomplete: str) -> list[CompletionItem]:
+    """``--input``: ``NAME=`` for each model input, then a keyword or a file after the ``=``."""
+    from click.shell_completion import CompletionItem
+
+    names = _input_names(ctx)
+    for name in sorted(names, key=len, reverse=True):
+        if incomplete.startswith(name + "="):
+            rest = incomplete[len(name) + 1:]
+            choices = [k for k in KEYWORDS if k.startswith(rest)] + _files(rest)
+            return [CompletionItem(f"{name}={choice}") for choice in choices]
+    items = [CompletionItem(f"{n}=", help="model input") for n in names if n.startswith(incomplete)]
+    items += [CompletionItem(k) for k in KEYWORDS if k.startswith(incomplete)]
+    return items + [CompletionItem(f) for f in _files(incomplete)]
+
+
+def complete_name(ctx: click.Context, _param: click.Parameter, incomplete: str) -> list[CompletionItem]:
+    """``--value`` / ``--shape`` / ``--data-shape`` / ``--range``: ``NAME=`` for each model input."""
+    from click.shell_completion import CompletionItem
+
+    return [CompletionItem(f"{n}=", help="model input") for n in _input_names(ctx) if n.startswith(incomplete)]
+
+
+# -- option groups --------------------------------------------------------------------------------
+
+
+def _memory(_ctx, _param, value: str | None) -> int | None:
+    if value is None:
+        return None
+    text = value.strip().lower().replace(" ", "")
+    digits = text.rstrip("abcdefghijklmnopqrstuvwxyz")
+    unit = text[len(digits):]
+    try:
+        amount = float(digits)
+    except ValueError:
+        amount = -1.0
+    if unit not in _UNITS or amount < 0:
+        raise click.BadParameter(f"{value!r} is not a size such as 1073741824, 512MiB or 16GiB")
+    return int(amount * _UNITS[unit])
+
+
+def model_options(function):
+    decorators = [
+        click.argument("model", type=click.Path(dir_okay=False)),
+        click.option("--weights", type=click.Path(dir_okay=False), help="The .bin (default: MODEL with .bin)."),
+        click.option("--strict", is_flag=True,
+                     help="Spec-strict: index values outside an operation's spec range are errors."),
+        click.option("--memory-limit", callback=_memory, metavar="SIZE",
+                     help="Refuse runs whose tensors need more (default 16GiB), e.g. 512MiB."),
+    ]
+    for decorator in reversed(decorators):
+        function = decorator(function)
+    return function
+
+
+def input_options(fill: str):
+    def decorate(function):
+        decorators = [
+            click.option("-i", "--input", "inputs", multiple=True, metavar="[NAME=]SOURCE",
+                         shell_complete=complete_input,
+                         help="SOURCE: file.npy, file.npz (keys by name), file.npz:key, file.json, raw file.bin,"
+                              " or random / zeros / ones. Unnamed sources fill inputs in model order."),
+            click.option("--value", "values", multiple=True, metavar="NAME=JSON", shell_complete=complete_name,
+                         help="An input given inline, e.g. --value 'idx=[0,2,1]'."),
+            click.option("--shape", "shapes", multiple=True, metavar="NAME=[d,...]", shell_complete=complete_name,
+                         help="Set an input's partial shape (as OpenVINO: 1,?,3 / -1 / 2..8) and re-infer."),
+            click.option("--data-shape", "data_shapes", multiple=True, metavar="NAME=[d,...]",
+                         shell_complete=complete_name, help="Concrete shape of generated data for a dynamic input."),
+            click.option("--range", "ranges", multiple=True, metavar="NAME=[LO,HI]", shell_complete=complete_name,
+                         help="Value range of an input's random data (integers: inclusive)."),
+            click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True,
+                         help="Seed of random inputs."),
+            click.option("--fill", type=click.Choice(["error", *KEYWORDS]), default=fill, show_default=True,
+                         help="What inputs not given get."),
+            click.option("--cast", type=click.Choice(["no", "same_kind", "unsafe"]), default="same_kind",
+                         show_default=True,
+                         help="Converting file data to an input's type: same_kind checks every value fits."),
+        ]
+        for decorator in reversed(decorators):
+            function = decorator(function)
+        return function
+
+    return decorate
+
+
+def tolerance_options(function):
+    decorators = [
+        click.option("--atol", multiple=True, metavar="[NAME=]X", help="Absolute tolerance, for all or one output."),
+        click.option("--rtol", multiple=True, metavar="[NAME=]X", help="Relative tolerance, for all or one output."),
+        click.option("--exact", is_flag=True, help="Every element must be equal (atol = rtol = 0)."),
+        click.option("--max-mismatches", type=click.IntRange(min=0), default=5, show_default=True,
+                     help="How many mismatching indices to list per output."),
+    ]
+    for decorator in reversed(decorators):
+        function = decorator(function)
+    return function
+
+
+def pop_input_options(kw: dict[str, Any]) -> InputOptions:
+    """The ``input_options`` values, taken out of a command's keyword arguments."""
+    from .inputs import InputOptions
+
+    return InputOptions(kw.pop("inputs"), kw.pop("values"), kw.pop("shapes"), kw.pop("data_shapes"),
+                        kw.pop("ranges"), kw.pop("seed"), kw.pop("fill"), kw.pop("cast"))
+
+
+def pop_tolerances(kw: dict[str, Any]) -> Tolerances:
+    """The ``tolerance_options`` values, taken out of a command's keyword arguments."""
+    from .compare import Tolerances, parse_tolerances
+
+    return Tolerances(parse_tolerances(kw.pop("atol"), "--atol"), parse_tolerances(kw.pop("rtol"), "--rtol"),
+                      kw.pop("exact"), kw.pop("max_mismatches"))
