@@ -8,7 +8,7 @@ topological order of the edges (ties broken by document order), never document o
 from __future__ import annotations
 
 from collections import deque
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from .errors import GraphError
 from .ir.records import EdgeRecord, LayerRecord, NetRecord
@@ -17,8 +17,7 @@ from .ops.registry import layer_ref
 Slot = tuple[str, int]  # (layer id, output position)
 
 
-@dataclass(frozen=True)
-class Graph:
+class Graph(NamedTuple):
     """Layers by id, each input's producer, and a topological order."""
 
     net: NetRecord

@@ -10,8 +10,7 @@ its *declared* output specs downstream so that later layers are still checked.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
-from typing import Any, NoReturn
+from typing import Any, NamedTuple, NoReturn
 
 import numpy as np
 
@@ -30,8 +29,7 @@ from .ops.registry import OpDef, find_op, is_known_type, layer_ref, supported_su
 from .types import DYNAMIC, DYNAMIC_SHAPE, ElementType, PartialShape, TensorSpec, element_type
 
 
-@dataclass
-class PortCheck:
+class PortCheck(NamedTuple):
     """One row of the validation table: a port's declared spec next to the inferred one."""
 
     direction: str  # 'in' or 'out'
@@ -48,17 +46,22 @@ class PortCheck:
         return str(self.spec)
 
 
-@dataclass(slots=True)
 class LayerInference:
-    """What inference found for one layer."""
+    """What inference found for one layer: its output specs, the kernel parameters, and every finding."""
 
-    layer: LayerRecord
-    ref: LayerRef
-    op: OpDef | None
-    inputs: list[TensorSpec]
-    outputs: list[TensorSpec] = field(default_factory=list)
-    params: dict[str, Any] = field(default_factory=dict)
-    errors: list[IRError] = field(default_factory=list)
+    __slots__ = ("layer", "ref", "op", "inputs", "outputs", "params", "errors")
+
+    def __init__(self, layer: LayerRecord, ref: LayerRef, op: OpDef | None, inputs: list[TensorSpec]) -> None:
+        self.layer = layer
+        self.ref = ref
+        self.op = op
+        self.inputs = inputs
+        self.outputs: list[TensorSpec] = []
+        self.params: dict[str, Any] = {}
+        self.errors: list[IRError] = []
+
+    def __repr__(self) -> str:
+        return f"<LayerInference {self.ref}: {', '.join(map(str, self.outputs))}>"
 
     @property
     def checks(self) -> list[PortCheck]:

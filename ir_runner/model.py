@@ -7,7 +7,6 @@ import gc
 import os
 import threading
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -234,13 +233,17 @@ def run(source: Source, feeds=None, weights: Source | None = None, **options) ->
     return load(source, weights, **options).run(feeds)
 
 
-@dataclass
 class ValidationReport:
     """Every finding for a model: errors, and the declared-vs-inferred table of all ports."""
 
-    source: str
-    errors: list[IRError] = field(default_factory=list)
-    layers: list[LayerInference] = field(default_factory=list)
+    def __init__(self, source: str, errors: list[IRError] | None = None,
+                 layers: list[LayerInference] | None = None) -> None:
+        self.source = source
+        self.errors: list[IRError] = errors if errors is not None else []
+        self.layers: list[LayerInference] = layers if layers is not None else []
+
+    def __repr__(self) -> str:
+        return f"<ValidationReport {self.source!r}: {len(self.errors)} error(s), {len(self.layers)} layer(s)>"
 
     @property
     def ok(self) -> bool:

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import functools
 import math
-from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 
@@ -26,8 +26,7 @@ from .ops.registry import KernelFn
 DEFAULT_MEMORY_LIMIT = 16 * 2**30
 
 
-@dataclass(frozen=True)
-class Step:
+class Step(NamedTuple):
     """One kernel call: ``slots[output] = kernel(*slots[inputs])``, then free the ``release`` slots."""
 
     kernel: KernelFn
@@ -37,8 +36,7 @@ class Step:
     release: tuple[int, ...]
 
 
-@dataclass(frozen=True)
-class Plan:
+class Plan(NamedTuple):
     """Everything needed to run: slot count, preloaded constants, steps, where inputs/outputs live, the
     outputs' (dtype, shape), and which outputs' steps can write into a caller's buffer."""
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 import warnings
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 
@@ -14,8 +14,7 @@ from .plan import Plan, Step, kernel_error
 from .types import DYNAMIC, ElementType, PartialShape, element_type_of
 
 
-@dataclass(frozen=True, repr=False)
-class TensorInfo:
+class TensorInfo(NamedTuple):
     """A model input or output: names, element type and (partial) shape."""
 
     name: str

@@ -14,15 +14,13 @@ from __future__ import annotations
 
 import functools
 import sys
-from dataclasses import dataclass, field
 from typing import NamedTuple
 
 import numpy as np
 
 
-@dataclass(frozen=True, eq=False)
 class ElementType:
-    """One IR element type: its IR name, port precision spelling, numpy dtype and bit width.
+    """One IR element type: its IR name, port precision spelling, numpy dtype and bit width. Immutable.
 
     Compares equal to another ElementType of the same name and to any IR spelling of it
     (``et == "f32"``, ``et == "FP32"``).
@@ -33,6 +31,16 @@ class ElementType:
     dtype: np.dtype | None
     bits: int
     kind: str  # 'float', 'int', 'uint', 'bool', 'string', 'dynamic'
+
+    def __init__(self, name: str, precision: str, dtype: np.dtype | None, bits: int, kind: str) -> None:
+        self.__dict__.update(name=name, precision=precision, dtype=dtype, bits=bits, kind=kind)
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError(f"ElementType is immutable (cannot set {name!r})")
+
+    def __repr__(self) -> str:
+        return (f"ElementType(name={self.name!r}, precision={self.precision!r}, dtype={self.dtype!r},"
+                f" bits={self.bits}, kind={self.kind!r})")
 
     @property
     def is_packed(self) -> bool:
@@ -202,15 +210,33 @@ def broadcast_dims(a: Dim, b: Dim) -> Dim | None:
     return merge_dims(a, b)
 
 
-@dataclass(frozen=True)
 class PartialShape:
-    """A shape whose rank (``dims is None``) or dims may be dynamic."""
+    """A shape whose rank (``dims is None``) or dims may be dynamic. Immutable; equal when the dims are."""
 
+    __slots__ = ("dims", "is_static")
     dims: tuple[Dim, ...] | None
-    is_static: bool = field(init=False, repr=False, compare=False)
+    is_static: bool
 
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "is_static", self.dims is not None and all(d.lo == d.hi for d in self.dims))
+    def __init__(self, dims: tuple[Dim, ...] | None) -> None:
+        object.__setattr__(self, "dims", dims)
+        object.__setattr__(self, "is_static", dims is not None and all(d.lo == d.hi for d in dims))
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError(f"PartialShape is immutable (cannot set {name!r})")
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, PartialShape):
+            return NotImplemented
+        return self.dims == other.dims
+
+    def __hash__(self) -> int:
+        return hash(self.dims)
+
+    def __repr__(self) -> str:
+        return f"PartialShape(dims={self.dims!r})"
+
+    def __reduce__(self):
+        return PartialShape, (self.dims,)
 
     @staticmethod
     def of(shape) -> PartialShape:

@@ -7,7 +7,6 @@ times faster than frozen dataclasses.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, NamedTuple
 
 if TYPE_CHECKING:
@@ -53,8 +52,7 @@ class EdgeRecord(NamedTuple):
     line: int | None = None
 
 
-@dataclass(frozen=True)
-class NetRecord:
+class NetRecord(NamedTuple):
     """The whole ``<net>``: layers in document order, edges, and the weights they may reference."""
 
     name: str
@@ -62,4 +60,4 @@ class NetRecord:
     layers: tuple[LayerRecord, ...]
     edges: tuple[EdgeRecord, ...]
     weights: Weights
-    rt_info: dict[str, str] = field(default_factory=dict)
+    rt_info: dict[str, str]

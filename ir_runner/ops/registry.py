@@ -11,8 +11,7 @@ import functools
 import importlib
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ..errors import LayerRef
 
@@ -30,14 +29,18 @@ KernelFn = Callable[..., "np.ndarray"]
 PrepareFn = Callable[["dict[str, Any]", "list[TensorSpec]", "list[TensorSpec]", "list[np.ndarray | None]"], KernelFn]
 
 
-@dataclass(frozen=True)
-class OpDef:
+class OpDef(NamedTuple):
     """One operation version: its inference and its kernel.
 
     ``infer`` checks the inputs and attributes and returns the output specs and the resolved kernel
     parameters; ``kernel(*inputs, **params)`` computes the single output (None for the layers the
     plan handles itself: Parameter, Const, Result). A kernel always returns a new array that aliases
-    none of its inputs: the plan relies on it to hand outputs to callers without copying.
+    none of its inputs: the plan relies on it to hand outputs to callers without copying. A kernel with
+    the attribute ``accepts_out = True`` (for a ``functools.partial``, its function) also takes ``out=``,
+    a C-contiguous writeable array of the output's dtype and shape overlapping none of its inputs, and
+    writes the result there (see plan.py). ``infer`` must depend only on the layer's ``<data>``, its
+    input specs and the constant inputs it reads: inference reuses its result for equal layers (see
+    ``infer._InferenceMemo``; Parameter and Const are exempt).
     ``prepare(params, input_specs, output_specs, constant_inputs)``, when given, returns a kernel
     specialised for static shapes (and for inputs that are constant), called as ``fn(*inputs)``;
     plans use it instead of ``kernel``.
