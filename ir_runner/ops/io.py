@@ -7,11 +7,15 @@ caller's ``out=`` array when one is given).
 
 from __future__ import annotations
 
+import functools
+
 from ..errors import ModelFormatError, UnsupportedError
 from ..infer import OpContext
 from ..ir.weights import const_array
 from ..types import PartialShape, TensorSpec, parse_partial_shape
 from .registry import LATEST_OPSET, OpDef, register
+
+_parse_shape = functools.lru_cache(maxsize=4096)(parse_partial_shape)  # large IRs repeat a few shapes
 
 
 def _shape_attr(ctx: OpContext, required: bool) -> PartialShape | None:
@@ -21,7 +25,7 @@ def _shape_attr(ctx: OpContext, required: bool) -> PartialShape | None:
             raise ModelFormatError("the required attribute 'shape' is missing", layer=ctx.ref)
         return None
     try:
-        return parse_partial_shape(text)
+        return _parse_shape(text)
     except ValueError as exc:
         raise ModelFormatError(
             f"attribute shape={text!r} is not a shape: {exc}",
