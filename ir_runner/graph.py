@@ -37,17 +37,19 @@ def build_graph(net: NetRecord) -> Graph:
     layers = _index_layers(net)
     inputs: dict[str, list[Slot | None]] = {lid: [None] * len(layer.inputs) for lid, layer in layers.items()}
     consumers: dict[Slot, list[tuple[str, int]]] = {}
-    in_positions = {lid: {port.id: port.position for port in layer.inputs} for lid, layer in layers.items()}
-    out_positions = {lid: {port.id: port.position for port in layer.outputs} for lid, layer in layers.items()}
-    _check_port_ids(layers, in_positions, out_positions)
+    # (layer id, port id) -> position, for all layers at once (port ids are resolved per direction)
+    in_positions = {(lid, port.id): port.position for lid, layer in layers.items() for port in layer.inputs}
+    out_positions = {(lid, port.id): port.position for lid, layer in layers.items() for port in layer.outputs}
+    if len(in_positions) + len(out_positions) != sum(len(layer.inputs) + len(layer.outputs) for layer in net.layers):
+        _refuse_duplicate_port_ids(layers)
     for edge in net.edges:
         from_layer, to_layer = edge.from_layer, edge.to_layer
         try:
-            src = out_positions[from_layer][edge.from_port]
+            src = out_positions[from_layer, edge.from_port]
         except KeyError:
             raise _endpoint_error(edge, layers, from_layer, edge.from_port, "from") from None
         try:
-            dst = in_positions[to_layer][edge.to_port]
+            dst = in_positions[to_layer, edge.to_port]
         except KeyError:
             raise _endpoint_error(edge, layers, to_layer, edge.to_port, "to") from None
         slots = inputs[to_layer]
@@ -93,14 +95,10 @@ def _index_layers(net: NetRecord) -> dict[str, LayerRecord]:
     return layers
 
 
-def _check_port_ids(layers: dict[str, LayerRecord], in_positions, out_positions) -> None:
-    """Refuse a layer with two input (or two output) ports of the same id: edges could not tell them apart."""
-    clashes = [
-        lid for lid, layer in layers.items()
-        if len(in_positions[lid]) != len(layer.inputs) or len(out_positions[lid]) != len(layer.outputs)
-    ]
-    if clashes:
-        layer = layers[clashes[0]]
+def _refuse_duplicate_port_ids(layers: dict[str, LayerRecord]) -> None:
+    """Raise for the first layer with two input (or two output) ports of the same id: edges could not tell
+    them apart."""
+    for layer in layers.values():
         for direction, ports in (("input", layer.inputs), ("output", layer.outputs)):
             seen: set[str] = set()
             duplicate = next((port.id for port in ports if port.id in seen or seen.add(port.id)), None)
