@@ -61,6 +61,7 @@ def build_plan(inference: Inference, memory_limit: int | None = DEFAULT_MEMORY_L
     slots: dict[tuple[str, int], int] = {}
     values: dict[int, np.ndarray] = {}
     steps_raw = []
+    prepared: dict[tuple, KernelFn] = {}
     for layer_id in graph.order:
         info = inference.layers[layer_id]
         kind = info.op.type if info.op else None
@@ -74,7 +75,7 @@ def build_plan(inference: Inference, memory_limit: int | None = DEFAULT_MEMORY_L
         elif kind != "Parameter":
             inputs = tuple(slots[src] for src in graph.sources[layer_id])
             consts = [values.get(slot) for slot in inputs]
-            kernel = _kernel_for(info, consts)
+            kernel = _kernel_for(info, consts, prepared)
             if all(c is not None for c in consts) and _nbytes(info.outputs[0]) <= FOLD_MAX_BYTES:
                 folded = run_step(kernel, consts, info.ref)
                 folded.flags.writeable = False
@@ -128,11 +129,37 @@ def kernel_error(exc: Exception, layer: LayerRef) -> IRError:
     return KernelError(f"internal error while computing this layer: {type(exc).__name__}: {exc}", layer=layer)
 
 
-def _kernel_for(info, consts: list[np.ndarray | None]) -> KernelFn:
+_KERNEL_KEY_MAX_BYTES = 4096  # constant inputs compared by value when looking for an equal prepared kernel
+
+
+def _kernel_for(info, consts: list[np.ndarray | None], prepared: dict[tuple, KernelFn]) -> KernelFn:
+    """The layer's kernel; one prepared for an equal layer earlier in the plan (same operation, params,
+    specs and small constant inputs) is reused: kernels keep no state between calls, and large IRs repeat
+    the same blocks thousands of times."""
     op = info.op
-    if op.prepare is not None:
-        return op.prepare(info.params, info.inputs, info.outputs, consts)
-    return functools.partial(op.kernel, **info.params)
+    key = _kernel_key(info, consts)
+    try:
+        kernel = prepared.get(key) if key is not None else None
+    except TypeError:  # a parameter that cannot be hashed: prepare this one on its own
+        key = kernel = None
+    if kernel is None:
+        if op.prepare is not None:
+            kernel = op.prepare(info.params, info.inputs, info.outputs, consts)
+        else:
+            kernel = functools.partial(op.kernel, **info.params)
+        if key is not None:
+            prepared[key] = kernel
+    return kernel
+
+
+def _kernel_key(info, consts: list[np.ndarray | None]) -> tuple | None:
+    values = []
+    for value in consts:
+        if value is not None and value.nbytes > _KERNEL_KEY_MAX_BYTES:
+            return None
+        values.append(None if value is None else (value.dtype.str, value.shape, value.tobytes()))
+    return (info.op.type, info.op.version, tuple(info.params.items()), tuple(info.inputs), tuple(info.outputs),
+            tuple(values))
 
 
 def _nbytes(spec) -> int:

@@ -1,8 +1,10 @@
-"""Memoised inference: layers that repeat an earlier one reuse its result, and only then.
+"""Memoisation for large IRs: layers that repeat an earlier one reuse its inference and its prepared
+kernel, and only then.
 
 A layer may reuse an earlier layer's inference only when the operation, the ``<data>`` attributes, the
-input specs and the constant inputs the operation read are all equal. Each test builds two layers
-that differ in exactly one of these and checks that the second is inferred on its own.
+input specs and the constant inputs the operation read are all equal; a prepared kernel only when the
+operation, resolved params, input and output specs and small constant inputs are. Each test builds
+layers that differ in exactly one of these and checks that each is computed on its own.
 """
 
 from __future__ import annotations
@@ -20,8 +22,9 @@ from ir_runner.ir.reader import read_ir
 from .irbuild import IRBuilder
 
 
-def _gather(b: IRBuilder, data, axis: int, name: str, *, out_dims, version: str = "opset8", batch_dims=None):
-    indices = b.const(f"{name}_indices", np.array([1, 0], dtype=np.int32))
+def _gather(b: IRBuilder, data, axis: int, name: str, *, out_dims, version: str = "opset8", batch_dims=None,
+            indices=(1, 0)):
+    indices = b.const(f"{name}_indices", np.array(indices, dtype=np.int32))
     axis_const = b.const(f"{name}_axis", np.array(axis, dtype=np.int64))
     attrs = {} if batch_dims is None else {"batch_dims": batch_dims}
     return b.layer("Gather", version, [data, indices, axis_const], attrs=attrs,
@@ -158,3 +161,28 @@ def pad_back(b: IRBuilder, current, block: int):
         axis = b.const(f"back_axis_{block}", np.array(1, dtype=np.int64))
     return b.layer("Gather", "opset8", [current, indices, axis], out_specs=[("FP32", [4, 6])],
                    name=f"back_{block}")
+
+
+def _select(b: IRBuilder, cond, x, name: str):
+    return b.layer("Select", "opset1", [cond, x, x], out_specs=[("FP32", [3, 5])], name=name)
+
+
+def test_equal_layers_share_one_prepared_kernel_and_different_indices_do_not():
+    b = IRBuilder()
+    x = b.parameter("x", "f32", "3,5")
+    cond = b.parameter("cond", "boolean", "3,5")
+    first = _gather(b, _select(b, cond, x, "s1"), 0, "first", out_dims=[2, 5])
+    again = _gather(b, _select(b, cond, x, "s2"), 0, "again", out_dims=[2, 5])
+    swapped = _gather(b, _select(b, cond, x, "s3"), 0, "swapped", out_dims=[2, 5],
+                      indices=(0, 1))
+    for gather in (first, again, swapped):
+        b.result(gather)
+    model = ir_runner.load(*b.build())
+    data = np.arange(15, dtype=np.float32).reshape(3, 5)
+    out = list(model.run({"x": data, "cond": np.ones((3, 5), dtype=bool)}).values())
+    np.testing.assert_array_equal(out[0], data[[1, 0]])
+    np.testing.assert_array_equal(out[1], data[[1, 0]])
+    np.testing.assert_array_equal(out[2], data[[0, 1]])
+    kernels = {step.layer.name: step.kernel for step in model.plan_for([data, data > 0]).steps}
+    assert kernels["first"] is kernels["again"]
+    assert kernels["swapped"] is not kernels["first"]
