@@ -165,11 +165,14 @@ class GatherKernel:
         if self.strict_low is not None:
             _check_strict(indices, self.dim, self.strict_low, self.layer)
         idx = _as_int64(indices).reshape(self.n_batch, self.n_idx)
-        if idx.size and (idx.min() < -self.dim or idx.max() >= self.dim):
+        if not idx.size:
+            return idx, None
+        lowest, highest = idx.min(), idx.max()
+        if lowest < -self.dim or highest >= self.dim:
             idx = np.where(idx < 0, idx + self.dim, idx)
             valid = (idx >= 0) & (idx < self.dim)
             return np.where(valid, idx, 0), valid
-        if self.n_batch > 1:
+        if self.n_batch > 1 and lowest < 0:  # flattened rows: a negative index must not wrap into another batch
             idx = np.where(idx < 0, idx + self.dim, idx)
         return idx, None
 
