@@ -55,9 +55,12 @@ def split_range(total: int, parts: int) -> list[tuple[int, int]]:
     return bounds
 
 
-def run_chunked(total: int, elements_per_unit: int, work: Callable[[int, int], None]) -> None:
-    """Call ``work(start, stop)`` over ``[0, total)``: in one call for small jobs, else split over threads."""
-    if total * elements_per_unit < PARALLEL_MIN_ELEMENTS or total < 2 or _WORKERS < 2:
+def run_chunked(total: int, elements_per_unit: int, work: Callable[[int, int], None], *,
+                min_elements: int | None = None) -> None:
+    """Call ``work(start, stop)`` over ``[0, total)``: in one call for jobs below ``min_elements`` (default
+    PARALLEL_MIN_ELEMENTS) elements, else split over threads."""
+    threshold = PARALLEL_MIN_ELEMENTS if min_elements is None else min_elements
+    if total * elements_per_unit < threshold or total < 2 or _WORKERS < 2:
         work(0, total)
         return
     workers = _WORKERS
