@@ -92,3 +92,16 @@ def test_prepared_small_constant_take(data_shape, indices, axis):
     want = gather_with_zeros(data, idx, axis)
     assert got.shape == want.shape and got.tobytes() == want.tobytes()
     assert not np.shares_memory(got, data)
+
+
+@pytest.mark.parametrize("dtype", [np.int8, np.int16, np.int32, np.int64])
+def test_negative_indices_at_the_limits_of_the_index_type(dtype):
+    """Valid negative indices are wrapped without numpy's per-index loop; the smallest value of the index
+    type and a dim above its largest value must still land on the right rows."""
+    info = np.iinfo(dtype)
+    dim = min(int(info.max) + 2, 70_000)
+    data = np.arange(dim, dtype=np.int32)
+    rng = np.random.default_rng(dim)
+    indices = rng.integers(max(info.min, -dim), min(info.max, dim - 1), _INDEX_CHUNK + 5).astype(dtype)
+    indices[:3] = [max(info.min, -dim), -1, 0]
+    assert run(data, indices).tobytes() == gather_with_zeros(data, indices, 0).tobytes()
