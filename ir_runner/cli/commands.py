@@ -44,8 +44,12 @@ class IRRunGroup(click.Group):
 
     def resolve_command(self, ctx: click.Context, args: list[str]):
         first = args[0] if args else ""
-        if first and first not in self.list_commands(ctx) and not first.startswith("-") and _looks_like_model(first):
-            return "run", self.get_command(ctx, "run"), args
+        known = self.list_commands(ctx)
+        if first and first not in known and not first.startswith("-"):
+            if _looks_like_model(first):
+                return "run", self.get_command(ctx, "run"), args
+            if not ctx.resilient_parsing:  # click would suggest only from the commands loaded so far
+                raise click.exceptions.NoSuchCommand(first, possibilities=known, ctx=ctx)
         return super().resolve_command(ctx, args)
 
     def invoke(self, ctx: click.Context) -> Any:

@@ -112,3 +112,12 @@ def test_a_deferred_dtype_behaves_like_a_field():
     for name, dtype in [("f8e4m3", ml_dtypes.float8_e4m3fn), ("f8e5m2", ml_dtypes.float8_e5m2),
                         ("i4", ml_dtypes.int4), ("u4", ml_dtypes.uint4), ("bf16", ml_dtypes.bfloat16)]:
         assert ELEMENT_TYPES[name].dtype == np.dtype(dtype) and element_type_of(dtype) is ELEMENT_TYPES[name]
+
+
+@pytest.mark.parametrize(("typed", "meant"), [("ru", "run"), ("gen_inputs", "gen-inputs"), ("valdate", "validate")])
+def test_a_mistyped_command_is_still_matched_against_every_command(typed, meant):
+    """Commands are loaded on use, so click alone would suggest only from those loaded so far (none in a
+    fresh process, hence a subprocess here)."""
+    done = subprocess.run([sys.executable, "-m", "ir_runner", typed], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2
+    assert f"No such command '{typed}'. Did you mean '{meant}'?" in done.stderr
