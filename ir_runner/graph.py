@@ -1,13 +1,15 @@
 """The graph of an IR: edges resolved to port positions, checked, and put in topological order.
 
 Port ids are not positions: an edge names port ids, which are mapped to positions by their order
-inside the layer's ``<input>`` / ``<output>`` (ids are resolved per direction). Execution order is a
-topological order of the edges (ties broken by document order), never document order itself.
+inside the layer's ``<input>`` / ``<output>`` (ids are resolved per direction). Execution order is the
+topological order of the edges that stays closest to document order: document order itself when every
+edge points forward (as OpenVINO writes IRs), else each step takes the earliest layer in the document
+whose inputs are ready.
 """
 
 from __future__ import annotations
 
-from collections import deque
+import heapq
 from typing import NamedTuple
 
 from .errors import GraphError
@@ -35,6 +37,8 @@ class Graph(NamedTuple):
 def build_graph(net: NetRecord) -> Graph:
     """Resolve and check the edges of ``net``; raise GraphError naming the layers involved."""
     layers = _index_layers(net)
+    place = {layer_id: index for index, layer_id in enumerate(layers)}  # document position
+    forward = True  # every edge so far goes to a later layer in the document
     inputs: dict[str, list[Slot | None]] = {lid: [None] * len(layer.inputs) for lid, layer in layers.items()}
     consumers: dict[Slot, list[tuple[str, int]]] = {}
     # (layer id, port id) -> position, for all layers at once (port ids are resolved per direction)
@@ -62,6 +66,8 @@ def build_graph(net: NetRecord) -> Graph:
             )
         slot = (from_layer, src)
         slots[dst] = slot
+        if forward and place[from_layer] >= place[to_layer]:
+            forward = False
         users = consumers.get(slot)
         if users is None:
             consumers[slot] = [(to_layer, dst)]
@@ -77,7 +83,7 @@ def build_graph(net: NetRecord) -> Graph:
                 hint=f'add <edge from-layer=".." from-port=".." to-layer="{lid}" to-port="{port.id}"/>',
             )
     sources = {lid: tuple(slots) for lid, slots in inputs.items()}  # type: ignore[arg-type]
-    order = _topological_order(net, layers, sources, consumers)
+    order = tuple(layers) if forward else _topological_order(layers, place, sources, consumers)
     return Graph(net, layers, sources, {k: tuple(v) for k, v in consumers.items()}, order)
 
 
@@ -122,28 +128,26 @@ def _endpoint_error(edge: EdgeRecord, layers, layer_id: str, port_id: str, side:
     )
 
 
-def _topological_order(net, layers, sources, consumers) -> tuple[str, ...]:
+def _topological_order(layers, place, sources, consumers) -> tuple[str, ...]:
+    """Kahn's algorithm taking, at each step, the ready layer that comes first in the document."""
     pending = {lid: len(slots) for lid, slots in sources.items()}
-    ready = deque(layer.id for layer in net.layers if not pending[layer.id])
+    ready = [place[lid] for lid, count in pending.items() if not count]
+    heapq.heapify(ready)
+    ids = list(layers)
     order: list[str] = []
-    for lid in _drain(ready):
+    while ready:
+        lid = ids[heapq.heappop(ready)]
         order.append(lid)
         for position in range(len(layers[lid].outputs)):
             for consumer, _ in consumers.get((lid, position), ()):
                 pending[consumer] -= 1
                 if not pending[consumer]:
-                    ready.append(consumer)
+                    heapq.heappush(ready, place[consumer])
     if len(order) != len(layers):
         cycle = _find_cycle({lid for lid, n in pending.items() if n > 0}, sources)
         names = " -> ".join(str(layer_ref(layers[lid])) for lid in cycle)
         raise GraphError(f"the edges form a cycle: {names}", hint="an IR graph must be acyclic")
     return tuple(order)
-
-
-def _drain(queue: deque):
-    """Pop from the left until the queue is empty (items may be appended meanwhile)."""
-    while queue:
-        yield queue.popleft()
 
 
 def _find_cycle(stuck: set[str], sources) -> list[str]:
