@@ -20,18 +20,15 @@ Slot = tuple[str, int]  # (layer id, output position)
 
 
 class Graph(NamedTuple):
-    """Layers by id, each input's producer, and a topological order."""
+    """Layers by id, each input's producer and consumers, the execution order, the Parameters and Results."""
 
     net: NetRecord
     layers: dict[str, LayerRecord]
     sources: dict[str, tuple[Slot, ...]]
     consumers: dict[Slot, tuple[tuple[str, int], ...]]
     order: tuple[str, ...]
-
-    def of_type(self, type_name: str) -> list[LayerRecord]:
-        """Layers of a type in document order (Parameters and Results define input/output order)."""
-        wanted = type_name.lower()
-        return [layer for layer in self.net.layers if layer.type.lower() == wanted]
+    parameters: tuple[LayerRecord, ...]  # in document order: the model's inputs
+    results: tuple[LayerRecord, ...]  # in document order: the model's outputs
 
 
 def build_graph(net: NetRecord) -> Graph:
@@ -84,7 +81,10 @@ def build_graph(net: NetRecord) -> Graph:
             )
     sources = {lid: tuple(slots) for lid, slots in inputs.items()}  # type: ignore[arg-type]
     order = tuple(layers) if forward else _topological_order(layers, place, sources, consumers)
-    return Graph(net, layers, sources, {k: tuple(v) for k, v in consumers.items()}, order)
+    kinds = [layer.type.lower() for layer in net.layers]
+    parameters = tuple(layer for layer, kind in zip(net.layers, kinds) if kind == "parameter")
+    results = tuple(layer for layer, kind in zip(net.layers, kinds) if kind == "result")
+    return Graph(net, layers, sources, {k: tuple(v) for k, v in consumers.items()}, order, parameters, results)
 
 
 def _index_layers(net: NetRecord) -> dict[str, LayerRecord]:

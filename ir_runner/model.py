@@ -109,7 +109,8 @@ class Model:
             if self._static_plan is None:
                 with self._lock, _gc_paused():
                     if self._static_plan is None:
-                        self._static_plan = build_plan(self.inference, self.memory_limit)
+                        # the memory limit was checked at load, for these very shapes
+                        self._static_plan = build_plan(self.inference, None)
             return self._static_plan
         signature = tuple((a.dtype, a.shape) for a in arrays)
         plan = self._plans.get(signature)
@@ -118,7 +119,7 @@ class Model:
         specs = {
             layer.id: TensorSpec(info.element_type if info.dtype is not None else element_type_of(array.dtype),
                                  PartialShape.of(array.shape))
-            for layer, info, array in zip(self.graph.of_type("Parameter"), self.inputs, arrays)
+            for layer, info, array in zip(self.graph.parameters, self.inputs, arrays)
         }
         with _gc_paused():
             inference = infer_graph(self.graph, strict=self.strict, input_specs=specs, check_declared=False)
@@ -146,7 +147,7 @@ class Model:
 def input_infos(graph: Graph, inference: Inference) -> tuple[TensorInfo, ...]:
     """The model's inputs: Parameter layers in document order, named by their first tensor name."""
     infos, used = [], set()
-    for layer in graph.of_type("Parameter"):
+    for layer in graph.parameters:
         spec = inference.output_spec(layer.id, 0)
         names = layer.outputs[0].names if layer.outputs else ()
         name = _unique(names[0] if names else layer.name, used)
@@ -167,7 +168,7 @@ def _unique(name: str, used: set[str]) -> str:
 def output_infos(graph: Graph, inference: Inference) -> tuple[TensorInfo, ...]:
     """The model's outputs: Result layers in document order, named by their tensor's first name (unique)."""
     infos, used = [], set()
-    for layer in graph.of_type("Result"):
+    for layer in graph.results:
         producer, position = graph.sources[layer.id][0]
         names = graph.layers[producer].outputs[position].names
         if not names and layer.attrs.get("output_names"):

@@ -83,8 +83,8 @@ def build_plan(inference: Inference, memory_limit: int | None = DEFAULT_MEMORY_L
             else:
                 steps_raw.append((kernel, info.ref, inputs, output))
     constants = tuple(values.items())
-    parameters = graph.of_type("Parameter")
-    results = graph.of_type("Result")
+    parameters = graph.parameters
+    results = graph.results
     input_slots = tuple(slots[(p.id, 0)] for p in parameters)
     output_slots = tuple(slots[graph.sources[r.id][0]] for r in results)
     steps = _with_releases(steps_raw, set(output_slots))
@@ -183,6 +183,8 @@ def _with_releases(steps_raw, keep: set[int]) -> tuple[Step, ...]:
 
 def check_memory(inference: Inference, limit: int | None) -> None:
     """Refuse when one computed tensor, or all of them together (a bound on the peak), exceed ``limit``."""
+    if limit is None:
+        return
     total = 0
     for info in inference.layers.values():
         if info.op is None or info.op.type in ("Const", "Result"):
@@ -191,14 +193,14 @@ def check_memory(inference: Inference, limit: int | None) -> None:
             if not spec.shape.is_static or spec.element_type.dtype is None:
                 return
             nbytes = _nbytes(spec)
-            if limit is not None and nbytes > limit:
+            if nbytes > limit:
                 raise ResourceLimitError(
                     f"the output {spec} would take {_human(nbytes)}, above the memory limit of {_human(limit)}",
                     layer=info.ref,
                     hint="pass memory_limit= to load() (or --memory-limit) to raise the ceiling",
                 )
             total += nbytes
-    if limit is not None and total > limit:
+    if total > limit:
         raise ResourceLimitError(
             f"running would need up to {_human(total)} for its tensors, above the memory limit of {_human(limit)}",
             hint="pass memory_limit= to load() (or --memory-limit) to raise the ceiling",

@@ -79,7 +79,7 @@ def _check_generated_size(model: Model, info: TensorInfo, shape: tuple[int, ...]
 def _generation_plans(model: Model, arrays, shapes, ranges, randoms: list[int]) -> dict[int, _Generation]:
     """For each random input: its value range, from --range or from the layers it feeds."""
     specs = {}
-    for index, (layer, info) in enumerate(zip(model.graph.of_type("Parameter"), model.inputs)):
+    for index, (layer, info) in enumerate(zip(model.graph.parameters, model.inputs)):
         shape = shapes[index] if index in shapes else arrays[index].shape
         et = info.element_type if info.element_type.kind != "dynamic" else element_type_of(arrays[index].dtype)
         specs[layer.id] = TensorSpec(et, PartialShape.of(shape))
@@ -89,7 +89,7 @@ def _generation_plans(model: Model, arrays, shapes, ranges, randoms: list[int]) 
     except IRError as error:
         raise InputError(f"the inputs' shapes do not fit the model: {error.detail}", layer=error.layer,
                          port=error.port, hint=error.hint) from None
-    parameters = model.graph.of_type("Parameter")
+    parameters = model.graph.parameters
     return {i: _plan(model.inputs[i], _uses(model.graph, inference, parameters[i].id), ranges.get(i))
             for i in randoms}
 

@@ -151,7 +151,7 @@ def bind_inputs(model: Model, options: InputOptions) -> Bound:
 def reshape(model: Model, shapes: dict[int, PartialShape]) -> Model:
     """The model with some inputs' partial shapes replaced (OpenVINO's reshape), re-inferred."""
     specs = {}
-    for index, (layer, info) in enumerate(zip(model.graph.of_type("Parameter"), model.inputs)):
+    for index, (layer, info) in enumerate(zip(model.graph.parameters, model.inputs)):
         specs[layer.id] = TensorSpec(info.element_type, shapes.get(index, info.partial_shape))
     inference = infer_graph(model.graph, strict=model.strict, input_specs=specs, check_declared=False)
     try:
