@@ -421,11 +421,7 @@ def _compare_ports(info: LayerInference, direction: str, ports, specs: list[Tens
 
 def _agrees_exactly(port: PortRecord, spec: TensorSpec) -> bool:
     """The common case, decided fast: a static spec whose dims and precision are exactly those declared."""
-    return (
-        port.precision == spec.element_type.precision
-        and spec.shape.dims is not None
-        and spec.shape.dims == PartialShape.from_port_dims(port.dims).dims
-    )
+    return port.precision == spec.element_type.precision and port.dims == spec.shape.port_dims
 
 
 def _port_problems(port: PortRecord, spec: TensorSpec) -> list[str]:

@@ -213,13 +213,27 @@ def broadcast_dims(a: Dim, b: Dim) -> Dim | None:
 class PartialShape:
     """A shape whose rank (``dims is None``) or dims may be dynamic. Immutable; equal when the dims are."""
 
-    __slots__ = ("dims", "is_static")
+    __slots__ = ("dims", "is_static", "_port_dims")
     dims: tuple[Dim, ...] | None
     is_static: bool
 
     def __init__(self, dims: tuple[Dim, ...] | None) -> None:
         object.__setattr__(self, "dims", dims)
         object.__setattr__(self, "is_static", dims is not None and all(d.lo == d.hi for d in dims))
+
+    @property
+    def port_dims(self) -> tuple[int | None, ...] | None:
+        """The ``<dim>``s a port declares for exactly this shape: ``n`` for a static dim, -1 for a fully
+        dynamic one, None for a bounded interval (no port declares that); None for a dynamic rank.
+        Computed once per shape (ports are compared with it by the hundred thousand in large IRs)."""
+        try:
+            return self._port_dims
+        except AttributeError:
+            value = None if self.dims is None else tuple(
+                d.lo if d.lo == d.hi else -1 if d == DYNAMIC_DIM else None for d in self.dims
+            )
+            object.__setattr__(self, "_port_dims", value)
+            return value
 
     def __setattr__(self, name: str, value: object) -> None:
         raise AttributeError(f"PartialShape is immutable (cannot set {name!r})")
