@@ -80,27 +80,38 @@ def bind_feeds(
 
 
 def _by_name(inputs: Sequence[TensorInfo], feeds: Mapping) -> list:
+    ordered, given = _place_by_name(inputs, feeds, lambda key: f"the model has no input named {key!r}",
+                                    lambda name, key: f"input '{name}' is given twice (once as {key!r})",
+                                    _listing(inputs))
+    missing = [inputs[i].name for i, ok in enumerate(given) if not ok]
+    if missing:
+        raise InputError(f"no value given for input(s) {', '.join(map(repr, missing))}", hint=_listing(inputs))
+    return ordered
+
+
+def _place_by_name(infos: Sequence[TensorInfo], values: Mapping, unknown: Callable[[object], str],
+                   twice: Callable[[str, object], str], listing: str) -> tuple[list, list[bool]]:
+    """``values`` keyed by any name of ``infos`` (primary name, tensor names, layer name), placed in
+    ``infos`` order, and which places were given. An unknown key (with the closest name as a hint) and
+    one tensor given under two names are InputErrors with the messages ``unknown`` and ``twice`` make."""
     lookup: dict[str, int] = {}
-    for index, info in enumerate(inputs):
+    for index, info in enumerate(infos):
         for name in (info.name, *info.names, info.layer_name):
             lookup.setdefault(name, index)
-    ordered: list = [None] * len(inputs)
-    given = [False] * len(inputs)
-    for key, value in feeds.items():
+    ordered: list = [None] * len(infos)
+    given = [False] * len(infos)
+    for key, value in values.items():
         index = lookup.get(key) if isinstance(key, str) else None
         if index is None:
             import difflib  # only for this error message
 
             close = difflib.get_close_matches(str(key), list(lookup), n=1)
             hint = f"did you mean '{close[0]}'? " if close else ""
-            raise InputError(f"the model has no input named {key!r}", hint=hint + _listing(inputs))
+            raise InputError(unknown(key), hint=hint + listing)
         if given[index]:
-            raise InputError(f"input '{inputs[index].name}' is given twice (once as {key!r})")
+            raise InputError(twice(infos[index].name, key))
         ordered[index], given[index] = value, True
-    missing = [inputs[i].name for i, ok in enumerate(given) if not ok]
-    if missing:
-        raise InputError(f"no value given for input(s) {', '.join(map(repr, missing))}", hint=_listing(inputs))
-    return ordered
+    return ordered, given
 
 
 def _listing(infos: Sequence[TensorInfo], what: str = "inputs") -> str:
@@ -275,24 +286,9 @@ def bind_outputs(inputs: Sequence[TensorInfo], outputs: Sequence[TensorInfo], pl
 def _outputs_by_name(outputs: Sequence[TensorInfo], out: Mapping) -> list:
     if sum(info.name in out for info in outputs) == len(out):  # the common case: every key a primary name
         return [out.get(info.name) for info in outputs]
-    lookup: dict[str, int] = {}
-    for index, info in enumerate(outputs):
-        for name in (info.name, *info.names, info.layer_name):
-            lookup.setdefault(name, index)
-    ordered: list = [None] * len(outputs)
-    given = [False] * len(outputs)
-    for key, target in out.items():
-        index = lookup.get(key) if isinstance(key, str) else None
-        if index is None:
-            import difflib  # only for this error message
-
-            close = difflib.get_close_matches(str(key), list(lookup), n=1)
-            hint = f"did you mean '{close[0]}'? " if close else ""
-            raise InputError(f"out= names {key!r}, which is not an output of the model",
-                             hint=hint + _listing(outputs, "outputs"))
-        if given[index]:
-            raise InputError(f"out= gives output '{outputs[index].name}' twice (once as {key!r})")
-        ordered[index], given[index] = target, True
+    ordered, _ = _place_by_name(outputs, out, lambda key: f"out= names {key!r}, which is not an output of the model",
+                                lambda name, key: f"out= gives output '{name}' twice (once as {key!r})",
+                                _listing(outputs, "outputs"))
     return ordered
 
 
