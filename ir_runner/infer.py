@@ -266,10 +266,15 @@ class _InferenceMemo:
 
 
 def _fingerprint(value: np.ndarray | None):
-    """What identifies a small constant's value (None when not constant, False when too large to compare)."""
+    return constant_fingerprint(value, _InferenceMemo._MAX_CONST_BYTES)
+
+
+def constant_fingerprint(value: np.ndarray | None, max_bytes: int):
+    """What identifies a constant's value when comparing layers (dtype, shape and bytes); None when there
+    is no constant, False when it is larger than ``max_bytes`` (too large to compare cheaply)."""
     if value is None:
         return None
-    if value.nbytes > _InferenceMemo._MAX_CONST_BYTES:
+    if value.nbytes > max_bytes:
         return False
     return value.dtype.str, value.shape, value.tobytes()
 

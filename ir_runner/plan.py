@@ -20,7 +20,7 @@ from typing import NamedTuple
 import numpy as np
 
 from .errors import IRError, KernelError, LayerRef, ResourceLimitError
-from .infer import FOLD_MAX_BYTES, Inference
+from .infer import FOLD_MAX_BYTES, Inference, constant_fingerprint
 from .ops.registry import KernelFn
 
 DEFAULT_MEMORY_LIMIT = 16 * 2**30
@@ -153,13 +153,11 @@ def _kernel_for(info, consts: list[np.ndarray | None], prepared: dict[tuple, Ker
 
 
 def _kernel_key(info, consts: list[np.ndarray | None]) -> tuple | None:
-    values = []
-    for value in consts:
-        if value is not None and value.nbytes > _KERNEL_KEY_MAX_BYTES:
-            return None
-        values.append(None if value is None else (value.dtype.str, value.shape, value.tobytes()))
+    values = tuple(constant_fingerprint(value, _KERNEL_KEY_MAX_BYTES) for value in consts)
+    if False in values:
+        return None
     return (info.op.type, info.op.version, tuple(info.params.items()), tuple(info.inputs), tuple(info.outputs),
-            tuple(values))
+            values)
 
 
 def _nbytes(spec) -> int:
