@@ -3,47 +3,22 @@
 from __future__ import annotations
 
 import itertools
-import threading
-from collections.abc import Callable
 
 import numpy as np
 import pytest
 
 import ir_runner
+from ir_runner.parallel import PARALLEL_MIN_ELEMENTS
+from tests.bits import same_bits
 from tests.conftest import MODELS
 from tests.irbuild import IRBuilder
+from tests.threads import in_threads
 
 THREADS = 8
 
 
-def _in_threads(work: Callable[[int], object], count: int = THREADS) -> list:
-    """Call ``work(i)`` in ``count`` threads released together; re-raise the first failure."""
-    barrier = threading.Barrier(count)
-    results: list = [None] * count
-    errors: list[BaseException] = []
-
-    def run(i: int) -> None:
-        try:
-            barrier.wait()
-            results[i] = work(i)
-        except BaseException as exc:  # noqa: BLE001  (reported in the main thread)
-            errors.append(exc)
-
-    threads = [threading.Thread(target=run, args=(i,)) for i in range(count)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(timeout=120)
-    assert not any(thread.is_alive() for thread in threads), "a thread hung"
-    if errors:
-        raise errors[0]
-    return results
-
-
 def _same(a: dict[str, np.ndarray], b: dict[str, np.ndarray]) -> bool:
-    return list(a) == list(b) and all(
-        a[k].dtype == b[k].dtype and a[k].shape == b[k].shape and a[k].tobytes() == b[k].tobytes() for k in a
-    )
+    return list(a) == list(b) and all(same_bits(a[k], b[k]) for k in a)
 
 
 def _random_feeds(model: ir_runner.Model, rng: np.random.Generator, shapes: dict[str, tuple[int, ...]]):
@@ -70,7 +45,7 @@ def test_static_model_in_threads_matches_serial():
     def work(i: int) -> bool:
         return all(_same(model.run(feeds[i]), serial[i]) for _ in range(200))
 
-    assert all(_in_threads(work))
+    assert all(in_threads(work))
 
 
 def test_large_select_in_threads_matches_serial():
@@ -88,7 +63,7 @@ def test_large_select_in_threads_matches_serial():
     rng = np.random.default_rng(2)
     feeds = [_random_feeds(model, rng, {n: (1024, 1100) for n in ("cond", "then", "else")}) for _ in range(4)]
     serial = [model.run(f) for f in feeds]
-    assert _in_threads(lambda i: all(_same(model.run(feeds[i % 4]), serial[i % 4]) for _ in range(3)), 4)
+    assert in_threads(lambda i: all(_same(model.run(feeds[i % 4]), serial[i % 4]) for _ in range(3)), 4)
 
 
 def test_dynamic_model_in_threads_matches_serial():
@@ -100,26 +75,12 @@ def test_dynamic_model_in_threads_matches_serial():
     infos = {info.name: info for info in model.inputs}
     assert set(infos) == {"cond", "then", "else", "indices"}, "the dynamic sample changed: update this test"
     feeds = [_random_feeds(model, rng, shapes) for shapes in jobs]
-    serial = []
-    for f in feeds:
-        try:
-            serial.append(model.run(f))
-        except ir_runner.IRError as error:
-            serial.append(type(error))
+    serial = [model.run(f) for f in feeds]  # every shape fits the model
 
     def work(i: int) -> bool:
-        ok = True
-        for j in range(i, len(feeds), THREADS // 2):
-            try:
-                got = model.run(feeds[j])
-            except ir_runner.IRError as error:
-                ok &= serial[j] is type(error)
-            else:
-                ok &= isinstance(serial[j], dict) and _same(got, serial[j])
-        return ok
+        return all(_same(model.run(feeds[j]), serial[j]) for j in range(i, len(feeds), THREADS // 2))
 
-    assert all(_in_threads(work))
-    assert all(isinstance(s, dict) for s in serial), "every shape fits the model; the test lost its point"
+    assert all(in_threads(work))
     assert len({tuple(f[n].shape for n in sorted(f)) for f in feeds}) > 64, "too few shapes to evict plans"
 
 
@@ -142,4 +103,27 @@ def test_errors_in_threads_do_not_leak_between_runs(strict: bool):
                 return False
         return True
 
-    assert all(_in_threads(work))
+    assert all(in_threads(work))
+
+
+def test_computed_indices_on_the_kernels_thread_pool_do_not_mix_callers():
+    """Select feeding a Gather with computed (random-sign) indices, above the threading thresholds: the
+    chunked take runs on the kernels' shared pool while four callers run at once."""
+    b = IRBuilder("large")
+    n = PARALLEL_MIN_ELEMENTS + 3
+    params = [b.parameter("cond", "boolean", str(n)), b.parameter("x", "i32", str(n)), b.parameter("y", "i32", str(n))]
+    sel = b.layer("Select", "opset1", params, attrs={"auto_broadcast": "numpy"}, out_specs=[("i32", [n])])
+    idx = b.parameter("idx", "i64", str(n))
+    gather = b.layer("Gather", "opset8", [sel, idx, b.const("axis", np.array(0, np.int64))], attrs={"batch_dims": 0},
+                     out_specs=[("i32", [n])])
+    b.result(gather, "out")
+    model = ir_runner.load(*b.build())
+
+    def work(k: int) -> bool:
+        rng = np.random.default_rng(k)
+        feeds = {"cond": rng.integers(0, 2, n).astype(bool), "x": np.full(n, k, np.int32),
+                 "y": -np.arange(n, dtype=np.int32), "idx": rng.integers(-n, n, n)}
+        selected = np.where(feeds["cond"], feeds["x"], feeds["y"])
+        return np.array_equal(model.run(feeds)["out"], selected[feeds["idx"]])
+
+    assert all(in_threads(work, 4))

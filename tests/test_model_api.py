@@ -5,7 +5,6 @@ Models are built with ``tests/irbuild.py`` and loaded from bytes.
 
 from __future__ import annotations
 
-import threading
 import warnings
 
 import numpy as np
@@ -392,69 +391,3 @@ def test_strict_constant_indices_fail_at_load():
         ir_runner.load(*strict_gather(np.array([[0, 1], [2, 5]], np.int64)), strict=True)
     model = ir_runner.load(*strict_gather(np.array([[0, 1], [2, 5]], np.int64)))
     np.testing.assert_array_equal(model.run({"data": np.arange(5, dtype=np.float32)})["out"], [[0, 1], [2, 0]])
-
-
-# ----------------------------------------------------------------------------- threads
-
-
-def test_concurrent_runs_static_and_dynamic():
-    """Eight threads, each running its own inputs many times, on one static and one dynamic model."""
-    static, dynamic = select_gather_model(), select_gather_model(dynamic=True)
-    errors: list[BaseException] = []
-    barrier = threading.Barrier(8)
-
-    def worker(k: int) -> None:
-        try:
-            barrier.wait()
-            rng = np.random.default_rng(k)
-            for i in range(40):
-                rows = 2 if i % 2 == 0 else 1 + (k + i) % 5
-                model = static if rows == 2 else dynamic
-                cond = rng.integers(0, 2, (rows, 3)).astype(bool)
-                then = rng.standard_normal((rows, 3)).astype(np.float32)
-                out = model.run({"cond": cond, "then": then, "else": ELSE})
-                want = then.copy()
-                want[~cond] = np.broadcast_to(ELSE, then.shape)[~cond]
-                np.testing.assert_array_equal(out["selected"], want)
-                np.testing.assert_array_equal(out["gathered"], want[:, [2, 2]])
-        except BaseException as exc:  # noqa: BLE001 - reported below
-            errors.append(exc)
-
-    threads = [threading.Thread(target=worker, args=(k,)) for k in range(8)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert not errors, errors[0]
-
-
-def test_concurrent_large_runs_use_the_kernel_threads_safely():
-    """Large inputs take the kernels' own thread pool; several callers at once must not mix results."""
-    b = IRBuilder("large")
-    n = (1 << 20) + 3
-    cond = b.parameter("cond", "boolean", str(n))
-    x = b.parameter("x", "i32", str(n))
-    y = b.parameter("y", "i32", str(n))
-    sel = b.layer("Select", "opset1", [cond, x, y], attrs={"auto_broadcast": "numpy"}, out_specs=[("i32", [n])],
-                  name="sel")
-    idx = b.parameter("idx", "i64", str(n))
-    axis = b.const("axis", np.array(0, np.int64))
-    g = b.layer("Gather", "opset8", [sel, idx, axis], attrs={"batch_dims": 0}, out_specs=[("i32", [n])], name="g")
-    b.result(g, "out")
-    model = ir_runner.load(*b.build())
-    results: dict[int, bool] = {}
-
-    def worker(k: int) -> None:
-        rng = np.random.default_rng(k)
-        feeds = {"cond": rng.integers(0, 2, n).astype(bool), "x": np.full(n, k, np.int32),
-                 "y": -np.arange(n, dtype=np.int32), "idx": rng.integers(-n, n, n)}
-        out = model.run(feeds)["out"]
-        selected = np.where(feeds["cond"], feeds["x"], feeds["y"])
-        results[k] = np.array_equal(out, selected[feeds["idx"]])
-
-    threads = [threading.Thread(target=worker, args=(k,)) for k in range(4)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert results == {k: True for k in range(4)}

@@ -16,6 +16,7 @@ import pytest
 import ir_runner
 from ir_runner.ops.gather import _INDEX_CHUNK
 from ir_runner.parallel import PARALLEL_MIN_ELEMENTS
+from tests.bits import same_bits
 from tests.conftest import MODELS
 from tests.irbuild import DTYPE, IRBuilder
 
@@ -41,10 +42,6 @@ def garbage_buffers(model: ir_runner.Model, plain: dict, seed: int = 99) -> dict
     """One C-contiguous array per output, filled with garbage so that an unwritten element shows."""
     rng = np.random.default_rng(seed)
     return {name: random_bits(rng, value.dtype, value.shape) for name, value in plain.items()}
-
-
-def same_bits(a: np.ndarray, b: np.ndarray) -> bool:
-    return a.dtype == b.dtype and a.shape == b.shape and a.tobytes() == b.tobytes()
 
 
 def check_into(model: ir_runner.Model, feeds: dict, written_in_place: list[bool] | None = None) -> dict:

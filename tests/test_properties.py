@@ -16,6 +16,7 @@ from hypothesis.extra import numpy as hnp
 
 import ir_runner
 from ir_runner.ops.convert_rules import quiet_f16_nans
+from tests.bits import assert_same_bits
 from tests.irbuild import IRBuilder
 
 SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -27,12 +28,6 @@ NP = {
 }
 DATA_TYPES = sorted(NP)
 INDEX_TYPES = ["i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64"]
-
-
-def same_bits(got: np.ndarray, want: np.ndarray) -> None:
-    assert got.dtype == want.dtype, (got.dtype, want.dtype)
-    assert got.shape == want.shape, (got.shape, want.shape)
-    assert got.tobytes() == want.tobytes(), (got, want)
 
 
 def dims(shape) -> str:
@@ -88,7 +83,7 @@ def test_select_numpy_broadcast(data, shapes, et):
     else_ = random_bits(data.draw, et, else_shape)
     out = run(select_model((cond_shape, then_shape, else_shape), et, out_shape, {"auto_broadcast": "numpy"}),
               {"cond": cond, "then": then, "else": else_})["out"]
-    same_bits(out, expected_select(cond, then, else_, out_shape))
+    assert_same_bits(out, expected_select(cond, then, else_, out_shape))
 
 
 @SETTINGS
@@ -117,7 +112,7 @@ def test_select_pdpd(data, then_shape, et):
         begin = rank - x.ndim if axis == -1 else start
         return x.reshape((1,) * begin + x.shape + (1,) * (rank - begin - x.ndim))
 
-    same_bits(out, expected_select(placed(cond), then, placed(else_), then_shape))
+    assert_same_bits(out, expected_select(placed(cond), then, placed(else_), then_shape))
 
 
 @SETTINGS
@@ -129,10 +124,10 @@ def test_select_swapping_branches_negates_cond(data, shape, et):
     model = select_model((shape, shape, shape), et, shape, {"auto_broadcast": "none"})
     xml, weights = model.build()
     loaded = ir_runner.load(xml, weights or None)
-    same_bits(loaded.run({"cond": cond, "then": a, "else": b})["out"],
+    assert_same_bits(loaded.run({"cond": cond, "then": a, "else": b})["out"],
               loaded.run({"cond": ~cond, "then": b, "else": a})["out"])
     # the reference quietens signalling f16 NaNs it moves, so "a" comes back with quiet NaNs
-    same_bits(loaded.run({"cond": cond, "then": a, "else": a})["out"], quiet_f16_nans(a.copy()))
+    assert_same_bits(loaded.run({"cond": cond, "then": a, "else": a})["out"], quiet_f16_nans(a.copy()))
 
 
 # ----------------------------------------------------------------------------- Gather
@@ -206,7 +201,7 @@ def test_gather_matches_take_with_zeros(case):
     out_shape = gather_shape(data.shape, indices.shape, axis, batch_dims)
     model = gather_model(data.shape, data_et, indices.shape, idx_et, axis_attr, bd_attr, version, out_shape)
     out = run(model, {"data": data, "indices": indices})["out"]
-    same_bits(out, expected_gather(data, indices, axis, batch_dims))
+    assert_same_bits(out, expected_gather(data, indices, axis, batch_dims))
 
 
 @SETTINGS
@@ -222,7 +217,7 @@ def test_gather_versions_agree_and_dynamic_equals_static(case):
                            data_shape_text=",".join("?" * data.ndim), idx_shape_text="...")
     results.append(run(dynamic, feeds)["out"])
     for other in results[1:]:
-        same_bits(other, results[0])
+        assert_same_bits(other, results[0])
 
 
 @SETTINGS
@@ -234,7 +229,7 @@ def test_gather_of_all_positions_is_identity(data, shape):
     negative = data.draw(st.booleans())
     indices = np.arange(dim, dtype=np.int32) - (dim if negative else 0)
     model = gather_model(shape, "f32", indices.shape, "i32", axis, 0, "opset8", shape)
-    same_bits(run(model, {"data": values, "indices": indices})["out"], values)
+    assert_same_bits(run(model, {"data": values, "indices": indices})["out"], values)
 
 
 # ----------------------------------------------------------------------------- Convert
@@ -263,9 +258,9 @@ def test_integer_conversions_wrap(data, src, dst, shape):
     wrapped = [(int(v) % (1 << bits)) for v in x.reshape(-1).tolist()]
     want = np.array([v - (1 << bits) if dst[0] == "i" and v >= 1 << (bits - 1) else v for v in wrapped],
                     dtype=object).astype(NP[dst]).reshape(shape)
-    same_bits(out, want)
+    assert_same_bits(out, want)
     if holds_every_value(dst, src):
-        same_bits(run(convert_model(src, dst, shape, (src,)), {"x": x})["out"], x)
+        assert_same_bits(run(convert_model(src, dst, shape, (src,)), {"x": x})["out"], x)
 
 
 def holds_every_value(dst: str, src: str) -> bool:
@@ -279,7 +274,7 @@ def holds_every_value(dst: str, src: str) -> bool:
 def test_to_boolean_is_non_zero(data, src, shape):
     x = random_bits(data.draw, src, shape)
     out = run(convert_model(src, "boolean", shape), {"x": x})["out"]
-    same_bits(out, np.asarray(x.astype(np.float64) != 0))
+    assert_same_bits(out, np.asarray(x.astype(np.float64) != 0))
 
 
 @SETTINGS
@@ -292,7 +287,7 @@ def test_widening_floats_round_trip(data, src, shape):
         back = run(convert_model(src, wide, shape, (src,)), {"x": x})["out"]
         nan = np.isnan(x.astype(np.float32))
         assert np.isnan(back[nan].astype(np.float32)).all()
-        same_bits(back[~nan], x[~nan])
+        assert_same_bits(back[~nan], x[~nan])
 
 
 @SETTINGS
@@ -310,4 +305,4 @@ def test_float_to_integer_truncates_in_range(data, src, dst, shape):
     wide = np.trunc(x.astype(np.float64))
     in_range = (wide >= info.min) & (wide <= info.max)
     out = run(convert_model(src, dst, shape), {"x": x})["out"]
-    same_bits(out[in_range], wide[in_range].astype(NP[dst]))
+    assert_same_bits(out[in_range], wide[in_range].astype(NP[dst]))

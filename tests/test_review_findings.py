@@ -10,6 +10,7 @@ import pytest
 import ir_runner
 from tests.conftest import MODELS
 from tests.irbuild import IRBuilder
+from tests.threads import in_threads
 
 
 def boolean_const_convert_model() -> tuple[bytes, bytes]:
@@ -156,21 +157,15 @@ def test_cli_generated_input_respects_the_memory_limit(tmp_path):
 
 def test_concurrent_loads_leave_the_garbage_collector_on():
     import gc
-    import threading
 
     assert gc.isenabled()
-    barrier = threading.Barrier(8)
+    feeds = dict(np.load(MODELS / "dynamic.inputs.npz"))
 
-    def work():
-        barrier.wait()
+    def work(_: int) -> None:
         for _ in range(20):
-            ir_runner.load(MODELS / "dynamic.xml").run(dict(np.load(MODELS / "dynamic.inputs.npz")))
+            ir_runner.load(MODELS / "dynamic.xml").run(feeds)
 
-    threads = [threading.Thread(target=work) for _ in range(8)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
+    in_threads(work)
     assert gc.isenabled()
 
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-TIMEOUT = 10.0
+TIMEOUT = 30.0  # a hang guard, not a timing claim: generous for 4 subprocesses on a busy 2-core machine
 ADDRESS_SPACE = 3 << 30
 
 

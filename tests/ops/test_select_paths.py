@@ -1,14 +1,17 @@
 """Each Select kernel path gives np.where's bits: np.where for small outputs, bit-select for large
 same-shape inputs, and the blocked broadcast bit-select for large broadcast inputs (also threaded),
-for every element width and for cond bytes other than 0/1."""
+for every element width and for cond bytes other than 0/1. (Whole-row copies: test_select_rows.py.)"""
+
+import functools
 
 import ml_dtypes
 import numpy as np
 import pytest
 
-from ir_runner.ops.select import BITSELECT_MIN_ELEMENTS, bit_select, bit_select_broadcast, prepare_select, select
+from ir_runner.ops.select import bit_select, bit_select_broadcast, choose_kernel, prepare_select, row_select
 from ir_runner.parallel import PARALLEL_MIN_ELEMENTS
 from ir_runner.types import PartialShape, TensorSpec, element_type_of
+from tests.bits import assert_same_bits
 
 DTYPES = [np.float32, np.float16, np.float64, np.int8, np.uint16, np.bool_, ml_dtypes.bfloat16]
 SHAPES = {
@@ -43,17 +46,15 @@ def test_prepared_kernel_equals_np_where(case, dtype):
     if np.dtype(dtype) == np.float16:  # the reference quietens signalling f16 NaNs
         bits = want.view(np.uint16)
         bits[((bits & 0x7C00) == 0x7C00) & ((bits & 0x3FF) != 0)] |= 0x200
-    got = kernel(cond, then, else_)
-    assert got.dtype == want.dtype and got.shape == want.shape
-    assert got.tobytes() == want.tobytes()
+    assert_same_bits(kernel(cond, then, else_), want)
 
 
 def test_paths_are_the_ones_intended():
-    """Large outputs never take np.where (its per-element branch is 4x slower)."""
-    assert BITSELECT_MIN_ELEMENTS <= 256 * 256
-    rng = np.random.default_rng(3)
-    cond = rng.random((300, 300)) < 0.5
-    a, b = rng.random((300, 300)), rng.random(300)
-    assert bit_select(cond, a, a).tobytes() == a.tobytes()
-    assert bit_select_broadcast(cond, a, b, (300, 300)).tobytes() == np.where(cond, a, b).tobytes()
-    assert select(cond, a, b, mode="numpy", axis=0).tobytes() == np.where(cond, a, b).tobytes()
+    """Large outputs never take np.where (a branch per element); each shape gets its kernel."""
+    f32 = np.dtype(np.float32)
+    assert choose_kernel((3, 1), (1, 4), (3, 4), f32) is np.where
+    assert choose_kernel((256, 256), (256, 256), (256, 256), f32) is bit_select
+    broadcast = choose_kernel(*SHAPES["else_row"], f32)
+    assert isinstance(broadcast, functools.partial) and broadcast.func is bit_select_broadcast
+    rows = choose_kernel(*SHAPES["cond_column"], f32)
+    assert isinstance(rows, functools.partial) and rows.func is row_select

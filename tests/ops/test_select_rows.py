@@ -23,6 +23,7 @@ from ir_runner.ops.select import (
 )
 from ir_runner.parallel import PARALLEL_MIN_ELEMENTS
 from ir_runner.types import PartialShape, TensorSpec, element_type_of
+from tests.bits import same_bits
 from tests.irbuild import IRBuilder
 
 DTYPES = [np.float32, np.float16, np.float64, ml_dtypes.bfloat16, np.int8, np.int64, np.uint16, np.bool_]
@@ -75,10 +76,6 @@ def specs(shapes, dtype):
     et = element_type_of(np.dtype(dtype))
     cond = TensorSpec(element_type_of(np.dtype(np.bool_)), PartialShape.of(shapes[0]))
     return [cond, TensorSpec(et, PartialShape.of(shapes[1])), TensorSpec(et, PartialShape.of(shapes[2]))]
-
-
-def same_bits(got, want) -> bool:
-    return got.dtype == want.dtype and got.shape == want.shape and got.tobytes() == want.tobytes()
 
 
 @pytest.mark.parametrize("case", list(SHAPES))

@@ -26,21 +26,12 @@ from irbuild import PRECISION, IRBuilder
 
 import ir_runner
 from ir_runner.types import ELEMENT_TYPES
+from tests.bits import assert_same_bits
 
 NP = {name: et.dtype.type for name, et in ELEMENT_TYPES.items() if et.dtype is not None}  # IR name -> numpy type
 PACKED_BITS = {"u1": 1, "u4": 4, "i4": 4}
 BIT_STORED = {"bf16": np.uint16, "f8e4m3": np.uint8, "f8e5m2": np.uint8}
 NPZ_PATH = Path(__file__).resolve().parents[1] / "data" / "convert_reference.npz"
-
-
-def same_bits(got: np.ndarray, want: np.ndarray) -> None:
-    assert got.dtype == want.dtype, (got.dtype, want.dtype)
-    assert got.shape == want.shape, (got.shape, want.shape)
-    if got.tobytes() != want.tobytes():
-        bad = [i for i in range(got.size) if got.reshape(-1)[i:i + 1].tobytes() != want.reshape(-1)[i:i + 1].tobytes()]
-        got_bytes, want_bytes = (a.reshape(-1)[bad[:5]].tobytes().hex(" ", a.dtype.itemsize) for a in (got, want))
-        pytest.fail(f"{len(bad)} element(s) differ, e.g. at {bad[:5]}: got {got.reshape(-1)[bad[:5]]!r}"
-                    f" (bytes {got_bytes}), want {want.reshape(-1)[bad[:5]]!r} (bytes {want_bytes})")
 
 
 def pack(values, et: str) -> bytes:
@@ -204,7 +195,7 @@ def test_op_reference(src, dst, shape, given, want, as_const):
     x = as_values(given, src, count).reshape(shape)
     expected = as_values(want, dst, count).reshape(shape)
     raw = given if isinstance(given, bytes) else None
-    same_bits(run_convert(x, src, dst, as_const=as_const, raw=raw), expected)
+    assert_same_bits(run_convert(x, src, dst, as_const=as_const, raw=raw), expected)
 
 
 # ----------------------------------------------------------------------------- the measured reference
@@ -254,7 +245,7 @@ def test_measured_reference(src, dst, as_const):
     if nan_only is not None:
         assert np.isnan(out[nan_only].astype(np.float32)).all(), "a NaN must stay a NaN"
         out, want = out[~nan_only], want[~nan_only]
-    same_bits(out, want)
+    assert_same_bits(out, want)
 
 
 # ----------------------------------------------------------------------------- documented rules, one by one
@@ -291,14 +282,14 @@ def literal(values, et: str) -> np.ndarray:
 def test_documented_rule(src, dst, given, want):
     x = literal(given, src)
     expected = literal(want, dst)
-    same_bits(run_convert(x, src, dst), expected)
+    assert_same_bits(run_convert(x, src, dst), expected)
 
 
 def test_bf16_rounds_to_nearest_even():
     """ir-run's documented deviation: 0x3EF0CCCC -> 0x3EF1 (the reference truncates to 0x3EF0)."""
     x = np.array([0x3EF0CCCC, 0x3F808000, 0x3F818000, 0x3F808001], np.uint32).view(np.float32)
     out = run_convert(x, "f32", "bf16")
-    same_bits(out.view(np.uint16), np.array([0x3EF1, 0x3F80, 0x3F82, 0x3F81], np.uint16))
+    assert_same_bits(out.view(np.uint16), np.array([0x3EF1, 0x3F80, 0x3F82, 0x3F81], np.uint16))
 
 
 def test_f32_to_u32_does_not_depend_on_position():
@@ -306,8 +297,8 @@ def test_f32_to_u32_does_not_depend_on_position():
     values = [float("nan"), 1e10, -1e10, INF, -INF, 5e9, 3.5]
     outs = [run_convert(np.array(values[:n] + values, np.float32), "f32", "u32")[n:] for n in range(4)]
     for out in outs[1:]:
-        same_bits(out, outs[0])
-    same_bits(outs[0], np.array([0, 1410065408, 2884901888, 0, 0, 705032704, 3], np.uint32))
+        assert_same_bits(out, outs[0])
+    assert_same_bits(outs[0], np.array([0, 1410065408, 2884901888, 0, 0, 705032704, 3], np.uint32))
 
 
 @pytest.mark.parametrize("dst, want", [
@@ -319,7 +310,7 @@ def test_boolean_bytes_are_signed_chars(dst, want):
     """A boolean input whose bytes are not 0/1 (numpy lets them through) converts like the reference."""
     x = np.array([0, 1, 2, 127, 128, 255], np.uint8).view(np.bool_)
     expected = literal(want, dst)
-    same_bits(run_convert(x, "boolean", dst), expected)
+    assert_same_bits(run_convert(x, "boolean", dst), expected)
 
 
 @pytest.mark.parametrize("as_const", [False, True], ids=["param", "const"])
@@ -332,13 +323,13 @@ def test_scalar_and_empty_shapes(shape, src, dst, as_const):
     x = np.asarray((x != 0) if src == "boolean" else (x % 16 if src == "u4" else x).astype(NP[src]))
     out = run_convert(x, src, dst, as_const=as_const)
     assert out.shape == shape and out.dtype == np.dtype(NP[dst])
-    same_bits(out, run_convert(x.reshape(-1), src, dst).reshape(shape))
+    assert_same_bits(out, run_convert(x.reshape(-1), src, dst).reshape(shape))
 
 
 def test_output_is_a_new_array_even_for_the_same_type():
     x = np.arange(6, dtype=np.int32).reshape(2, 3)
     out = run_convert(x, "i32", "i32")
-    same_bits(out, x)
+    assert_same_bits(out, x)
     assert not np.shares_memory(out, x)
     out[...] = 7
     assert x[0, 1] == 1
@@ -349,5 +340,5 @@ def test_decompression_pattern(src):
     """Const f16 -> Convert f32, as compress_to_fp16 writes it: folded at load, same bits as the Parameter path."""
     x = np.array([0.1, -2.5, 65504, 6e-8, -0.0], np.float64).astype(NP[src])
     via_const = run_convert(x, src, "f32", as_const=True)
-    same_bits(via_const, run_convert(x, src, "f32"))
-    same_bits(via_const, x.astype(np.float32))
+    assert_same_bits(via_const, run_convert(x, src, "f32"))
+    assert_same_bits(via_const, x.astype(np.float32))

@@ -21,18 +21,14 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from irbuild import IRBuilder
 
 import ir_runner
+from ir_runner.parallel import PARALLEL_MIN_ELEMENTS
 from ir_runner.types import ELEMENT_TYPES
+from tests.bits import assert_same_bits
 from tests.gather_reference import gather_with_zeros
 
 NP = {name: et.dtype.type for name, et in ELEMENT_TYPES.items() if et.dtype is not None}  # IR name -> numpy type
 INT_TYPES = ("i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64")
 FLOAT_TYPES = ("bf16", "f16", "f32", "f64")
-
-
-def same_bits(got: np.ndarray, want: np.ndarray) -> None:
-    assert got.dtype == want.dtype, (got.dtype, want.dtype)
-    assert got.shape == want.shape, (got.shape, want.shape)
-    assert got.tobytes() == want.tobytes(), (got, want)
 
 
 def normalise(data_rank: int, indices_rank: int, axis: int, batch_dims: int) -> tuple[int, int]:
@@ -116,12 +112,12 @@ SPEC_EXAMPLES = {
 def test_spec_example(number, version):
     data, indices, axis, batch_dims, want = SPEC_EXAMPLES[number]
     out = run_gather(np.array(data, np.int32), np.array(indices, np.int32), axis, version, batch_dims)
-    same_bits(out, np.array(want, np.int32))
+    assert_same_bits(out, np.array(want, np.int32))
 
 
 def test_spec_example_1_gather_1():
     out = run_gather(np.array([1, 2, 3, 4, 5], np.float32), np.array([0, 0, 4], np.int64), 0, "opset1")
-    same_bits(out, np.array([1, 1, 5], np.float32))
+    assert_same_bits(out, np.array([1, 1, 5], np.float32))
 
 
 def test_spec_ir_example_shapes():
@@ -131,7 +127,7 @@ def test_spec_ir_example_shapes():
     indices = rng.integers(0, 64, (2, 32, 21)).astype(np.int32)
     out = run_gather(data, indices, 1, "opset7", 1)
     assert out.shape == (2, 32, 21, 128)
-    same_bits(out, expected_gather(data, indices, 1, 1))
+    assert_same_bits(out, expected_gather(data, indices, 1, 1))
 
 
 # ----------------------------------------------------------------------------- op_reference/gather.cpp
@@ -216,7 +212,7 @@ def test_op_reference(version, et, case):
     data_v = np.array(data, np.float64).astype(dt).reshape(dshape)
     indices_v = np.array(indices, np.int32).reshape(ishape)
     out = run_gather(data_v, indices_v, axis, version, None if version == "opset1" else batch_dims, et=et)
-    same_bits(out, np.array(want, np.float64).astype(dt).reshape(oshape))
+    assert_same_bits(out, np.array(want, np.float64).astype(dt).reshape(oshape))
 
 
 # ----------------------------------------------------------------------------- index values
@@ -231,8 +227,8 @@ def test_negative_and_out_of_range_indices(version, idx_et):
     out = run_gather(data, indices, 1, version)
     want = np.zeros((3, 2, 4), np.float32)
     want[:, 0, 0], want[:, 0, 1], want[:, 0, 2], want[:, 0, 3] = data[:, 4], data[:, 0], data[:, 0], data[:, 4]
-    same_bits(out, want)
-    same_bits(out, expected_gather(data, indices, 1))
+    assert_same_bits(out, want)
+    assert_same_bits(out, expected_gather(data, indices, 1))
 
 
 @pytest.mark.parametrize("idx_et", ["u8", "u16", "u32", "u64"])
@@ -240,7 +236,7 @@ def test_unsigned_indices(idx_et):
     dt = NP[idx_et]
     indices = np.array([0, 4, 5, np.iinfo(dt).max // 2, 3], dt)
     out = run_gather(np.arange(10, 15, dtype=np.int16), indices, 0)
-    same_bits(out, np.array([10, 14, 0, 0, 13], np.int16))
+    assert_same_bits(out, np.array([10, 14, 0, 0, 13], np.int16))
 
 
 @pytest.mark.parametrize("version", ["opset1", "opset7", "opset8"])
@@ -248,14 +244,14 @@ def test_f16_signalling_nan_is_quietened(version):
     """OpenVINO's reference Gather (and its CPU plugin) returns f16 signalling NaNs quietened (bit 9 set)."""
     data = np.array([0x7C01, 0xFC93, 0x7D00, 0x7E01, 0x3C00], np.uint16).view(np.float16)
     out = run_gather(data, np.array([0, 1, 2, 3, 4, 7], np.int32), 0, version)
-    same_bits(out, np.array([0x7E01, 0xFE93, 0x7F00, 0x7E01, 0x3C00, 0], np.uint16).view(np.float16))
+    assert_same_bits(out, np.array([0x7E01, 0xFE93, 0x7F00, 0x7E01, 0x3C00, 0], np.uint16).view(np.float16))
 
 
 def test_i64_indices_beyond_32_bits_are_out_of_range():
     """2**32 + 1 is not 1 (the CPU plugin truncates i64 indices; the reference does not)."""
     data = np.array([10, 20, 30], np.int64)
     indices = np.array([2**32 + 1, -(2**32) + 1, 2**62, -(2**63), 2**63 - 1, 1], np.int64)
-    same_bits(run_gather(data, indices, 0), np.array([0, 0, 0, 0, 0, 20], np.int64))
+    assert_same_bits(run_gather(data, indices, 0), np.array([0, 0, 0, 0, 0, 20], np.int64))
 
 
 @pytest.mark.parametrize("version", ["opset7", "opset8"])
@@ -263,12 +259,13 @@ def test_i64_data_beyond_32_bits_is_exact(version):
     data = np.array([[2**40 + 1, -(2**33), 2**62], [2**31, -(2**63), 2**63 - 1]], np.int64)
     indices = np.array([[2, 0], [1, 2]], np.int64)
     out = run_gather(data, indices, 1, version, 1)
-    same_bits(out, np.array([[2**62, 2**40 + 1], [-(2**63), 2**63 - 1]], np.int64))
+    assert_same_bits(out, np.array([[2**62, 2**40 + 1], [-(2**63), 2**63 - 1]], np.int64))
 
 
 def test_u64_data_extremes():
     data = np.array([2**64 - 1, 2**63, 0, 1], np.uint64)
-    same_bits(run_gather(data, np.array([0, 1, -1, 9], np.int32), 0), np.array([2**64 - 1, 2**63, 1, 0], np.uint64))
+    got = run_gather(data, np.array([0, 1, -1, 9], np.int32), 0)
+    assert_same_bits(got, np.array([2**64 - 1, 2**63, 1, 0], np.uint64))
 
 
 @pytest.mark.parametrize("idx_et", ["i4", "u4"])
@@ -277,14 +274,14 @@ def test_four_bit_indices(idx_et):
     values = [-8, -1, 0, 3, 7] if idx_et == "i4" else [0, 3, 7, 8, 15]
     indices = np.array(values, dt)
     data = np.arange(100, 108, dtype=np.int32)
-    same_bits(run_gather(data, indices, 0, idx_et=idx_et), expected_gather(data, indices, 0))
+    assert_same_bits(run_gather(data, indices, 0, idx_et=idx_et), expected_gather(data, indices, 0))
 
 
 def test_gather_1_float_indices_truncate():
     """Gather-1 accepts float indices; each is truncated toward zero (as the reference reads them)."""
     data = np.array([1, 2, 3, 4, 5], np.int32)
     indices = np.array([1.7, -1.2, -0.5, 4.9, 5.0, 0.0], np.float32)
-    same_bits(run_gather(data, indices, 0, "opset1"), np.array([2, 5, 1, 5, 0, 1], np.int32))
+    assert_same_bits(run_gather(data, indices, 0, "opset1"), np.array([2, 5, 1, 5, 0, 1], np.int32))
 
 
 # ----------------------------------------------------------------------------- element types
@@ -321,7 +318,7 @@ def test_every_element_type(et, version):
     data = palette(et).reshape(2, 3)
     indices = np.array([[2, -1, 3], [0, -4, 1]], np.int32)
     out = run_gather(data, indices, -1, version, et=et)
-    same_bits(out, expected_gather(data, indices, -1))
+    assert_same_bits(out, expected_gather(data, indices, -1))
     assert out[0, 0, 2].tobytes() == bytes(out.dtype.itemsize)
 
 
@@ -353,15 +350,15 @@ def test_shapes(data_shape, indices_shape, axis, batch_dims, version):
     dim = data_shape[axis]
     indices = rng.integers(-dim - 2, dim + 2, indices_shape).astype(np.int64)
     out = run_gather(data, indices, axis, version, batch_dims)
-    same_bits(out, expected_gather(data, indices, axis, batch_dims))
+    assert_same_bits(out, expected_gather(data, indices, axis, batch_dims))
 
 
 @pytest.mark.parametrize("version", ["opset1", "opset7", "opset8"])
 def test_zero_sized_axis(version):
     """data [2,0,3]: every index is out of range, so non-empty indices give zeros (the CPU plugin crashes)."""
     data = np.zeros((2, 0, 3), np.float32)
-    same_bits(run_gather(data, np.array([0, -1, 5], np.int32), 1, version), np.zeros((2, 3, 3), np.float32))
-    same_bits(run_gather(data, np.zeros((0,), np.int32), 1, version), np.zeros((2, 0, 3), np.float32))
+    assert_same_bits(run_gather(data, np.array([0, -1, 5], np.int32), 1, version), np.zeros((2, 3, 3), np.float32))
+    assert_same_bits(run_gather(data, np.zeros((0,), np.int32), 1, version), np.zeros((2, 0, 3), np.float32))
 
 
 @pytest.mark.parametrize("axis_et, axis_shape, axis_convert", [
@@ -372,14 +369,14 @@ def test_axis_constant_forms(axis_et, axis_shape, axis_convert):
     data = np.arange(24, dtype=np.float64).reshape(2, 3, 4)
     indices = np.array([3, 0], np.int32)
     out = run_gather(data, indices, 2, axis_et=axis_et, axis_shape=axis_shape, axis_convert=axis_convert)
-    same_bits(out, data[:, :, [3, 0]])
+    assert_same_bits(out, data[:, :, [3, 0]])
 
 
 @pytest.mark.parametrize("axis", [-3, -2, -1, 0, 1, 2])
 def test_every_axis(axis):
     data = np.arange(60, dtype=np.uint16).reshape(3, 4, 5)
     indices = np.array([[1, -1], [0, 2]], np.int64)
-    same_bits(run_gather(data, indices, axis, "opset1"), expected_gather(data, indices, axis))
+    assert_same_bits(run_gather(data, indices, axis, "opset1"), expected_gather(data, indices, axis))
 
 
 def test_constant_data_and_indices():
@@ -388,7 +385,7 @@ def test_constant_data_and_indices():
     indices = np.array([1, -1, 7], np.int64)
     xml, weights = build((2, 2), (3,), 1, "opset8", 0, "f32", "i64", data_value=data, indices_value=indices)
     (out,) = ir_runner.load(xml, weights).run({}).values()
-    same_bits(out, np.array([[-2.5, -2.5, 0], [-4.5, -4.5, 0]], np.float32))
+    assert_same_bits(out, np.array([[-2.5, -2.5, 0], [-4.5, -4.5, 0]], np.float32))
 
 
 def test_dynamic_data_shape_reruns():
@@ -403,7 +400,7 @@ def test_dynamic_data_shape_reruns():
     for rows, cols, idx in [(3, 2, [2, -3, 3]), (1, 5, [0]), (4, 0, [1, 1]), (2, 2, [])]:
         data_v = np.arange(rows * cols).reshape(rows, cols).astype(ml_dtypes.bfloat16)
         idx_v = np.array(idx, np.int32)
-        same_bits(model.run({"data": data_v, "indices": idx_v})["out"], expected_gather(data_v, idx_v, 0))
+        assert_same_bits(model.run({"data": data_v, "indices": idx_v})["out"], expected_gather(data_v, idx_v, 0))
 
 
 # ----------------------------------------------------------------------------- strict mode
@@ -419,7 +416,7 @@ def test_strict_mode_range(version, index, ok):
     indices = np.array([[0, 1], [2, index]], np.int64)
     if ok:
         out = run_gather(data, indices, 0, version, strict=True)
-        same_bits(out, expected_gather(data, indices, 0))
+        assert_same_bits(out, expected_gather(data, indices, 0))
         return
     with pytest.raises(ir_runner.IndexOutOfRangeError) as info:
         run_gather(data, indices, 0, version, strict=True)
@@ -440,12 +437,12 @@ def test_strict_mode_u64_index_is_its_real_value():
 def test_non_strict_default_never_raises_for_indices():
     data = np.arange(5, dtype=np.float32)
     indices = np.array([-100, 100, 2**31 - 1, -(2**31)], np.int32)
-    same_bits(run_gather(data, indices, 0, "opset7"), np.zeros(4, np.float32))
+    assert_same_bits(run_gather(data, indices, 0, "opset7"), np.zeros(4, np.float32))
 
 
 @pytest.mark.parametrize("data_shape, indices_shape, axis, batch_dims", [
     ((4, 300_000), (300_000,), 1, 0),  # split over the outer dim
-    (((1 << 20) + 10,), ((1 << 20) + 1,), 0, 0),  # split over the indices
+    ((PARALLEL_MIN_ELEMENTS + 10,), (PARALLEL_MIN_ELEMENTS + 1,), 0, 0),  # split over the indices
     ((2, 600_000), (2, 600_000), 1, 1),  # batched: split over flattened rows
     ((3, 2, 200_000), (3, 200_000), 2, 1),
 ], ids=["outer", "indices", "batched", "batched-outer"])
@@ -459,4 +456,4 @@ def test_large_gathers_take_the_threaded_path(data_shape, indices_shape, axis, b
         want = gather_with_zeros(data, indices, axis)
     else:
         want = np.stack([gather_with_zeros(d, i, axis - 1) for d, i in zip(data, indices)])
-    same_bits(out, want)
+    assert_same_bits(out, want)

@@ -20,7 +20,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from irbuild import IRBuilder
 
 import ir_runner
+from ir_runner.parallel import PARALLEL_MIN_ELEMENTS
 from ir_runner.types import ELEMENT_TYPES
+from tests.bits import assert_same_bits
 
 NP = {name: et.dtype.type for name, et in ELEMENT_TYPES.items() if et.dtype is not None}  # IR name -> numpy type
 ALL_TYPES = tuple(NP)
@@ -54,12 +56,6 @@ def palette(et: str) -> np.ndarray:
         "f8e5m2": (0x00, 0x80, 0x7C, 0xFC, 0x7D, 0xFF, 0x01, 0x7B),
     }
     return bits(dt, *patterns[et])
-
-
-def same_bits(got: np.ndarray, want: np.ndarray) -> None:
-    assert got.dtype == want.dtype, (got.dtype, want.dtype)
-    assert got.shape == want.shape, (got.shape, want.shape)
-    assert got.tobytes() == want.tobytes(), (got, want)
 
 
 def expected_select(cond, then, else_, mode: str = "numpy", axis: int = 0) -> np.ndarray:
@@ -122,7 +118,7 @@ def test_spec_example():
     cond = np.array([[False, False], [True, False], [True, True]])
     then = np.array([[-1, 0], [1, 2], [3, 4]], np.float32)
     else_ = np.array([[11, 10], [9, 8], [7, 6]], np.float32)
-    same_bits(run_select(cond, then, else_), np.array([[11, 10], [1, 8], [3, 4]], np.float32))
+    assert_same_bits(run_select(cond, then, else_), np.array([[11, 10], [1, 8], [3, 4]], np.float32))
 
 
 # op_reference/select.cpp: (broadcast, cond shape, cond, then shape, then, else shape, else, expected)
@@ -146,7 +142,7 @@ def test_op_reference(case, et):
     then = np.array(list(then)).astype(dt).reshape(tshape)
     else_ = np.array(list(else_)).astype(dt).reshape(eshape)
     out = run_select(cond, then, else_, attrs, et=et)
-    same_bits(out, np.array(want).astype(dt).reshape(out.shape))
+    assert_same_bits(out, np.array(want).astype(dt).reshape(out.shape))
 
 
 # ----------------------------------------------------------------------------- element types
@@ -161,7 +157,7 @@ def test_every_element_type_bit_exact(et):
     want = np.empty_like(then)
     for i, j in np.ndindex(2, 4):
         want[i, j] = then[i, j] if cond[i, j] else else_[i, j]
-    same_bits(run_select(cond, then, else_, et=et), want)
+    assert_same_bits(run_select(cond, then, else_, et=et), want)
 
 
 @pytest.mark.parametrize("et", ALL_TYPES)
@@ -170,7 +166,7 @@ def test_every_element_type_broadcast(et):
     else_ = palette(et)[4:5].copy().reshape(1, 1)
     cond = np.array([[True], [False], [True]])
     out = run_select(cond, then, else_, et=et)
-    same_bits(out, expected_select(cond, then, else_))
+    assert_same_bits(out, expected_select(cond, then, else_))
 
 
 def test_f16_signalling_nan_is_quietened():
@@ -180,7 +176,7 @@ def test_f16_signalling_nan_is_quietened():
     else_ = bits(np.float16, 0x7DFF, 0x0001, 0xFD00, 0x8000, 0xFC00, 0x7CF0)
     cond = np.array([True, True, False, False, True, False])
     want = bits(np.float16, 0x7E01, 0xFE93, 0xFF00, 0x8000, 0x7C00, 0x7EF0)
-    same_bits(run_select(cond, then, else_), want)
+    assert_same_bits(run_select(cond, then, else_), want)
 
 
 def test_cond_bytes_other_than_one_are_true():
@@ -189,11 +185,11 @@ def test_cond_bytes_other_than_one_are_true():
     then = np.arange(1, 7, dtype=np.int32)
     else_ = -np.arange(1, 7, dtype=np.int32)
     want = np.array([-1, 2, 3, 4, -5, 6], np.int32)
-    same_bits(run_select(raw.view(np.bool_), then, else_), want)
+    assert_same_bits(run_select(raw.view(np.bool_), then, else_), want)
     xml, weights = build((6,), (6,), (6,), "i32", None, (6,), const_cond=np.array([False] * 6))
     patched = weights[:0] + bytes(raw) + weights[6:]
     model = ir_runner.load(xml, patched)
-    same_bits(model.run({"then": then, "else": else_})["out"], want)
+    assert_same_bits(model.run({"then": then, "else": else_})["out"], want)
 
 
 # ----------------------------------------------------------------------------- numpy broadcasting
@@ -224,7 +220,7 @@ def test_numpy_broadcast(shapes, attrs):
     cond = rng.integers(0, 2, shapes[0]).astype(bool)
     then = rng.standard_normal(shapes[1]).astype(np.float32)
     else_ = rng.standard_normal(shapes[2]).astype(np.float32)
-    same_bits(run_select(cond, then, else_, attrs), expected_select(cond, then, else_))
+    assert_same_bits(run_select(cond, then, else_, attrs), expected_select(cond, then, else_))
 
 
 @pytest.mark.parametrize("mode", ["none", "explicit", "NONE"])
@@ -234,7 +230,7 @@ def test_no_broadcast(mode, shape):
     cond = rng.integers(0, 2, shape).astype(bool)
     then = rng.integers(-100, 100, shape).astype(np.int64)
     else_ = rng.integers(-100, 100, shape).astype(np.int64)
-    same_bits(run_select(cond, then, else_, {"auto_broadcast": mode}), expected_select(cond, then, else_))
+    assert_same_bits(run_select(cond, then, else_, {"auto_broadcast": mode}), expected_select(cond, then, else_))
 
 
 # ----------------------------------------------------------------------------- pdpd broadcasting
@@ -273,7 +269,7 @@ def test_pdpd_broadcast(axis, cond_shape, then_shape, else_shape):
     then = rng.integers(0, 1000, then_shape).astype(np.int32)
     else_ = -rng.integers(1, 1000, else_shape).astype(np.int32)
     out = run_select(cond, then, else_, pdpd(axis))
-    same_bits(out, expected_select(cond, then, else_, "pdpd", 0 if axis is None else axis))
+    assert_same_bits(out, expected_select(cond, then, else_, "pdpd", 0 if axis is None else axis))
 
 
 def test_pdpd_uppercase_mode_and_bf16():
@@ -281,7 +277,7 @@ def test_pdpd_uppercase_mode_and_bf16():
     then = np.arange(6).reshape(2, 3).astype(ml_dtypes.bfloat16)
     else_ = np.array([-1, -2, -3]).astype(ml_dtypes.bfloat16)
     out = run_select(cond, then, else_, {"auto_broadcast": "PDPD", "auto_broadcast.auto_broadcast_axis": "1"})
-    same_bits(out, np.array([[0, -2, 2], [3, -2, 5]]).astype(ml_dtypes.bfloat16))
+    assert_same_bits(out, np.array([[0, -2, 2], [3, -2, 5]]).astype(ml_dtypes.bfloat16))
 
 
 @pytest.mark.parametrize("axis, cond_shape, then_shape, else_shape, which", [
@@ -317,7 +313,7 @@ def test_dynamic_shapes_run_and_reject_at_run_time():
         then_v = np.full((n_rows, width), big, np.uint64)
         else_v = np.arange(width, dtype=np.uint64)
         out = model.run({"cond": cond_v, "then": then_v, "else": else_v})["out"]
-        same_bits(out, expected_select(cond_v, then_v, else_v))
+        assert_same_bits(out, expected_select(cond_v, then_v, else_v))
     with pytest.raises(ir_runner.IRError, match="sel") as info:
         model.run({"cond": np.ones(3, bool), "then": np.zeros((2, 2), np.uint64), "else": np.zeros(4, np.uint64)})
     assert not isinstance(info.value, ir_runner.IndexOutOfRangeError)
@@ -338,8 +334,8 @@ def test_chain_of_selects_with_const_branches():
     model = ir_runner.load(*b.build())
     cond_v = np.array([[True, False, True], [False, False, True]])
     out = model.run({"cond": cond_v})
-    same_bits(out["first"], cond_v.astype(np.float16))
-    same_bits(out["second"], np.zeros((2, 3), np.float16))
+    assert_same_bits(out["first"], cond_v.astype(np.float16))
+    assert_same_bits(out["second"], np.zeros((2, 3), np.float16))
 
 
 @pytest.mark.parametrize("shapes", list(itertools.product([(), (1,), (3,), (2, 1)], repeat=3)), ids=str)
@@ -348,17 +344,17 @@ def test_small_shape_grid(shapes):
     cond = (np.arange(int(np.prod(shapes[0]))) % 2 == 1).reshape(shapes[0])
     then = np.arange(int(np.prod(shapes[1])), dtype=np.int16).reshape(shapes[1]) + 10
     else_ = -np.arange(int(np.prod(shapes[2])), dtype=np.int16).reshape(shapes[2]) - 1
-    same_bits(run_select(cond, then, else_), expected_select(cond, then, else_))
+    assert_same_bits(run_select(cond, then, else_), expected_select(cond, then, else_))
 
 
 @pytest.mark.parametrize("et", ["boolean", "u8", "f16", "bf16", "f32", "i64", "f64", "i4"])
 def test_large_inputs_take_the_threaded_path(et):
-    """Over 2**20 elements of one shape the kernel splits the work over threads; the bits must not change."""
-    n = (1 << 20) + 5
+    """Over PARALLEL_MIN_ELEMENTS of one shape the kernel splits the work over threads; the bits must not change."""
+    n = PARALLEL_MIN_ELEMENTS + 5
     rng = np.random.default_rng(5)
     cond = rng.integers(0, 3, n).astype(np.uint8).view(np.bool_)  # bytes 0, 1 and 2
     then = np.resize(palette(et), n)
     else_ = np.resize(palette(et)[::-1], n)
     want = then.copy()
     want[cond.view(np.uint8) == 0] = else_[cond.view(np.uint8) == 0]
-    same_bits(run_select(cond, then, else_, et=et), want)
+    assert_same_bits(run_select(cond, then, else_, et=et), want)
