@@ -10,6 +10,8 @@ import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from .types import decimal_int
+
 if TYPE_CHECKING:
     from concurrent.futures import ThreadPoolExecutor
 
@@ -20,10 +22,10 @@ _pool_lock = threading.Lock()
 
 
 def worker_count() -> int:
-    """Cores this process may use (``IR_RUN_THREADS`` overrides; 1 disables threading); read at import."""
-    configured = os.environ.get("IR_RUN_THREADS", "")
-    if configured.isascii() and configured.isdigit() and int(configured) > 0:
-        return int(configured)
+    """Cores this process may use (``IR_RUN_THREADS``, 1..999999, overrides; 1 disables threading); read at import."""
+    configured = decimal_int(os.environ.get("IR_RUN_THREADS", ""), 6)
+    if configured:
+        return configured
     try:
         return len(os.sched_getaffinity(0))
     except AttributeError:  # not on Linux

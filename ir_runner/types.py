@@ -161,10 +161,6 @@ class Dim(NamedTuple):
     lo: int
     hi: int | None
 
-    @staticmethod
-    def of(n: int) -> Dim:
-        return Dim(n, n)
-
     @property
     def is_static(self) -> bool:
         return self.lo == self.hi
@@ -181,6 +177,7 @@ class Dim(NamedTuple):
 
 
 DYNAMIC_DIM = Dim(0, None)
+MAX_DIM = 2**63 - 1  # OpenVINO's Dimension is int64, and numpy's largest dim is too
 
 
 def merge_dims(a: Dim, b: Dim) -> Dim | None:
@@ -296,7 +293,7 @@ DYNAMIC_SHAPE = PartialShape(None)
 def parse_dim(text: str) -> Dim:
     """Parse one dim as OpenVINO writes it: ``3``, ``?``, ``-1``, ``1..10``, ``2..``, ``..5``.
 
-    Raises ValueError for anything else.
+    Raises ValueError for anything else, and for a bound above MAX_DIM.
     """
     text = text.strip()
     if text in ("?", "-1"):
@@ -314,9 +311,21 @@ def parse_dim(text: str) -> Dim:
 
 def _non_negative(text: str) -> int:
     text = text.strip()
-    if not text.isdigit() or not text.isascii():
-        raise ValueError(f"{text!r} is not a non-negative integer")
-    return int(text)
+    value = decimal_int(text, 19)  # MAX_DIM's digits
+    if value is None or value > MAX_DIM:
+        shown = repr(text) if len(text) <= 40 else f"a text of {len(text)} characters"
+        raise ValueError(f"{shown} is not an integer in 0..{MAX_DIM}")
+    return value
+
+
+def decimal_int(text: str, max_digits: int) -> int | None:
+    """``int(text)`` when ``text`` is 1..``max_digits`` ASCII decimal digits (no sign, no spaces), else None.
+
+    The bound keeps ``int()`` clear of Python's 4300-digit limit (a ValueError) and of its quadratic cost.
+    """
+    if len(text) <= max_digits and text.isascii() and text.isdigit():
+        return int(text)
+    return None
 
 
 def parse_partial_shape(text: str) -> PartialShape:

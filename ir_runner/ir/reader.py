@@ -16,6 +16,7 @@ from lxml import etree
 
 from ..errors import LayerRef, ModelFormatError, UnsupportedError
 from ..ops.registry import type_version
+from ..types import decimal_int
 from .records import EdgeRecord, LayerRecord, NetRecord, PortRecord
 from .weights import Weights
 
@@ -50,12 +51,7 @@ def read_ir(
     version = _net_version(root)
     layers = _read_layers(root)
     edges = _read_edges(root)
-    rt_info = {
-        info.get("name", ""): info.get("value", "")
-        for info in root.iterfind("rt_info/info")
-        if info.get("value") is not None
-    }
-    return NetRecord(root.get("name", ""), version, layers, edges, Weights(weights), rt_info)
+    return NetRecord(root.get("name", ""), version, layers, edges, Weights(weights))
 
 
 def _xml_content(source) -> tuple[bytes, Path | None]:
@@ -116,15 +112,16 @@ def _doctype_refused(what: str) -> ModelFormatError:
 
 def _net_version(root) -> int:
     text = root.get("version")
-    if text is None or not (text.strip().isascii() and text.strip().isdigit()) or int(text) not in SUPPORTED_VERSIONS:
-        found = "no version attribute" if text is None else f"version={text!r}"
+    version = None if text is None else decimal_int(text.strip(), 4)
+    if version not in SUPPORTED_VERSIONS:
+        found = "no version attribute" if text is None else f"version={_clip(text)!r}"
         raise ModelFormatError(
             f"<net> has {found}; ir-run reads IR versions 10 and 11",
             hint="re-save the model with a current OpenVINO (openvino.save_model) to get IR v11",
         )
     if root.find("pre-process") is not None:
         raise UnsupportedError("<pre-process> (legacy IR pre-processing) is not supported")
-    return int(text)
+    return version
 
 
 def _read_layers(root) -> tuple[LayerRecord, ...]:
@@ -143,7 +140,6 @@ def _read_layer(el) -> LayerRecord:
     data: dict[str, str] = {}
     inputs: tuple[PortRecord, ...] = ()
     outputs: tuple[PortRecord, ...] = ()
-    rt_names: tuple[str, ...] = ()
     for child in el:
         tag = child.tag
         if tag == "data":
@@ -152,16 +148,14 @@ def _read_layer(el) -> LayerRecord:
             inputs = _read_ports(child, attrs)
         elif tag == "output":
             outputs = _read_ports(child, attrs)
-        elif tag == "rt_info":
-            rt_names = tuple(a.get("name", "") for a in child.iterfind("attribute"))
         elif tag in _SUBGRAPH_TAGS:
             raise UnsupportedError(
-                f"layer '{attrs.get('name', '')}' (type {layer_type}, id {layer_id}, line {el.sourceline})"
-                f" has a sub-graph <{tag}>; sub-graph operations are not supported"
+                f"has a sub-graph <{tag}>; sub-graph operations are not supported",
+                layer=_layer_ref(attrs, el.sourceline),
             )
     # positional: a large IR has tens of thousands of layers, and keywords cost a third more here
     return LayerRecord(layer_id, attrs.get("name", ""), layer_type, attrs.get("version", "").strip(), data, inputs,
-                       outputs, el.sourceline, attrs, rt_names)
+                       outputs, el.sourceline, attrs)
 
 
 def _read_ports(group, layer_attrs) -> tuple[PortRecord, ...]:
@@ -188,15 +182,21 @@ def _bad_dim(port, layer_attrs, port_id) -> ModelFormatError:
     """The error for the first <dim> of ``port`` that is not an integer >= -1."""
     bad = next(d for d in port.iterchildren("dim") if not _is_dim(d.text))
     return ModelFormatError(
-        f"<dim>{(bad.text or '').strip()}</dim> at line {bad.sourceline}; a dim is an integer >= 0, or -1 for dynamic",
+        f"<dim>{_clip((bad.text or '').strip())}</dim> at line {bad.sourceline}; a dim is an integer >= 0, or -1 for"
+        " dynamic",
         layer=_layer_ref(layer_attrs),
         port=f"port id {port_id}",
     )
 
 
-def _layer_ref(attrs: dict[str, str]) -> LayerRef:
+def _layer_ref(attrs: dict[str, str], line: int | None = None) -> LayerRef:
     """The layer as errors name it, before its record exists."""
-    return LayerRef(attrs.get("name", ""), type_version(attrs["type"], attrs.get("version", "")), attrs["id"])
+    return LayerRef(attrs.get("name", ""), type_version(attrs["type"], attrs.get("version", "")), attrs["id"], line)
+
+
+def _clip(text: str, limit: int = 40) -> str:
+    """``text`` for a message: cut to ``limit`` characters, saying how long it was."""
+    return text if len(text) <= limit else f"{text[:limit]}... ({len(text)} characters)"
 
 
 def _is_dim(text: str | None) -> bool:

@@ -39,7 +39,6 @@ class LayerRecord(NamedTuple):
     outputs: tuple[PortRecord, ...]
     line: int | None
     attrs: dict[str, str]
-    rt_info: tuple[str, ...] = ()
 
 
 class EdgeRecord(NamedTuple):
@@ -60,4 +59,3 @@ class NetRecord(NamedTuple):
     layers: tuple[LayerRecord, ...]
     edges: tuple[EdgeRecord, ...]
     weights: Weights
-    rt_info: dict[str, str]

@@ -90,7 +90,14 @@ def const_array(
             layer=layer,
         )
     if count == 0:
-        return _read_only(np.zeros(dims, dtype=element_type.dtype))
+        try:
+            return _read_only(np.zeros(dims, dtype=element_type.dtype))
+        except ValueError:  # numpy refuses shapes whose non-zero dims multiply past its largest array
+            raise ModelFormatError(
+                f"{element_type.name}{shape} has no elements, but its other dims multiply beyond the largest"
+                " array numpy can describe",
+                layer=layer,
+            ) from None
     data = weights.buffer(layer)
     if offset + needed > len(data):
         raise ModelFormatError(

@@ -14,6 +14,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ..errors import LayerRef
+from ..types import decimal_int
 
 if TYPE_CHECKING:
     import numpy as np
@@ -104,9 +105,7 @@ def register(op: OpDef) -> OpDef:
 def opset_number(version: str) -> int | None:
     """``'opset7'`` -> 7; anything else (``experimental``, ``extension``, empty) -> None."""
     text = version.strip().lower()
-    if text.startswith("opset") and text[5:].isascii() and text[5:].isdigit():
-        return int(text[5:])
-    return None
+    return decimal_int(text[5:], 9) if text.startswith("opset") else None
 
 
 def find_op(layer: LayerRecord) -> OpDef | None:

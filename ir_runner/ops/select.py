@@ -110,16 +110,11 @@ def pdpd_merge(dst: PartialShape, src: PartialShape, axis: int) -> PartialShape 
     return PartialShape(tuple(dims))
 
 
-def select(cond: np.ndarray, then: np.ndarray, else_: np.ndarray, *, mode: str, axis: int,
-           out: np.ndarray | None = None) -> np.ndarray:
-    """Select with resolved parameters; inputs are already known to fit (inference checked them).
-    Writes into ``out`` (C-contiguous, the output's dtype and shape) when given."""
+def select(cond: np.ndarray, then: np.ndarray, else_: np.ndarray, *, mode: str, axis: int) -> np.ndarray:
+    """Select with resolved parameters; inputs are already known to fit (inference checked them)."""
     shapes = _operand_shapes(cond.shape, then.shape, else_.shape, mode, axis)
     kernel = choose_kernel(*shapes, then.dtype)
-    return _aligned(kernel, shapes[0], shapes[2])(cond, then, else_, out=out)
-
-
-select.accepts_out = True
+    return _aligned(kernel, shapes[0], shapes[2])(cond, then, else_)
 
 
 def prepare_select(params, inputs: list[TensorSpec], outputs: list[TensorSpec], consts) -> KernelFn:
@@ -181,7 +176,7 @@ def _pdpd_shape(shape: tuple[int, ...], rank: int, axis: int) -> tuple[int, ...]
 
 BITSELECT_MIN_ELEMENTS = 1 << 15
 _CHUNK = 1 << 16
-_UNSIGNED = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
+_UNSIGNED = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}  # every IR element type's itemsize
 ROW_MIN_BYTES = 32  # shorter rows: the blocked bit-select is faster than one copy per row
 _ROW_MAX_BYTES = 2**31 - 1  # numpy's largest void item
 
@@ -196,11 +191,8 @@ def bit_select(cond: np.ndarray, then: np.ndarray, else_: np.ndarray, *, out: np
     Bit-identical to ``np.where`` (it moves bits, it never converts values) without a branch per element.
     Inputs must have one shape; any non-zero cond byte is true. Writes into ``out`` when given.
     """
-    unsigned = _UNSIGNED.get(then.dtype.itemsize)
+    unsigned = _UNSIGNED[then.dtype.itemsize]
     out = _new_or(out, then.shape, then.dtype)
-    if unsigned is None:
-        np.copyto(out, np.where(cond, then, else_))
-        return out
     flat_out = out.reshape(-1).view(unsigned)
     flat_cond = np.ascontiguousarray(cond).reshape(-1).view(np.uint8)
     flat_then = np.ascontiguousarray(then).reshape(-1).view(unsigned)
@@ -230,11 +222,8 @@ def bit_select_broadcast(cond: np.ndarray, then: np.ndarray, else_: np.ndarray, 
                          out: np.ndarray | None = None) -> np.ndarray:
     """The bit-select of :func:`bit_select` for inputs broadcast to ``out_shape``: blocks of leading rows
     of about 64K elements, each computed on broadcast views (no input is ever expanded in memory)."""
-    unsigned = _UNSIGNED.get(then.dtype.itemsize)
+    unsigned = _UNSIGNED[then.dtype.itemsize]
     out = _new_or(out, out_shape, then.dtype)
-    if unsigned is None:
-        np.copyto(out, np.where(cond, then, else_))
-        return out
     cond8 = np.broadcast_to(cond, out_shape).view(np.uint8)
     then_bits = np.broadcast_to(then, out_shape).view(unsigned)
     else_bits = np.broadcast_to(else_, out_shape).view(unsigned)
