@@ -20,7 +20,6 @@ from .errors import (
     IRError,
     LayerRef,
     ModelFormatError,
-    ResourceLimitError,
     UnsupportedError,
 )
 from .graph import Graph
@@ -168,7 +167,8 @@ class Inference:
 
     def raise_first(self) -> None:
         """Raise the error ``load`` reports: all unknown operations at once, else the first finding."""
-        unsupported = [e for e in self.errors if isinstance(e, UnsupportedError)]
+        errors = self.errors
+        unsupported = [e for e in errors if isinstance(e, UnsupportedError)]
         unknown = [info.ref for info in self.layers.values() if info.op is None]
         if unknown:
             listed = "; ".join(f"{ref}: {_unknown_reason(self.layers[ref.id].layer)}" for ref in unknown)
@@ -179,8 +179,8 @@ class Inference:
             )
         if unsupported:
             raise unsupported[0]
-        if self.errors:
-            raise self.errors[0]
+        if errors:
+            raise errors[0]
 
 
 def _unknown_hint(layers: dict[str, LayerInference], unknown: list[LayerRef]) -> str | None:
@@ -305,7 +305,7 @@ def _infer_layer(info: LayerInference, const_value, strict: bool, weights, memo:
         info.errors.append(exc)
         info.outputs = [_declared_spec(p, info) for p in layer.outputs]
         return
-    if info.op.type != "Result" and len(layer.outputs) != len(outputs):
+    if len(layer.outputs) != len(outputs) and (layer.outputs or info.op.type != "Result"):
         info.errors.append(
             ModelFormatError(
                 f"{info.op.label} has {len(outputs)} output(s), the layer declares {len(layer.outputs)}",
@@ -329,10 +329,16 @@ def _unknown_op_error(info: LayerInference) -> UnsupportedError:
 FOLD_MAX_BYTES = 1 << 20  # the largest layer output evaluated at load (here and when building plans)
 
 
+def static_nbytes(spec: TensorSpec) -> int:
+    """The bytes a tensor of this static spec (with a numpy dtype) takes."""
+    return math.prod(spec.shape.to_shape()) * spec.element_type.dtype.itemsize
+
+
 class _ConstantFolder:
     """Values of layers computable from Consts alone, evaluated on demand (for inputs that must be
     constant, such as Gather's axis). Walks producers without recursion, so chains of any length fold;
-    outputs above FOLD_MAX_BYTES are not folded (a small axis never needs them)."""
+    a layer whose output is above FOLD_MAX_BYTES is not folded, so its value and everything computed
+    from it count as not constant (a small axis never needs them)."""
 
     def __init__(self, graph: Graph, layers: dict[str, LayerInference]) -> None:
         self.graph, self.layers = graph, layers
@@ -366,21 +372,13 @@ class _ConstantFolder:
 
     @staticmethod
     def _foldable(info: LayerInference) -> bool:
-        """Whether to evaluate this layer; a constant too large to fold is refused with its size."""
+        """Whether to evaluate this layer: a kernel, one static output, at most FOLD_MAX_BYTES."""
         if info.op is None or info.op.kernel is None or info.errors or len(info.outputs) != 1:
             return False
         spec = info.outputs[0]
         if not spec.shape.is_static or spec.element_type.dtype is None:
             return False
-        nbytes = math.prod(spec.shape.to_shape()) * spec.element_type.dtype.itemsize
-        if nbytes > FOLD_MAX_BYTES:
-            raise ResourceLimitError(
-                f"an input that must be constant is computed from this layer, whose output {spec} would take"
-                f" {nbytes} bytes to evaluate at load, above the folding limit of {FOLD_MAX_BYTES} bytes",
-                layer=info.ref,
-                hint="compute the value offline and store it as a Const",
-            )
-        return True
+        return static_nbytes(spec) <= FOLD_MAX_BYTES
 
     def _evaluate(self, info: LayerInference) -> np.ndarray | None:
         values = [self.values.get(src) for src, _ in self.graph.sources[info.layer.id]]

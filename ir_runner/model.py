@@ -7,6 +7,7 @@ import gc
 import os
 import threading
 from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -16,7 +17,10 @@ from .infer import Inference, LayerInference, infer_graph
 from .ir.reader import read_ir
 from .plan import DEFAULT_MEMORY_LIMIT, Plan, build_plan, check_memory
 from .runtime import TensorInfo, bind_feeds, bind_outputs, execute
-from .types import PartialShape, TensorSpec, element_type_of
+from .types import DYNAMIC, DYNAMIC_SHAPE, PartialShape, TensorSpec, element_type_of
+
+if TYPE_CHECKING:
+    from .report import Finding
 
 Source = str | os.PathLike | bytes | bytearray
 _PLAN_CACHE_SIZE = 64
@@ -148,7 +152,8 @@ def input_infos(graph: Graph, inference: Inference) -> tuple[TensorInfo, ...]:
     """The model's inputs: Parameter layers in document order, named by their first tensor name."""
     infos, used = [], set()
     for layer in graph.parameters:
-        spec = inference.output_spec(layer.id, 0)
+        outputs = inference.layers[layer.id].outputs  # none when its inference failed and it declares no port
+        spec = outputs[0] if outputs else TensorSpec(DYNAMIC, DYNAMIC_SHAPE)
         names = layer.outputs[0].names if layer.outputs else ()
         name = _unique(names[0] if names else layer.name, used)
         infos.append(TensorInfo(name, names, spec.element_type, spec.shape, layer.name))
@@ -235,16 +240,19 @@ def run(source: Source, feeds=None, weights: Source | None = None, **options) ->
 
 
 class ValidationReport:
-    """Every finding for a model: errors, and the declared-vs-inferred table of all ports."""
+    """Every finding for a model: errors, warnings (constant indices outside the spec's range), and the
+    declared-vs-inferred table of all ports."""
 
     def __init__(self, source: str, errors: list[IRError] | None = None,
-                 layers: list[LayerInference] | None = None) -> None:
+                 layers: list[LayerInference] | None = None, warnings: list[Finding] | None = None) -> None:
         self.source = source
         self.errors: list[IRError] = errors if errors is not None else []
         self.layers: list[LayerInference] = layers if layers is not None else []
+        self.warnings: list[Finding] = warnings if warnings is not None else []
 
     def __repr__(self) -> str:
-        return f"<ValidationReport {self.source!r}: {len(self.errors)} error(s), {len(self.layers)} layer(s)>"
+        return (f"<ValidationReport {self.source!r}: {len(self.errors)} error(s), {len(self.warnings)} warning(s),"
+                f" {len(self.layers)} layer(s)>")
 
     @property
     def ok(self) -> bool:
@@ -257,16 +265,10 @@ class ValidationReport:
 
 
 def validate(source: Source, weights: Source | memoryview | None = None, *, strict: bool = False) -> ValidationReport:
-    """Check a model completely and return every finding (does not stop at the first, does not raise
-    for problems of the model; only an unreadable file or broken graph ends the report early)."""
-    label = source if isinstance(source, (str, os.PathLike)) else "<bytes>"
-    report = ValidationReport(str(label))
-    try:
-        graph = build_graph(read_ir(source, weights))
-    except IRError as exc:
-        report.errors.append(exc)
-        return report
-    inference = infer_graph(graph, strict=strict)
-    report.layers = list(inference.layers.values())
-    report.errors = inference.errors
-    return report
+    """Check a model completely and return every finding, as ``ir-run validate`` does (does not stop at the
+    first, does not raise for problems of the model; only an unreadable file or broken graph ends the
+    report early)."""
+    from .report import analyse
+
+    analysis = analyse(source, weights, strict=strict)
+    return ValidationReport(analysis.source, analysis.errors, analysis.layers, analysis.findings)

@@ -14,13 +14,12 @@ output is copied into its buffer.
 from __future__ import annotations
 
 import functools
-import math
 from typing import NamedTuple
 
 import numpy as np
 
 from .errors import IRError, KernelError, LayerRef, ResourceLimitError
-from .infer import FOLD_MAX_BYTES, Inference, constant_fingerprint
+from .infer import FOLD_MAX_BYTES, Inference, constant_fingerprint, static_nbytes
 from .ops.registry import KernelFn
 
 DEFAULT_MEMORY_LIMIT = 16 * 2**30
@@ -76,7 +75,7 @@ def build_plan(inference: Inference, memory_limit: int | None = DEFAULT_MEMORY_L
             inputs = tuple(slots[src] for src in graph.sources[layer_id])
             consts = [values.get(slot) for slot in inputs]
             kernel = _kernel_for(info, consts, prepared)
-            if all(c is not None for c in consts) and _nbytes(info.outputs[0]) <= FOLD_MAX_BYTES:
+            if all(c is not None for c in consts) and static_nbytes(info.outputs[0]) <= FOLD_MAX_BYTES:
                 folded = run_step(kernel, consts, info.ref)
                 folded.flags.writeable = False
                 values[output] = folded
@@ -160,10 +159,6 @@ def _kernel_key(info, consts: list[np.ndarray | None]) -> tuple | None:
             values)
 
 
-def _nbytes(spec) -> int:
-    return math.prod(spec.shape.to_shape()) * spec.element_type.dtype.itemsize
-
-
 def _with_releases(steps_raw, keep: set[int]) -> tuple[Step, ...]:
     last_use: dict[int, int] = {}
     for index, (_, _, inputs, _) in enumerate(steps_raw):
@@ -190,7 +185,7 @@ def check_memory(inference: Inference, limit: int | None) -> None:
         for spec in info.outputs:
             if not spec.shape.is_static or spec.element_type.dtype is None:
                 return
-            nbytes = _nbytes(spec)
+            nbytes = static_nbytes(spec)
             if nbytes > limit:
                 raise ResourceLimitError(
                     f"the output {spec} would take {_human(nbytes)}, above the memory limit of {_human(limit)}",

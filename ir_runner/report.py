@@ -8,7 +8,6 @@ OpenVINO's reference wraps a negative index once and gives zeros for anything st
 
 from __future__ import annotations
 
-import os
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -20,7 +19,7 @@ from .errors import IRError, LayerRef, UnsupportedError
 if TYPE_CHECKING:
     from .graph import Graph
     from .infer import Inference, LayerInference
-    from .model import ValidationReport
+    from .model import Source, ValidationReport
 
 # Attributes an operation reads with a default when the IR leaves them out (shown by inspect).
 ATTRIBUTE_DEFAULTS: dict[str, dict[str, str]] = {
@@ -33,9 +32,8 @@ FIRST_VALUES = 8
 
 @dataclass
 class Finding:
-    """A validation finding that is not an IRError of inference: a warning, or an error under --strict."""
+    """A validation warning that is not an IRError of inference (``strict`` loading refuses what it warns about)."""
 
-    severity: str  # 'warning' or 'error'
     layer: LayerRef
     port: str
     message: str
@@ -65,18 +63,26 @@ class Analysis:
         """0 when clean; 5 when an operation is unsupported; else 3 for any error."""
         if any(isinstance(e, UnsupportedError) for e in self.errors):
             return UnsupportedError.exit_code
-        if self.errors or any(f.severity == "error" for f in self.findings):
-            return 3
-        return 0
+        return 3 if self.errors else 0
 
 
-def analyse(source: str | os.PathLike, weights: str | os.PathLike | None = None, *, strict: bool = False) -> Analysis:
-    """Read, build and infer ``source``, collecting every finding (as ``ir_runner.validate`` does)."""
+def source_label(source: object) -> str:
+    """How reports name a model: its path, or ``<xml>`` / ``<bytes>`` for a model given as content."""
+    if isinstance(source, str) and source.lstrip().startswith("<"):
+        return "<xml>"
+    if isinstance(source, (bytes, bytearray, memoryview)):
+        return "<bytes>"
+    return str(source)
+
+
+def analyse(source: Source, weights: Source | memoryview | None = None, *, strict: bool = False) -> Analysis:
+    """Read, build and infer ``source``, collecting every finding (``ir_runner.validate`` and the CLI's
+    ``validate`` and ``inspect`` all use this)."""
     from .graph import build_graph
     from .infer import infer_graph
     from .ir.reader import read_ir
 
-    analysis = Analysis(str(source))
+    analysis = Analysis(source_label(source))
     try:
         analysis.graph = build_graph(read_ir(source, weights))
     except IRError as error:
@@ -91,12 +97,15 @@ def analyse(source: str | os.PathLike, weights: str | os.PathLike | None = None,
             analysis.errors = [summary, *analysis.errors]
     except IRError:
         pass
-    analysis.findings = index_findings(analysis.inference, strict)
+    analysis.findings = index_findings(analysis.inference)
     return analysis
 
 
-def index_findings(inference: Inference, strict: bool) -> list[Finding]:
-    """Constant Gather indices outside the spec's range of the gathered axis."""
+def index_findings(inference: Inference) -> list[Finding]:
+    """Warnings for constant Gather indices outside the spec's range of the gathered axis: the values that
+    ``strict`` loading refuses (the same check, ``gather.outside_spec_range``)."""
+    from .ops.gather import as_int64, outside_spec_range
+
     findings = []
     for info in inference.layers.values():
         if info.op is None or info.op.type != "Gather" or info.errors or "axis" not in info.params:
@@ -105,28 +114,29 @@ def index_findings(inference: Inference, strict: bool) -> list[Finding]:
         axis = info.params["axis"]
         if dims is None or not dims[axis].is_static:
             continue
-        try:
-            indices = inference.constant_input(info.layer.id, 1)
-        except IRError:  # too large to evaluate here; running the model reports what matters
-            indices = None
+        indices = inference.constant_input(info.layer.id, 1)
         if indices is None or indices.size == 0:
             continue
         dim = dims[axis].lo
-        values = np.trunc(indices.astype(np.float64)) if indices.dtype.kind == "f" else indices.astype(np.int64)
         low = -dim if info.op.version == 8 else 0
-        outside = (values < low) | (values >= dim)
+        outside = outside_spec_range(indices, dim, low)
         if not outside.any():
             continue
-        position = [int(i) for i in np.argwhere(outside)[0]]
-        value = int(values[tuple(position)])
-        zeroed = int(((values < -dim) | (values >= dim)).sum())
-        effect = "gives zeros there" if -dim > value or value >= dim else "wraps it (the CPU plugin gives 0)"
+        position = tuple(int(i) for i in np.argwhere(outside)[0])
+        read = as_int64(indices)  # what OpenVINO's reference reads: fractions truncated, u64 wrapped, NaN lowest
+        zeroed = (read < -dim) | (read >= dim)
+        if zeroed[position]:
+            effect = "gives zeros there"
+        elif read[position] < 0:
+            effect = "wraps it (the CPU plugin gives 0)"
+        else:
+            effect = f"reads it as index {read[position]}"
         findings.append(Finding(
-            "error" if strict else "warning", info.ref, "input 1 (indices)",
-            f"constant index {value} at {position} is outside [{low}, {dim - 1}] ({info.op.label}, axis {axis} has"
-            f" {dim}); {int(outside.sum())} such index value(s), {zeroed} of which give zeros. OpenVINO's"
-            f" reference {effect}",
-            hint="fix the Const indices" + ("" if strict else "; --strict makes this an error"),
+            info.ref, "input 1 (indices)",
+            f"constant index {indices[position]} at {list(position)} is outside [{low}, {dim - 1}] ({info.op.label},"
+            f" axis {axis} has {dim}); {int(outside.sum())} such index value(s), {int(zeroed.sum())} of which give"
+            f" zeros. OpenVINO's reference {effect}",
+            hint="fix the Const indices; --strict makes this an error",
         ))
     return findings
 
@@ -136,7 +146,7 @@ def index_findings(inference: Inference, strict: bool) -> list[Finding]:
 
 def error_entry(error: IRError | Finding) -> dict[str, Any]:
     """An error or finding as JSON-ready data."""
-    entry: dict[str, Any] = {"type": type(error).__name__ if isinstance(error, IRError) else error.severity,
+    entry: dict[str, Any] = {"type": type(error).__name__ if isinstance(error, IRError) else "warning",
                              "message": str(error)}
     layer = error.layer
     if layer is not None:
@@ -149,12 +159,11 @@ def error_entry(error: IRError | Finding) -> dict[str, Any]:
 
 def validation_data(analysis: Analysis) -> dict[str, Any]:
     errors = [error_entry(e) for e in analysis.errors]
-    errors += [error_entry(f) for f in analysis.findings if f.severity == "error"]
     return {
         "model": analysis.source,
         "valid": not errors,
         "errors": errors,
-        "warnings": [error_entry(f) for f in analysis.findings if f.severity == "warning"],
+        "warnings": [error_entry(f) for f in analysis.findings],
         "layers": _layer_ports(analysis.layers),
     }
 
@@ -195,8 +204,8 @@ def render_validation(data: dict[str, Any], fmt: str = "text") -> str:
 
 
 def format_validation(report: ValidationReport) -> str:
-    """``str(ValidationReport)``: a per-port table of declared vs inferred specs, then every error."""
-    data = validation_data(Analysis(report.source, errors=list(report.errors)))
+    """``str(ValidationReport)``: the same text as ``ir-run validate`` (ports, errors, warnings, verdict)."""
+    data = validation_data(Analysis(report.source, errors=list(report.errors), findings=list(report.warnings)))
     data["layers"] = _layer_ports(report.layers)
     return render_validation(data)
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import IndexOutOfRangeError, LayerRef
-from ..infer import OpContext
+from ..infer import FOLD_MAX_BYTES, OpContext
 from ..parallel import PARALLEL_MIN_ELEMENTS, run_chunked
 from ..types import PartialShape, TensorSpec, element_type_of, merge_dims
 from .convert_rules import convert_values, quiet_f16_nans
@@ -38,7 +38,8 @@ def infer_gather(ctx: OpContext, version: int):
         ctx.fail(
             "axis must be constant (a Const, possibly behind a Convert); it comes from a computed tensor",
             position=2,
-            hint="make the axis a Const layer",
+            hint="make the axis a Const layer (values computed from Consts are folded only through layer outputs"
+                 f" of at most {FOLD_MAX_BYTES} bytes)",
         )
     if axis_value.size != 1:
         ctx.fail(f"axis must have 1 element, it has {axis_value.size}", position=2)
@@ -164,7 +165,7 @@ class GatherKernel:
         """Indices ready for the take, and the mask of valid ones (None when all are valid)."""
         if self.strict_low is not None:
             _check_strict(indices, self.dim, self.strict_low, self.layer)
-        idx = _as_int64(indices).reshape(self.n_batch, self.n_idx)
+        idx = as_int64(indices).reshape(self.n_batch, self.n_idx)
         if not idx.size:
             return idx, None
         lowest, highest = idx.min(), idx.max()
@@ -235,7 +236,7 @@ class GatherKernel:
         def work(start: int, stop: int) -> None:
             for lo in range(start, stop, _INDEX_CHUNK):
                 hi = min(lo + _INDEX_CHUNK, stop)
-                chunk = _as_int64(indices[lo:hi]) if needs_int64 else indices[lo:hi]
+                chunk = as_int64(indices[lo:hi]) if needs_int64 else indices[lo:hi]
                 # one pass for the common case (all in [0, dim): negatives are huge as unsigned), else two
                 if chunk.view(as_unsigned).max() < dim:
                     table.take(chunk, axis=0, out=out2[lo:hi], mode="wrap")
@@ -291,7 +292,7 @@ def _prod(dims) -> int:
     return result
 
 
-def _as_int64(indices: np.ndarray) -> np.ndarray:
+def as_int64(indices: np.ndarray) -> np.ndarray:
     """Indices as int64, as the reference reads them: u64 wraps; floats (Gather-1) convert like Convert to
     i64 (truncation; NaN and ±inf become INT64_MIN, hence out of range and zeros)."""
     et = element_type_of(indices.dtype)
@@ -300,16 +301,22 @@ def _as_int64(indices: np.ndarray) -> np.ndarray:
     return indices.astype(np.int64, copy=False)
 
 
+def outside_spec_range(indices: np.ndarray, dim: int, low: int) -> np.ndarray:
+    """The mask of index values outside ``[low, dim-1]``, each compared as its true value (NaN is outside;
+    a fraction is not truncated; u64 is not wrapped)."""
+    if indices.dtype.kind == "u":
+        return indices >= np.uint64(dim)
+    values = indices.astype(np.float64) if indices.dtype.kind in "fV" else indices.astype(np.int64)
+    bad = (values < low) | (values >= dim)
+    if values.dtype.kind == "f":
+        bad |= np.isnan(values)
+    return bad
+
+
 def _check_strict(indices: np.ndarray, dim: int, strict_low: str, layer: LayerRef | None) -> None:
     """Raise for the first index value outside the spec's range, compared as its true value."""
     low = -dim if strict_low == "minus_dim" else 0
-    if indices.dtype.kind == "u":
-        bad = indices >= np.uint64(dim)
-    else:
-        values = indices.astype(np.float64) if indices.dtype.kind in "fV" else indices.astype(np.int64)
-        bad = (values < low) | (values >= dim)
-        if values.dtype.kind == "f":
-            bad |= np.isnan(values)
+    bad = outside_spec_range(indices, dim, low)
     if bad.any():
         position = tuple(int(i) for i in np.argwhere(bad)[0])
         value = indices[position]
