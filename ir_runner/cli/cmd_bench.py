@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import click
@@ -19,7 +20,7 @@ def _seconds(_ctx, _param, value: str | None) -> float | None:
         seconds = float(text.removesuffix("min").removesuffix("ms").removesuffix("s")) * factor
     except ValueError:
         seconds = -1.0
-    if not seconds > 0:
+    if not 0 < seconds < math.inf:
         raise click.BadParameter(f"{value!r} is not a duration such as 10, 10s, 500ms or 2min")
     return seconds
 

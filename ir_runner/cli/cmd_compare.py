@@ -6,7 +6,7 @@ from typing import Any
 
 import click
 
-from .common import EXIT_CODES_HELP, json_option
+from .common import EXIT_CODES_HELP, json_option, quiet_option
 from .options import pop_tolerances, tolerance_options
 
 
@@ -15,6 +15,7 @@ from .options import pop_tolerances, tolerance_options
 @click.argument("expected", type=click.Path(dir_okay=False))
 @tolerance_options
 @json_option
+@quiet_option
 def compare(actual: str, expected: str, **kw: Any) -> None:
     """Compare ACTUAL with EXPECTED (.npz/.npy/.json, or file.npz:key); no model needed."""
     from .compare import compare_command

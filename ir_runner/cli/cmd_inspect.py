@@ -4,15 +4,16 @@ from __future__ import annotations
 
 import click
 
-from .common import EXIT_CODES_HELP, emit, json_option, settings
+from .common import EXIT_CODES_HELP, emit, json_option, quiet_option, settings
 
 
 @click.command(epilog=EXIT_CODES_HELP)
-@click.argument("model", type=click.Path(dir_okay=False))
-@click.option("--weights", type=click.Path(dir_okay=False), help="The .bin (default: MODEL with .bin).")
+@click.argument("model", type=click.Path())
+@click.option("--weights", type=click.Path(), help="The .bin (default: MODEL with .bin).")
 @click.option("--format", "fmt", type=click.Choice(["text", "json", "md", "dot"]), default="text", show_default=True,
               help="dot is Graphviz source: ir-run inspect m.xml --format dot | dot -Tsvg > m.svg")
 @json_option
+@quiet_option
 def inspect(model: str, weights: str | None, fmt: str) -> None:
     """Describe MODEL: inputs, outputs, layers (attributes, defaults, port specs) and constants."""
     from ..report import analyse, inspect_data, render_dot, render_inspect

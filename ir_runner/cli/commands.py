@@ -61,8 +61,9 @@ class IRRunGroup(click.Group):
         except (click.exceptions.Exit, click.exceptions.Abort):
             raise
         except click.ClickException as error:
-            if settings(ctx).json:
+            if settings(ctx).json:  # one message: the JSON error and its line on stderr
                 emit_error(ctx.invoked_subcommand, error, error.exit_code, "UsageError")
+                sys.exit(error.exit_code)
             raise
         except MemoryError as error:
             problem = RuntimeError(f"out of memory: {error}")

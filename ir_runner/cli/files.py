@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import math
 import os
+import stat
 import tempfile
 import zipfile
 import zlib
@@ -34,6 +35,20 @@ def split_key(source: str) -> tuple[str, str | None]:
     return source, None
 
 
+def regular_file(path: str) -> None:
+    """Refuse a path that is not a regular file: a FIFO or a device would block or never end."""
+    try:
+        mode = os.stat(path).st_mode
+    except FileNotFoundError:
+        raise InputError(f"the file '{path}' does not exist") from None
+    except OSError as exc:
+        raise InputError(f"cannot read '{path}': {exc.strerror}") from None
+    if stat.S_ISDIR(mode):
+        raise InputError(f"'{path}' is a directory, not an array file")
+    if not stat.S_ISREG(mode):
+        raise InputError(f"'{path}' is not a regular file (a device, FIFO or socket)")
+
+
 def read_numpy(path: str, only: str | None = None) -> np.ndarray | Arrays:
     """A .npy as an array, a .npz as a dict of arrays (just ``only``'s when given); anything unreadable is
     an InputError.
@@ -41,19 +56,17 @@ def read_numpy(path: str, only: str | None = None) -> np.ndarray | Arrays:
     Headers are checked before any array is allocated: a file that declares more data than it holds, or
     an array larger than the default memory limit, is refused, naming the file. Nothing is ever unpickled.
     """
+    regular_file(path)
     try:
         _check_declared_sizes(path)
         data = np.load(path, allow_pickle=False)
         if isinstance(data, np.lib.npyio.NpzFile):
             with data:
-                if only is not None and only in data.files:
-                    return {only: data[only]}
-                return {key: data[key] for key in data.files}
+                keys = [only] if only is not None and only in data.files else data.files
+                return {key: _npz_member(path, key, data[key]) for key in keys}
         return data
     except FileNotFoundError:
         raise InputError(f"the file '{path}' does not exist") from None
-    except IsADirectoryError:
-        raise InputError(f"'{path}' is a directory, not an array file") from None
     except MemoryError:
         raise ResourceLimitError(f"the arrays in '{path}' do not fit in memory") from None
     except ValueError as exc:
@@ -64,20 +77,29 @@ def read_numpy(path: str, only: str | None = None) -> np.ndarray | Arrays:
         raise InputError(f"cannot read '{path}' as .npy/.npz: {exc}") from None
 
 
+def _npz_member(path: str, key: str, value: Any) -> np.ndarray:
+    """A .npz member must be a .npy; numpy hands back any other member's raw bytes."""
+    if not isinstance(value, np.ndarray):
+        raise InputError(f"'{path}' member '{key}' is not a .npy array", hint="a .npz holds only .npy members")
+    return value
+
+
 def _check_declared_sizes(path: str) -> None:
-    """Refuse .npy headers (also inside a .npz) that declare more bytes than the file holds."""
+    """Refuse files that are neither .npy nor zip, and .npy headers (also inside a .npz) that declare
+    more bytes than the file holds."""
     with open(path, "rb") as handle:
         magic = handle.read(6)
         handle.seek(0)
         if magic == b"\x93NUMPY":
             _check_npy_header(handle, os.fstat(handle.fileno()).st_size, f"'{path}'")
             return
-    if zipfile.is_zipfile(path):
-        with zipfile.ZipFile(path) as archive:
-            for member in archive.infolist():
-                if member.filename.endswith(".npy"):
-                    with archive.open(member) as handle:
-                        _check_npy_header(handle, member.file_size, f"'{path}' member '{member.filename}'")
+    if not zipfile.is_zipfile(path):
+        raise InputError(f"'{path}' is not a .npy or .npz file (no NumPy header, not a zip archive)")
+    with zipfile.ZipFile(path) as archive:
+        for member in archive.infolist():
+            if member.filename.endswith(".npy"):
+                with archive.open(member) as handle:
+                    _check_npy_header(handle, member.file_size, f"'{path}' member '{member.filename}'")
 
 
 def _check_npy_header(handle, total_bytes: int, label: str) -> None:
@@ -102,6 +124,7 @@ def _check_npy_header(handle, total_bytes: int, label: str) -> None:
 def read_json(path: str) -> Any:
     import json
 
+    regular_file(path)
     try:
         with open(path, encoding="utf-8") as handle:
             return json.load(handle)

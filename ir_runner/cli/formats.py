@@ -49,9 +49,7 @@ def jsonable(obj: Any) -> Any:
 def python_values(array: np.ndarray) -> Any:
     """Nested Python lists of bool/int/float (ml_dtypes types included)."""
     kind = array.dtype.kind
-    if kind == "b":
-        return array.tolist()
-    if kind in "iu":
+    if kind in "biu":
         return array.tolist()
     if kind == "f":
         return array.astype(np.float64).tolist()

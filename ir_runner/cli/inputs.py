@@ -16,14 +16,15 @@ from typing import Any, NamedTuple
 import click
 import numpy as np
 
-from ..errors import InputError, IRError, LayerRef, ResourceLimitError
+from ..errors import InputError, IRError, ResourceLimitError
 from ..infer import infer_graph
 from ..ir.weights import Weights, const_array
 from ..model import Model
+from ..ops.registry import layer_ref
 from ..plan import DEFAULT_MEMORY_LIMIT
-from ..runtime import TensorInfo
+from ..runtime import TensorInfo, bind_feeds
 from ..types import PartialShape, TensorSpec, element_type_of, parse_partial_shape
-from .files import json_array, read_json, read_numpy, split_key
+from .files import json_array, read_json, read_numpy, regular_file, split_key
 from .options import KEYWORDS
 
 
@@ -57,7 +58,6 @@ class Bound(NamedTuple):
     model: Model
     bindings: list[Binding]
     seed: int
-    generated: bool
 
     @property
     def arrays(self) -> list[np.ndarray]:
@@ -258,6 +258,7 @@ def _load(text: str) -> _Source:
         data = read_json(path)
         source = _Source("json", data, path, absolute, file=path)
     elif suffix == ".bin":
+        regular_file(path)
         try:
             size = Path(path).stat().st_size
             if size > DEFAULT_MEMORY_LIMIT:
@@ -313,10 +314,10 @@ def _resolve(model: Model, slots: list[_Source], data_shapes: dict[int, tuple[in
              ranges: dict[int, tuple[float, float]], options: InputOptions) -> Bound:
     arrays: list[np.ndarray | None] = [None] * len(slots)
     casts: list[str | None] = [None] * len(slots)
-    for index, (info, source) in enumerate(zip(model.inputs, slots)):
+    for index, (info, source, layer) in enumerate(zip(model.inputs, slots, model.graph.parameters)):
         if source.kind in KEYWORDS:
             continue
-        arrays[index], casts[index] = _fit(info, source, data_shapes.get(index), options.cast)
+        arrays[index], casts[index] = _fit(info, source, data_shapes.get(index), options.cast, layer)
         wanted = data_shapes.get(index)
         if wanted is not None and tuple(arrays[index].shape) != wanted:
             raise InputError(f"--data-shape {info.name}={list(wanted)}, but {source.description} has shape"
@@ -327,6 +328,7 @@ def _resolve(model: Model, slots: list[_Source], data_shapes: dict[int, tuple[in
         from .generate import generate_inputs
 
         descriptions = generate_inputs(model, arrays, kinds, data_shapes, ranges, options.seed)
+    arrays = bind_feeds(model.inputs, arrays, {}, None)  # the library's own checks (u1 values are 0 or 1)
     bindings = []
     for index, (info, source) in enumerate(zip(model.inputs, slots)):
         description = descriptions.get(index, source.description)
@@ -334,13 +336,13 @@ def _resolve(model: Model, slots: list[_Source], data_shapes: dict[int, tuple[in
             description += f" ({casts[index]})"
         bindings.append(Binding(info, arrays[index], description, (source.option, f"{info.name}={source.replay}"),
                                 source.file, casts[index]))
-    return Bound(model, bindings, options.seed, "random" in kinds.values())
+    return Bound(model, bindings, options.seed)
 
 
-def _fit(info: TensorInfo, source: _Source, data_shape, cast: str) -> tuple[np.ndarray, str | None]:
-    where = f"{source.description}"
+def _fit(info: TensorInfo, source: _Source, data_shape, cast: str, layer) -> tuple[np.ndarray, str | None]:
+    where = source.description
     if source.kind == "bin":
-        return _from_bin(info, source.data, where, data_shape), None
+        return _from_bin(info, layer, source.data, where, data_shape), None
     if source.kind == "json":
         data = source.data
         if isinstance(data, dict):
@@ -394,7 +396,10 @@ def _cast(info: TensorInfo, array: np.ndarray, where: str, cast: str) -> tuple[n
     if array.dtype == expected:
         return array, None
     got = element_type_of(array.dtype)
-    got_name = got.name if got else str(array.dtype)
+    if got is None:
+        raise InputError(f"input '{info.name}' is {info.element_type.name}, {where} has dtype {array.dtype},"
+                         " which is not an IR element type")
+    got_name = got.name
     note = f"{got_name}->{info.element_type.name}"
     if cast == "no":
         raise InputError(f"input '{info.name}' is {info.element_type.name}, {where} holds {got_name}",
@@ -403,8 +408,7 @@ def _cast(info: TensorInfo, array: np.ndarray, where: str, cast: str) -> tuple[n
         with np.errstate(all="ignore"):
             converted = array != 0 if info.element_type.kind == "bool" else array.astype(expected)
         return converted, note + " unsafe"
-    src = got.kind if got else "other"
-    dst = info.element_type.kind
+    src, dst = got.kind, info.element_type.kind
     exact = src in ("bool", "int", "uint") and dst in ("bool", "int", "uint")
     if not (src == "bool" or exact or (src in ("int", "uint") and dst == "float") or (src == dst == "float")):
         raise InputError(f"input '{info.name}' is {info.element_type.name}, {where} holds {got_name}:"
@@ -416,7 +420,20 @@ def _cast(info: TensorInfo, array: np.ndarray, where: str, cast: str) -> tuple[n
         if low < lo or high > hi:
             raise InputError(f"input '{info.name}' is {info.element_type.name}, {where} holds {got_name} values in"
                              f" [{low}, {high}], outside [{lo}, {hi}]")
-    return (array != 0 if dst == "bool" else array.astype(expected)), note
+    if dst == "bool":
+        return array != 0, note
+    with np.errstate(all="ignore"):
+        converted = array.astype(expected)
+    if dst == "float" and src != "bool" and array.size:
+        overflow = ~np.isfinite(converted)  # a finite value too large for the input's type
+        if src == "float":
+            overflow &= np.isfinite(array)
+        if overflow.any():
+            value = array[overflow].reshape(-1)[0]
+            raise InputError(f"input '{info.name}' is {info.element_type.name}, {where} holds {got_name} values"
+                             f" such as {value} that do not fit in it (they would become inf or NaN)",
+                             hint="--cast unsafe converts anyway")
+    return converted, note
 
 
 def _from_json(info: TensorInfo, array: np.ndarray, where: str) -> np.ndarray:
@@ -441,7 +458,7 @@ def _from_json(info: TensorInfo, array: np.ndarray, where: str) -> np.ndarray:
     return array.astype(et.dtype)
 
 
-def _from_bin(info: TensorInfo, raw: bytes, where: str, data_shape) -> np.ndarray:
+def _from_bin(info: TensorInfo, layer, raw: bytes, where: str, data_shape) -> np.ndarray:
     et = info.element_type
     if et.dtype is None:
         raise InputError(f"input '{info.name}' has element type {et}: a raw .bin cannot be read for it")
@@ -454,8 +471,7 @@ def _from_bin(info: TensorInfo, raw: bytes, where: str, data_shape) -> np.ndarra
             f" {needed} bytes ({count} elements of {et.bits} bits)",
             hint="a raw .bin holds exactly the input's elements, in C order, without a header",
         )
-    ref = LayerRef(info.layer_name, "Parameter-1", info.layer_name)
-    return np.array(const_array(ref, et, PartialShape.of(shape), 0, needed, Weights(raw)))
+    return np.array(const_array(layer_ref(layer), et, PartialShape.of(shape), 0, needed, Weights(raw)))
 
 
 def generated_shape(info: TensorInfo, data_shape) -> tuple[int, ...]:

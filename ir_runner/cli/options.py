@@ -5,6 +5,7 @@ Nothing here imports numpy or lxml at module level: each ``cmd_*`` module builds
 
 from __future__ import annotations
 
+import math
 import os
 from typing import TYPE_CHECKING, Any
 
@@ -86,18 +87,18 @@ def _memory(_ctx, _param, value: str | None) -> int | None:
     digits = text.rstrip("abcdefghijklmnopqrstuvwxyz")
     unit = text[len(digits):]
     try:
-        amount = float(digits)
-    except ValueError:
-        amount = -1.0
-    if unit not in _UNITS or amount < 0:
+        size = float(digits) * _UNITS[unit]
+    except (ValueError, KeyError):
+        size = -1.0
+    if not 0 <= size < math.inf:
         raise click.BadParameter(f"{value!r} is not a size such as 1073741824, 512MiB or 16GiB")
-    return int(amount * _UNITS[unit])
+    return int(size)
 
 
 def model_options(function):
     decorators = [
-        click.argument("model", type=click.Path(dir_okay=False)),
-        click.option("--weights", type=click.Path(dir_okay=False), help="The .bin (default: MODEL with .bin)."),
+        click.argument("model", type=click.Path()),  # the reader reports a folder (exit 3)
+        click.option("--weights", type=click.Path(), help="The .bin (default: MODEL with .bin)."),
         click.option("--strict", is_flag=True,
                      help="Spec-strict: index values outside an operation's spec range are errors."),
         click.option("--memory-limit", callback=_memory, metavar="SIZE",
@@ -129,7 +130,8 @@ def input_options(fill: str):
                          help="What inputs not given get."),
             click.option("--cast", type=click.Choice(["no", "same_kind", "unsafe"]), default="same_kind",
                          show_default=True,
-                         help="Converting file data to an input's type: same_kind checks every value fits."),
+                         help="Converting file data to an input's type: same_kind refuses values that do not fit"
+                              " (integers out of range, numbers too large for a float type)."),
         ]
         for decorator in reversed(decorators):
             function = decorator(function)

@@ -8,6 +8,7 @@ from typing import Any, NamedTuple
 
 import click
 import numpy as np
+from click.core import ParameterSource
 
 from .. import InputError, load
 from ..model import Model
@@ -19,6 +20,9 @@ from .formats import array_stats, number, shape_text, table, type_name, values_t
 from .inputs import Bound, InputOptions, bind_inputs
 
 RUN_SCHEMA = "ir-run/run/1"
+# the run options _run_record writes into a record's args: replay accepts no other (none writes a file)
+REPLAY_PARAMETERS = frozenset({"model", "weights", "strict", "memory_limit", "inputs", "values", "shapes",
+                               "data_shapes", "ranges", "seed", "cast", "ref", "atol", "rtol", "exact", "trace"})
 
 
 class RunOptions(NamedTuple):
@@ -96,19 +100,30 @@ def replay_command(path: str) -> None:
     from .files import read_json
 
     record = read_json(path)
-    if not isinstance(record, dict) or record.get("schema") != RUN_SCHEMA:
-        raise InputError(f"'{path}' is not a run saved by ir-run --save-run (schema {RUN_SCHEMA})")
-    model = record["model"]
+    problem = _record_problem(record)
+    if problem:
+        raise InputError(f"'{path}' is not a run saved by ir-run --save-run (schema {RUN_SCHEMA}): {problem}")
     for key in ("xml", "weights"):
-        entry = model.get(key)
+        entry = record["model"].get(key)
         if entry and Path(entry["path"]).is_file() and file_sha256(entry["path"]) != entry["sha256"]:
             raise InputError(f"'{entry['path']}' changed since the run was recorded (sha256 differs)",
                              hint="replay needs the exact files of the recording")
-    args = record["args"]
-    ctx = click.get_current_context()
     from .cmd_run import run as run_cmd
 
-    sub = run_cmd.make_context("run", list(args), parent=ctx)
+    args, ctx = record["args"], click.get_current_context()
+    # first parsed without callbacks, so that no option acts (--help, --json) before the args are checked
+    probe = run_cmd.make_context("run", list(args), parent=ctx, resilient_parsing=True)
+    refused = [p.name for p in run_cmd.get_params(probe) if p.name not in REPLAY_PARAMETERS
+               and probe.get_parameter_source(p.name) == ParameterSource.COMMANDLINE]
+    if refused or args[0] != record["model"]["xml"]["path"]:
+        what = f"options ir-run never records ({', '.join(refused)})" if refused else "another model than its own"
+        raise InputError(f"'{path}' is not a run saved by ir-run --save-run: its args name {what}",
+                         hint="replay refuses records that would write files or run something else")
+    try:
+        sub = run_cmd.make_context("run", list(args), parent=ctx)
+    except click.ClickException as exc:
+        raise InputError(f"'{path}' is not a run saved by ir-run --save-run: its args: {exc.format_message()}") \
+            from None
     sub.meta["ir_run.replay"] = record
     with sub:
         run_cmd.invoke(sub)
@@ -231,7 +246,7 @@ def _save(options: RunOptions, bound: Bound, outputs: dict[str, np.ndarray]) -> 
 
 def _run_record(options: RunOptions, bound: Bound, outputs: dict[str, np.ndarray]) -> dict[str, Any]:
     """What ``replay`` needs: absolute paths with hashes, every input bound by name, and the options."""
-    import json
+    import shlex  # only when saving a run
 
     xml = str(Path(options.model).resolve())
     weights = str(Path(options.weights).resolve()) if options.weights else str(Path(xml).with_suffix(".bin"))
@@ -268,8 +283,31 @@ def _run_record(options: RunOptions, bound: Bound, outputs: dict[str, np.ndarray
                     "source": b.source, "sha256": array_sha256(b.array)} for b in bound.bindings],
         "outputs": [{"name": name, "sha256": array_sha256(value)} for name, value in outputs.items()],
         "args": args,
-        "command": "ir-run run " + " ".join(json.dumps(a) if re.search(r"[\s\"'$]", a) else a for a in args),
+        "command": shlex.join(["ir-run", "run", *args]),
     }
+
+
+def _record_problem(record: Any) -> str | None:
+    """What is wrong with the shape of a run record (None when it has every field replay reads)."""
+    if not isinstance(record, dict) or record.get("schema") != RUN_SCHEMA:
+        return "it has another schema"
+    model = record.get("model")
+    if not isinstance(model, dict) or not _hashed(model.get("xml")) or not (
+        model.get("weights") is None or _hashed(model["weights"])
+    ):
+        return "its 'model' lacks the xml (and weights) path and sha256"
+    for key in ("inputs", "outputs"):
+        entries = record.get(key)
+        if not isinstance(entries, list) or not all(_hashed(e, "name") for e in entries):
+            return f"its '{key}' is not a list of name and sha256"
+    args = record.get("args")
+    if not isinstance(args, list) or not args or not all(isinstance(a, str) for a in args):
+        return "its 'args' is not a list of strings"
+    return None
+
+
+def _hashed(entry: Any, key: str = "path") -> bool:
+    return isinstance(entry, dict) and isinstance(entry.get(key), str) and isinstance(entry.get("sha256"), str)
 
 
 def _check_replay_inputs(options: RunOptions, bound: Bound) -> None:
@@ -290,4 +328,3 @@ def with_replay(options: RunOptions, ctx: click.Context) -> RunOptions:
     """Attach the recording when this run is a replay."""
     record = ctx.meta.get("ir_run.replay")
     return options._replace(replay=record) if record is not None else options
-
