@@ -151,8 +151,9 @@ def tiny(ctx: Context) -> list[Row]:
         "ov_preset_1t": preset_1t.infer,
         "numpy": floor,
     }, budget=ctx.budget(6.0, 1.5), min_reps=500)
-    load = medians({"ir": lambda: ir_runner.load(xml)}, budget=ctx.budget(1.0, 0.3), min_reps=20)["ir"]
-    ov_load = medians({"ov": lambda: ctx.compile(xml)}, budget=ctx.budget(2.0, 0.5), min_reps=5)["ov"]
+    loads = medians({"ir": lambda: ir_runner.load(xml), "ov": lambda: ctx.compile(xml)},
+                    budget=ctx.budget(3.0, 0.8), min_reps=5)
+    load, ov_load = loads["ir"], loads["ov"]
     g = "tiny"
     return [
         time_row(g, "Model.run(feeds) vs compiled_model(inputs)", t["run"], t["ov_call"], t["numpy"],

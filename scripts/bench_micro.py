@@ -340,7 +340,7 @@ def select_f16() -> None:
         "ir-run Model.run (bit_select + quiet_f16_nans)": lambda: model.run(feeds),
         "OpenVINO": ov_call(request, feeds),
         "bit_select alone": lambda: bit_select(cond, then, other),
-        "quiet_f16_nans (current: 8 whole-array passes)": lambda: quiet_f16_nans(selected),
+        "quiet_f16_nans (ir-run now)": lambda: quiet_f16_nans(selected),
         "chunked 3-op quieting (same result on all 65,536 f16 bit patterns)": lambda: quiet_f16_chunked(selected),
     }, budget=5.0, min_reps=5))
 
@@ -424,12 +424,12 @@ def large_read() -> None:
 
 
 def large_infer(layers: int = 12000) -> None:
-    """Inference and planning of a ``layers``-layer IR (the quadratic constant folding of ir_runner/infer.py
-    at the time of writing makes 60,000 layers take minutes; 12,000 show the shape of the costs)."""
+    """Inference and planning of a ``layers``-layer IR, stage by stage, and what computing memo keys for
+    every layer costs (ir_runner/infer.py memoises inference of repeated layers)."""
     from ir_runner.graph import build_graph
     from ir_runner.infer import infer_graph
     from ir_runner.ir.reader import read_ir
-    from ir_runner.model import Model
+    from ir_runner.plan import build_plan
 
     xml = large_model(layers).save(WORK, f"large_{layers}")
     graph = build_graph(read_ir(xml))
@@ -440,7 +440,7 @@ def large_infer(layers: int = 12000) -> None:
             "ir-run load() (gc paused inside)": _best_of(lambda: ir_runner.load(xml), 2),
             "OpenVINO read_model": _best_of(lambda: CORE.read_model(str(xml)), 3),
             "  stage: infer_graph": _best_of(lambda: infer_graph(graph), 2),
-            "  stage: Model() (plan)": _best_of(lambda: Model(graph, inference, strict=False, memory_limit=None), 2),
+            "  stage: build_plan (first run)": _best_of(lambda: build_plan(inference, None), 2),
             "memo keys of all layers (type, version, data, input specs) + dict lookup": _best_of(
                 lambda: _memo_keys(inference), 3),
         }
@@ -448,8 +448,8 @@ def large_infer(layers: int = 12000) -> None:
         gc.enable()
     distinct = len(_memo_keys(inference))
     report(f"Large IR, inference: {layers} layers (best of 2-3, gc paused)", results,
-           f"Inference memoised on (type, version, <data>, input specs) would run {distinct} distinct"
-           f" inferences instead of {len(inference.layers)} (Consts keyed on offset/size/type/shape too).")
+           f"{distinct} distinct (type, version, <data>, input specs) keys among {len(inference.layers)} layers"
+           " (Consts, never memoised, counted by their <data>).")
 
 
 class _SlotPort:
@@ -460,7 +460,7 @@ class _SlotPort:
 
 
 def _memo_keys(inference) -> dict:
-    """The key a memoised inference would look up per layer, and the set of distinct ones."""
+    """A memo key per layer (like infer._InferenceMemo's, without constant inputs), the distinct ones."""
     seen: dict = {}
     for info in inference.layers.values():
         layer = info.layer
