@@ -9,26 +9,29 @@ whose inputs are ready.
 
 from __future__ import annotations
 
-import heapq
-from typing import NamedTuple
-
 from .errors import GraphError
-from .ir.records import EdgeRecord, LayerRecord, NetRecord
+from .ir.records import EdgeRecord, LayerRecord, NetRecord, Record
 from .ops.registry import layer_ref
 
 Slot = tuple[str, int]  # (layer id, output position)
 
 
-class Graph(NamedTuple):
-    """Layers by id, each input's producer and consumers, the execution order, the Parameters and Results."""
+class Graph(Record):
+    """Layers by id, each input's producer and consumers, the execution order, the Parameters and Results
+    (both in document order: the model's inputs and outputs)."""
 
-    net: NetRecord
-    layers: dict[str, LayerRecord]
-    sources: dict[str, tuple[Slot, ...]]
-    consumers: dict[Slot, tuple[tuple[str, int], ...]]
-    order: tuple[str, ...]
-    parameters: tuple[LayerRecord, ...]  # in document order: the model's inputs
-    results: tuple[LayerRecord, ...]  # in document order: the model's outputs
+    __slots__ = ("net", "layers", "sources", "consumers", "order", "parameters", "results")
+
+    def __init__(self, net: NetRecord, layers: dict[str, LayerRecord], sources: dict[str, tuple[Slot, ...]],
+                 consumers: dict[Slot, tuple[tuple[str, int], ...]], order: tuple[str, ...],
+                 parameters: tuple[LayerRecord, ...], results: tuple[LayerRecord, ...]) -> None:
+        self.net = net
+        self.layers = layers
+        self.sources = sources
+        self.consumers = consumers
+        self.order = order
+        self.parameters = parameters
+        self.results = results
 
 
 def build_graph(net: NetRecord) -> Graph:
@@ -130,6 +133,8 @@ def _endpoint_error(edge: EdgeRecord, layers, layer_id: str, port_id: str, side:
 
 def _topological_order(layers, place, sources, consumers) -> tuple[str, ...]:
     """Kahn's algorithm taking, at each step, the ready layer that comes first in the document."""
+    import heapq  # only IRs with an edge pointing backwards get here
+
     pending = {lid: len(slots) for lid, slots in sources.items()}
     ready = [place[lid] for lid, count in pending.items() if not count]
     heapq.heapify(ready)

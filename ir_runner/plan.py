@@ -14,39 +14,49 @@ output is copied into its buffer.
 from __future__ import annotations
 
 import functools
-from typing import NamedTuple
 
 import numpy as np
 
 from .errors import IRError, KernelError, LayerRef, ResourceLimitError
 from .infer import FOLD_MAX_BYTES, Inference, constant_fingerprint, static_nbytes
+from .ir.records import Record
 from .ops.registry import KernelFn
 
 DEFAULT_MEMORY_LIMIT = 16 * 2**30
 
 
-class Step(NamedTuple):
+class Step(Record):
     """One kernel call: ``slots[output] = kernel(*slots[inputs])``, then free the ``release`` slots."""
 
-    kernel: KernelFn
-    inputs: tuple[int, ...]
-    output: int
-    layer: LayerRef
-    release: tuple[int, ...]
+    __slots__ = ("kernel", "inputs", "output", "layer", "release")
+
+    def __init__(self, kernel: KernelFn, inputs: tuple[int, ...], output: int, layer: LayerRef,
+                 release: tuple[int, ...]) -> None:
+        self.kernel = kernel
+        self.inputs = inputs
+        self.output = output
+        self.layer = layer
+        self.release = release
 
 
-class Plan(NamedTuple):
+class Plan(Record):
     """Everything needed to run: slot count, preloaded constants, steps, where inputs/outputs live, the
     outputs' (dtype, shape), and which outputs' steps can write into a caller's buffer."""
 
-    slot_count: int
-    constants: tuple[tuple[int, np.ndarray], ...]
-    input_slots: tuple[int, ...]
-    steps: tuple[Step, ...]
-    output_slots: tuple[int, ...]
-    output_copies: tuple[bool, ...]
-    output_specs: tuple[tuple[np.dtype, tuple[int, ...]], ...]
-    output_into: tuple[bool, ...]
+    __slots__ = ("slot_count", "constants", "input_slots", "steps", "output_slots", "output_copies", "output_specs",
+                 "output_into")
+
+    def __init__(self, slot_count: int, constants: tuple[tuple[int, np.ndarray], ...], input_slots: tuple[int, ...],
+                 steps: tuple[Step, ...], output_slots: tuple[int, ...], output_copies: tuple[bool, ...],
+                 output_specs: tuple[tuple[np.dtype, tuple[int, ...]], ...], output_into: tuple[bool, ...]) -> None:
+        self.slot_count = slot_count
+        self.constants = constants
+        self.input_slots = input_slots
+        self.steps = steps
+        self.output_slots = output_slots
+        self.output_copies = output_copies
+        self.output_specs = output_specs
+        self.output_into = output_into
 
 
 def build_plan(inference: Inference, memory_limit: int | None = DEFAULT_MEMORY_LIMIT) -> Plan:

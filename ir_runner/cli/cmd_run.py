@@ -28,7 +28,7 @@ from .options import input_options, model_options, pop_input_options, pop_tolera
 @click.pass_context
 def run(ctx: click.Context, **kw: Any) -> None:
     """Run MODEL once and show each output (name, type, shape, stats, values)."""
-    from .run import RunOptions, run_command, with_replay
+    from .run import RunOptions, run_command
 
     inputs, tolerances = pop_input_options(kw), pop_tolerances(kw)
-    run_command(with_replay(RunOptions(inputs=inputs, tolerances=tolerances, **kw), ctx))
+    run_command(RunOptions(inputs=inputs, tolerances=tolerances, replay=ctx.meta.get("ir_run.replay"), **kw))

@@ -9,11 +9,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from types import MappingProxyType
-from typing import Any, NamedTuple
+from typing import Any
 
 import click
 import numpy as np
 
+from ..ir.records import Record
 from .formats import number, python_values, shape_text, type_name
 
 RULE = "|actual - expected| <= atol + rtol * |expected|, or equal, or both NaN"
@@ -27,13 +28,18 @@ DEFAULT_TOLERANCES = {
 }
 
 
-class Tolerances(NamedTuple):
+class Tolerances(Record):
     """``--atol`` / ``--rtol`` values; the key ``None`` applies to every output."""
 
-    atol: Mapping[str | None, float] = MappingProxyType({})
-    rtol: Mapping[str | None, float] = MappingProxyType({})
-    exact: bool = False
-    max_report: int = 5
+    __slots__ = ("atol", "rtol", "exact", "max_report")
+
+    def __init__(self, atol: Mapping[str | None, float] = MappingProxyType({}),
+                 rtol: Mapping[str | None, float] = MappingProxyType({}), exact: bool = False,
+                 max_report: int = 5) -> None:
+        self.atol = atol
+        self.rtol = rtol
+        self.exact = exact
+        self.max_report = max_report
 
     def pick(self, name: str, dtype: np.dtype) -> tuple[float, float, str]:
         """(atol, rtol, where they come from) for one output."""

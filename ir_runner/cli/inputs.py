@@ -11,13 +11,14 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any
 
 import click
 import numpy as np
 
 from ..errors import InputError, IRError, ResourceLimitError
 from ..infer import infer_graph
+from ..ir.records import Record
 from ..ir.weights import Weights, const_array
 from ..model import Model
 from ..ops.registry import layer_ref
@@ -28,51 +29,68 @@ from .files import json_array, read_json, read_numpy, regular_file, split_key
 from .options import KEYWORDS
 
 
-class InputOptions(NamedTuple):
+class InputOptions(Record):
     """The input-related options of ``run``, ``bench`` and ``gen-inputs``, as given."""
 
-    inputs: tuple[str, ...] = ()
-    values: tuple[str, ...] = ()
-    shapes: tuple[str, ...] = ()
-    data_shapes: tuple[str, ...] = ()
-    ranges: tuple[str, ...] = ()
-    seed: int = 0
-    fill: str = "error"
-    cast: str = "same_kind"
+    __slots__ = ("inputs", "values", "shapes", "data_shapes", "ranges", "seed", "fill", "cast")
+
+    def __init__(self, inputs: tuple[str, ...] = (), values: tuple[str, ...] = (), shapes: tuple[str, ...] = (),
+                 data_shapes: tuple[str, ...] = (), ranges: tuple[str, ...] = (), seed: int = 0, fill: str = "error",
+                 cast: str = "same_kind") -> None:
+        self.inputs = inputs
+        self.values = values
+        self.shapes = shapes
+        self.data_shapes = data_shapes
+        self.ranges = ranges
+        self.seed = seed
+        self.fill = fill
+        self.cast = cast
 
 
-class Binding(NamedTuple):
+class Binding(Record):
     """One model input and the array bound to it."""
 
-    info: TensorInfo
-    array: np.ndarray
-    source: str
-    replay: tuple[str, str]
-    file: str | None = None
-    cast: str | None = None
+    __slots__ = ("info", "array", "source", "replay", "file", "cast")
+
+    def __init__(self, info: TensorInfo, array: np.ndarray, source: str, replay: tuple[str, str],
+                 file: str | None = None, cast: str | None = None) -> None:
+        self.info = info
+        self.array = array
+        self.source = source
+        self.replay = replay
+        self.file = file
+        self.cast = cast
 
 
-class Bound(NamedTuple):
+class Bound(Record):
     """The (possibly reshaped) model and its bindings, in model input order."""
 
-    model: Model
-    bindings: list[Binding]
-    seed: int
+    __slots__ = ("model", "bindings", "seed")
+
+    def __init__(self, model: Model, bindings: list[Binding], seed: int) -> None:
+        self.model = model
+        self.bindings = bindings
+        self.seed = seed
 
     @property
     def arrays(self) -> list[np.ndarray]:
         return [b.array for b in self.bindings]
 
 
-class _Source(NamedTuple):
-    """A source before it is fitted to an input: loaded data, or a keyword to generate."""
+class _Source(Record):
+    """A source before it is fitted to an input: loaded data, or a keyword to generate. ``kind`` is
+    'array', 'json', 'bin', or one of KEYWORDS."""
 
-    kind: str  # 'array', 'json', 'bin', or one of KEYWORDS
-    data: Any = None
-    description: str = ""
-    replay: str = ""
-    option: str = "--input"
-    file: str | None = None
+    __slots__ = ("kind", "data", "description", "replay", "option", "file")
+
+    def __init__(self, kind: str, data: Any = None, description: str = "", replay: str = "", option: str = "--input",
+                 file: str | None = None) -> None:
+        self.kind = kind
+        self.data = data
+        self.description = description
+        self.replay = replay
+        self.option = option
+        self.file = file
 
 
 class Names:

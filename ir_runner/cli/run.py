@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any
 
 import click
 import numpy as np
 from click.core import ParameterSource
 
 from .. import InputError, load
+from ..ir.records import Record
 from ..model import Model
 from ..runtime import execute
 from .common import EXIT_COMPARISON, emit, info, settings
@@ -25,22 +26,31 @@ REPLAY_PARAMETERS = frozenset({"model", "weights", "strict", "memory_limit", "in
                                "data_shapes", "ranges", "seed", "cast", "ref", "atol", "rtol", "exact", "trace"})
 
 
-class RunOptions(NamedTuple):
-    """Everything ``run`` was asked to do, as given on the command line."""
+class RunOptions(Record):
+    """Everything ``run`` was asked to do, as given on the command line; ``replay`` is the record being
+    replayed, if any."""
 
-    model: str
-    weights: str | None = None
-    strict: bool = False
-    memory_limit: int | None = None
-    inputs: InputOptions = InputOptions()
-    output: str | None = None
-    save_inputs: str | None = None
-    save_run: str | None = None
-    ref: str | None = None
-    tolerances: Tolerances = Tolerances()
-    trace: bool = False
-    dump_intermediate: str | None = None
-    replay: dict[str, Any] | None = None
+    __slots__ = ("model", "weights", "strict", "memory_limit", "inputs", "output", "save_inputs", "save_run", "ref",
+                 "tolerances", "trace", "dump_intermediate", "replay")
+
+    def __init__(self, model: str, weights: str | None = None, strict: bool = False, memory_limit: int | None = None,
+                 inputs: InputOptions | None = None, output: str | None = None, save_inputs: str | None = None,
+                 save_run: str | None = None, ref: str | None = None, tolerances: Tolerances | None = None,
+                 trace: bool = False, dump_intermediate: str | None = None,
+                 replay: dict[str, Any] | None = None) -> None:
+        self.model = model
+        self.weights = weights
+        self.strict = strict
+        self.memory_limit = memory_limit
+        self.inputs = InputOptions() if inputs is None else inputs
+        self.output = output
+        self.save_inputs = save_inputs
+        self.save_run = save_run
+        self.ref = ref
+        self.tolerances = Tolerances() if tolerances is None else tolerances
+        self.trace = trace
+        self.dump_intermediate = dump_intermediate
+        self.replay = replay
 
 
 def load_model(path: str, weights: str | None, strict: bool, memory_limit: int | None) -> Model:
@@ -322,9 +332,3 @@ def _check_replay_outputs(record: dict[str, Any], outputs: dict[str, np.ndarray]
     recorded = {entry["name"]: entry["sha256"] for entry in record["outputs"]}
     different = [name for name, value in outputs.items() if recorded.get(name) != array_sha256(value)]
     return {"inputs_identical": True, "outputs_identical": not different, "different": different}
-
-
-def with_replay(options: RunOptions, ctx: click.Context) -> RunOptions:
-    """Attach the recording when this run is a replay."""
-    record = ctx.meta.get("ir_run.replay")
-    return options._replace(replay=record) if record is not None else options

@@ -11,9 +11,10 @@ import functools
 import importlib
 import threading
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any
 
 from ..errors import LayerRef
+from ..ir.records import Record
 from ..types import decimal_int
 
 if TYPE_CHECKING:
@@ -30,7 +31,7 @@ KernelFn = Callable[..., "np.ndarray"]
 PrepareFn = Callable[["dict[str, Any]", "list[TensorSpec]", "list[TensorSpec]", "list[np.ndarray | None]"], KernelFn]
 
 
-class OpDef(NamedTuple):
+class OpDef(Record):
     """One operation version: its inference and its kernel.
 
     ``infer`` checks the inputs and attributes and returns the output specs and the resolved kernel
@@ -47,14 +48,18 @@ class OpDef(NamedTuple):
     plans use it instead of ``kernel``.
     """
 
-    type: str
-    version: int
-    first_opset: int
-    last_opset: int
-    input_names: tuple[str, ...]
-    infer: InferFn
-    kernel: KernelFn | None = None
-    prepare: PrepareFn | None = None
+    __slots__ = ("type", "version", "first_opset", "last_opset", "input_names", "infer", "kernel", "prepare")
+
+    def __init__(self, type: str, version: int, first_opset: int, last_opset: int, input_names: tuple[str, ...],
+                 infer: InferFn, kernel: KernelFn | None = None, prepare: PrepareFn | None = None) -> None:
+        self.type = type
+        self.version = version
+        self.first_opset = first_opset
+        self.last_opset = last_opset
+        self.input_names = input_names
+        self.infer = infer
+        self.kernel = kernel
+        self.prepare = prepare
 
     @property
     def label(self) -> str:
