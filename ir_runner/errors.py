@@ -20,7 +20,16 @@ class LayerRef(NamedTuple):
 
     def __str__(self) -> str:
         line = f", line {self.line}" if self.line else ""
-        return f"layer '{self.name}' ({self.type_version}, id {self.id}{line})"
+        name, kind, layer_id = (clip_text(text, _NAME_LIMIT) for text in (self.name, self.type_version, self.id))
+        return f"layer '{name}' ({kind}, id {layer_id}{line})"
+
+
+_NAME_LIMIT = 300  # real layer names run to ~150 characters (framework scopes); only hostile ones are clipped
+
+
+def clip_text(text: str, limit: int = 40) -> str:
+    """``text`` from a model or its input, for a message: cut to ``limit`` characters, saying how long it was."""
+    return text if len(text) <= limit else f"{text[:limit]}... ({len(text)} characters)"
 
 
 class IRError(Exception):

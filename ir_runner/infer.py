@@ -21,6 +21,7 @@ from .errors import (
     LayerRef,
     ModelFormatError,
     UnsupportedError,
+    clip_text,
 )
 from .graph import Graph
 from .ir.records import LayerRecord, PortRecord
@@ -113,16 +114,27 @@ class OpContext:
     def attr(self, name: str) -> str | None:
         return self.layer.data.get(name)
 
+    def attr_shown(self, name: str) -> str:
+        """``name='value'`` for a message, the value clipped (an attribute may be megabytes long)."""
+        text = self.attr(name)
+        return f"{name}={text!r}" if text is None else f"{name}={clip_text(text)!r}"
+
     def attr_int(self, name: str, default: int) -> int:
+        """An integer attribute: an optional sign and ASCII digits, within int64 (as OpenVINO reads it)."""
         text = self.attr(name)
         if text is None:
             return default
-        try:
-            return int(text.strip())
-        except ValueError:
-            raise ModelFormatError(
-                f"attribute {name}={text!r} is not an integer", layer=self.ref, hint=f"write e.g. {name}=\"0\""
-            ) from None
+        stripped = text.strip()
+        digits = stripped[1:] if stripped[:1] in ("+", "-") else stripped
+        if not (digits.isascii() and digits.isdigit()):
+            raise ModelFormatError(f"attribute {self.attr_shown(name)} is not an integer", layer=self.ref,
+                                   hint=f"write e.g. {name}=\"0\"")
+        significant = digits.lstrip("0")
+        if len(significant) <= 19:  # the digits of 2**63; never near int()'s 4300-digit limit
+            value = -int(significant or "0") if stripped[0] == "-" else int(significant or "0")
+            if -(2**63) <= value < 2**63:
+                return value
+        raise ModelFormatError(f"attribute {self.attr_shown(name)} is outside the int64 range", layer=self.ref)
 
     def attr_choice(self, name: str, choices: dict[str, str], default: str) -> str:
         """An enumerated attribute, case-insensitive; ``choices`` maps accepted spellings to meanings."""
@@ -132,7 +144,7 @@ class OpContext:
         value = choices.get(text.strip().lower())
         if value is None:
             raise ModelFormatError(
-                f"attribute {name}={text!r} is not one of {', '.join(sorted(choices))}", layer=self.ref
+                f"attribute {self.attr_shown(name)} is not one of {', '.join(sorted(choices))}", layer=self.ref
             )
         return value
 
@@ -142,7 +154,7 @@ class OpContext:
             raise ModelFormatError(f"the required attribute '{name}' is missing", layer=self.ref)
         et = element_type(text)
         if et is None:
-            raise UnsupportedError(f"attribute {name}={text!r} is not a known element type", layer=self.ref)
+            raise UnsupportedError(f"attribute {self.attr_shown(name)} is not a known element type", layer=self.ref)
         return et
 
 

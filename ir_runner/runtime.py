@@ -145,8 +145,8 @@ def _from_python(info: TensorInfo, value, cast: str | None) -> np.ndarray:
         natural = np.asarray(value)
     except (TypeError, ValueError) as exc:
         raise InputError(f"input '{info.name}': the given value is not an array: {exc}") from None
-    if natural.dtype.kind in "OUSV" or info.dtype is None:
-        return natural
+    if natural.dtype.kind in "OUSVMmc" or info.dtype is None:
+        return natural  # refused by the caller, or by _cast (complex values: unless exact under cast='unsafe')
     with np.errstate(all="ignore"):
         converted = natural.astype(info.dtype)
         both_float = natural.dtype.kind == "f" and info.element_type.kind == "float"
@@ -159,23 +159,36 @@ def _cast(info: TensorInfo, array: np.ndarray, cast: str | None) -> np.ndarray:
     expected = info.dtype
     got = element_type_of(array.dtype)
     got_name = got.name if got else str(array.dtype)
+    is_complex = array.dtype.kind == "c"
+    no_complex = "; the IR has no complex element type" if is_complex else ""
     if cast is None:
         raise InputError(
             f"input '{info.name}' expects element type {info.element_type.name} ({expected}),"
-            f" got {got_name} ({array.dtype})",
-            hint=f"convert it (array.astype(np.{expected.name})) or pass cast='same_kind'",
+            f" got {got_name} ({array.dtype}){no_complex}",
+            hint=_COMPLEX_HINT if is_complex else
+            f"convert it (array.astype({_dtype_expression(expected)})) or pass cast='same_kind'",
         )
     if cast not in ("no", "equiv", "safe", "same_kind", "unsafe"):
         raise InputError(f"cast={cast!r} is not one of 'safe', 'same_kind', 'unsafe'")
-    if not np.can_cast(array.dtype, expected, casting=cast):
+    if (is_complex and cast != "unsafe") or not np.can_cast(array.dtype, expected, casting=cast):
+        # (complex tested first: ml_dtypes' types take any dtype under 'same_kind')
         raise InputError(
-            f"input '{info.name}': cannot cast {array.dtype} to {expected} under cast={cast!r}",
-            hint="use cast='unsafe' to force it",
+            f"input '{info.name}': cannot cast {array.dtype} to {expected} under cast={cast!r}{no_complex}",
+            hint=_COMPLEX_HINT if is_complex else "use cast='unsafe' to force it",
+        )
+    if is_complex and np.any(array.imag):  # even cast='unsafe' never drops a non-zero imaginary part
+        raise InputError(
+            f"input '{info.name}': cannot cast {array.dtype} values with non-zero imaginary parts to"
+            f" {info.element_type.name} ({expected}){no_complex}",
+            hint="pass array.real to drop the imaginary parts",
         )
     warnings.warn(f"input '{info.name}': cast {array.dtype} to {expected} (cast={cast!r})", CastWarning, stacklevel=4)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", np.exceptions.ComplexWarning)
         return array.astype(expected)
+
+
+_COMPLEX_HINT = "pass array.real to drop the imaginary parts (cast='unsafe' converts only when all of them are 0)"
 
 
 def _shape_hint(expected: PartialShape, got: tuple[int, ...]) -> str | None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import functools
 
-from ..errors import ModelFormatError, UnsupportedError
+from ..errors import ModelFormatError, UnsupportedError, clip_text
 from ..infer import OpContext
 from ..ir.weights import const_array
 from ..types import PartialShape, TensorSpec, parse_partial_shape
@@ -28,7 +28,7 @@ def _shape_attr(ctx: OpContext, required: bool) -> PartialShape | None:
         return _parse_shape(text)
     except ValueError as exc:
         raise ModelFormatError(
-            f"attribute shape={text!r} is not a shape: {exc}",
+            f"attribute {ctx.attr_shown('shape')} is not a shape: {clip_text(str(exc), 120)}",
             layer=ctx.ref,
             hint="write dims as in '1,?,3', '1..10,3' or '...' for a dynamic rank",
         ) from None
@@ -49,14 +49,21 @@ def infer_const(ctx: OpContext):
     et = ctx.attr_element_type("element_type")
     shape = _shape_attr(ctx, required=True)
     if not shape.is_static:
-        raise ModelFormatError(f"a Const needs a static shape, got shape={ctx.attr('shape')!r}", layer=ctx.ref)
+        raise ModelFormatError(f"a Const needs a static shape, got {ctx.attr_shown('shape')}", layer=ctx.ref)
     offset, size = ctx.attr_int("offset", -1), ctx.attr_int("size", -1)
     if offset < 0 or size < 0:
         raise ModelFormatError(
-            f"offset={ctx.attr('offset')!r} and size={ctx.attr('size')!r} must both be integers >= 0",
+            f"{ctx.attr_shown('offset')} and {ctx.attr_shown('size')} must both be integers >= 0",
             layer=ctx.ref,
         )
-    value = const_array(ctx.ref, et, shape, offset, size, ctx.weights)
+    try:
+        value = const_array(ctx.ref, et, shape, offset, size, ctx.weights)
+    except ValueError as exc:  # numpy cannot describe the array: a rank above its limit (64; numpy 1: 32)
+        raise UnsupportedError(
+            f"a Const of element type {et.name} and {ctx.attr_shown('shape')} cannot be held in a numpy array:"
+            f" {clip_text(str(exc), 120)}",
+            layer=ctx.ref,
+        ) from None
     return [TensorSpec(et, shape)], {"value": value}
 
 
