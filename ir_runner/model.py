@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from .errors import InferenceError, InputError, IRError
+from .errors import InputError, IRError
 from .graph import Graph, build_graph
 from .infer import Inference, LayerInference, infer_graph
 from .ir.reader import read_ir
@@ -120,20 +120,7 @@ class Model:
         plan = self._plans.get(signature)
         if plan is not None:
             return plan
-        specs = {
-            layer.id: TensorSpec(info.element_type if info.dtype is not None else element_type_of(array.dtype),
-                                 PartialShape.of(array.shape))
-            for layer, info, array in zip(self.graph.parameters, self.inputs, arrays)
-        }
-        with _gc_paused():
-            inference = infer_graph(self.graph, strict=self.strict, input_specs=specs, check_declared=False)
-        try:
-            inference.raise_first()
-        except InferenceError as error:
-            raise InputError(
-                f"the inputs' shapes do not fit the model: {error.detail}", layer=error.layer, port=error.port,
-                hint=error.hint,
-            ) from None
+        inference = self.inference_for([fed_spec(info, array) for info, array in zip(self.inputs, arrays)])
         with _gc_paused():
             plan = build_plan(inference, self.memory_limit)
         with self._lock:
@@ -142,10 +129,38 @@ class Model:
             self._plans[signature] = plan
         return plan
 
+    def inference_for(self, specs: Sequence[TensorSpec], *,
+                      context: str = "the inputs' shapes do not fit the model") -> Inference:
+        """The graph inferred with these input specs (in ``inputs`` order), declared ports unchecked: the
+        model's own inference when they are its inputs' specs.
+
+        Specs the graph cannot take raise InputError ``'<context>: <what is wrong>'`` with its layer and port
+        (an InputError subclass, e.g. a strict-mode IndexOutOfRangeError, keeps its class).
+        """
+        if all(spec.element_type == info.element_type and spec.shape == info.partial_shape
+               for spec, info in zip(specs, self.inputs)):
+            return self.inference
+        input_specs = {layer.id: spec for layer, spec in zip(self.graph.parameters, specs)}
+        with _gc_paused():
+            inference = infer_graph(self.graph, strict=self.strict, input_specs=input_specs, check_declared=False)
+        try:
+            inference.raise_first()
+        except IRError as error:
+            kind = type(error) if isinstance(error, InputError) else InputError
+            raise kind(f"{context}: {error.detail}", layer=error.layer, port=error.port, hint=error.hint) from None
+        return inference
+
     def __repr__(self) -> str:
         ins = ", ".join(str(i) for i in self.inputs)
         outs = ", ".join(str(o) for o in self.outputs)
         return f"<Model {self.name!r} ({ins}) -> ({outs})>"
+
+
+def fed_spec(info: TensorInfo, array: np.ndarray) -> TensorSpec:
+    """The spec of ``array`` fed to input ``info``: its shape, and the input's element type (the array's when
+    the input's is dynamic)."""
+    element_type = info.element_type if info.dtype is not None else element_type_of(array.dtype)
+    return TensorSpec(element_type, PartialShape.of(array.shape))
 
 
 def input_infos(graph: Graph, inference: Inference) -> tuple[TensorInfo, ...]:

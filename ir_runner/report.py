@@ -144,11 +144,16 @@ def index_findings(inference: Inference) -> list[Finding]:
 # -- validation -----------------------------------------------------------------------------------
 
 
-def error_entry(error: IRError | Finding) -> dict[str, Any]:
-    """An error or finding as JSON-ready data."""
-    entry: dict[str, Any] = {"type": type(error).__name__ if isinstance(error, IRError) else "warning",
-                             "message": str(error)}
-    layer = error.layer
+def error_entry(error: BaseException | Finding, kind: str | None = None, *, detail: bool = False) -> dict[str, Any]:
+    """An error or finding as JSON-ready data: its ``type`` (``kind``, else the IRError's class name, else
+    'warning'), ``message``, then whichever of ``detail`` (when asked), ``layer``, ``port`` and ``hint`` it has.
+    ``validate``/``inspect`` list these; the CLI's ``--json`` error object is one with ``detail``."""
+    if kind is None:
+        kind = type(error).__name__ if isinstance(error, IRError) else "warning"
+    entry: dict[str, Any] = {"type": kind, "message": str(error)}
+    if detail and getattr(error, "detail", None):
+        entry["detail"] = error.detail
+    layer = getattr(error, "layer", None)
     if layer is not None:
         entry["layer"] = {"name": layer.name, "type": layer.type_version, "id": layer.id, "line": layer.line}
     for key in ("port", "hint"):

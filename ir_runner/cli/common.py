@@ -95,18 +95,11 @@ def emit(command: str, result: dict[str, Any], render: Callable[[dict[str, Any]]
 def emit_error(command: str | None, error: BaseException, code: int, kind: str) -> None:
     """Report a failure: one paragraph on stderr, and with ``--json`` an error object on stdout."""
     if settings().json:
+        from ..report import error_entry
         from .formats import to_json
 
-        detail = {"type": kind, "message": str(error)}
-        for key in ("detail", "hint", "port"):
-            value = getattr(error, key, None)
-            if value:
-                detail[key] = str(value)
-        layer = getattr(error, "layer", None)
-        if layer is not None:
-            detail["layer"] = {"name": layer.name, "type": layer.type_version, "id": layer.id, "line": layer.line}
         click.echo(to_json({"schema": SCHEMA, "tool": "ir-run", "version": _version(), "command": command,
-                            "ok": False, "exit_code": code, "error": detail}))
+                            "ok": False, "exit_code": code, "error": error_entry(error, kind, detail=True)}))
     log(f"error: {error}")
 
 

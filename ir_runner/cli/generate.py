@@ -13,11 +13,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..errors import InputError, IRError, ResourceLimitError
-from ..infer import infer_graph
-from ..model import Model
+from ..errors import InputError, ResourceLimitError
+from ..model import Model, fed_spec
 from ..runtime import TensorInfo
-from ..types import PartialShape, TensorSpec, element_type_of
+from ..types import PartialShape, TensorSpec
 from .common import log
 from .inputs import generated_shape, int_bounds
 
@@ -38,6 +37,9 @@ def generate_inputs(model: Model, arrays: list[np.ndarray | None], kinds: dict[i
                     data_shapes: dict[int, tuple[int, ...]], ranges: dict[int, tuple[float, float]],
                     seed: int) -> dict[int, str]:
     """Fill ``arrays[i]`` for each input ``i`` in ``kinds`` (a keyword); return the random ones' descriptions."""
+    for info in (model.inputs[i] for i in kinds):
+        if info.dtype is None:
+            raise InputError(f"input '{info.name}' has element type {info.element_type}: give its data in a file")
     shapes = {i: generated_shape(model.inputs[i], data_shapes.get(i)) for i in kinds}
     for i, shape in shapes.items():
         _check_generated_size(model, model.inputs[i], shape)
@@ -67,7 +69,7 @@ def _num(value: float) -> str:
 def _check_generated_size(model: Model, info: TensorInfo, shape: tuple[int, ...]) -> None:
     """Refuse to generate an input larger than the model's memory limit (before allocating it)."""
     limit = model.memory_limit
-    nbytes = math.prod(shape) * (info.dtype.itemsize if info.dtype is not None else 1)
+    nbytes = math.prod(shape) * info.dtype.itemsize
     if limit is not None and nbytes > limit:
         raise ResourceLimitError(
             f"generating input '{info.name}' of shape {list(shape)} would take {nbytes} bytes, above the memory"
@@ -78,17 +80,9 @@ def _check_generated_size(model: Model, info: TensorInfo, shape: tuple[int, ...]
 
 def _generation_plans(model: Model, arrays, shapes, ranges, randoms: list[int]) -> dict[int, _Generation]:
     """For each random input: its value range, from --range or from the layers it feeds."""
-    specs = {}
-    for index, (layer, info) in enumerate(zip(model.graph.parameters, model.inputs)):
-        shape = shapes[index] if index in shapes else arrays[index].shape
-        et = info.element_type if info.element_type.kind != "dynamic" else element_type_of(arrays[index].dtype)
-        specs[layer.id] = TensorSpec(et, PartialShape.of(shape))
-    inference = infer_graph(model.graph, strict=model.strict, input_specs=specs, check_declared=False)
-    try:
-        inference.raise_first()
-    except IRError as error:
-        raise InputError(f"the inputs' shapes do not fit the model: {error.detail}", layer=error.layer,
-                         port=error.port, hint=error.hint) from None
+    specs = [TensorSpec(info.element_type, PartialShape.of(shapes[i])) if i in shapes else fed_spec(info, arrays[i])
+             for i, info in enumerate(model.inputs)]
+    inference = model.inference_for(specs)  # the model's own when no shape changes
     parameters = model.graph.parameters
     return {i: _plan(model.inputs[i], _uses(model.graph, inference, parameters[i].id), ranges.get(i))
             for i in randoms}
@@ -157,8 +151,6 @@ def _plan(info: TensorInfo, uses, given: tuple[float, float] | None) -> _Generat
 
 def _random(info: TensorInfo, shape: tuple[int, ...], plan: _Generation, rng: np.random.Generator) -> np.ndarray:
     dtype = info.dtype
-    if dtype is None:
-        raise InputError(f"input '{info.name}' has element type {info.element_type}: give its data in a file")
     if info.element_type.kind == "bool":
         if plan.why == "(--range)" and plan.lo == plan.hi:
             return np.full(shape, bool(plan.lo))
@@ -170,6 +162,4 @@ def _random(info: TensorInfo, shape: tuple[int, ...], plan: _Generation, rng: np
 
 
 def _constant(info: TensorInfo, shape: tuple[int, ...], kind: str) -> np.ndarray:
-    if info.dtype is None:
-        raise InputError(f"input '{info.name}' has element type {info.element_type}: give its data in a file")
     return (np.zeros if kind == "zeros" else np.ones)(shape, dtype=info.dtype)

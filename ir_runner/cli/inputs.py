@@ -16,8 +16,7 @@ from typing import Any
 import click
 import numpy as np
 
-from ..errors import InputError, IRError, ResourceLimitError
-from ..infer import infer_graph
+from ..errors import InputError, ResourceLimitError
 from ..ir.records import Record
 from ..ir.weights import Weights, const_array
 from ..model import Model
@@ -168,16 +167,11 @@ def bind_inputs(model: Model, options: InputOptions) -> Bound:
 
 def reshape(model: Model, shapes: dict[int, PartialShape]) -> Model:
     """The model with some inputs' partial shapes replaced (OpenVINO's reshape), re-inferred."""
-    specs = {}
-    for index, (layer, info) in enumerate(zip(model.graph.parameters, model.inputs)):
-        specs[layer.id] = TensorSpec(info.element_type, shapes.get(index, info.partial_shape))
-    inference = infer_graph(model.graph, strict=model.strict, input_specs=specs, check_declared=False)
-    try:
-        inference.raise_first()
-    except IRError as error:
-        given = ", ".join(f"{model.inputs[i].name}={s}" for i, s in shapes.items())
-        raise InputError(f"with --shape {given}: {error.detail}", layer=error.layer, port=error.port,
-                         hint=error.hint) from None
+    specs = [TensorSpec(info.element_type, shapes.get(i, info.partial_shape)) for i, info in enumerate(model.inputs)]
+    given = ", ".join(f"{model.inputs[i].name}={s}" for i, s in shapes.items())
+    inference = model.inference_for(specs, context=f"with --shape {given}")
+    if inference is model.inference:
+        return model
     return Model(model.graph, inference, strict=model.strict, memory_limit=model.memory_limit)
 
 

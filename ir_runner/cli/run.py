@@ -69,19 +69,17 @@ def run_command(options: RunOptions) -> None:
     _refuse_overwrites(options, bound)
     if options.replay is not None:
         _check_replay_inputs(options, bound)
+    expected = _read_reference(bound, options.ref) if options.ref else None  # fails before a long run
     trace: list[dict[str, Any]] = []
     if options.trace or options.dump_intermediate:
-        outputs = _traced(bound, trace, options.dump_intermediate)
+        outputs = _traced(bound, trace if options.trace else None, options.dump_intermediate)
     else:
         outputs = run_model(bound.model, bound.arrays)
     result: dict[str, Any] = {"model": _model_entry(options), "seed": bound.seed, "inputs": binding_rows(bound)}
     if options.trace:
         result["trace"] = trace
     result["outputs"] = [_output_row(i, outputs[i.name]) for i in bound.model.outputs]
-    if options.ref:
-        expected = read_arrays(options.ref)
-        if not isinstance(expected, dict):
-            expected = _single_reference(bound, expected, options.ref)
+    if expected is not None:
         result["comparison"] = compare_outputs(outputs, expected, options.tolerances)
         result["comparison"]["reference"] = options.ref
         if not result["comparison"]["passed"]:
@@ -188,25 +186,29 @@ def render_run(result: dict[str, Any], outputs: dict[str, np.ndarray]) -> str:
     return "\n".join(part for part in parts if part)
 
 
-def _traced(bound: Bound, rows: list[dict[str, Any]], dump: str | None) -> dict[str, np.ndarray]:
+def _traced(bound: Bound, rows: list[dict[str, Any]] | None, dump: str | None) -> dict[str, np.ndarray]:
+    """Run step by step: a trace row per computed layer into ``rows`` (when given), each layer's output
+    saved into the folder ``dump`` (when given) and listed in its index.json."""
     folder = Path(dump) if dump else None
     if folder is not None:
         folder.mkdir(parents=True, exist_ok=True)
     index: list[dict[str, Any]] = []
+    count = 0
 
     def observe(step, value: np.ndarray, seconds: float) -> None:
-        number_ = len(rows)
-        row = {"step": number_, "layer": step.layer.name, "id": step.layer.id, "type": step.layer.type_version,
-               "element_type": type_name(value.dtype), "shape": list(value.shape), **array_stats(value),
-               "ms": seconds * 1e3}
-        del row["values"]
-        rows.append(row)
+        nonlocal count
+        layer = step.layer
+        entry = {"layer": layer.name, "id": layer.id, "type": layer.type_version,
+                 "element_type": type_name(value.dtype), "shape": list(value.shape)}  # both the trace and index
+        if rows is not None:
+            stats = array_stats(value)
+            del stats["values"]
+            rows.append({"step": count, **entry, **stats, "ms": seconds * 1e3})
         if folder is not None:
-            name = f"{number_:04d}_{re.sub(r'[^A-Za-z0-9._-]', '_', step.layer.name)[:80]}.npy"
-            save_arrays(folder / name, {step.layer.name: value})
-            index.append({"file": name, "layer": step.layer.name, "id": step.layer.id,
-                          "type": step.layer.type_version, "element_type": row["element_type"],
-                          "shape": row["shape"]})
+            name = f"{count:04d}_{re.sub(r'[^A-Za-z0-9._-]', '_', layer.name)[:80]}.npy"
+            save_arrays(folder / name, {layer.name: value})
+            index.append({"file": name, **entry})
+        count += 1
 
     values = execute(bound.model.plan_for(bound.arrays), bound.arrays, observe)
     if folder is not None:
@@ -214,7 +216,11 @@ def _traced(bound: Bound, rows: list[dict[str, Any]], dump: str | None) -> dict[
     return {info.name: value for info, value in zip(bound.model.outputs, values)}
 
 
-def _single_reference(bound: Bound, expected: np.ndarray, path: str) -> dict[str, np.ndarray]:
+def _read_reference(bound: Bound, path: str) -> dict[str, np.ndarray]:
+    """The ``--ref`` arrays by output name (a single array is the only output's)."""
+    expected = read_arrays(path)
+    if isinstance(expected, dict):
+        return expected
     if len(bound.model.outputs) != 1:
         raise InputError(f"'{path}' holds one array, the model has {len(bound.model.outputs)} outputs",
                          hint="give a .npz (or JSON object) keyed by output name")
