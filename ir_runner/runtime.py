@@ -170,8 +170,7 @@ def _cast(info: TensorInfo, array: np.ndarray, cast: str | None) -> np.ndarray:
         )
     if cast not in ("no", "equiv", "safe", "same_kind", "unsafe"):
         raise InputError(f"cast={cast!r} is not one of 'safe', 'same_kind', 'unsafe'")
-    if (is_complex and cast != "unsafe") or not np.can_cast(array.dtype, expected, casting=cast):
-        # (complex tested first: ml_dtypes' types take any dtype under 'same_kind')
+    if (is_complex and cast != "unsafe") or not (is_complex or can_cast(array.dtype, expected, cast)):
         raise InputError(
             f"input '{info.name}': cannot cast {array.dtype} to {expected} under cast={cast!r}{no_complex}",
             hint=_COMPLEX_HINT if is_complex else "use cast='unsafe' to force it",
@@ -182,10 +181,71 @@ def _cast(info: TensorInfo, array: np.ndarray, cast: str | None) -> np.ndarray:
             f" {info.element_type.name} ({expected}){no_complex}",
             hint="pass array.real to drop the imaginary parts",
         )
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", np.exceptions.ComplexWarning)
+            converted = array.astype(expected)
+    except TypeError:  # ml_dtypes has no int4 <-> uint4 conversion
+        raise InputError(f"input '{info.name}': numpy cannot convert {array.dtype} to {expected}",
+                         hint=f"convert it first, e.g. array.astype(np.int8).astype({_dtype_expression(expected)})",
+                         ) from None
     warnings.warn(f"input '{info.name}': cast {array.dtype} to {expected} (cast={cast!r})", CastWarning, stacklevel=4)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", np.exceptions.ComplexWarning)
-        return array.astype(expected)
+    return converted
+
+
+def can_cast(source: np.dtype, target: np.dtype, cast: str) -> bool:
+    """numpy's ``can_cast``, except when either side is a type numpy lacks (bf16, f8, i4, u4): ml_dtypes
+    declares casts such as u8 -> f8e4m3 (255 becomes 256) 'safe' and f64 -> i4 'same_kind'. For those,
+    'safe' means every value of ``source`` is exact in ``target``, and 'same_kind' also allows a cast to the
+    same or a later kind in bool < unsigned < signed < float (numpy's order)."""
+    if _is_numpy_type(source) and _is_numpy_type(target):
+        return bool(np.can_cast(source, target, casting=cast))
+    if cast == "unsafe":
+        return True
+    if cast in ("no", "equiv"):
+        return source == target
+    if _holds_every_value(target, source):
+        return True
+    order = "bui" + "f"
+    return cast == "same_kind" and order.index(_kind(source)) <= order.index(_kind(target))
+
+
+def _is_numpy_type(dtype: np.dtype) -> bool:
+    return dtype.type.__module__ == "numpy"  # ml_dtypes' kinds vary: bf16 'V', f8e5m2 'f'
+
+
+def _kind(dtype: np.dtype) -> str:
+    """numpy's kind letter, also for ml_dtypes' types: b, u, i or f."""
+    if _is_numpy_type(dtype):
+        return dtype.kind
+    return {"int4": "i", "uint4": "u"}.get(dtype.name, "f")
+
+
+def _holds_every_value(target: np.dtype, source: np.dtype) -> bool:
+    """Whether every value of ``source`` is exactly a value of ``target`` (NaN and infinities included)."""
+    import ml_dtypes
+
+    source_kind, target_kind = _kind(source), _kind(target)
+    if source_kind == "b":
+        return True
+    if target_kind == "b" or (source_kind == "f" and target_kind != "f"):
+        return False
+    if source_kind != "f":
+        low, high = int(ml_dtypes.iinfo(source).min), int(ml_dtypes.iinfo(source).max)
+        if target_kind != "f":
+            info = ml_dtypes.iinfo(target)
+            return int(info.min) <= low and high <= int(info.max)
+        info = ml_dtypes.finfo(target)  # integers up to 2**(nmant + 1) are exact
+        return max(-low, high) <= min(2 ** (info.nmant + 1), float(info.max))
+    have, want = ml_dtypes.finfo(target), ml_dtypes.finfo(source)
+    return (have.nmant >= want.nmant and float(have.max) >= float(want.max)
+            and float(have.smallest_subnormal) <= float(want.smallest_subnormal)
+            and (_has_infinity(target) or not _has_infinity(source)))
+
+
+def _has_infinity(dtype: np.dtype) -> bool:
+    with np.errstate(all="ignore"):
+        return bool(np.isinf(np.array(np.inf).astype(dtype).astype(np.float64)))
 
 
 _COMPLEX_HINT = "pass array.real to drop the imaginary parts (cast='unsafe' converts only when all of them are 0)"
