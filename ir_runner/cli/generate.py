@@ -18,7 +18,7 @@ from ..model import Model, fed_spec
 from ..runtime import TensorInfo
 from ..types import PartialShape, TensorSpec
 from .common import log
-from .inputs import generated_shape, int_bounds
+from .inputs import data_shape_example, generated_shape, int_bounds
 
 DEFAULT_INT_RANGE = (0, 9)
 DEFAULT_FLOAT_RANGE = (0.0, 1.0)
@@ -40,7 +40,15 @@ def generate_inputs(model: Model, arrays: list[np.ndarray | None], kinds: dict[i
     for info in (model.inputs[i] for i in kinds):
         if info.dtype is None:
             raise InputError(f"input '{info.name}' has element type {info.element_type}: give its data in a file")
-    shapes = {i: generated_shape(model.inputs[i], data_shapes.get(i)) for i in kinds}
+    given = {i: generated_shape(model.inputs[i], data_shapes[i]) for i in kinds if i in data_shapes}  # checked
+    unknown = [info for i, info in enumerate(model.inputs)
+               if i in kinds and i not in given and not info.partial_shape.is_static]
+    if len(unknown) > 1:  # one message for all of them (one input is explained by generated_shape)
+        names = ", ".join(f"'{info.name}' {info.partial_shape}" for info in unknown)
+        raise InputError(f"inputs {names} have dynamic shapes: ir-run needs the concrete shape of their data",
+                         hint=f"add {' '.join(data_shape_example(info) for info in unknown)} (or give the data in"
+                              " files)")
+    shapes = {i: given[i] if i in given else generated_shape(model.inputs[i], None) for i in kinds}
     for i, shape in shapes.items():
         _check_generated_size(model, model.inputs[i], shape)
     descriptions = {}

@@ -495,11 +495,15 @@ def generated_shape(info: TensorInfo, data_shape) -> tuple[int, ...]:
         return tuple(data_shape)
     if shape.is_static:
         return shape.to_shape()
-    if shape.dims is None:
-        example = "[1,3]"
-    else:
-        example = "[" + ",".join(str(d.lo) if d.is_static else str(max(d.lo, 1)) for d in shape.dims) + "]"
     raise InputError(
         f"input '{info.name}' has the dynamic shape {shape}: ir-run needs the concrete shape of its data",
-        hint=f"add --data-shape {info.name}={example} (or give the data in a file)",
+        hint=f"add {data_shape_example(info)} (or give the data in a file)",
     )
+
+
+def data_shape_example(info: TensorInfo) -> str:
+    """A ``--data-shape`` option that fits a dynamic input: each dynamic dim at its lower bound (at least 1)."""
+    dims = info.partial_shape.dims
+    if dims is None:
+        return f"--data-shape {info.name}=[1,3]"
+    return f"--data-shape {info.name}=[" + ",".join(str(d.lo) if d.is_static else str(max(d.lo, 1)) for d in dims) + "]"
