@@ -146,11 +146,11 @@ def _wrap(v: np.ndarray, dst: str) -> np.ndarray:
 def cvtt(x: np.ndarray, bits: int) -> np.ndarray:
     """x86 CVTTSS2SI/CVTTSD2SI: truncate toward zero; NaN, ±inf and results outside the signed
     ``bits``-wide range give ``-2**(bits-1)``. Returns int64."""
-    t = np.trunc(x.astype(np.float64))
+    t = np.trunc(x)  # exact in x's own float type, as are the limits (powers of two)
     limit = float(2 ** (bits - 1))
-    ok = (t >= -limit) & (t < limit)
-    result = np.where(ok, t, 0.0).astype(np.int64)
-    result[~ok] = -(2 ** (bits - 1))
+    outside = ~((t >= -limit) & (t < limit))  # NaN too
+    result = x.astype(np.int64)  # truncates every value in range; the others are overwritten
+    result[outside] = -(2 ** (bits - 1))
     return result
 
 
@@ -172,11 +172,12 @@ def float_to_int(x: np.ndarray, dst: str) -> np.ndarray:
 def to_f32_value(x: np.ndarray, src: str) -> np.ndarray:
     """The f32 value of a narrow float, as OpenVINO widens it (f16 NaNs keep their payload unquietened)."""
     if src == "f16":
-        bits = np.ascontiguousarray(x).view(np.uint16).astype(np.uint32)
-        widened = x.astype(np.float32).view(np.uint32).copy()
+        widened = x.astype(np.float32)
         nan = np.isnan(x)
-        widened[nan] = ((bits[nan] & 0x8000) << 16) | 0x7F800000 | ((bits[nan] & 0x3FF) << 13)
-        return widened.view(np.float32)
+        if nan.any():
+            bits = np.ascontiguousarray(x).view(np.uint16)[nan].astype(np.uint32)
+            widened.view(np.uint32)[nan] = ((bits & 0x8000) << 16) | 0x7F800000 | ((bits & 0x3FF) << 13)
+        return widened
     if src == "f8e5m2":
         return to_f32_value((np.ascontiguousarray(x).view(np.uint8).astype(np.uint16) << 8).view(np.float16), "f16")
     return x.astype(np.float32)
@@ -185,7 +186,9 @@ def to_f32_value(x: np.ndarray, src: str) -> np.ndarray:
 def quiet_nan32(f: np.ndarray) -> np.ndarray:
     """Set the quiet bit of f32 NaNs (what the hardware widening instructions do)."""
     bits = f.view(np.uint32).copy()
-    bits[np.isnan(f)] |= 0x00400000
+    nan = np.isnan(f)
+    if nan.any():
+        bits[nan] |= 0x00400000
     return bits.view(np.float32)
 
 

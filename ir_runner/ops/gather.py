@@ -159,12 +159,16 @@ class GatherKernel:
 
     def fix_indices(self, indices: np.ndarray) -> None:
         """Normalise constant indices once (strict checks happen here, at load)."""
+        self._check(indices)
         self.fixed = self._normalise(indices)
+
+    def _check(self, indices: np.ndarray) -> None:
+        """In strict mode, raise for an index outside the spec's range (even when no element is read)."""
+        if self.strict_low is not None:
+            _check_strict(indices, self.dim, self.strict_low, self.layer)
 
     def _normalise(self, indices: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
         """Indices ready for the take, and the mask of valid ones (None when all are valid)."""
-        if self.strict_low is not None:
-            _check_strict(indices, self.dim, self.strict_low, self.layer)
         idx = as_int64(indices).reshape(self.n_batch, self.n_idx)
         if not idx.size:
             return idx, None
@@ -181,6 +185,8 @@ class GatherKernel:
                  out: np.ndarray | None = None) -> np.ndarray:
         """Gather; ``axis_input`` is the layer's third input, already resolved into ``axis`` by inference.
         Writes into ``out`` (C-contiguous, the output's dtype and shape) when given."""
+        if self.fixed is None:
+            self._check(indices)
         shape = (self.n_batch, self.n_outer, self.n_idx, self.n_inner)
         out = np.empty(shape, dtype=data.dtype) if out is None else out.reshape(shape)
         if out.size == 0:
@@ -190,8 +196,6 @@ class GatherKernel:
             return out.reshape(self.out_shape)
         data = np.ascontiguousarray(data)
         if self.fixed is None and self.n_batch == 1 and self.n_outer == 1:
-            if self.strict_low is not None:
-                _check_strict(indices, self.dim, self.strict_low, self.layer)
             self._take_in_chunks(data.reshape(self.dim, self.n_inner), indices.reshape(-1), out[0, 0])
             return quiet_f16_nans(out).reshape(self.out_shape)
         idx, valid = self.fixed if self.fixed is not None else self._normalise(indices)

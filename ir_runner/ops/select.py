@@ -220,26 +220,31 @@ bit_select.accepts_out = True
 
 def bit_select_broadcast(cond: np.ndarray, then: np.ndarray, else_: np.ndarray, out_shape, *,
                          out: np.ndarray | None = None) -> np.ndarray:
-    """The bit-select of :func:`bit_select` for inputs broadcast to ``out_shape``: blocks of leading rows
-    of about 64K elements, each computed on broadcast views (no input is ever expanded in memory)."""
+    """The bit-select of :func:`bit_select` for inputs broadcast to ``out_shape``: blocks of consecutive slices
+    along the first axis whose slices hold at most 4 * _CHUNK elements (the axes before it, such as a batch of 1,
+    are iterated), about _CHUNK elements each, computed on broadcast views (no input is ever expanded in memory)."""
     unsigned = _UNSIGNED[then.dtype.itemsize]
     out = _new_or(out, out_shape, then.dtype)
     cond8 = np.broadcast_to(cond, out_shape).view(np.uint8)
     then_bits = np.broadcast_to(then, out_shape).view(unsigned)
     else_bits = np.broadcast_to(else_, out_shape).view(unsigned)
     out_bits = out.view(unsigned)
-    rows, row_size = out_shape[0], math.prod(out_shape[1:])
-    block = max(1, _CHUNK // max(row_size, 1))
+    axis, row_size = 0, math.prod(out_shape[1:])
+    while row_size > 4 * _CHUNK:  # one slice along ``axis`` would not fit a block (never at the last axis)
+        axis += 1
+        row_size //= out_shape[axis]
+    outer, rows = out_shape[:axis], out_shape[axis]
+    block = max(1, _CHUNK // row_size)
+    parts = [(*where, slice(lo, min(lo + block, rows))) for where in np.ndindex(outer) for lo in range(0, rows, block)]
 
     def work(start: int, stop: int) -> None:
-        for lo in range(start * block, min(stop * block, rows), block):
-            hi = min(lo + block, rows)
-            mask = np.negative(np.not_equal(cond8[lo:hi], 0).view(np.uint8), dtype=unsigned)
-            diff = np.bitwise_xor(then_bits[lo:hi], else_bits[lo:hi])
+        for part in parts[start:stop]:
+            mask = np.negative(np.not_equal(cond8[part], 0).view(np.uint8), dtype=unsigned)
+            diff = np.bitwise_xor(then_bits[part], else_bits[part])
             np.bitwise_and(diff, mask, out=diff)
-            np.bitwise_xor(else_bits[lo:hi], diff, out=out_bits[lo:hi])
+            np.bitwise_xor(else_bits[part], diff, out=out_bits[part])
 
-    run_chunked(-(-rows // block), block * row_size, work)
+    run_chunked(len(parts), block * row_size, work)
     return out
 
 
