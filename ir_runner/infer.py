@@ -26,7 +26,17 @@ from .errors import (
 from .graph import Graph
 from .ir.records import LayerRecord, PortRecord
 from .ops.registry import OpDef, find_op, is_known_type, layer_ref, supported_summary
-from .types import DYNAMIC, DYNAMIC_SHAPE, ElementType, PartialShape, TensorSpec, element_type
+from .types import (
+    DYNAMIC,
+    DYNAMIC_SHAPE,
+    MESSAGE_DIMS,
+    NUMPY_MAX_RANK,
+    ElementType,
+    PartialShape,
+    TensorSpec,
+    dims_text,
+    element_type,
+)
 
 
 class PortCheck(NamedTuple):
@@ -108,7 +118,7 @@ class OpContext:
     def describe_inputs(self) -> str:
         names = self.op.input_names if self.op else ()
         return ", ".join(
-            f"{names[i] if i < len(names) else i}={spec}" for i, spec in enumerate(self.inputs)
+            f"{names[i] if i < len(names) else i}={spec.brief()}" for i, spec in enumerate(self.inputs)
         )
 
     def attr(self, name: str) -> str | None:
@@ -230,6 +240,11 @@ def infer_graph(
             info.params = {}
         else:
             _infer_layer(info, folder.input_value, strict, graph.net.weights, memo)
+        for spec in info.outputs:  # one cheap check per layer: an output of a rank numpy cannot hold
+            dims = spec.shape.dims
+            if dims is not None and len(dims) > NUMPY_MAX_RANK:
+                _check_ranks(info)
+                break
         if check_declared:
             _compare_ports(info, "out", layer.outputs, info.outputs)
     return Inference(graph, layers, folder)
@@ -328,6 +343,22 @@ def _infer_layer(info: LayerInference, const_value, strict: bool, weights, memo:
     info.outputs, info.params = outputs, params
 
 
+def _check_ranks(info: LayerInference) -> None:
+    """An UnsupportedError for the first output of a rank numpy cannot hold (OpenVINO has no limit), unless the
+    layer failed (its declared specs stand in) or an input has such a rank: only where the rank starts."""
+    failed = any(not isinstance(error, DeclaredMismatchError) for error in info.errors)
+    if failed or any((spec.shape.rank or 0) > NUMPY_MAX_RANK for spec in info.inputs):
+        return
+    position, rank = next((i, spec.shape.rank) for i, spec in enumerate(info.outputs)
+                          if (spec.shape.rank or 0) > NUMPY_MAX_RANK)
+    ports = info.layer.outputs
+    info.errors.append(UnsupportedError(
+        f"rank {rank} is above numpy's limit of {NUMPY_MAX_RANK} dims: ir-run cannot hold this tensor",
+        layer=info.ref,
+        port="output " + (ports[position].label if position < len(ports) else str(position)),
+    ))
+
+
 def _unknown_reason(layer: LayerRecord) -> str:
     if is_known_type(layer.type):
         return f"version '{layer.version}' of {layer.type} is not implemented"
@@ -417,6 +448,11 @@ def _declared_text(port: PortRecord) -> str:
     return f"{port.precision or '?'}[{','.join(str(d) for d in port.dims)}]"
 
 
+def _declared_brief(port: PortRecord) -> str:
+    """:func:`_declared_text` for a message: the precision clipped, at most MESSAGE_DIMS dims."""
+    return f"{clip_text(port.precision or '?')}[{dims_text(port.dims)}]"
+
+
 def _compare_ports(info: LayerInference, direction: str, ports, specs: list[TensorSpec]) -> None:
     for port, spec in zip(ports, specs):
         if _agrees_exactly(port, spec):
@@ -426,7 +462,7 @@ def _compare_ports(info: LayerInference, direction: str, ports, specs: list[Tens
             where = ("input " if direction == "in" else "output ") + port.label
             info.errors.append(
                 DeclaredMismatchError(
-                    f"declared {_declared_text(port)} but inferred {spec}: {'; '.join(problems)}",
+                    f"declared {_declared_brief(port)} but inferred {spec.brief()}: {'; '.join(problems)}",
                     layer=info.ref,
                     port=where,
                     hint=_fix_hint(spec),
@@ -444,7 +480,7 @@ def _port_problems(port: PortRecord, spec: TensorSpec) -> list[str]:
     if port.precision:
         declared_et = element_type(port.precision)
         if declared_et is None:
-            problems.append(f"precision {port.precision!r} is not a known element type")
+            problems.append(f"precision {clip_text(port.precision)!r} is not a known element type")
         elif DYNAMIC not in (declared_et, spec.element_type) and declared_et != spec.element_type:
             problems.append(f"precision {port.precision} is {declared_et.name}, inferred {spec.element_type.name}")
     dims = spec.shape.dims
@@ -457,9 +493,11 @@ def _port_problems(port: PortRecord, spec: TensorSpec) -> list[str]:
     if len(port.dims) != len(dims):
         problems.append(f"{len(port.dims)} dims declared, inferred rank is {len(dims)}")
         return problems
-    for axis, (declared, inferred) in enumerate(zip(port.dims, dims)):
-        if declared != -1 and not inferred.contains(declared):
-            problems.append(f"dim {axis} is declared {declared}, inferred {inferred}")
+    differ = [axis for axis, (declared, inferred) in enumerate(zip(port.dims, dims))
+              if declared != -1 and not inferred.contains(declared)]
+    problems.extend(f"dim {i} is declared {port.dims[i]}, inferred {dims[i]}" for i in differ[:MESSAGE_DIMS])
+    if len(differ) > MESSAGE_DIMS:
+        problems.append(f"{len(differ) - MESSAGE_DIMS} more dims differ")
     return problems
 
 
@@ -467,5 +505,5 @@ def _fix_hint(spec: TensorSpec) -> str | None:
     dims = spec.shape.dims
     if dims is None:
         return None
-    written = ", ".join(str(d.lo) if d.is_static else "-1" for d in dims)
+    written = dims_text([str(d.lo) if d.is_static else "-1" for d in dims], ", ")
     return f"declare <dim>s {written or '(none: a scalar)'} and precision {spec.element_type.precision}"

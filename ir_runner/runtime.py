@@ -11,7 +11,7 @@ import numpy as np
 
 from .errors import InputError, IRError
 from .plan import Plan, Step, kernel_error
-from .types import DYNAMIC, ElementType, PartialShape, element_type_of
+from .types import DYNAMIC, ElementType, PartialShape, dims_text, element_type_of
 
 
 class TensorInfo(NamedTuple):
@@ -131,7 +131,7 @@ def _check_value(info: TensorInfo, value, cast: str | None) -> np.ndarray:
         array = _cast(info, array, cast)
     if not info.partial_shape.accepts(array.shape):
         raise InputError(
-            f"input '{info.name}' expects shape {info.partial_shape}, got {list(array.shape)}",
+            f"input '{info.name}' expects shape {info.partial_shape.brief()}, got [{dims_text(array.shape, ', ')}]",
             hint=_shape_hint(info.partial_shape, array.shape),
         )
     if info.element_type == "u1" and array.size and array.max() > 1:

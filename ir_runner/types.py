@@ -14,9 +14,12 @@ from __future__ import annotations
 
 import functools
 import sys
+from collections.abc import Sequence
 from typing import NamedTuple
 
 import numpy as np
+
+from .errors import clip_text
 
 
 class ElementType:
@@ -178,6 +181,8 @@ class Dim(NamedTuple):
 
 DYNAMIC_DIM = Dim(0, None)
 MAX_DIM = 2**63 - 1  # OpenVINO's Dimension is int64, and numpy's largest dim is too
+NUMPY_MAX_RANK = 64 if int(np.__version__.split(".")[0]) >= 2 else 32  # numpy's NPY_MAXDIMS; OpenVINO has no limit
+MESSAGE_DIMS = 12  # a message shows at most this many dims of a shape (a hostile IR may declare a million)
 
 
 def merge_dims(a: Dim, b: Dim) -> Dim | None:
@@ -286,6 +291,17 @@ class PartialShape:
             return "[...]"
         return "[" + ",".join(str(d) for d in self.dims) + "]"
 
+    def brief(self) -> str:
+        """``str(self)`` for a message: past MESSAGE_DIMS dims, the first ones and the rank."""
+        return "[...]" if self.dims is None else f"[{dims_text(self.dims)}]"
+
+
+def dims_text(dims: Sequence[object], separator: str = ",") -> str:
+    """Dims joined for a message, at most MESSAGE_DIMS of them: ``1,2,3`` or ``1,1,...,1,... (rank 100000)``."""
+    if len(dims) <= MESSAGE_DIMS:
+        return separator.join(map(str, dims))
+    return f"{separator.join(map(str, dims[:MESSAGE_DIMS]))}{separator}... (rank {len(dims)})"
+
 
 DYNAMIC_SHAPE = PartialShape(None)
 
@@ -303,7 +319,7 @@ def parse_dim(text: str) -> Dim:
         lo = _non_negative(lo_text) if lo_text.strip() else 0
         hi = _non_negative(hi_text) if hi_text.strip() else None
         if hi is not None and lo > hi:
-            raise ValueError(f"empty interval {text!r}")
+            raise ValueError(f"empty interval {clip_text(text)!r}")
         return Dim(lo, hi)
     n = _non_negative(text)
     return Dim(n, n)
@@ -351,3 +367,7 @@ class TensorSpec(NamedTuple):
 
     def __str__(self) -> str:
         return f"{self.element_type.name}{self.shape}"
+
+    def brief(self) -> str:
+        """``str(self)`` for a message (see :meth:`PartialShape.brief`)."""
+        return f"{self.element_type.name}{self.shape.brief()}"

@@ -1,7 +1,8 @@
 """The weights (.bin) of a model, memory-mapped read-only, and Const data viewed from it.
 
 Const arrays are read-only ``np.frombuffer`` views of the mapping: loading costs O(1) in the file's
-size. Bit-packed types (u1, u4, i4) are unpacked into a new array (u4/i4: low nibble first; u1: most
+size. As in OpenVINO, a Const's ``offset`` + ``size`` must lie within the weights, whatever its shape.
+Bit-packed types (u1, u4, i4) are unpacked into a new array (u4/i4: low nibble first; u1: most
 significant bit first, as OpenVINO packs them). Boolean bytes are kept as stored: every kernel treats any
 non-zero byte as true, and Convert reads the byte as a signed char, as OpenVINO does.
 """
@@ -16,7 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..errors import LayerRef, ModelFormatError, UnsupportedError
+from ..errors import LayerRef, ModelFormatError, UnsupportedError, clip_text
 from ..types import ElementType, PartialShape
 
 
@@ -30,6 +31,11 @@ class Weights:
             view = memoryview(source)
             self._buffer = (view if view.c_contiguous else memoryview(view.tobytes())).cast("B")
         self._missing = source is None
+
+    @property
+    def missing(self) -> bool:
+        """True when there are no weights at all (an XML given in memory, without weights)."""
+        return self._missing
 
     @property
     def description(self) -> str:
@@ -86,25 +92,28 @@ def const_array(
     needed = -(-count * element_type.bits // 8)
     if size < needed:
         raise ModelFormatError(
-            f"size={size} bytes is too small for {element_type.name}{shape}: it needs {needed} bytes",
+            f"size={size} bytes is too small for {element_type.name}{shape.brief()}:"
+            f" it needs {clip_text(str(needed))} bytes",
             layer=layer,
+        )
+    data = None if count == 0 and weights.missing else weights.buffer(layer)  # an XML in memory, weights=None
+    if data is not None and offset + size > len(data):  # OpenVINO's check, also when count == 0 or size > needed
+        raise ModelFormatError(
+            f"offset={offset} + {size} bytes lies outside {weights.description} ({len(data)} bytes)",
+            layer=layer,
+            hint="the .bin does not belong to this .xml, or it is truncated" if offset + needed > len(data) else
+            f"the {needed} bytes of {element_type.name}{shape.brief()} fit, but OpenVINO refuses a size that runs past"
+            f" the end too: write size=\"{needed}\"",
         )
     if count == 0:
         try:
             return _read_only(np.zeros(dims, dtype=element_type.dtype))
         except ValueError:  # numpy refuses shapes whose non-zero dims multiply past its largest array
             raise ModelFormatError(
-                f"{element_type.name}{shape} has no elements, but its other dims multiply beyond the largest"
+                f"{element_type.name}{shape.brief()} has no elements, but its other dims multiply beyond the largest"
                 " array numpy can describe",
                 layer=layer,
             ) from None
-    data = weights.buffer(layer)
-    if offset + needed > len(data):
-        raise ModelFormatError(
-            f"offset={offset} + {needed} bytes lies outside {weights.description} ({len(data)} bytes)",
-            layer=layer,
-            hint="the .bin does not belong to this .xml, or it is truncated",
-        )
     if element_type.is_packed:
         raw = np.frombuffer(data, dtype=np.uint8, count=needed, offset=offset)
         return _read_only(_unpack(raw, element_type, count).reshape(dims))

@@ -12,7 +12,7 @@ import functools
 from ..errors import ModelFormatError, UnsupportedError, clip_text
 from ..infer import OpContext
 from ..ir.weights import const_array
-from ..types import PartialShape, TensorSpec, parse_partial_shape
+from ..types import NUMPY_MAX_RANK, PartialShape, TensorSpec, parse_partial_shape
 from .registry import LATEST_OPSET, OpDef, register
 
 _parse_shape = functools.lru_cache(maxsize=4096)(parse_partial_shape)  # large IRs repeat a few shapes
@@ -56,14 +56,13 @@ def infer_const(ctx: OpContext):
             f"{ctx.attr_shown('offset')} and {ctx.attr_shown('size')} must both be integers >= 0",
             layer=ctx.ref,
         )
-    try:
-        value = const_array(ctx.ref, et, shape, offset, size, ctx.weights)
-    except ValueError as exc:  # numpy cannot describe the array: a rank above its limit (64; numpy 1: 32)
+    if len(shape.dims) > NUMPY_MAX_RANK:  # checked first: the element count of a million dims is a huge product
         raise UnsupportedError(
             f"a Const of element type {et.name} and {ctx.attr_shown('shape')} cannot be held in a numpy array:"
-            f" {clip_text(str(exc), 120)}",
+            f" rank {len(shape.dims)} is above numpy's limit of {NUMPY_MAX_RANK} dims",
             layer=ctx.ref,
-        ) from None
+        )
+    value = const_array(ctx.ref, et, shape, offset, size, ctx.weights)
     return [TensorSpec(et, shape)], {"value": value}
 
 
