@@ -9,11 +9,12 @@ whose inputs are ready.
 
 from __future__ import annotations
 
-from .errors import GraphError
+from .errors import GraphError, clip_text
 from .ir.records import EdgeRecord, LayerRecord, NetRecord, Record
 from .ops.registry import layer_ref
 
 Slot = tuple[str, int]  # (layer id, output position)
+_LISTED = 10  # ports or layers a message lists (a hostile IR may have a million)
 
 
 class Graph(Record):
@@ -59,7 +60,7 @@ def build_graph(net: NetRecord) -> Graph:
         slots = inputs[to_layer]
         if slots[dst] is not None:
             raise GraphError(
-                f"input port id {edge.to_port} has two producers: {layer_ref(layers[slots[dst][0]])} and"
+                f"input port id {clip_text(edge.to_port)} has two producers: {layer_ref(layers[slots[dst][0]])} and"
                 f" {layer_ref(layers[from_layer])} (edge at line {edge.line})",
                 layer=layer_ref(layers[to_layer]),
                 hint="remove one of the two <edge>s",
@@ -98,7 +99,7 @@ def _index_layers(net: NetRecord) -> dict[str, LayerRecord]:
             first = seen.setdefault(layer.id, layer)
             if first is not layer:
                 raise GraphError(
-                    f"two layers have id {layer.id}: {layer_ref(first)} and {layer_ref(layer)}",
+                    f"two layers have id {clip_text(layer.id)}: {layer_ref(first)} and {layer_ref(layer)}",
                     hint="layer ids must be unique",
                 )
     return layers
@@ -112,21 +113,24 @@ def _refuse_duplicate_port_ids(layers: dict[str, LayerRecord]) -> None:
             seen: set[str] = set()
             duplicate = next((port.id for port in ports if port.id in seen or seen.add(port.id)), None)
             if duplicate is not None:
-                raise GraphError(f"two {direction} ports have id {duplicate}", layer=layer_ref(layer))
+                raise GraphError(f"two {direction} ports have id {clip_text(duplicate)}", layer=layer_ref(layer))
 
 
 def _endpoint_error(edge: EdgeRecord, layers, layer_id: str, port_id: str, side: str) -> GraphError:
     direction = "output" if side == "from" else "input"
-    where = (f"<edge from-layer={edge.from_layer} from-port={edge.from_port} to-layer={edge.to_layer}"
-             f" to-port={edge.to_port}> at line {edge.line}")
+    attributes = {"from-layer": edge.from_layer, "from-port": edge.from_port, "to-layer": edge.to_layer,
+                  "to-port": edge.to_port}
+    where = f"<edge {' '.join(f'{k}={clip_text(v)}' for k, v in attributes.items())}> at line {edge.line}"
     if layer_id not in layers:
-        return GraphError(f"{where} names layer id {layer_id}, which does not exist")
+        return GraphError(f"{where} names layer id {clip_text(layer_id)}, which does not exist")
     layer = layers[layer_id]
     ports = layer.inputs if side == "to" else layer.outputs
-    known = ", ".join(p.id for p in ports) or "none"
+    known = ", ".join(clip_text(p.id) for p in ports[:_LISTED])
+    if len(ports) > _LISTED:
+        known += f", ... ({len(ports)} ports)"
     return GraphError(
-        f"{where} names {direction} port id {port_id}, which this layer does not have"
-        f" ({direction} port ids: {known})",
+        f"{where} names {direction} port id {clip_text(port_id)}, which this layer does not have"
+        f" ({direction} port ids: {known or 'none'})",
         layer=layer_ref(layer),
     )
 
@@ -150,7 +154,9 @@ def _topological_order(layers, place, sources, consumers) -> tuple[str, ...]:
                     heapq.heappush(ready, place[consumer])
     if len(order) != len(layers):
         cycle = _find_cycle({lid for lid, n in pending.items() if n > 0}, sources)
-        names = " -> ".join(str(layer_ref(layers[lid])) for lid in cycle)
+        names = " -> ".join(str(layer_ref(layers[lid])) for lid in cycle[:_LISTED])
+        if len(cycle) > _LISTED:
+            names += f" -> ... ({len(cycle) - 1} layers in the cycle)"  # (the first one closes it)
         raise GraphError(f"the edges form a cycle: {names}", hint="an IR graph must be acyclic")
     return tuple(order)
 

@@ -198,7 +198,7 @@ def check_memory(inference: Inference, limit: int | None) -> None:
             nbytes = static_nbytes(spec)
             if nbytes > limit:
                 raise ResourceLimitError(
-                    f"the output {spec} would take {_human(nbytes)}, above the memory limit of {_human(limit)}",
+                    f"the output {spec.brief()} would take {_human(nbytes)}, above the memory limit of {_human(limit)}",
                     layer=info.ref,
                     hint="pass memory_limit= to load() (or --memory-limit) to raise the ceiling",
                 )
@@ -211,9 +211,11 @@ def check_memory(inference: Inference, limit: int | None) -> None:
 
 
 def _human(nbytes: int) -> str:
-    value = float(nbytes)
-    for unit in ("bytes", "KiB", "MiB", "GiB", "TiB", "PiB"):
-        if value < 1024 or unit == "PiB":
-            return f"{value:.0f} {unit}" if unit == "bytes" else f"{value:.1f} {unit}"
-        value /= 1024
-    return f"{nbytes} bytes"
+    """A byte count for a message: ``512 bytes``, ``1.5 MiB``, ..., ``more than 1 EiB`` (any int: a hostile
+    shape can count more bytes than a float holds)."""
+    if nbytes < 1024:
+        return f"{nbytes} bytes"
+    for power, unit in enumerate(("KiB", "MiB", "GiB", "TiB", "PiB"), start=1):
+        if nbytes < 1024 ** (power + 1):
+            return f"{nbytes / 1024**power:.1f} {unit}"
+    return "more than 1 EiB"

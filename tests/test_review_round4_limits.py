@@ -342,3 +342,41 @@ def test_openvino_accepts_a_const_whose_element_count_overflows_and_ir_run_refus
     error = load_error(xml, weights, kind=ModelFormatError)
     assert "size=0 bytes is too small for f32[4294967296,4294967296]: it needs 73786976294838206464 bytes" in (
         str(error))
+
+
+# -- the sizes and lists of later messages --------------------------------------------------------------------------
+
+def test_an_output_of_more_bytes_than_a_float_holds_is_a_resource_error():
+    shape = ones(17, 2**62)  # 2**1054 elements: the byte count overflows a float
+    with pytest.raises(ir_runner.ResourceLimitError, match="would take more than 1 EiB") as caught:
+        ir_runner.load(parameter_model(shape))
+    short(caught.value)
+
+
+def test_graph_errors_clip_hostile_ids_and_list_few_ports():
+    b = IRBuilder()
+    p = b.parameter("p", "f32", "2")
+    b.result(p, "r")
+    xml = b.build()[0]
+    huge = "9" * 100_000
+    bad_edge = xml.replace(b'to-port="0"', f'to-port="{huge}"'.encode(), 1)
+    assert "(100000 characters)" in short(load_error(bad_edge, kind=ir_runner.GraphError))
+    ports = "".join(f'<port id="{i}" precision="FP32"><dim>2</dim></port>' for i in range(5, 1000))
+    many_ports = bad_edge.replace(b"<input>", f"<input>{ports}".encode(), 1)
+    assert ", ... (996 ports)" in short(load_error(many_ports, kind=ir_runner.GraphError))
+
+
+def test_a_long_cycle_is_listed_briefly():
+    b = IRBuilder()
+    first = b.parameter("p", "f32", "2")
+    chain = first
+    for i in range(50):
+        chain = b.convert(chain, "f32", name=f"c{i}")
+    b.result(chain, "r")
+    xml = b.build()[0].decode()
+    # close the cycle: the first Convert (id 1) takes the last one's output (id 50, port 1), not the Parameter's
+    first_edge = '<edge from-layer="0" from-port="0" to-layer="1" to-port="0"/>'
+    assert first_edge in xml
+    looped = xml.replace(first_edge, '<edge from-layer="50" from-port="1" to-layer="1" to-port="0"/>')
+    message = short(load_error(looped.encode(), kind=ir_runner.GraphError))
+    assert "the edges form a cycle" in message and "(50 layers in the cycle)" in message

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from ..errors import clip_text
+
 if TYPE_CHECKING:
     from .weights import Weights
 
@@ -39,7 +41,7 @@ class PortRecord(Record):
 
     @property
     def label(self) -> str:
-        return f"port {self.position} (id {self.id})"
+        return f"port {self.position} (id {clip_text(self.id)})"
 
 
 class LayerRecord(Record):

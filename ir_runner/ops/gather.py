@@ -32,7 +32,7 @@ def infer_gather(ctx: OpContext, version: int):
     if axis_spec.shape.rank is not None and axis_spec.shape.rank > 1 or (
         axis_spec.shape.rank == 1 and axis_spec.shape.is_static and axis_spec.shape.to_shape() != (1,)
     ):
-        ctx.fail(f"axis must be a scalar or have 1 element, got shape {axis_spec.shape}", position=2)
+        ctx.fail(f"axis must be a scalar or have 1 element, got shape {axis_spec.shape.brief()}", position=2)
     axis_value = ctx.const_value(2)
     if axis_value is None:
         ctx.fail(
@@ -84,8 +84,8 @@ def gather_shape(ctx: OpContext, data: PartialShape, indices: PartialShape, axis
         merged = merge_dims(data.dims[i], indices.dims[i])
         if merged is None:
             ctx.fail(
-                f"data {data} and indices {indices} differ in batch dim {i}: the first batch_dims={batch_dims}"
-                " dims must be equal"
+                f"data {data.brief()} and indices {indices.brief()} differ in batch dim {i}: the first"
+                f" batch_dims={batch_dims} dims must be equal"
             )
         batch.append(merged)
     dims = tuple(batch) + data.dims[batch_dims:axis] + indices.dims[batch_dims:] + data.dims[axis + 1:]
