@@ -10,7 +10,7 @@ its *declared* output specs downstream so that later layers are still checked.
 from __future__ import annotations
 
 import math
-from typing import Any, NamedTuple, NoReturn
+from typing import Any, NoReturn
 
 import numpy as np
 
@@ -24,7 +24,7 @@ from .errors import (
     clip_text,
 )
 from .graph import Graph
-from .ir.records import LayerRecord, PortRecord
+from .ir.records import LayerRecord, PortRecord, Record
 from .ops.registry import OpDef, find_op, is_known_type, layer_ref, supported_summary
 from .types import (
     DYNAMIC,
@@ -39,13 +39,17 @@ from .types import (
 )
 
 
-class PortCheck(NamedTuple):
-    """One row of the validation table: a port's declared spec next to the inferred one."""
+class PortCheck(Record):
+    """One row of the validation table: a port's declared spec next to the inferred one; ``direction`` is
+    'in' or 'out'."""
 
-    direction: str  # 'in' or 'out'
-    port: PortRecord
-    spec: TensorSpec
-    ok: bool
+    __slots__ = ("direction", "port", "spec", "ok")
+
+    def __init__(self, direction: str, port: PortRecord, spec: TensorSpec, ok: bool) -> None:
+        self.direction = direction
+        self.port = port
+        self.spec = spec
+        self.ok = ok
 
     @property
     def declared(self) -> str:
@@ -134,6 +138,8 @@ class OpContext:
         text = self.attr(name)
         if text is None:
             return default
+        if len(text) <= 18 and text.isdigit() and text.isascii():  # the common case, always below 2**63
+            return int(text)
         stripped = text.strip()
         digits = stripped[1:] if stripped[:1] in ("+", "-") else stripped
         if not (digits.isascii() and digits.isdigit()):
