@@ -181,7 +181,7 @@ class Dim(NamedTuple):
 
 DYNAMIC_DIM = Dim(0, None)
 MAX_DIM = 2**63 - 1  # OpenVINO's Dimension is int64, and numpy's largest dim is too
-NUMPY_MAX_RANK = 64 if int(np.__version__.split(".")[0]) >= 2 else 32  # numpy's NPY_MAXDIMS; OpenVINO has no limit
+NUMPY_MAX_RANK = 64  # numpy 2's NPY_MAXDIMS (pyproject requires numpy>=2); OpenVINO has no limit
 MESSAGE_DIMS = 12  # a message shows at most this many dims of a shape (a hostile IR may declare a million)
 
 
