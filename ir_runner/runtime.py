@@ -123,9 +123,9 @@ def _check_value(info: TensorInfo, value, cast: str | None) -> np.ndarray:
         array = np.asarray(value)
     else:
         array = _from_python(info, value, cast)
-    if array.dtype.hasobject or array.dtype.kind in "USMm" or (
-        info.element_type == DYNAMIC and element_type_of(array.dtype) is None
-    ):
+    unusual = info.element_type == DYNAMIC or array.dtype.kind == "V" or not _is_numpy_type(array.dtype)
+    if array.dtype.hasobject or array.dtype.kind in "USMm" or (unusual and element_type_of(array.dtype) is None):
+        # (unusual: numpy's void and structured dtypes, and ml_dtypes' types the IR lacks, such as int2)
         raise InputError(f"input '{info.name}' got an array of dtype {array.dtype}, which is not an IR element type")
     if info.element_type != DYNAMIC and array.dtype != info.dtype:
         array = _cast(info, array, cast)
@@ -170,7 +170,8 @@ def _cast(info: TensorInfo, array: np.ndarray, cast: str | None) -> np.ndarray:
         )
     if cast not in ("no", "equiv", "safe", "same_kind", "unsafe"):
         raise InputError(f"cast={cast!r} is not one of 'safe', 'same_kind', 'unsafe'")
-    if (is_complex and cast != "unsafe") or not (is_complex or can_cast(array.dtype, expected, cast)):
+    allowed = cast == "unsafe" if is_complex else can_cast(array.dtype, expected, cast)
+    if not allowed:
         raise InputError(
             f"input '{info.name}': cannot cast {array.dtype} to {expected} under cast={cast!r}{no_complex}",
             hint=_COMPLEX_HINT if is_complex else "use cast='unsafe' to force it",
@@ -185,7 +186,7 @@ def _cast(info: TensorInfo, array: np.ndarray, cast: str | None) -> np.ndarray:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", np.exceptions.ComplexWarning)
             converted = array.astype(expected)
-    except TypeError:  # ml_dtypes has no int4 <-> uint4 conversion
+    except (TypeError, ValueError):  # ml_dtypes has no int4 <-> uint4 conversion
         raise InputError(f"input '{info.name}': numpy cannot convert {array.dtype} to {expected}",
                          hint=f"convert it first, e.g. array.astype(np.int8).astype({_dtype_expression(expected)})",
                          ) from None
