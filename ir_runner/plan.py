@@ -198,19 +198,21 @@ def check_memory(inference: Inference, limit: int | None) -> None:
             nbytes = static_nbytes(spec)
             if nbytes > limit:
                 raise ResourceLimitError(
-                    f"the output {spec.brief()} would take {_human(nbytes)}, above the memory limit of {_human(limit)}",
+                    f"the output {spec.brief()} would take {human_bytes(nbytes)}, above the memory limit of"
+                    f" {human_bytes(limit)}",
                     layer=info.ref,
                     hint="pass memory_limit= to load() (or --memory-limit) to raise the ceiling",
                 )
             total += nbytes
     if total > limit:
         raise ResourceLimitError(
-            f"running would need up to {_human(total)} for its tensors, above the memory limit of {_human(limit)}",
+            f"running would need up to {human_bytes(total)} for its tensors, above the memory limit of"
+            f" {human_bytes(limit)}",
             hint="pass memory_limit= to load() (or --memory-limit) to raise the ceiling",
         )
 
 
-def _human(nbytes: int) -> str:
+def human_bytes(nbytes: int) -> str:
     """A byte count for a message: ``512 bytes``, ``1.5 MiB``, ..., ``more than 1 EiB`` (any int: a hostile
     shape can count more bytes than a float holds)."""
     if nbytes < 1024:

@@ -15,8 +15,9 @@ import numpy as np
 
 from ..errors import InputError, ResourceLimitError
 from ..model import Model, fed_spec
+from ..plan import human_bytes
 from ..runtime import TensorInfo
-from ..types import PartialShape, TensorSpec
+from ..types import PartialShape, TensorSpec, dims_text
 from .common import log
 from .inputs import data_shape_example, generated_shape, int_bounds
 
@@ -80,8 +81,8 @@ def _check_generated_size(model: Model, info: TensorInfo, shape: tuple[int, ...]
     nbytes = math.prod(shape) * info.dtype.itemsize
     if limit is not None and nbytes > limit:
         raise ResourceLimitError(
-            f"generating input '{info.name}' of shape {list(shape)} would take {nbytes} bytes, above the memory"
-            f" limit of {limit} bytes",
+            f"generating input '{info.name}' of shape [{dims_text(shape, ', ')}] would take {human_bytes(nbytes)},"
+            f" above the memory limit of {human_bytes(limit)}",
             hint="choose a smaller --data-shape, or raise --memory-limit",
         )
 

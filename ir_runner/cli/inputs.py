@@ -23,7 +23,7 @@ from ..model import Model
 from ..ops.registry import layer_ref
 from ..plan import DEFAULT_MEMORY_LIMIT
 from ..runtime import TensorInfo, bind_feeds
-from ..types import PartialShape, TensorSpec, element_type_of, parse_partial_shape
+from ..types import NUMPY_MAX_RANK, PartialShape, TensorSpec, element_type_of, parse_partial_shape
 from .files import json_array, read_json, read_numpy, regular_file, split_key
 from .options import KEYWORDS
 
@@ -202,7 +202,9 @@ def _partial_shape(text: str) -> PartialShape:
 def _static_shape(text: str) -> tuple[int, ...]:
     shape = parse_partial_shape(text)
     if not shape.is_static:
-        raise ValueError(f"a data shape must be concrete, got {shape}")
+        raise ValueError(f"a data shape must be concrete, got {shape.brief()}")
+    if len(shape.dims) > NUMPY_MAX_RANK:
+        raise ValueError(f"rank {len(shape.dims)} is above numpy's limit of {NUMPY_MAX_RANK} dims")
     return shape.to_shape()
 
 

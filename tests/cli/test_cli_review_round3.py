@@ -155,7 +155,7 @@ def test_reference_still_compared_after_the_run(tmp_path):
     assert data["comparison"]["passed"] is True and data["comparison"]["reference"] == str(tmp_path / "one.npy")
 
 
-def test_json_error_object_names_layer_port_and_detail():
+def test_json_error_object_names_the_layer_and_gives_the_detail():
     result = invoke(DYNAMIC, "--fill", "random", "--shape", "cond=[3,5]", "--shape", "then=[3,5]", "--json")
     assert result.exit_code == 4
     error = as_json(result)["error"]
@@ -177,3 +177,13 @@ def test_every_input_missing_a_data_shape_is_named_in_one_error():
     assert one_left.exit_code == 4 and "input 'indices' has the dynamic shape [?,..3]" in one_left.stderr
     wrong_first = invoke(DYNAMIC, "--fill", "random", "--data-shape", "cond=[11,4]")
     assert wrong_first.exit_code == 4 and "--data-shape cond=[11, 4] does not fit" in wrong_first.stderr
+
+
+def test_data_shapes_numpy_cannot_hold_are_usage_errors_and_huge_sizes_are_short(tmp_path):
+    b = IRBuilder()
+    b.result(b.parameter("x", "f32", "..."))
+    model = b.write(tmp_path)
+    too_many = invoke(model, "--fill", "zeros", "--data-shape", "x=[" + ",".join(["1"] * 70) + "]")
+    assert too_many.exit_code == 2 and "rank 70 is above numpy's limit of 64 dims" in too_many.stderr
+    huge = invoke(model, "--fill", "zeros", "--data-shape", "x=[" + ",".join(["90000"] * 10) + "]")
+    assert huge.exit_code == 6 and "would take more than 1 EiB, above the memory limit of 16.0 GiB" in huge.stderr
