@@ -7,7 +7,7 @@ limit, 7 internal kernel failure.
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 
 class LayerRef(NamedTuple):
@@ -105,3 +105,22 @@ class KernelError(IRError):
     """A kernel failed in a way inference should have prevented: a bug in ir-run, reported with the layer."""
 
     exit_code = 7
+
+
+def error_entry(error: object, kind: str | None = None, *, detail: bool = False) -> dict[str, Any]:
+    """An error (or a validation finding, which has the same attributes) as JSON-ready data: its ``type``
+    (``kind``, else the IRError's class name, else 'warning'), ``message``, then whichever of ``detail`` (when
+    asked), ``layer``, ``port`` and ``hint`` it has. ``validate``/``inspect`` list these; the CLI's ``--json``
+    error object is one with ``detail``."""
+    if kind is None:
+        kind = type(error).__name__ if isinstance(error, IRError) else "warning"
+    entry: dict[str, Any] = {"type": kind, "message": str(error)}
+    if detail and getattr(error, "detail", None):
+        entry["detail"] = error.detail
+    layer = getattr(error, "layer", None)
+    if layer is not None:
+        entry["layer"] = {"name": layer.name, "type": layer.type_version, "id": layer.id, "line": layer.line}
+    for key in ("port", "hint"):
+        if getattr(error, key, None):
+            entry[key] = getattr(error, key)
+    return entry

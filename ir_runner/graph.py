@@ -81,7 +81,8 @@ def build_graph(net: NetRecord) -> Graph:
                 "this input is not connected: no <edge> ends at it",
                 layer=layer_ref(layers[lid]),
                 port=f"input {port.label}",
-                hint=f'add <edge from-layer=".." from-port=".." to-layer="{lid}" to-port="{port.id}"/>',
+                hint=f'add <edge from-layer=".." from-port=".." to-layer="{clip_text(lid)}"'
+                     f' to-port="{clip_text(port.id)}"/>',
             )
     sources = {lid: tuple(slots) for lid, slots in inputs.items()}  # type: ignore[arg-type]
     order = tuple(layers) if forward else _topological_order(layers, place, sources, consumers)

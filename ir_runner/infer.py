@@ -199,7 +199,9 @@ class Inference:
         unsupported = [e for e in errors if isinstance(e, UnsupportedError)]
         unknown = [info.ref for info in self.layers.values() if info.op is None]
         if unknown:
-            listed = "; ".join(f"{ref}: {_unknown_reason(self.layers[ref.id].layer)}" for ref in unknown)
+            listed = "; ".join(f"{ref}: {_unknown_reason(self.layers[ref.id].layer)}" for ref in unknown[:_LISTED])
+            if len(unknown) > _LISTED:
+                listed += f"; and {len(unknown) - _LISTED} more"
             raise UnsupportedError(
                 f"{len(unknown)} layer(s) use operations that are not implemented in ir-run: {listed}."
                 f" Supported: {supported_summary()}",
@@ -209,6 +211,9 @@ class Inference:
             raise unsupported[0]
         if errors:
             raise errors[0]
+
+
+_LISTED = 10  # unknown layers a message lists (a hostile IR may have thousands)
 
 
 def _unknown_hint(layers: dict[str, LayerInference], unknown: list[LayerRef]) -> str | None:
@@ -367,8 +372,8 @@ def _check_ranks(info: LayerInference) -> None:
 
 def _unknown_reason(layer: LayerRecord) -> str:
     if is_known_type(layer.type):
-        return f"version '{layer.version}' of {layer.type} is not implemented"
-    return f"operation type '{layer.type}' is not implemented"
+        return f"version '{clip_text(layer.version)}' of {layer.type} is not implemented"
+    return f"operation type '{clip_text(layer.type)}' is not implemented"
 
 
 def _unknown_op_error(info: LayerInference) -> UnsupportedError:

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .errors import IRError, LayerRef, UnsupportedError
+from .errors import IRError, LayerRef, UnsupportedError, error_entry
 
 if TYPE_CHECKING:
     from .graph import Graph
@@ -142,24 +142,6 @@ def index_findings(inference: Inference) -> list[Finding]:
 
 
 # -- validation -----------------------------------------------------------------------------------
-
-
-def error_entry(error: BaseException | Finding, kind: str | None = None, *, detail: bool = False) -> dict[str, Any]:
-    """An error or finding as JSON-ready data: its ``type`` (``kind``, else the IRError's class name, else
-    'warning'), ``message``, then whichever of ``detail`` (when asked), ``layer``, ``port`` and ``hint`` it has.
-    ``validate``/``inspect`` list these; the CLI's ``--json`` error object is one with ``detail``."""
-    if kind is None:
-        kind = type(error).__name__ if isinstance(error, IRError) else "warning"
-    entry: dict[str, Any] = {"type": kind, "message": str(error)}
-    if detail and getattr(error, "detail", None):
-        entry["detail"] = error.detail
-    layer = getattr(error, "layer", None)
-    if layer is not None:
-        entry["layer"] = {"name": layer.name, "type": layer.type_version, "id": layer.id, "line": layer.line}
-    for key in ("port", "hint"):
-        if getattr(error, key, None):
-            entry[key] = getattr(error, key)
-    return entry
 
 
 def validation_data(analysis: Analysis) -> dict[str, Any]:

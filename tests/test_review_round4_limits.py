@@ -298,13 +298,14 @@ def test_a_zero_element_const_needs_its_weights_file_as_in_openvino(tmp_path):
     assert next(iter(ir_runner.load(tmp_path / "m.xml").run({}).values())).shape == (0,)
 
 
-def test_a_zero_element_const_of_an_xml_in_memory_without_weights_loads():
-    """Nothing to read and nothing to check against (OpenVINO's API has no such case: a model text comes with a
-    weights tensor, and with an empty one the bounds apply)."""
-    xml, _ = const_model(13, 5, 0, (3, 0))
+def test_a_zero_element_const_of_an_xml_in_memory_without_weights_is_bounds_checked_against_nothing():
+    """As OpenVINO's read_model of a model text without weights: offset + size must be 0 (no bytes given)."""
+    xml, _ = const_model(0, 0, 0, (3, 0))
     assert next(iter(ir_runner.load(xml, None).run({}).values())).shape == (3, 0)
-    with pytest.raises(ModelFormatError, match=r"offset=13 \+ 5 bytes lies outside the weights given as bytes \(0 b"):
-        ir_runner.load(xml, b"")
+    xml, _ = const_model(13, 5, 0, (3, 0))
+    for weights, what in [(None, "no weights"), (b"", "the weights given as bytes")]:
+        with pytest.raises(ModelFormatError, match=rf"offset=13 \+ 5 bytes lies outside {what} \(0 bytes\)"):
+            ir_runner.load(xml, weights)
 
 
 def test_a_weights_file_too_short_for_the_size_is_named(tmp_path):
@@ -380,3 +381,30 @@ def test_a_long_cycle_is_listed_briefly():
     looped = xml.replace(first_edge, '<edge from-layer="50" from-port="1" to-layer="1" to-port="0"/>')
     message = short(load_error(looped.encode(), kind=ir_runner.GraphError))
     assert "the edges form a cycle" in message and "(50 layers in the cycle)" in message
+
+
+def test_many_unknown_layers_and_a_huge_type_name_give_a_short_message():
+    b = IRBuilder()
+    chain = b.parameter("p", "f32", "2")
+    for i in range(30):
+        chain = b.layer("Foo" + "o" * (10_000 if i == 0 else 0), "opset1", [chain], name=f"f{i}")
+    b.result(chain, "r")
+    with pytest.raises(UnsupportedError) as caught:
+        ir_runner.load(b.build()[0])
+    message = str(caught.value)
+    assert len(message) < 2000  # ten layers named, each type clipped (to 300 characters in the layer's name)
+    assert "30 layer(s) use operations that are not implemented" in message and "; and 20 more" in message
+    assert "(10003 characters)" in message
+
+
+def test_the_hint_for_an_unconnected_input_clips_hostile_ids():
+    b = IRBuilder()
+    b.result(b.parameter("p", "f32", "2"), "r")
+    xml = b.build()[0]
+    huge = "7" * 50_000
+    unconnected = xml.replace(b"<edges>", b"<edges><!-- -->", 1).replace(
+        b'<edge from-layer="0" from-port="0" to-layer="1" to-port="0"/>', b"")
+    port = b'<port id="0" precision="FP32">'
+    unconnected = unconnected.replace(port, f'<port id="{huge}" precision="FP32">'.encode())
+    error = load_error(unconnected, kind=ir_runner.GraphError)
+    assert "not connected" in str(error) and "(50000 characters)" in str(error)

@@ -11,6 +11,8 @@ from typing import Any
 
 import click
 
+from ..errors import error_entry
+
 SCHEMA = "ir-run/1"
 
 EXIT_OK = 0
@@ -95,7 +97,6 @@ def emit(command: str, result: dict[str, Any], render: Callable[[dict[str, Any]]
 def emit_error(command: str | None, error: BaseException, code: int, kind: str) -> None:
     """Report a failure: one paragraph on stderr, and with ``--json`` an error object on stdout."""
     if settings().json:
-        from ..report import error_entry
         from .formats import to_json
 
         click.echo(to_json({"schema": SCHEMA, "tool": "ir-run", "version": _version(), "command": command,

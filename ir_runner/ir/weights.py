@@ -96,12 +96,14 @@ def const_array(
             f" it needs {clip_text(str(needed))} bytes",
             layer=layer,
         )
-    data = None if count == 0 and weights.missing else weights.buffer(layer)  # an XML in memory, weights=None
-    if data is not None and offset + size > len(data):  # OpenVINO's check, also when count == 0 or size > needed
+    # no weights at all (an XML in memory, weights=None) are 0 bytes for a Const that reads nothing
+    data = None if count == 0 and weights.missing else weights.buffer(layer)
+    length = 0 if data is None else len(data)
+    if offset + size > length:  # OpenVINO's check, also when count == 0 or size > needed
         raise ModelFormatError(
-            f"offset={offset} + {size} bytes lies outside {weights.description} ({len(data)} bytes)",
+            f"offset={offset} + {size} bytes lies outside {weights.description} ({length} bytes)",
             layer=layer,
-            hint="the .bin does not belong to this .xml, or it is truncated" if offset + needed > len(data) else
+            hint="the .bin does not belong to this .xml, or it is truncated" if offset + needed > length else
             f"the {needed} bytes of {element_type.name}{shape.brief()} fit, but OpenVINO refuses a size that runs past"
             f" the end too: write size=\"{needed}\"",
         )
