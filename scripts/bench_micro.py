@@ -412,10 +412,8 @@ def large_read() -> None:
             "lxml parse alone (etree.fromstring)": _best_of(lambda: etree.fromstring(data, parser), 3),
             "lean walk of the parsed tree (tuples, dims, sourceline)": _best_of(lambda: lean_walk(root), 3),
             "lxml XPath //dim/text() (all dims, one C call)": _best_of(lambda: root.xpath("//dim/text()"), 3),
-            "300,000 ir-run PortRecords (as records.py defines them)": _best_of(
+            "300,000 ir-run PortRecords (__slots__ records, as records.py defines them)": _best_of(
                 lambda: [PortRecord("0", 1, "FP32", (2, 8), ()) for _ in range(300_000)], 3),
-            "300,000 records as __slots__ objects": _best_of(
-                lambda: [_SlotPort("0", 1, "FP32", (2, 8), ()) for _ in range(300_000)], 3),
             "300,000 records as tuples": _best_of(lambda: [("0", 1, "FP32", (2, 8), ()) for _ in range(300_000)], 3),
         }
     finally:
@@ -450,13 +448,6 @@ def large_infer(layers: int = 12000) -> None:
     report(f"Large IR, inference: {layers} layers (best of 2-3, gc paused)", results,
            f"{distinct} distinct (type, version, <data>, input specs) keys among {len(inference.layers)} layers"
            " (Consts, never memoised, counted by their <data>).")
-
-
-class _SlotPort:
-    __slots__ = ("id", "position", "precision", "dims", "names")
-
-    def __init__(self, id_: str, position: int, precision: str, dims: tuple, names: tuple) -> None:
-        self.id, self.position, self.precision, self.dims, self.names = id_, position, precision, dims, names
 
 
 def _memo_keys(inference) -> dict:
@@ -626,11 +617,19 @@ EXPERIMENTS = {
 }
 
 
-def main(names: list[str]) -> None:
+def main(names: list[str]) -> int:
+    if names in (["-h"], ["--help"]):
+        print(f"{__doc__}\nexperiments: {' '.join(EXPERIMENTS)}")
+        return 0
+    unknown = [name for name in names if name not in EXPERIMENTS]
+    if unknown:
+        print(f"unknown experiment(s): {', '.join(unknown)}; there are: {' '.join(EXPERIMENTS)}", file=sys.stderr)
+        return 2
     WORK.mkdir(parents=True, exist_ok=True)
     for name in names or list(EXPERIMENTS):
         EXPERIMENTS[name]()
+    return 0
 
 
 if __name__ == "__main__":
-    main(sys.argv[1:])
+    sys.exit(main(sys.argv[1:]))

@@ -1,9 +1,10 @@
-"""Plain records of what an IR file says, before any interpretation.
+"""Plain records: what an IR file says, before any interpretation, and the base class of every record.
 
-The reader fills them; everything after reading (graph, inference, plan) works on them and never
+The reader fills the IR records; everything after reading (graph, inference, plan) works on them and never
 changes them. They are small classes with ``__slots__``: a large IR has hundreds of thousands of them,
 and these are built faster than named tuples (and, unlike ``typing.NamedTuple``, cost next to nothing
-to define at import, which counts for the CLI's start-up time).
+to define at import, which counts for the CLI's start-up time). :class:`Record` is also the base of the
+graph, plan, registry and CLI records.
 """
 
 from __future__ import annotations
@@ -17,7 +18,9 @@ if TYPE_CHECKING:
 
 
 class Record:
-    """Base of the records: a readable ``repr`` from the ``__slots__`` of the class."""
+    """Base of ir-run's records: a readable ``repr`` from the ``__slots__`` of the class. Records compare by
+    identity (they are not tuples); the values users compare (``LayerRef``, ``TensorSpec``, ``Dim``,
+    ``TensorInfo``) stay named tuples."""
 
     __slots__ = ()
 

@@ -230,11 +230,11 @@ def bit_select_broadcast(cond: np.ndarray, then: np.ndarray, else_: np.ndarray, 
     else_bits = np.broadcast_to(else_, out_shape).view(unsigned)
     out_bits = out.view(unsigned)
     axis, row_size = 0, math.prod(out_shape[1:])
-    while row_size > 4 * _CHUNK:  # one slice along ``axis`` would not fit a block (never at the last axis)
+    while row_size > 4 * _CHUNK:  # one slice along ``axis`` would not fit a block (never goes past the last axis)
         axis += 1
         row_size //= out_shape[axis]
     outer, rows = out_shape[:axis], out_shape[axis]
-    block = max(1, _CHUNK // row_size)
+    block = max(1, _CHUNK // max(row_size, 1))  # (an empty output never gets here: choose_kernel takes np.where)
     parts = [(*where, slice(lo, min(lo + block, rows))) for where in np.ndindex(outer) for lo in range(0, rows, block)]
 
     def work(start: int, stop: int) -> None:
