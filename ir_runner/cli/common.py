@@ -97,10 +97,11 @@ def emit(command: str, result: dict[str, Any], render: Callable[[dict[str, Any]]
 def emit_error(command: str | None, error: BaseException, code: int, kind: str) -> None:
     """Report a failure: one paragraph on stderr, and with ``--json`` an error object on stdout."""
     if settings().json:
-        from .formats import to_json
+        import json  # (not formats.to_json: its numpy would cost a usage error ~50 ms; this holds no numpy value)
 
-        click.echo(to_json({"schema": SCHEMA, "tool": "ir-run", "version": _version(), "command": command,
-                            "ok": False, "exit_code": code, "error": error_entry(error, kind, detail=True)}))
+        click.echo(json.dumps({"schema": SCHEMA, "tool": "ir-run", "version": _version(), "command": command,
+                               "ok": False, "exit_code": code, "error": error_entry(error, kind, detail=True)},
+                              indent=2, allow_nan=False, ensure_ascii=False))
     log(f"error: {error}")
 
 

@@ -151,3 +151,14 @@ def test_a_mistyped_command_is_still_matched_against_every_command(typed, meant)
     done = subprocess.run([sys.executable, "-m", "ir_runner", typed], capture_output=True, text=True, timeout=60)
     assert done.returncode == 2
     assert f"No such command '{typed}'. Did you mean '{meant}'?" in done.stderr
+
+
+def test_a_json_usage_error_does_not_import_numpy():
+    script = ("import sys, atexit\n"
+              "atexit.register(lambda: print('NUMPY', 'numpy' in sys.modules))\n"
+              "from ir_runner.cli import main\n"
+              "sys.argv = ['ir-run', '--json', 'nosuchcommand']\n"
+              "main()\n")
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2 and '"type": "UsageError"' in done.stdout
+    assert "NUMPY False" in done.stdout
