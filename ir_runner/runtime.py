@@ -126,7 +126,9 @@ def _check_value(info: TensorInfo, value, cast: str | None) -> np.ndarray:
     unusual = info.element_type == DYNAMIC or array.dtype.kind == "V" or not _is_numpy_type(array.dtype)
     if array.dtype.hasobject or array.dtype.kind in "USMm" or (unusual and element_type_of(array.dtype) is None):
         # (unusual: numpy's void and structured dtypes, and ml_dtypes' types the IR lacks, such as int2)
-        raise InputError(f"input '{info.name}' got an array of dtype {array.dtype}, which is not an IR element type")
+        raise InputError(f"input '{info.name}' got an array of dtype {array.dtype}, which is not an IR element type",
+                         hint=None if info.dtype is None else
+                         f"convert it first, e.g. array.astype({_dtype_expression(info.dtype)})")
     if info.element_type != DYNAMIC and array.dtype != info.dtype:
         array = _cast(info, array, cast)
     if not info.partial_shape.accepts(array.shape):
@@ -186,7 +188,7 @@ def _cast(info: TensorInfo, array: np.ndarray, cast: str | None) -> np.ndarray:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", np.exceptions.ComplexWarning)
             converted = array.astype(expected)
-    except (TypeError, ValueError):  # ml_dtypes has no int4 <-> uint4 conversion
+    except TypeError:  # ml_dtypes has no int4 <-> uint4 conversion
         raise InputError(f"input '{info.name}': numpy cannot convert {array.dtype} to {expected}",
                          hint=f"convert it first, e.g. array.astype(np.int8).astype({_dtype_expression(expected)})",
                          ) from None

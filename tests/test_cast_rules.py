@@ -138,3 +138,9 @@ def test_int4_and_uint4_have_no_direct_conversion_even_when_unsafe():
 def test_dtypes_the_ir_lacks_are_refused_whatever_the_cast(feed, cast, element_type):
     with pytest.raises(ir_runner.InputError, match="which is not an IR element type"):
         identity_model(element_type).run({"x": feed}, cast=cast)
+
+
+def test_the_refusal_of_a_dtype_the_ir_lacks_says_how_to_convert():
+    with pytest.raises(ir_runner.InputError) as caught:
+        identity_model("bf16").run({"x": np.zeros(3, ml_dtypes.int2)})
+    assert caught.value.hint == "convert it first, e.g. array.astype(ml_dtypes.bfloat16)"

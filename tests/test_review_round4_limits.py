@@ -303,8 +303,8 @@ def test_a_zero_element_const_of_an_xml_in_memory_without_weights_is_bounds_chec
     xml, _ = const_model(0, 0, 0, (3, 0))
     assert next(iter(ir_runner.load(xml, None).run({}).values())).shape == (3, 0)
     xml, _ = const_model(13, 5, 0, (3, 0))
-    for weights, what in [(None, "no weights"), (b"", "the weights given as bytes")]:
-        with pytest.raises(ModelFormatError, match=rf"offset=13 \+ 5 bytes lies outside {what} \(0 bytes\)"):
+    for weights, what in [(None, ": no weights were given"), (b"", " lies outside the weights given as bytes")]:
+        with pytest.raises(ModelFormatError, match=rf"offset=13 \+ 5 bytes{what} \(0 bytes\)"):
             ir_runner.load(xml, weights)
 
 
@@ -408,3 +408,19 @@ def test_the_hint_for_an_unconnected_input_clips_hostile_ids():
     unconnected = unconnected.replace(port, f'<port id="{huge}" precision="FP32">'.encode())
     error = load_error(unconnected, kind=ir_runner.GraphError)
     assert "not connected" in str(error) and "(50000 characters)" in str(error)
+
+
+def test_a_const_reading_bytes_of_an_xml_without_weights_says_none_were_given():
+    xml, _ = const_model(13, 0, 0, (3, 0))
+    with pytest.raises(ModelFormatError, match=r"offset=13 \+ 0 bytes: no weights were given \(0 bytes\)") as caught:
+        ir_runner.load(xml, None)
+    assert 'offset="0" size="0"' in caught.value.hint
+
+
+def test_generating_an_empty_input_numpy_cannot_describe_is_an_input_error(tmp_path):
+    b = IRBuilder()
+    b.result(b.parameter("x", "f32", "..."))
+    model = b.write(tmp_path)
+    for fill in ("zeros", "random"):
+        result = invoke(model, "--fill", fill, "--data-shape", f"x=[0,{MAX_DIM}]")
+        assert result.exit_code == 4 and "has no elements, but its other dims multiply beyond" in result.stderr

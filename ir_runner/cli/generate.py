@@ -85,6 +85,9 @@ def _check_generated_size(model: Model, info: TensorInfo, shape: tuple[int, ...]
             f" above the memory limit of {human_bytes(limit)}",
             hint="choose a smaller --data-shape, or raise --memory-limit",
         )
+    if math.prod(d for d in shape if d) * info.dtype.itemsize > np.iinfo(np.intp).max:  # numpy's own bound
+        raise InputError(f"input '{info.name}' of shape [{dims_text(shape, ', ')}] has no elements, but its other dims"
+                         " multiply beyond the largest array numpy can describe")
 
 
 def _generation_plans(model: Model, arrays, shapes, ranges, randoms: list[int]) -> dict[int, _Generation]:

@@ -99,6 +99,9 @@ def const_array(
     # no weights at all (an XML in memory, weights=None) are 0 bytes for a Const that reads nothing
     data = None if count == 0 and weights.missing else weights.buffer(layer)
     length = 0 if data is None else len(data)
+    if offset + size > length and data is None:
+        raise ModelFormatError(f"offset={offset} + {size} bytes: no weights were given (0 bytes)", layer=layer,
+                               hint='pass the weights, or write offset="0" size="0" for a Const of no elements')
     if offset + size > length:  # OpenVINO's check, also when count == 0 or size > needed
         raise ModelFormatError(
             f"offset={offset} + {size} bytes lies outside {weights.description} ({length} bytes)",
