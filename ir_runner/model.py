@@ -113,8 +113,8 @@ class Model:
             if self._static_plan is None:
                 with self._lock, _gc_paused():
                     if self._static_plan is None:
-                        # the memory limit was checked at load, for these very shapes
-                        self._static_plan = build_plan(self.inference, None)
+                        # check_memory ran at load, for these very shapes
+                        self._static_plan = build_plan(self.inference, checked=True)
             return self._static_plan
         signature = tuple((a.dtype, a.shape) for a in arrays)
         plan = self._plans.get(signature)

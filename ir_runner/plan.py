@@ -14,10 +14,11 @@ output is copied into its buffer.
 from __future__ import annotations
 
 import functools
+import math
 
 import numpy as np
 
-from .errors import IRError, KernelError, LayerRef, ResourceLimitError
+from .errors import IRError, KernelError, LayerRef, ResourceLimitError, UnsupportedError
 from .infer import FOLD_MAX_BYTES, Inference, constant_fingerprint, static_nbytes
 from .ir.records import Record
 from .ops.registry import KernelFn
@@ -59,13 +60,15 @@ class Plan(Record):
         self.output_into = output_into
 
 
-def build_plan(inference: Inference, memory_limit: int | None = DEFAULT_MEMORY_LIMIT) -> Plan:
+def build_plan(inference: Inference, memory_limit: int | None = DEFAULT_MEMORY_LIMIT, *, checked: bool = False) -> Plan:
     """Turn an error-free inference with static shapes into a plan.
 
     Layers whose inputs are all constant and whose output is small (<= FOLD_MAX_BYTES) are computed
-    here, once, and become constants. Plans whose tensors exceed ``memory_limit`` are refused.
+    here, once, and become constants. Plans whose tensors exceed ``memory_limit`` or numpy's largest array
+    are refused (``checked``: :func:`check_memory` already ran on this inference).
     """
-    check_memory(inference, memory_limit)
+    if not checked:
+        check_memory(inference, memory_limit)
     graph = inference.graph
     slots: dict[tuple[str, int], int] = {}
     values: dict[int, np.ndarray] = {}
@@ -185,9 +188,9 @@ def _with_releases(steps_raw, keep: set[int]) -> tuple[Step, ...]:
 
 
 def check_memory(inference: Inference, limit: int | None) -> None:
-    """Refuse when one computed tensor, or all of them together (a bound on the peak), exceed ``limit``."""
-    if limit is None:
-        return
+    """Refuse a computed tensor numpy cannot describe (its non-zero dims multiply past numpy's largest array,
+    which an empty tensor can too), and, given a ``limit``, one tensor or all of them together (a bound on the
+    peak) above it."""
     total = 0
     for info in inference.layers.values():
         if info.op is None or info.op.type in ("Const", "Result"):
@@ -196,20 +199,26 @@ def check_memory(inference: Inference, limit: int | None) -> None:
             if not spec.shape.is_static or spec.element_type.dtype is None:
                 return
             nbytes = static_nbytes(spec)
-            if nbytes > limit:
+            if limit is not None and nbytes > limit:
                 raise ResourceLimitError(
                     f"the output {spec.brief()} would take {human_bytes(nbytes)}, above the memory limit of"
                     f" {human_bytes(limit)}",
                     layer=info.ref,
                     hint="pass memory_limit= to load() (or --memory-limit) to raise the ceiling",
                 )
+            if (nbytes or math.prod(d for d in spec.shape.to_shape() if d)) > _NUMPY_MAX_BYTES:
+                raise UnsupportedError(f"the output {spec.brief()} is beyond the largest array numpy can describe",
+                                       layer=info.ref)
             total += nbytes
-    if total > limit:
+    if limit is not None and total > limit:
         raise ResourceLimitError(
             f"running would need up to {human_bytes(total)} for its tensors, above the memory limit of"
             f" {human_bytes(limit)}",
             hint="pass memory_limit= to load() (or --memory-limit) to raise the ceiling",
         )
+
+
+_NUMPY_MAX_BYTES = np.iinfo(np.intp).max
 
 
 def human_bytes(nbytes: int) -> str:

@@ -424,3 +424,25 @@ def test_generating_an_empty_input_numpy_cannot_describe_is_an_input_error(tmp_p
     for fill in ("zeros", "random"):
         result = invoke(model, "--fill", fill, "--data-shape", f"x=[0,{MAX_DIM}]")
         assert result.exit_code == 4 and "has no elements, but its other dims multiply beyond" in result.stderr
+
+
+def select_model(cond: str, then: str, out: str) -> bytes:
+    b = IRBuilder()
+    c, t = b.parameter("c", "boolean", cond), b.parameter("t", "f32", then)
+    b.result(b.layer("Select", "opset1", [c, t, t], attrs={"auto_broadcast": "numpy"}, out_specs=[("FP32", out)]),
+             "r")
+    return b.build()[0]
+
+
+def test_an_output_numpy_cannot_describe_is_unsupported_at_load_even_without_a_memory_limit():
+    big = 2**40
+    empty = select_model(f"0,{big},1", f"0,1,{big}", f"0,{big},{big}")  # no element, yet too big for numpy
+    with pytest.raises(UnsupportedError, match=r"output f32\[0,1099511627776,1099511627776\] is beyond the largest"):
+        ir_runner.load(empty)
+    with pytest.raises(UnsupportedError, match="beyond the largest array numpy can describe"):
+        ir_runner.load(empty, memory_limit=None)
+    huge = select_model(f"{big},1", f"1,{big}", f"{big},{big}")
+    with pytest.raises(ir_runner.ResourceLimitError):
+        ir_runner.load(huge)
+    with pytest.raises(UnsupportedError, match="beyond the largest array numpy can describe"):
+        ir_runner.load(huge, memory_limit=None)
