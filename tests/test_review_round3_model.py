@@ -60,6 +60,16 @@ def test_new_specs_are_inferred_without_declared_checks(monkeypatch):
     assert len(infer_calls) == 1 and infer_calls[0]["check_declared"] is False
 
 
+def test_the_same_new_specs_twice_in_a_row_are_inferred_once(monkeypatch):
+    model = gather_model("?,2")
+    infer_calls = count_inferences(monkeypatch)
+    five, six = [TensorSpec(F32, PartialShape.of((5, 2)))], [TensorSpec(F32, PartialShape.of((6, 2)))]
+    first = model.inference_for(five)
+    assert model.inference_for(list(five)) is first and len(infer_calls) == 1
+    assert model.inference_for(six) is not first and len(infer_calls) == 2
+    assert model.inference_for(five) is not first and len(infer_calls) == 3  # only the last one is kept
+
+
 def test_specs_that_do_not_fit_name_the_context_and_layer():
     model = gather_model("?,2")
     with pytest.raises(InputError) as caught:
