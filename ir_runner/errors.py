@@ -27,6 +27,9 @@ class LayerRef(NamedTuple):
 _NAME_LIMIT = 300  # real layer names run to ~150 characters (framework scopes); only hostile ones are clipped
 
 
+MESSAGE_ITEMS = 10  # ports, layers or cycle members a message lists (a hostile IR may have a million)
+
+
 def clip_text(text: str, limit: int = 40) -> str:
     """``text`` from a model or its input, for a message: cut to ``limit`` characters, saying how long it was."""
     return text if len(text) <= limit else f"{text[:limit]}... ({len(text)} characters)"

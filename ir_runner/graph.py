@@ -9,12 +9,11 @@ whose inputs are ready.
 
 from __future__ import annotations
 
-from .errors import GraphError, clip_text
+from .errors import MESSAGE_ITEMS, GraphError, clip_text
 from .ir.records import EdgeRecord, LayerRecord, NetRecord, Record
 from .ops.registry import layer_ref
 
 Slot = tuple[str, int]  # (layer id, output position)
-_LISTED = 10  # ports or layers a message lists (a hostile IR may have a million)
 
 
 class Graph(Record):
@@ -126,8 +125,8 @@ def _endpoint_error(edge: EdgeRecord, layers, layer_id: str, port_id: str, side:
         return GraphError(f"{where} names layer id {clip_text(layer_id)}, which does not exist")
     layer = layers[layer_id]
     ports = layer.inputs if side == "to" else layer.outputs
-    known = ", ".join(clip_text(p.id) for p in ports[:_LISTED])
-    if len(ports) > _LISTED:
+    known = ", ".join(clip_text(p.id) for p in ports[:MESSAGE_ITEMS])
+    if len(ports) > MESSAGE_ITEMS:
         known += f", ... ({len(ports)} ports)"
     return GraphError(
         f"{where} names {direction} port id {clip_text(port_id)}, which this layer does not have"
@@ -155,8 +154,8 @@ def _topological_order(layers, place, sources, consumers) -> tuple[str, ...]:
                     heapq.heappush(ready, place[consumer])
     if len(order) != len(layers):
         cycle = _find_cycle({lid for lid, n in pending.items() if n > 0}, sources)
-        names = " -> ".join(str(layer_ref(layers[lid])) for lid in cycle[:_LISTED])
-        if len(cycle) > _LISTED:
+        names = " -> ".join(str(layer_ref(layers[lid])) for lid in cycle[:MESSAGE_ITEMS])
+        if len(cycle) > MESSAGE_ITEMS:
             names += f" -> ... ({len(cycle) - 1} layers in the cycle)"  # (the first one closes it)
         raise GraphError(f"the edges form a cycle: {names}", hint="an IR graph must be acyclic")
     return tuple(order)

@@ -15,6 +15,7 @@ from typing import Any, NoReturn
 import numpy as np
 
 from .errors import (
+    MESSAGE_ITEMS,
     DeclaredMismatchError,
     InferenceError,
     IRError,
@@ -199,9 +200,10 @@ class Inference:
         unsupported = [e for e in errors if isinstance(e, UnsupportedError)]
         unknown = [info.ref for info in self.layers.values() if info.op is None]
         if unknown:
-            listed = "; ".join(f"{ref}: {_unknown_reason(self.layers[ref.id].layer)}" for ref in unknown[:_LISTED])
-            if len(unknown) > _LISTED:
-                listed += f"; and {len(unknown) - _LISTED} more"
+            listed = "; ".join(f"{ref}: {_unknown_reason(self.layers[ref.id].layer)}"
+                               for ref in unknown[:MESSAGE_ITEMS])
+            if len(unknown) > MESSAGE_ITEMS:
+                listed += f"; and {len(unknown) - MESSAGE_ITEMS} more"
             raise UnsupportedError(
                 f"{len(unknown)} layer(s) use operations that are not implemented in ir-run: {listed}."
                 f" Supported: {supported_summary()}",
@@ -211,9 +213,6 @@ class Inference:
             raise unsupported[0]
         if errors:
             raise errors[0]
-
-
-_LISTED = 10  # unknown layers a message lists (a hostile IR may have thousands)
 
 
 def _unknown_hint(layers: dict[str, LayerInference], unknown: list[LayerRef]) -> str | None:

@@ -209,8 +209,7 @@ def can_cast(source: np.dtype, target: np.dtype, cast: str) -> bool:
         return source == target
     if _holds_every_value(target, source):
         return True
-    order = "bui" + "f"
-    return cast == "same_kind" and order.index(_kind(source)) <= order.index(_kind(target))
+    return cast == "same_kind" and "buif".index(_kind(source)) <= "buif".index(_kind(target))
 
 
 def _is_numpy_type(dtype: np.dtype) -> bool:
@@ -218,10 +217,10 @@ def _is_numpy_type(dtype: np.dtype) -> bool:
 
 
 def _kind(dtype: np.dtype) -> str:
-    """numpy's kind letter, also for ml_dtypes' types: b, u, i or f."""
+    """numpy's kind letter (b, u, i or f), for ml_dtypes' types from their IR element type."""
     if _is_numpy_type(dtype):
         return dtype.kind
-    return {"int4": "i", "uint4": "u"}.get(dtype.name, "f")
+    return {"bool": "b", "uint": "u", "int": "i", "float": "f"}[element_type_of(dtype).kind]
 
 
 def _holds_every_value(target: np.dtype, source: np.dtype) -> bool:
