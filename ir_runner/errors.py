@@ -110,6 +110,11 @@ class KernelError(IRError):
     exit_code = 7
 
 
+class ExtensionError(IRError):
+    """An operation declaration that cannot be registered (a clash with another one), or an extension that
+    fails to load."""
+
+
 def error_entry(error: object, kind: str | None = None, *, detail: bool = False) -> dict[str, Any]:
     """An error (or a validation finding, which has the same attributes) as JSON-ready data: its ``type``
     (``kind``, else the IRError's class name, else 'warning'), ``message``, then whichever of ``detail`` (when

@@ -9,9 +9,9 @@ whose inputs are ready.
 
 from __future__ import annotations
 
-from .errors import MESSAGE_ITEMS, GraphError, clip_text
+from .errors import MESSAGE_ITEMS, GraphError, IRError, clip_text
 from .ir.records import EdgeRecord, LayerRecord, NetRecord, Record
-from .ops.registry import layer_ref
+from .ops.registry import layer_ref, type_version
 
 Slot = tuple[str, int]  # (layer id, output position)
 
@@ -32,6 +32,22 @@ class Graph(Record):
         self.order = order
         self.parameters = parameters
         self.results = results
+
+
+def read_graph(source, weights=None) -> Graph:
+    """Read an IR (``ir.reader.read_ir``) and build its graph. The reader knows no operation, so its errors
+    name a layer by type and opset as written; here they get the ``Type-version`` every other message shows."""
+    from .ir.reader import read_ir
+
+    try:
+        net = read_ir(source, weights)
+    except IRError as error:
+        if error.layer is not None:
+            type_name, _, version = error.layer.type_version.partition(" ")
+            error.layer = error.layer._replace(type_version=type_version(type_name, version))
+            error.args = (error._format(),)
+        raise
+    return build_graph(net)
 
 
 def build_graph(net: NetRecord) -> Graph:

@@ -10,7 +10,7 @@ its *declared* output specs downstream so that later layers are still checked.
 from __future__ import annotations
 
 import math
-from typing import Any, NoReturn
+from typing import Any
 
 import numpy as np
 
@@ -26,13 +26,13 @@ from .errors import (
 )
 from .graph import Graph
 from .ir.records import LayerRecord, PortRecord, Record
-from .ops.registry import OpDef, find_op, is_known_type, layer_ref, supported_summary
+from .ops.api import FOLD_MAX_BYTES, OpContext, OpDef, PartialValue
+from .ops.registry import find_op, is_known_type, layer_ref, supported_summary
 from .types import (
     DYNAMIC,
     DYNAMIC_SHAPE,
     MESSAGE_DIMS,
     NUMPY_MAX_RANK,
-    ElementType,
     PartialShape,
     TensorSpec,
     dims_text,
@@ -64,7 +64,7 @@ class PortCheck(Record):
 class LayerInference:
     """What inference found for one layer: its output specs, the kernel parameters, and every finding."""
 
-    __slots__ = ("layer", "ref", "op", "inputs", "outputs", "params", "errors")
+    __slots__ = ("layer", "ref", "op", "inputs", "outputs", "params", "errors", "values")
 
     def __init__(self, layer: LayerRecord, ref: LayerRef, op: OpDef | None, inputs: list[TensorSpec]) -> None:
         self.layer = layer
@@ -74,6 +74,7 @@ class LayerInference:
         self.outputs: list[TensorSpec] = []
         self.params: dict[str, Any] = {}
         self.errors: list[IRError] = []
+        self.values: list[PartialValue | None] | None = None  # partial values of the outputs (shape subgraphs)
 
     def __repr__(self) -> str:
         return f"<LayerInference {self.ref}: {', '.join(map(str, self.outputs))}>"
@@ -89,103 +90,67 @@ class LayerInference:
         ]
 
 
-class OpContext:
-    """What an operation's ``infer`` sees: its layer, input specs, constant inputs and attributes."""
-
-    def __init__(self, info: LayerInference, const_value, strict: bool, weights) -> None:
-        self.layer = info.layer
-        self.weights = weights
-        self.ref = info.ref
-        self.op = info.op
-        self.inputs = info.inputs
-        self.strict = strict
-        self._const_value = const_value
-
-    def const_value(self, position: int) -> np.ndarray | None:
-        """The value of input ``position`` when it is constant (a Const, or foldable from Consts)."""
-        return self._const_value(self.layer.id, position)
-
-    def input_label(self, position: int) -> str:
-        names = self.op.input_names if self.op else ()
-        name = f" ({names[position]})" if position < len(names) else ""
-        port = self.layer.inputs[position].label if position < len(self.layer.inputs) else f"port {position}"
-        return f"input {port}{name}"
-
-    def fail(self, detail: str, *, position: int | None = None, hint: str | None = None) -> NoReturn:
-        """Raise an InferenceError for this layer, listing its input specs."""
-        raise InferenceError(
-            f"{detail} (inputs: {self.describe_inputs()})",
-            layer=self.ref,
-            port=None if position is None else self.input_label(position),
-            hint=hint,
-        )
-
-    def describe_inputs(self) -> str:
-        names = self.op.input_names if self.op else ()
-        return ", ".join(
-            f"{names[i] if i < len(names) else i}={spec.brief()}" for i, spec in enumerate(self.inputs)
-        )
-
-    def attr(self, name: str) -> str | None:
-        return self.layer.data.get(name)
-
-    def attr_shown(self, name: str) -> str:
-        """``name='value'`` for a message, the value clipped (an attribute may be megabytes long)."""
-        text = self.attr(name)
-        return f"{name}={text!r}" if text is None else f"{name}={clip_text(text)!r}"
-
-    def attr_int(self, name: str, default: int) -> int:
-        """An integer attribute: an optional sign and ASCII digits, within int64 (as OpenVINO reads it)."""
-        text = self.attr(name)
-        if text is None:
-            return default
-        if len(text) <= 18 and text.isdigit() and text.isascii():  # the common case, always below 2**63
-            return int(text)
-        stripped = text.strip()
-        digits = stripped[1:] if stripped[:1] in ("+", "-") else stripped
-        if not (digits.isascii() and digits.isdigit()):
-            raise ModelFormatError(f"attribute {self.attr_shown(name)} is not an integer", layer=self.ref,
-                                   hint=f"write e.g. {name}=\"0\"")
-        significant = digits.lstrip("0")
-        if len(significant) <= 19:  # the digits of 2**63; never near int()'s 4300-digit limit
-            value = -int(significant or "0") if stripped[0] == "-" else int(significant or "0")
-            if -(2**63) <= value < 2**63:
-                return value
-        raise ModelFormatError(f"attribute {self.attr_shown(name)} is outside the int64 range", layer=self.ref)
-
-    def attr_choice(self, name: str, choices: dict[str, str], default: str) -> str:
-        """An enumerated attribute, case-insensitive; ``choices`` maps accepted spellings to meanings."""
-        text = self.attr(name)
-        if text is None:
-            return default
-        value = choices.get(text.strip().lower())
-        if value is None:
-            raise ModelFormatError(
-                f"attribute {self.attr_shown(name)} is not one of {', '.join(sorted(choices))}", layer=self.ref
-            )
-        return value
-
-    def attr_element_type(self, name: str) -> ElementType:
-        text = self.attr(name)
-        if text is None:
-            raise ModelFormatError(f"the required attribute '{name}' is missing", layer=self.ref)
-        et = element_type(text)
-        if et is None:
-            raise UnsupportedError(f"attribute {self.attr_shown(name)} is not a known element type", layer=self.ref)
-        return et
-
-
 class Inference:
     """The result of inference over a whole graph."""
 
-    def __init__(self, graph: Graph, layers: dict[str, LayerInference], folder: _ConstantFolder) -> None:
+    def __init__(self, graph: Graph, layers: dict[str, LayerInference], folder: ConstantFolder) -> None:
         self.graph = graph
         self.layers = layers
-        self._folder = folder
+        self.folder = folder
+        self.value_inputs: tuple[int, ...] = ()  # see _find_value_inputs
 
     def constant_input(self, layer_id: str, position: int) -> np.ndarray | None:
         """The value of a layer's input when it is constant (a Const, or computable from small Consts)."""
-        return self._folder.input_value(layer_id, position)
+        return self.folder.input_value(layer_id, position)
+
+    def context(self, layer_id: str) -> OpContext:
+        """The context an operation's ``infer`` saw, for its ``findings`` (validation)."""
+        info = self.layers[layer_id]
+        return OpContext(info.layer, info.ref, info.op, info.inputs, self.folder.input_value, False,
+                         self.graph.net.weights, _partial_values(self.graph, self.layers))
+
+    def deciding_inputs(self) -> list[tuple[str, int]]:
+        """The inputs whose values decide shapes or kernel parameters (role in ``DECIDING_ROLES``) and are
+        not constant: the plan is made per value of the Parameters they come from."""
+        found = []
+        for layer_id, info in self.layers.items():
+            op = info.op
+            if op is None or info.errors or not op.deciding:
+                continue
+            for position in op.deciding:
+                if position < len(info.inputs) and self.folder.input_value(layer_id, position) is None:
+                    found.append((layer_id, position))
+        return found
+
+    def _find_value_inputs(self) -> None:
+        """Which model inputs (Parameter positions) decide a shape or kernel parameter through their values
+        (not through their shapes alone: the walk stops at ``shape_only`` layers such as ShapeOf). A deciding
+        input that comes from no model input (constants above the folding limit) is an error of its layer."""
+        graph = self.graph
+        position = {layer.id: i for i, layer in enumerate(graph.parameters)}
+        found: set[int] = set()
+        for layer_id, port in self.deciding_inputs():
+            reached, stack, seen = set(), [graph.sources[layer_id][port][0]], set()
+            while stack:
+                current = stack.pop()
+                if current in seen:
+                    continue
+                seen.add(current)
+                if current in position:
+                    reached.add(position[current])
+                    continue
+                op = self.layers[current].op
+                if op is not None and not op.shape_only:
+                    stack.extend(source for source, _ in graph.sources[current])
+            if not reached:
+                info = self.layers[layer_id]
+                info.errors.append(InferenceError(
+                    f"{info.op.roles[port]} is not constant: it is computed from constants through a layer output"
+                    f" above the folding limit of {FOLD_MAX_BYTES} bytes",
+                    layer=info.ref, port=f"input {port} ({info.op.input_names[port]})",
+                    hint="make it a Const layer, or compute it from smaller tensors"))
+            found |= reached
+        self.value_inputs = tuple(sorted(found))
 
     @property
     def errors(self) -> list[IRError]:
@@ -227,16 +192,19 @@ def infer_graph(
     *,
     strict: bool = False,
     input_specs: dict[str, TensorSpec] | None = None,
+    input_values: dict[str, np.ndarray] | None = None,
     check_declared: bool = True,
 ) -> Inference:
     """Infer every layer's outputs in topological order, collecting all findings.
 
-    ``input_specs`` overrides Parameter specs by layer id (re-inference for concrete inputs);
+    ``input_specs`` overrides Parameter specs by layer id (re-inference for concrete inputs), and
+    ``input_values`` gives Parameters values that count as constant (those that decide shapes);
     ``check_declared`` compares port dims and precisions with what was inferred.
     """
     layers: dict[str, LayerInference] = {}
-    folder = _ConstantFolder(graph, layers)
-    memo = None if strict else _InferenceMemo(folder.input_value, graph.net.weights)
+    folder = ConstantFolder(graph, layers, input_values)
+    partial = _partial_values(graph, layers)
+    memo = None if strict else _InferenceMemo(folder.input_value, graph.net.weights, partial)
 
     for layer_id in graph.order:
         layer = graph.layers[layer_id]
@@ -249,7 +217,7 @@ def infer_graph(
             info.outputs = [input_specs[layer_id]]
             info.params = {}
         else:
-            _infer_layer(info, folder.input_value, strict, graph.net.weights, memo)
+            _infer_layer(info, folder.input_value, strict, graph.net.weights, memo, partial)
         for spec in info.outputs:  # one cheap check per layer: an output of a rank numpy cannot hold
             dims = spec.shape.dims
             if dims is not None and len(dims) > NUMPY_MAX_RANK:
@@ -257,7 +225,10 @@ def infer_graph(
                 break
         if check_declared:
             _compare_ports(info, "out", layer.outputs, info.outputs)
-    return Inference(graph, layers, folder)
+    inference = Inference(graph, layers, folder)
+    if input_values is None:
+        inference._find_value_inputs()
+    return inference
 
 
 class _InferenceMemo:
@@ -273,16 +244,17 @@ class _InferenceMemo:
     _SKIP = ("Parameter", "Const")
     _MAX_CONST_BYTES = 64  # constant inputs compared by value; larger ones make a layer not memoisable
 
-    def __init__(self, const_value, weights) -> None:
+    def __init__(self, const_value, weights, partial_value) -> None:
         self._const_value = const_value
         self._weights = weights
+        self._partial_value = partial_value
         self._entries: dict[tuple, list[tuple[tuple, list[TensorSpec], dict[str, Any]]]] = {}
 
     def infer(self, info: LayerInference) -> tuple[list[TensorSpec], dict[str, Any]]:
         """``info.op.infer`` for this layer, or an earlier layer's equal result."""
         op, layer = info.op, info.layer
-        if op.type in self._SKIP:
-            return op.infer(OpContext(info, self._const_value, False, self._weights))
+        if op.type in self._SKIP or op.value is not None:  # (partial values are not part of the key)
+            return op.infer(_context(info, self._const_value, False, self._weights, self._partial_value))
         key = (op.type, op.version, tuple(layer.data.items()), tuple(info.inputs))
         candidates = self._entries.get(key)
         if candidates is not None:
@@ -296,7 +268,7 @@ class _InferenceMemo:
             reads.append((position, _fingerprint(value)))
             return value
 
-        outputs, params = op.infer(OpContext(info, recording_const_value, False, self._weights))
+        outputs, params = op.infer(_context(info, recording_const_value, False, self._weights, self._partial_value))
         if all(seen is not False for _, seen in reads):
             self._entries.setdefault(key, []).append((tuple(reads), list(outputs), dict(params)))
         return outputs, params
@@ -316,7 +288,22 @@ def constant_fingerprint(value: np.ndarray | None, max_bytes: int):
     return value.dtype.str, value.shape, value.tobytes()
 
 
-def _infer_layer(info: LayerInference, const_value, strict: bool, weights, memo: _InferenceMemo | None) -> None:
+def _context(info: LayerInference, const_value, strict: bool, weights, partial_value) -> OpContext:
+    return OpContext(info.layer, info.ref, info.op, info.inputs, const_value, strict, weights, partial_value)
+
+
+def _partial_values(graph: Graph, layers: dict[str, LayerInference]):
+    """``partial_value(layer_id, position)``: what value inference found for a layer's input (None: nothing)."""
+    def partial_value(layer_id: str, position: int) -> PartialValue | None:
+        source, port = graph.sources[layer_id][position]
+        values = layers[source].values
+        return values[port] if values is not None and port < len(values) else None
+
+    return partial_value
+
+
+def _infer_layer(info: LayerInference, const_value, strict: bool, weights, memo: _InferenceMemo | None,
+                 partial_value) -> None:
     layer = info.layer
     if info.op is None:
         info.errors.append(_unknown_op_error(info))
@@ -337,7 +324,7 @@ def _infer_layer(info: LayerInference, const_value, strict: bool, weights, memo:
         if memo is not None:
             outputs, params = memo.infer(info)
         else:
-            outputs, params = info.op.infer(OpContext(info, const_value, strict, weights))
+            outputs, params = info.op.infer(_context(info, const_value, strict, weights, partial_value))
     except IRError as exc:
         info.errors.append(exc)
         info.outputs = [_declared_spec(p, info) for p in layer.outputs]
@@ -351,6 +338,11 @@ def _infer_layer(info: LayerInference, const_value, strict: bool, weights, memo:
         )
         outputs = outputs + [_declared_spec(p, info) for p in layer.outputs[len(outputs):]]
     info.outputs, info.params = outputs, params
+    if info.op.value is not None:
+        try:
+            info.values = info.op.value(_context(info, const_value, strict, weights, partial_value))
+        except IRError as exc:
+            info.errors.append(exc)
 
 
 def _check_ranks(info: LayerInference) -> None:
@@ -379,27 +371,32 @@ def _unknown_op_error(info: LayerInference) -> UnsupportedError:
     return UnsupportedError(f"{_unknown_reason(info.layer)}. Supported: {supported_summary()}", layer=info.ref)
 
 
-FOLD_MAX_BYTES = 1 << 20  # the largest layer output evaluated at load (here and when building plans)
-
-
 def static_nbytes(spec: TensorSpec) -> int:
     """The bytes a tensor of this static spec (with a numpy dtype) takes."""
     return math.prod(spec.shape.to_shape()) * spec.element_type.dtype.itemsize
 
 
-class _ConstantFolder:
-    """Values of layers computable from Consts alone, evaluated on demand (for inputs that must be
-    constant, such as Gather's axis). Walks producers without recursion, so chains of any length fold;
-    a layer whose output is above FOLD_MAX_BYTES is not folded, so its value and everything computed
-    from it count as not constant (a small axis never needs them)."""
+class ConstantFolder:
+    """The one constant folder (inference, plan and validation use it): values of layers computable from
+    Consts alone (and from Parameters given a value), evaluated on demand and kept. Walks producers without
+    recursion, so chains of any length fold; a layer whose outputs take more than FOLD_MAX_BYTES is not
+    folded, so its value and everything computed from it count as not constant (a small axis never needs
+    them). A kernel that fails while folding makes its layer not constant (the run then reports it)."""
 
-    def __init__(self, graph: Graph, layers: dict[str, LayerInference]) -> None:
+    def __init__(self, graph: Graph, layers: dict[str, LayerInference],
+                 given: dict[str, np.ndarray] | None = None) -> None:
         self.graph, self.layers = graph, layers
-        self.values: dict[str, np.ndarray | None] = {}
+        self.values: dict[str, list[np.ndarray] | None] = {lid: [v] for lid, v in (given or {}).items()}
         self._position: dict[str, int] | None = None  # topological position, built on the first fold
 
     def input_value(self, layer_id: str, position: int) -> np.ndarray | None:
-        producer = self.graph.sources[layer_id][position][0]
+        """The value of a layer's input, when constant."""
+        source, port = self.graph.sources[layer_id][position]
+        values = self.layer_values(source)
+        return values[port] if values is not None else None
+
+    def layer_values(self, producer: str) -> list[np.ndarray] | None:
+        """A layer's output values, when constant."""
         order, queued, stack = [], set(), [producer]
         while stack:
             current = stack.pop()
@@ -407,7 +404,11 @@ class _ConstantFolder:
                 continue
             info = self.layers[current]
             if "value" in info.params:
-                self.values[current] = info.params["value"]
+                self.values[current] = [info.params["value"]]
+                continue
+            known = _known_values(info)
+            if known is not None:
+                self.values[current] = known
                 continue
             if not self._foldable(info):
                 self.values[current] = None
@@ -425,24 +426,50 @@ class _ConstantFolder:
 
     @staticmethod
     def _foldable(info: LayerInference) -> bool:
-        """Whether to evaluate this layer: a kernel, one static output, at most FOLD_MAX_BYTES."""
-        if info.op is None or info.op.kernel is None or info.errors or len(info.outputs) != 1:
+        """Whether to evaluate this layer: a kernel, static outputs of at most FOLD_MAX_BYTES in all."""
+        if info.op is None or info.op.kernel is None or info.errors or not info.outputs:
             return False
-        spec = info.outputs[0]
-        if not spec.shape.is_static or spec.element_type.dtype is None:
-            return False
-        return static_nbytes(spec) <= FOLD_MAX_BYTES
+        total = 0
+        for spec in info.outputs:
+            if not spec.shape.is_static or spec.element_type.dtype is None:
+                return False
+            total += static_nbytes(spec)
+        return total <= FOLD_MAX_BYTES
 
-    def _evaluate(self, info: LayerInference) -> np.ndarray | None:
-        values = [self.values.get(src) for src, _ in self.graph.sources[info.layer.id]]
-        if any(v is None for v in values):
-            return None
+    def _evaluate(self, info: LayerInference) -> list[np.ndarray] | None:
+        values = []
+        for source, port in self.graph.sources[info.layer.id]:
+            produced = self.values.get(source)
+            if produced is None:
+                return None
+            values.append(produced[port])
         try:
-            return info.op.kernel(*values, **info.params)
+            result = info.op.kernel(*values, **info.params)
         except IRError:
             raise
-        except Exception:  # folding is an optimisation of inference: a failure means "not constant"
+        except Exception:  # folding is an optimisation: a failure means "not constant"
             return None
+        results = list(result) if isinstance(result, (tuple, list)) else [result]
+        for value in results:
+            if value.flags.writeable:
+                value.flags.writeable = False  # shared by every run of every plan
+        return results
+
+
+def _known_values(info: LayerInference) -> list[np.ndarray] | None:
+    """A layer's outputs when value inference knows every element exactly (ShapeOf of a static shape, and
+    what is computed from it), as read-only arrays."""
+    if info.values is None or info.errors or len(info.values) != len(info.outputs):
+        return None
+    arrays = []
+    for value, spec in zip(info.values, info.outputs):
+        dtype = spec.element_type.dtype
+        if value is None or not spec.shape.is_static or dtype is None or any(d.lo != d.hi for d in value):
+            return None
+        array = np.array([d.lo for d in value], dtype=dtype).reshape(spec.shape.to_shape())
+        array.flags.writeable = False
+        arrays.append(array)
+    return arrays
 
 
 def _declared_spec(port: PortRecord, info: LayerInference) -> TensorSpec:

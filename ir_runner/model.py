@@ -12,15 +12,15 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from .errors import InputError, IRError
-from .graph import Graph, build_graph
+from .graph import Graph, read_graph
 from .infer import Inference, LayerInference, infer_graph
-from .ir.reader import read_ir
+from .ops.api import FOLD_MAX_BYTES
 from .plan import DEFAULT_MEMORY_LIMIT, Plan, build_plan, check_memory
 from .runtime import TensorInfo, bind_feeds, bind_outputs, execute
 from .types import DYNAMIC, DYNAMIC_SHAPE, PartialShape, TensorSpec, element_type_of
 
 if TYPE_CHECKING:
-    from .report import Finding
+    from .ops.api import Finding
 
 Source = str | os.PathLike | bytes | bytearray
 _PLAN_CACHE_SIZE = 64
@@ -36,7 +36,9 @@ class Model:
         self.memory_limit = memory_limit
         self.inputs: tuple[TensorInfo, ...] = input_infos(graph, inference)
         self.outputs: tuple[TensorInfo, ...] = output_infos(graph, inference)
-        self._static = all(info.partial_shape.is_static and info.dtype is not None for info in self.inputs)
+        self._value_inputs = inference.value_inputs
+        static_inputs = all(info.partial_shape.is_static and info.dtype is not None for info in self.inputs)
+        self._static = static_inputs and not self._value_inputs  # one plan for every run
         if self._static:
             check_memory(inference, memory_limit)  # refuse now; the plan itself is built on the first run
         self._static_plan: Plan | None = None
@@ -45,7 +47,7 @@ class Model:
         self._lock = threading.Lock()
         self._fast_inputs = tuple((i.name, i.dtype, i.shape) for i in self.inputs)
         # u1 inputs need a value check that the fast path skips
-        self._fast_bind_ok = self._static and all(i.element_type != "u1" for i in self.inputs)
+        self._fast_bind_ok = static_inputs and all(i.element_type != "u1" for i in self.inputs)
         self._output_names = tuple(o.name for o in self.outputs)
 
     @property
@@ -105,7 +107,8 @@ class Model:
 
     def plan_for(self, arrays: Sequence[np.ndarray]) -> Plan:
         """The plan for these checked input arrays: for a static model, one plan built on the first run;
-        else one inferred for the arrays' shapes (and, for dynamic element types, dtypes), cached per
+        else one inferred for the arrays' shapes (and, for dynamic element types, dtypes; and the values of
+        the inputs that decide shapes or kernel parameters, such as an axis fed at run time), cached per
         signature.
 
         Shapes that do not fit the model (e.g. two dynamic dims that must be equal) raise InputError.
@@ -118,10 +121,15 @@ class Model:
                         self._static_plan = build_plan(self.inference, checked=True)
             return self._static_plan
         signature = tuple((a.dtype, a.shape) for a in arrays)
+        values = None
+        if self._value_inputs:
+            values = {self.graph.parameters[i].id: arrays[i] for i in self._value_inputs}
+            signature += tuple(arrays[i].tobytes() for i in self._value_inputs)
         plan = self._plans.get(signature)
         if plan is not None:
             return plan
-        inference = self.inference_for([fed_spec(info, array) for info, array in zip(self.inputs, arrays)])
+        inference = self.inference_for([fed_spec(info, array) for info, array in zip(self.inputs, arrays)],
+                                       values=values)
         with _gc_paused():
             plan = build_plan(inference, self.memory_limit)
         with self._lock:
@@ -130,26 +138,30 @@ class Model:
             self._plans[signature] = plan
         return plan
 
-    def inference_for(self, specs: Sequence[TensorSpec], *,
+    def inference_for(self, specs: Sequence[TensorSpec], *, values: dict[str, np.ndarray] | None = None,
                       context: str = "the inputs' shapes do not fit the model") -> Inference:
-        """The graph inferred with these input specs (in ``inputs`` order), declared ports unchecked: the
-        model's own inference when they are its inputs' specs.
+        """The graph inferred with these input specs (in ``inputs`` order) and, for the Parameters that decide
+        shapes, these values (by layer id), declared ports unchecked: the model's own inference when they
+        are its inputs' specs and no value is given.
 
         Specs the graph cannot take raise InputError ``'<context>: <what is wrong>'`` with its layer and port
         (an InputError subclass, e.g. a strict-mode IndexOutOfRangeError, keeps its class).
         """
-        if all(spec.element_type == info.element_type and spec.shape == info.partial_shape
-               for spec, info in zip(specs, self.inputs)):
+        if not values and all(spec.element_type == info.element_type and spec.shape == info.partial_shape
+                              for spec, info in zip(specs, self.inputs)):
             return self.inference
-        key = tuple(specs)
+        key = (tuple(specs), tuple((k, v.dtype.str, v.tobytes()) for k, v in (values or {}).items()))
         last = self._last_inference  # the CLI asks twice for generated inputs: their value ranges, then the plan
         if last is not None and last[0] == key:
             return last[1]
         input_specs = {layer.id: spec for layer, spec in zip(self.graph.parameters, specs)}
         with _gc_paused():
-            inference = infer_graph(self.graph, strict=self.strict, input_specs=input_specs, check_declared=False)
+            inference = infer_graph(self.graph, strict=self.strict, input_specs=input_specs, input_values=values,
+                                    check_declared=False)
         try:
             inference.raise_first()
+            if values is not None:
+                refuse_unknown_deciding(inference)
         except IRError as error:
             kind = type(error) if isinstance(error, InputError) else InputError
             raise kind(f"{context}: {error.detail}", layer=error.layer, port=error.port, hint=error.hint) from None
@@ -160,6 +172,16 @@ class Model:
         ins = ", ".join(str(i) for i in self.inputs)
         outs = ", ".join(str(o) for o in self.outputs)
         return f"<Model {self.name!r} ({ins}) -> ({outs})>"
+
+
+def refuse_unknown_deciding(inference: Inference) -> None:
+    """An InputError for an input that decides a shape and is still unknown with the fed values (it is
+    computed through a layer output above the folding limit)."""
+    for layer_id, port in inference.deciding_inputs():
+        info = inference.layers[layer_id]
+        raise InputError(f"{info.op.roles[port]} cannot be computed before the run: it goes through a layer output"
+                         f" above the folding limit of {FOLD_MAX_BYTES} bytes", layer=info.ref,
+                         port=f"input {port} ({info.op.input_names[port]})")
 
 
 def fed_spec(info: TensorInfo, array: np.ndarray) -> TensorSpec:
@@ -223,7 +245,7 @@ def load(
     may allocate; models above it are refused before anything is allocated.
     """
     with _gc_paused():
-        graph = build_graph(read_ir(source, weights))
+        graph = read_graph(source, weights)
         inference = infer_graph(graph, strict=strict)
         inference.raise_first()
         return Model(graph, inference, strict=strict, memory_limit=memory_limit)

@@ -1,8 +1,12 @@
 """The executable plan: a flat list of kernel steps over numbered slots.
 
 Inference resolves every parameter (normalised axis, batch_dims, broadcast mode); the plan gives each
-tensor a slot number, preloads Const views, and records after which step each intermediate can be
-released. Running a plan is a short loop (see ``runtime.execute``).
+tensor a slot number, preloads Const views and the values the constant folder computed, and records after
+which step each intermediate can be released. Running a plan is a short loop (see ``runtime.execute``).
+
+Ownership: a caller owns every output it gets. Kernels return new arrays unless their operation declares
+``views`` (Reshape, Transpose...); an output that may alias a feed, a constant or another output is
+copied when it is returned.
 
 Caller-given output buffers (``Model.run(out=...)``): a kernel that can write into one has the attribute
 ``accepts_out = True`` (for a ``functools.partial``, its function does) and is then called as
@@ -19,25 +23,27 @@ import math
 import numpy as np
 
 from .errors import IRError, KernelError, LayerRef, ResourceLimitError, UnsupportedError
-from .infer import FOLD_MAX_BYTES, Inference, constant_fingerprint, static_nbytes
+from .infer import Inference, constant_fingerprint, static_nbytes
 from .ir.records import Record
-from .ops.registry import KernelFn
+from .ops.api import KernelFn
 
 DEFAULT_MEMORY_LIMIT = 16 * 2**30
 
 
 class Step(Record):
-    """One kernel call: ``slots[output] = kernel(*slots[inputs])``, then free the ``release`` slots."""
+    """One kernel call: ``slots[output] = kernel(*slots[inputs])`` (for several outputs, ``outputs`` holds
+    their slots and the kernel returns a tuple), then free the ``release`` slots."""
 
-    __slots__ = ("kernel", "inputs", "output", "layer", "release")
+    __slots__ = ("kernel", "inputs", "output", "layer", "release", "outputs")
 
     def __init__(self, kernel: KernelFn, inputs: tuple[int, ...], output: int, layer: LayerRef,
-                 release: tuple[int, ...]) -> None:
+                 release: tuple[int, ...], outputs: tuple[int, ...] | None = None) -> None:
         self.kernel = kernel
         self.inputs = inputs
         self.output = output
         self.layer = layer
         self.release = release
+        self.outputs = outputs
 
 
 class Plan(Record):
@@ -63,9 +69,9 @@ class Plan(Record):
 def build_plan(inference: Inference, memory_limit: int | None = DEFAULT_MEMORY_LIMIT, *, checked: bool = False) -> Plan:
     """Turn an error-free inference with static shapes into a plan.
 
-    Layers whose inputs are all constant and whose output is small (<= FOLD_MAX_BYTES) are computed
-    here, once, and become constants. Plans whose tensors exceed ``memory_limit`` or numpy's largest array
-    are refused (``checked``: :func:`check_memory` already ran on this inference).
+    Layers that the constant folder can compute (all inputs constant, outputs of at most FOLD_MAX_BYTES;
+    or values known from shapes alone) become constants. Plans whose tensors exceed ``memory_limit`` or
+    numpy's largest array are refused (``checked``: :func:`check_memory` already ran on this inference).
     """
     if not checked:
         check_memory(inference, memory_limit)
@@ -74,34 +80,38 @@ def build_plan(inference: Inference, memory_limit: int | None = DEFAULT_MEMORY_L
     values: dict[int, np.ndarray] = {}
     steps_raw = []
     prepared: dict[tuple, KernelFn] = {}
+    may_alias: set[int] = set()  # slots of kernels that may return views of their inputs
     for layer_id in graph.order:
         info = inference.layers[layer_id]
         kind = info.op.type if info.op else None
         if kind == "Result":
             continue
+        outputs = []
         for position in range(len(info.outputs)):
             slots[(layer_id, position)] = len(slots)
-        output = slots[(layer_id, 0)]
+            outputs.append(len(slots) - 1)
         if kind == "Const":
-            values[output] = info.params["value"]
+            values[outputs[0]] = info.params["value"]
         elif kind != "Parameter":
             inputs = tuple(slots[src] for src in graph.sources[layer_id])
-            consts = [values.get(slot) for slot in inputs]
-            kernel = _kernel_for(info, consts, prepared)
-            if all(c is not None for c in consts) and static_nbytes(info.outputs[0]) <= FOLD_MAX_BYTES:
-                folded = run_step(kernel, consts, info.ref)
-                folded.flags.writeable = False
-                values[output] = folded
-            else:
-                steps_raw.append((kernel, info.ref, inputs, output))
+            folded = None
+            if all(slot in values for slot in inputs) or info.values is not None:
+                folded = inference.folder.layer_values(layer_id)
+            if folded is not None:
+                values.update(zip(outputs, folded))
+                continue
+            kernel = _kernel_for(info, [values.get(slot) for slot in inputs], prepared)
+            steps_raw.append((kernel, info.ref, inputs, tuple(outputs)))
+            if info.op.views:
+                may_alias.update(outputs)
     constants = tuple(values.items())
     parameters = graph.parameters
     results = graph.results
     input_slots = tuple(slots[(p.id, 0)] for p in parameters)
     output_slots = tuple(slots[graph.sources[r.id][0]] for r in results)
     steps = _with_releases(steps_raw, set(output_slots))
-    fresh = {step.output for step in steps}
-    writes_into = {step.output for step in steps if accepts_out(step.kernel)}
+    fresh = {slot for step in steps for slot in (step.outputs or (step.output,))} - may_alias
+    writes_into = {step.output for step in steps if step.outputs is None and accepts_out(step.kernel)} - may_alias
     seen: set[int] = set()
     copies, into = [], []
     for slot in output_slots:
@@ -124,18 +134,9 @@ def _shape_and_dtype(spec) -> tuple[np.dtype, tuple[int, ...]]:
     return spec.element_type.dtype, spec.shape.to_shape()
 
 
-def run_step(kernel: KernelFn, inputs: list[np.ndarray], layer: LayerRef) -> np.ndarray:
-    """Call a kernel; anything it raises that is not an IRError becomes one naming the layer."""
-    try:
-        return kernel(*inputs)
-    except IRError:
-        raise
-    except Exception as exc:
-        raise kernel_error(exc, layer) from exc
-
-
 def kernel_error(exc: Exception, layer: LayerRef) -> IRError:
-    """The IRError for an exception a kernel raised (a kernel bug must still name the layer)."""
+    """The IRError for an exception a kernel raised (a kernel bug must still name the layer): the one place
+    that makes it, used by ``runtime.execute`` (the constant folder treats a failure as 'not constant')."""
     if isinstance(exc, MemoryError):
         return ResourceLimitError("out of memory while computing this layer", layer=layer)
     return KernelError(f"internal error while computing this layer: {type(exc).__name__}: {exc}", layer=layer)
@@ -182,8 +183,8 @@ def _with_releases(steps_raw, keep: set[int]) -> tuple[Step, ...]:
         if slot not in keep:
             releases.setdefault(index, []).append(slot)
     return tuple(
-        Step(kernel, inputs, output, ref, tuple(releases.get(index, ())))
-        for index, (kernel, ref, inputs, output) in enumerate(steps_raw)
+        Step(kernel, inputs, outputs[0], ref, tuple(releases.get(index, ())), outputs if len(outputs) > 1 else None)
+        for index, (kernel, ref, inputs, outputs) in enumerate(steps_raw)
     )
 
 

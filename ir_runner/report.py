@@ -1,9 +1,8 @@
 """What ``validate`` and ``inspect`` show: findings and model descriptions as text, JSON-ready data,
 Markdown, and Graphviz (dot).
 
-Besides inference's own errors, validation warns about constant Gather indices outside the spec's
-range (``--strict`` makes them errors): Gather-1/7 allow ``[0, dim-1]``, Gather-8 ``[-dim, dim-1]``;
-OpenVINO's reference wraps a negative index once and gives zeros for anything still outside.
+Besides inference's own errors, validation shows the warnings of the operations' own checks (each
+declaration's ``findings``, e.g. constant indices outside the spec's range; ``--strict`` makes them errors).
 """
 
 from __future__ import annotations
@@ -14,34 +13,15 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .errors import IRError, LayerRef, UnsupportedError, error_entry
+from .errors import IRError, UnsupportedError, error_entry
+from .ops.api import Finding
 
 if TYPE_CHECKING:
     from .graph import Graph
     from .infer import Inference, LayerInference
     from .model import Source, ValidationReport
 
-# Attributes an operation reads with a default when the IR leaves them out (shown by inspect).
-ATTRIBUTE_DEFAULTS: dict[str, dict[str, str]] = {
-    "Gather-7": {"batch_dims": "0"},
-    "Gather-8": {"batch_dims": "0"},
-    "Select-1": {"auto_broadcast": "numpy"},
-}
-FIRST_VALUES = 8
-
-
-@dataclass
-class Finding:
-    """A validation warning that is not an IRError of inference (``strict`` loading refuses what it warns about)."""
-
-    layer: LayerRef
-    port: str
-    message: str
-    hint: str | None = None
-
-    def __str__(self) -> str:
-        text = f"{self.layer}, {self.port}: {self.message}"
-        return text + (f"\n  hint: {self.hint}" if self.hint else "")
+FIRST_VALUES = 8  # a constant's first values shown by inspect
 
 
 @dataclass
@@ -78,13 +58,12 @@ def source_label(source: object) -> str:
 def analyse(source: Source, weights: Source | memoryview | None = None, *, strict: bool = False) -> Analysis:
     """Read, build and infer ``source``, collecting every finding (``ir_runner.validate`` and the CLI's
     ``validate`` and ``inspect`` all use this)."""
-    from .graph import build_graph
+    from .graph import read_graph
     from .infer import infer_graph
-    from .ir.reader import read_ir
 
     analysis = Analysis(source_label(source))
     try:
-        analysis.graph = build_graph(read_ir(source, weights))
+        analysis.graph = read_graph(source, weights)
     except IRError as error:
         analysis.errors.append(error)
         return analysis
@@ -97,51 +76,18 @@ def analyse(source: Source, weights: Source | memoryview | None = None, *, stric
             analysis.errors = [summary, *analysis.errors]
     except IRError:
         pass
-    analysis.findings = index_findings(analysis.inference)
+    analysis.findings = op_findings(analysis.inference)
     return analysis
 
 
-def index_findings(inference: Inference) -> list[Finding]:
-    """Warnings for constant Gather indices outside the spec's range of the gathered axis: the values that
-    ``strict`` loading refuses (the same check, ``gather.outside_spec_range``)."""
-    from .ops.gather import as_int64, outside_spec_range
-
+def op_findings(inference: Inference) -> list[Finding]:
+    """The warnings of the operations' own validation (``findings`` of their declarations), for the layers
+    whose inference succeeded."""
     findings = []
-    for info in inference.layers.values():
-        if info.op is None or info.op.type != "Gather" or info.errors or "axis" not in info.params:
-            continue
-        dims = info.inputs[0].shape.dims
-        axis = info.params["axis"]
-        if dims is None or not dims[axis].is_static:
-            continue
-        indices = inference.constant_input(info.layer.id, 1)
-        if indices is None or indices.size == 0:
-            continue
-        dim = dims[axis].lo
-        low = -dim if info.op.version == 8 else 0
-        outside = outside_spec_range(indices, dim, low)
-        if not outside.any():
-            continue
-        position = tuple(int(i) for i in np.argwhere(outside)[0])
-        read = as_int64(indices)  # what OpenVINO's reference reads: fractions truncated, u64 wrapped, NaN lowest
-        zeroed = (read < -dim) | (read >= dim)
-        if zeroed[position]:
-            effect = "gives zeros there"
-        elif read[position] < 0:
-            effect = "wraps it (the CPU plugin gives 0)"
-        else:
-            effect = f"reads it as index {read[position]}"
-        findings.append(Finding(
-            info.ref, "input 1 (indices)",
-            f"constant index {indices[position]} at {list(position)} is outside [{low}, {dim - 1}] ({info.op.label},"
-            f" axis {axis} has {dim}); {int(outside.sum())} such index value(s), {int(zeroed.sum())} of which give"
-            f" zeros. OpenVINO's reference {effect}",
-            hint="fix the Const indices; --strict makes this an error",
-        ))
+    for layer_id, info in inference.layers.items():
+        if info.op is not None and info.op.findings is not None and not info.errors:
+            findings.extend(info.op.findings(inference.context(layer_id), info.params))
     return findings
-
-
-# -- validation -----------------------------------------------------------------------------------
 
 
 def validation_data(analysis: Analysis) -> dict[str, Any]:
@@ -246,7 +192,8 @@ def _layer_entry(graph: Graph, info: LayerInference) -> dict[str, Any]:
                         "declared": check.declared if check else None, "ok": check.ok if check else True,
                         "to": [{"layer": graph.layers[c].name, "id": c, "port": p}
                                for c, p in graph.consumers.get((layer.id, position), ())]})
-    defaults = {k: v for k, v in ATTRIBUTE_DEFAULTS.get(label, {}).items() if k not in layer.data}
+    schema = info.op.defaults() if info.op is not None else {}
+    defaults = {k: v for k, v in schema.items() if k not in layer.data}
     resolved = {key: getattr(value, "name", value) for key, value in info.params.items()
                 if key not in ("value", "layer") and value is not None and not isinstance(value, np.ndarray)}
     return {"id": layer.id, "name": layer.name, "type": label, "supported": info.op is not None,

@@ -264,7 +264,8 @@ def execute(plan: Plan, feeds: Sequence[np.ndarray], observe: Observer | None = 
     """Run the plan's steps on ``feeds`` (already checked); outputs never alias a Const or an input.
 
     ``observe(step, value, seconds)``, when given, is called after each step (for tracing and per-layer
-    timing), before any slot is released. ``out``, when given, holds per output a buffer checked by
+    timing), before any slot is released; ``value`` is a tuple for a step of several outputs. ``out``, when
+    given, holds per output a buffer checked by
     :func:`bind_outputs` (or None: a new array as usual): the step computing an output writes into its
     buffer when its kernel can, else the value is copied into it, and the buffers are returned.
     """
@@ -281,17 +282,22 @@ def execute(plan: Plan, feeds: Sequence[np.ndarray], observe: Observer | None = 
         started = time.perf_counter() if observe is not None else 0.0
         target = into.get(step.output) if into else None
         try:
-            if target is None:
-                slots[step.output] = step.kernel(*[slots[i] for i in step.inputs])
-            else:
+            if target is not None:
                 step.kernel(*[slots[i] for i in step.inputs], out=target)
                 slots[step.output] = target
+            elif step.outputs is None:
+                slots[step.output] = step.kernel(*[slots[i] for i in step.inputs])
+            else:
+                values = tuple(step.kernel(*[slots[i] for i in step.inputs]))
+                for slot, value in zip(step.outputs, values):
+                    slots[slot] = value
         except IRError:
             raise
         except Exception as exc:
             raise kernel_error(exc, step.layer) from exc
         if observe is not None:
-            observe(step, slots[step.output], time.perf_counter() - started)
+            observed = slots[step.output] if step.outputs is None else tuple(slots[i] for i in step.outputs)
+            observe(step, observed, time.perf_counter() - started)
         for slot in step.release:
             slots[slot] = None
     if out is None:

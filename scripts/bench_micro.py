@@ -323,7 +323,7 @@ def quiet_f16_chunked(out: np.ndarray) -> np.ndarray:
 
 def select_f16() -> None:
     """f16 Select: the bit-select plus the quieting of signalling NaNs the reference does."""
-    from ir_runner.ops.convert_rules import quiet_f16_nans
+    from ir_runner.ops.api import quiet_f16_nans
     from ir_runner.ops.select import bit_select
 
     every = np.arange(1 << 16, dtype=np.uint32).astype(np.uint16).view(np.float16)

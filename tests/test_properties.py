@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 import ir_runner
-from ir_runner.ops.convert_rules import quiet_f16_nans
+from ir_runner.ops.api import quiet_f16_nans
 from tests.bits import assert_same_bits
 from tests.irbuild import IRBuilder
 

@@ -14,7 +14,7 @@ from openvino import opset1, opset7, opset8
 
 import ir_runner
 from ir_runner import parallel
-from ir_runner.ops import convert_rules, gather, select
+from ir_runner.ops import api, gather, select
 from tests import test_vs_openvino as tv
 from tests.bits import assert_same_bits
 from tests.irbuild import IRBuilder
@@ -28,7 +28,7 @@ THRESHOLDS = {  # (module, name): (tiny, small); "_WORKERS": 3 threads even on a
     (select, "BITSELECT_MIN_ELEMENTS"): (1, 1000),
     (select, "ROW_MIN_BYTES"): (1, 32),
     (select, "_CHUNK"): (5, 700),
-    (convert_rules, "_QUIET_CHUNK"): (2, 900),
+    (api, "_QUIET_CHUNK"): (2, 900),
 }
 
 

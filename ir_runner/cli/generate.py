@@ -1,7 +1,7 @@
 """Generated input data (``random`` / ``zeros`` / ``ones``) that fits the layers each input feeds.
 
-Random data looks at the layers an input feeds (through Convert layers): Gather ``indices`` get
-integers in ``[0, dim-1]`` of the data's gathered axis, a Select ``cond`` gets 0/1 or booleans. Each
+Random data looks at the layers an input feeds, as their declarations say (``fit``): e.g. indices get
+integers in ``[0, dim-1]`` of the data's gathered axis, a condition gets 0/1 or booleans. Each
 input has its own generator seeded with ``(seed, input position)``. Imported only when an input is
 generated.
 """
@@ -101,7 +101,8 @@ def _generation_plans(model: Model, arrays, shapes, ranges, randoms: list[int]) 
 
 
 def _uses(graph, inference, layer_id: str) -> list[tuple[str, int, str]]:
-    """What a Parameter feeds, through Convert layers: ('index', last valid index, why) / ('cond', 1, why)."""
+    """What the layers a Parameter feeds accept there (their declarations' ``fit``), through the layers that
+    pass it on unchanged in kind (``through``, e.g. Convert): ('index', last valid index, why) / ('cond', 1, why)."""
     found, frontier, seen = [], [(layer_id, 0)], set()
     while frontier:
         slot = frontier.pop()
@@ -110,18 +111,17 @@ def _uses(graph, inference, layer_id: str) -> list[tuple[str, int, str]]:
                 continue
             seen.add((consumer, position))
             info = inference.layers[consumer]
-            kind = info.op.type if info.op else None
-            if kind == "Convert":
+            fit = info.op.fit(info.params, info.inputs, position) if info.op and info.op.fit and not info.errors \
+                else None
+            if fit is None:
+                continue
+            if fit.kind == "through":
                 frontier.append((consumer, 0))
-            elif kind == "Gather" and position == 1 and "axis" in info.params:
-                dims = info.inputs[0].shape.dims
-                axis = info.params["axis"]
-                if dims is not None and dims[axis].is_static:
-                    dim = dims[axis].lo
-                    found.append(("index", dim - 1,
-                                  f"(indices of {info.ref.type_version} '{info.ref.name}': axis {axis} has {dim})"))
-            elif kind == "Select" and position == 0:
-                found.append(("cond", 1, f"(cond of Select '{info.ref.name}')"))
+                continue
+            names = info.op.input_names
+            role = names[position] if position < len(names) else f"input {position}"
+            detail = f": {fit.why}" if fit.why else ""
+            found.append((fit.kind, fit.high, f"({role} of {info.ref.type_version} '{info.ref.name}'{detail})"))
     return found
 
 

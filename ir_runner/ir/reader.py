@@ -15,7 +15,6 @@ from pathlib import Path
 from lxml import etree
 
 from ..errors import LayerRef, ModelFormatError, UnsupportedError, clip_text
-from ..ops.registry import type_version
 from ..types import MAX_DIM, decimal_int
 from .records import EdgeRecord, LayerRecord, NetRecord, PortRecord
 from .weights import Weights
@@ -193,8 +192,9 @@ def _bad_dim(port, layer_attrs, port_id) -> ModelFormatError:
 
 
 def _layer_ref(attrs: dict[str, str], line: int | None = None) -> LayerRef:
-    """The layer as errors name it, before its record exists."""
-    return LayerRef(attrs.get("name", ""), type_version(attrs["type"], attrs.get("version", "")), attrs["id"], line)
+    """The layer as errors name it, before its record exists: type and opset as written (the reader knows no
+    operation, so not yet the ``Type-version`` that later messages show)."""
+    return LayerRef(attrs.get("name", ""), f"{attrs['type']} {attrs.get('version', '')}".strip(), attrs["id"], line)
 
 
 def _is_dim(text: str | None) -> bool:

@@ -9,10 +9,9 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import UnsupportedError
-from ..infer import OpContext
 from ..types import ElementType, TensorSpec, element_type_of
+from .api import LATEST_OPSET, Attr, InputFit, OpContext, OpDef
 from .convert_rules import convert_values
-from .registry import LATEST_OPSET, OpDef, register
 
 
 def infer_convert(ctx: OpContext):
@@ -78,4 +77,11 @@ def _direct_kind(src: str, dst: str) -> str | None:
     return None
 
 
-register(OpDef("Convert", 1, 1, LATEST_OPSET, ("data",), infer_convert, convert))
+def _fit_convert(params, inputs, position: int) -> InputFit:
+    return InputFit("through")
+
+
+OPS = (
+    OpDef("Convert", 1, 1, LATEST_OPSET, ("data",), infer_convert, convert, attrs=(Attr("destination_type"),),
+          fit=_fit_convert),
+)

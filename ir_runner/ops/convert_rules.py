@@ -24,7 +24,6 @@ import warnings
 
 import numpy as np
 
-from ..parallel import run_chunked
 from ..types import ELEMENT_TYPES  # (their .dtype imports ml_dtypes on first use, not at start-up)
 
 _NARROW_FLOATS = ("f16", "bf16", "f8e4m3", "f8e5m2")
@@ -36,31 +35,6 @@ def convert_values(x: np.ndarray, src: str, dst: str, dst_dtype: np.dtype) -> np
         warnings.simplefilter("ignore")
         result = _convert(np.asarray(x).reshape(-1), src, dst)
     return np.asarray(result).astype(dst_dtype, copy=False).reshape(np.shape(x))
-
-
-def quiet_f16_nans(out: np.ndarray) -> np.ndarray:
-    """Set the quiet bit of signalling f16 NaNs in place, as OpenVINO's reference does whenever it moves
-    f16 values (Select, Gather: 0x7C01 -> 0x7E01). Other types keep their NaN bits unchanged.
-
-    Scans in cache-sized chunks over threads; a chunk without an all-ones exponent costs one pass."""
-    if out.dtype != np.float16 or not out.size:
-        return out
-    bits = out.reshape(-1).view(np.uint16)
-
-    def work(start: int, stop: int) -> None:
-        scratch = np.empty(_QUIET_CHUNK, dtype=np.uint16)
-        for lo in range(start * _QUIET_CHUNK, min(stop * _QUIET_CHUNK, bits.size), _QUIET_CHUNK):
-            chunk = bits[lo:lo + _QUIET_CHUNK]
-            masked = np.bitwise_and(chunk, 0x7E00, out=scratch[:chunk.size])
-            candidates = masked == 0x7C00  # all-ones exponent, quiet bit clear: infinities and signalling NaNs
-            if candidates.any():
-                chunk[candidates & ((chunk & 0x01FF) != 0)] |= 0x0200
-
-    run_chunked(-(-bits.size // _QUIET_CHUNK), _QUIET_CHUNK, work)
-    return out
-
-
-_QUIET_CHUNK = 1 << 16
 
 
 def _convert(x: np.ndarray, src: str, dst: str) -> np.ndarray:

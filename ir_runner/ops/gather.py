@@ -14,11 +14,10 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import IndexOutOfRangeError, LayerRef
-from ..infer import FOLD_MAX_BYTES, OpContext
 from ..parallel import PARALLEL_MIN_ELEMENTS, run_chunked
-from ..types import PartialShape, TensorSpec, element_type_of, merge_dims
-from .convert_rules import convert_values, quiet_f16_nans
-from .registry import KernelFn, OpDef, register
+from ..types import DYNAMIC_DIM, PartialShape, TensorSpec, element_type_of, merge_dims
+from .api import LATEST_OPSET, Attr, Finding, InputFit, KernelFn, OpContext, OpDef, quiet_f16_nans
+from .convert_rules import convert_values
 
 
 def infer_gather(ctx: OpContext, version: int):
@@ -34,17 +33,13 @@ def infer_gather(ctx: OpContext, version: int):
     ):
         ctx.fail(f"axis must be a scalar or have 1 element, got shape {axis_spec.shape.brief()}", position=2)
     axis_value = ctx.const_value(2)
-    if axis_value is None:
-        ctx.fail(
-            "axis must be constant (a Const, possibly behind a Convert); it comes from a computed tensor",
-            position=2,
-            hint="make the axis a Const layer (values computed from Consts are folded only through layer outputs"
-                 f" of at most {FOLD_MAX_BYTES} bytes)",
-        )
+    batch_dims = ctx.attr_int("batch_dims", 0) if version >= 7 else 0
+    if axis_value is None:  # computed at run time: the rank is known, the dims are not (as OpenVINO infers it)
+        return [TensorSpec(data.element_type, _unknown_axis_shape(ctx, data.shape, indices.shape, batch_dims))], {
+            "axis": None, "batch_dims": batch_dims, "strict_low": None}
     if axis_value.size != 1:
         ctx.fail(f"axis must have 1 element, it has {axis_value.size}", position=2)
     axis = int(axis_value.reshape(-1)[0])
-    batch_dims = ctx.attr_int("batch_dims", 0) if version >= 7 else 0
     shape, axis, batch_dims = gather_shape(ctx, data.shape, indices.shape, axis, batch_dims)
     params = {"axis": axis, "batch_dims": batch_dims, "strict_low": None}
     if ctx.strict:
@@ -54,6 +49,20 @@ def infer_gather(ctx: OpContext, version: int):
         if constant_indices is not None and data.shape.dims is not None and data.shape.dims[axis].is_static:
             _check_strict(constant_indices, data.shape.dims[axis].lo, params["strict_low"], ctx.ref)
     return [TensorSpec(data.element_type, shape)], params
+
+
+def _unknown_axis_shape(ctx: OpContext, data: PartialShape, indices: PartialShape, batch_dims: int) -> PartialShape:
+    """The output shape when the axis is not known at load: its rank, all dims dynamic."""
+    if data.rank is None or indices.rank is None:
+        return PartialShape(None)
+    if batch_dims < 0:
+        batch_dims += indices.rank
+    if not 0 <= batch_dims <= indices.rank:
+        ctx.fail(f"batch_dims={batch_dims} must be within [0, rank(indices)={indices.rank}]")
+    rank = data.rank + indices.rank - 1 - batch_dims
+    if rank < 0:
+        ctx.fail(f"data of rank {data.rank} cannot be gathered with batch_dims={batch_dims}")
+    return PartialShape((DYNAMIC_DIM,) * rank)
 
 
 def gather_shape(ctx: OpContext, data: PartialShape, indices: PartialShape, axis: int, batch_dims: int):
@@ -345,7 +354,56 @@ def _infer_v8(ctx):
     return infer_gather(ctx, 8)
 
 
+def _findings(ctx: OpContext, params) -> list[Finding]:
+    """A warning for constant indices outside the spec's range of the gathered axis: the values that
+    ``strict`` loading refuses (the same check, :func:`outside_spec_range`)."""
+    axis = params.get("axis")
+    dims = ctx.inputs[0].shape.dims
+    if axis is None or dims is None or not dims[axis].is_static:
+        return []
+    indices = ctx.const_value(1)
+    if indices is None or indices.size == 0:
+        return []
+    dim = dims[axis].lo
+    low = -dim if ctx.op.version == 8 else 0
+    outside = outside_spec_range(indices, dim, low)
+    if not outside.any():
+        return []
+    position = tuple(int(i) for i in np.argwhere(outside)[0])
+    read = as_int64(indices)  # what OpenVINO's reference reads: fractions truncated, u64 wrapped, NaN lowest
+    zeroed = (read < -dim) | (read >= dim)
+    if zeroed[position]:
+        effect = "gives zeros there"
+    elif read[position] < 0:
+        effect = "wraps it (the CPU plugin gives 0)"
+    else:
+        effect = f"reads it as index {read[position]}"
+    return [Finding(
+        ctx.ref, "input 1 (indices)",
+        f"constant index {indices[position]} at {list(position)} is outside [{low}, {dim - 1}] ({ctx.op.label},"
+        f" axis {axis} has {dim}); {int(outside.sum())} such index value(s), {int(zeroed.sum())} of which give"
+        f" zeros. OpenVINO's reference {effect}",
+        hint="fix the Const indices; --strict makes this an error",
+    )]
+
+
+def _fit(params, inputs: list[TensorSpec], position: int) -> InputFit | None:
+    """Generated indices: integers in ``[0, dim-1]`` of the gathered axis."""
+    axis = params.get("axis")
+    dims = inputs[0].shape.dims
+    if position != 1 or axis is None or dims is None or not dims[axis].is_static:
+        return None
+    dim = dims[axis].lo
+    return InputFit("index", 0, dim - 1, f"axis {axis} has {dim}")
+
+
 _INPUTS = ("data", "indices", "axis")
-register(OpDef("Gather", 1, 1, 6, _INPUTS, _infer_v1, gather, prepare_gather))
-register(OpDef("Gather", 7, 7, 7, _INPUTS, _infer_v7, gather, prepare_gather))
-register(OpDef("Gather", 8, 8, 17, _INPUTS, _infer_v8, gather, prepare_gather))
+_ROLES = ("data", "indices", "axis")
+_DECLARED = dict(roles=_ROLES, findings=_findings, fit=_fit)
+OPS = (
+    OpDef("Gather", 1, 1, 6, _INPUTS, _infer_v1, gather, prepare_gather, **_DECLARED),
+    OpDef("Gather", 7, 7, 7, _INPUTS, _infer_v7, gather, prepare_gather, attrs=(Attr("batch_dims", "0"),),
+          **_DECLARED),
+    OpDef("Gather", 8, 8, LATEST_OPSET, _INPUTS, _infer_v8, gather, prepare_gather,
+          attrs=(Attr("batch_dims", "0"),), **_DECLARED),
+)

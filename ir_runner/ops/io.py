@@ -10,10 +10,9 @@ from __future__ import annotations
 import functools
 
 from ..errors import ModelFormatError, UnsupportedError, clip_text
-from ..infer import OpContext
 from ..ir.weights import const_array
 from ..types import NUMPY_MAX_RANK, PartialShape, TensorSpec, parse_partial_shape
-from .registry import LATEST_OPSET, OpDef, register
+from .api import LATEST_OPSET, Attr, OpContext, OpDef
 
 _parse_shape = functools.lru_cache(maxsize=4096)(parse_partial_shape)  # large IRs repeat a few shapes
 
@@ -71,6 +70,9 @@ def infer_result(ctx: OpContext):
     return [spec], {}
 
 
-register(OpDef("Parameter", 1, 1, LATEST_OPSET, (), infer_parameter))
-register(OpDef("Const", 1, 1, LATEST_OPSET, (), infer_const))
-register(OpDef("Result", 1, 1, LATEST_OPSET, ("input",), infer_result))
+OPS = (
+    OpDef("Parameter", 1, 1, LATEST_OPSET, (), infer_parameter, attrs=(Attr("element_type"), Attr("shape"))),
+    OpDef("Const", 1, 1, LATEST_OPSET, (), infer_const,
+          attrs=(Attr("element_type"), Attr("shape"), Attr("offset"), Attr("size"))),
+    OpDef("Result", 1, 1, LATEST_OPSET, ("input",), infer_result),
+)

@@ -1,8 +1,14 @@
-"""The operation registry: (type, opset range) -> operation definition.
+"""The operation registry: (type, opset range) -> operation declaration.
 
 An IR layer says ``type="Gather" version="opset8"``. Each operation version is defined in some opset
 and stays in later ones until a new version replaces it, so Gather-1 covers opset1..opset6, Gather-7
-only opset7 and Gather-8 opset8 onwards. Types match case-insensitively.
+only opset7 and Gather-8 opset8 onwards. Types match case-insensitively. Operations of a custom opset
+(``version="my_opset"``, or ``"extension"``) are registered by extensions with that ``domain``.
+
+The built-in declarations are the ``OPS`` of the modules in ``BUILTIN_MODULES``; extensions add theirs
+with :func:`register_op` or through the entry-point group ``ir_runner.ops`` (callables run once, on the
+first use of the registry). Everything is loaded on first use, so importing the reader or the graph
+imports no kernel.
 """
 
 from __future__ import annotations
@@ -10,101 +16,84 @@ from __future__ import annotations
 import functools
 import importlib
 import threading
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from ..errors import LayerRef
-from ..ir.records import Record
+from ..errors import ExtensionError, LayerRef
 from ..types import decimal_int
+from .api import OpDef
 
 if TYPE_CHECKING:
-    import numpy as np
-
-    from ..infer import OpContext
     from ..ir.records import LayerRecord
-    from ..types import TensorSpec
 
-LATEST_OPSET = 17
-
-InferFn = Callable[["OpContext"], "tuple[list[TensorSpec], dict[str, Any]]"]
-KernelFn = Callable[..., "np.ndarray"]
-PrepareFn = Callable[["dict[str, Any]", "list[TensorSpec]", "list[TensorSpec]", "list[np.ndarray | None]"], KernelFn]
-
-
-class OpDef(Record):
-    """One operation version: its inference and its kernel.
-
-    ``infer`` checks the inputs and attributes and returns the output specs and the resolved kernel
-    parameters; ``kernel(*inputs, **params)`` computes the single output (None for the layers the
-    plan handles itself: Parameter, Const, Result). A kernel always returns a new array that aliases
-    none of its inputs: the plan relies on it to hand outputs to callers without copying. A kernel with
-    the attribute ``accepts_out = True`` (for a ``functools.partial``, its function) also takes ``out=``,
-    a C-contiguous writeable array of the output's dtype and shape overlapping none of its inputs, and
-    writes the result there (see plan.py). ``infer`` must depend only on the layer's ``<data>``, its
-    input specs and the constant inputs it reads: inference reuses its result for equal layers (see
-    ``infer._InferenceMemo``; Parameter and Const are exempt).
-    ``prepare(params, input_specs, output_specs, constant_inputs)``, when given, returns a kernel
-    specialised for static shapes (and for inputs that are constant), called as ``fn(*inputs)``;
-    plans use it instead of ``kernel``.
-    """
-
-    __slots__ = ("type", "version", "first_opset", "last_opset", "input_names", "infer", "kernel", "prepare")
-
-    def __init__(self, type: str, version: int, first_opset: int, last_opset: int, input_names: tuple[str, ...],
-                 infer: InferFn, kernel: KernelFn | None = None, prepare: PrepareFn | None = None) -> None:
-        self.type = type
-        self.version = version
-        self.first_opset = first_opset
-        self.last_opset = last_opset
-        self.input_names = input_names
-        self.infer = infer
-        self.kernel = kernel
-        self.prepare = prepare
-
-    @property
-    def label(self) -> str:
-        return f"{self.type}-{self.version}"
-
-    def covers(self, opset: int) -> bool:
-        return self.first_opset <= opset <= self.last_opset
-
-    @property
-    def opsets(self) -> str:
-        if self.first_opset == self.last_opset:
-            return f"opset{self.first_opset}"
-        return f"opset{self.first_opset}..opset{self.last_opset}"
-
+ENTRY_POINT_GROUP = "ir_runner.ops"
+BUILTIN_MODULES = ("io", "convert", "select", "gather")
 
 _REGISTRY: dict[str, list[OpDef]] = {}
-_BUILTIN_MODULES = ("io", "convert", "select", "gather")
-_builtins_loaded = False
-_builtins_lock = threading.RLock()
+_loaded = False
+_loading = False
+_lock = threading.RLock()
 
 
-def _load_builtins() -> None:
-    """Import the operation modules (each registers its operations) on first use of the registry.
-
-    Deferred so that importing the graph or reader does not import the kernels (no import cycles).
-    """
-    global _builtins_loaded
-    if _builtins_loaded:
+def _load() -> None:
+    """Register the built-in operations, then every extension's, on first use of the registry."""
+    global _loaded, _loading
+    if _loaded:
         return
-    with _builtins_lock:  # another thread must not see a half-filled registry
-        if not _builtins_loaded:
-            for module in _BUILTIN_MODULES:
-                importlib.import_module(f"{__package__}.{module}")
-            _builtins_loaded = True
+    with _lock:  # another thread must not see a half-filled registry
+        if _loaded or _loading:  # (_loading: an extension's callable uses the registry while it registers)
+            return
+        _loading = True
+        try:
+            for module in BUILTIN_MODULES:
+                for op in importlib.import_module(f"{__package__}.{module}").OPS:
+                    _add(op)
+            _load_entry_points()
+            _loaded = True
+        finally:
+            _loading = False
 
 
-def register(op: OpDef) -> OpDef:
-    """Add an operation version; overlapping opset ranges for one type are a programming error."""
+def _load_entry_points() -> None:
+    from importlib.metadata import entry_points
+
+    for entry in entry_points(group=ENTRY_POINT_GROUP):
+        try:
+            hook = entry.load()
+            hook()
+        except ExtensionError:
+            raise
+        except Exception as exc:
+            raise ExtensionError(
+                f"the extension entry point '{entry.name} = {entry.value}' ({ENTRY_POINT_GROUP}) failed to load:"
+                f" {type(exc).__name__}: {exc}",
+                hint="fix or uninstall the package that provides it",
+            ) from exc
+
+
+def register_op(op: OpDef) -> OpDef:
+    """Add an operation version (a built-in declaration or an extension's); returns it, so it can decorate
+    a module-level ``OPS`` entry. An opset range overlapping a registered version of the same type (or the
+    same custom opset) is an ExtensionError naming both."""
+    with _lock:
+        _load()
+        _add(op)
+    return op
+
+
+def _add(op: OpDef) -> None:
     versions = _REGISTRY.setdefault(op.type.lower(), [])
-    if any(o.first_opset <= op.last_opset and op.first_opset <= o.last_opset for o in versions):
-        raise ValueError(f"{op.label} overlaps an already registered version of {op.type}")
+    for other in versions:
+        clash = (other.domain == op.domain if op.domain or other.domain
+                 else other.first_opset <= op.last_opset and op.first_opset <= other.last_opset)
+        if clash:
+            raise ExtensionError(
+                f"{op.label} ({op.opsets}) from {op.origin} clashes with {other.label} ({other.opsets}) from"
+                f" {other.origin}: both would serve the same layers",
+                hint="give the extension's operation its own opset name (OpDef(..., domain='my_opset'))",
+            )
     versions.append(op)
     lookup.cache_clear()
     type_version.cache_clear()
-    return op
 
 
 def opset_number(version: str) -> int | None:
@@ -120,25 +109,24 @@ def find_op(layer: LayerRecord) -> OpDef | None:
 
 @functools.lru_cache(maxsize=256)
 def lookup(type_name: str, version: str) -> OpDef | None:
-    """The operation version ``type="..." version="opsetN"`` selects, or None (cached: call after registering)."""
+    """The operation version ``type="..." version="..."`` selects, or None (cached; cleared on registering)."""
+    _load()
+    candidates = _REGISTRY.get(type_name.lower(), ())
     opset = opset_number(version)
     if opset is None:
-        return None
-    _load_builtins()
-    for op in _REGISTRY.get(type_name.lower(), ()):
-        if op.covers(opset):
-            return op
-    return None
+        domain = version.strip().lower()
+        return next((op for op in candidates if op.domain == domain), None)
+    return next((op for op in candidates if op.covers(opset)), None)
 
 
 def is_known_type(type_name: str) -> bool:
-    _load_builtins()
+    _load()
     return type_name.lower() in _REGISTRY
 
 
 def supported_ops() -> list[OpDef]:
     """Every registered operation version, sorted by type and version."""
-    _load_builtins()
+    _load()
     return sorted((op for ops in _REGISTRY.values() for op in ops), key=lambda op: (op.type, op.version))
 
 

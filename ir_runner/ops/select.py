@@ -20,19 +20,27 @@ import math
 
 import numpy as np
 
-from ..infer import OpContext
 from ..parallel import run_chunked
-from ..types import DYNAMIC, DYNAMIC_SHAPE, PartialShape, TensorSpec, broadcast_dims, merge_dims
-from .convert_rules import quiet_f16_nans
-from .registry import LATEST_OPSET, KernelFn, OpDef, register
-
-_MODES = {"numpy": "numpy", "none": "none", "explicit": "none", "pdpd": "pdpd"}
+from ..types import DYNAMIC, TensorSpec
+from .api import (
+    LATEST_OPSET,
+    Attr,
+    InputFit,
+    KernelFn,
+    OpContext,
+    OpDef,
+    broadcast_read,
+    equal_merge,
+    numpy_merge,
+    pdpd_merge,
+    pdpd_shape,
+    quiet_f16_nans,
+)
 
 
 def infer_select(ctx: OpContext):
     cond, then, else_ = ctx.inputs
-    mode = ctx.attr_choice("auto_broadcast", _MODES, "numpy")
-    axis = ctx.attr_int("auto_broadcast.auto_broadcast_axis", 0) if mode == "pdpd" else 0
+    mode, axis = broadcast_read(ctx)
     if cond.element_type.kind not in ("bool", "dynamic"):
         ctx.fail(
             f"cond must have element type boolean, got {cond.element_type}",
@@ -61,53 +69,6 @@ def infer_select(ctx: OpContext):
         if shape is None:
             ctx.fail(f"argument shapes are inconsistent for auto_broadcast={mode}")
     return [TensorSpec(et, shape)], {"mode": mode, "axis": axis}
-
-
-def numpy_merge(a: PartialShape, b: PartialShape) -> PartialShape | None:
-    """Both-ways numpy broadcast of two partial shapes, or None when impossible."""
-    if a.dims is None or b.dims is None:
-        return DYNAMIC_SHAPE
-    if a.dims == b.dims and a.is_static:
-        return a
-    rank = max(len(a.dims), len(b.dims))
-    one = PartialShape.of((1,) * rank).dims
-    da = one[: rank - len(a.dims)] + a.dims
-    db = one[: rank - len(b.dims)] + b.dims
-    dims = [broadcast_dims(x, y) for x, y in zip(da, db)]
-    return None if None in dims else PartialShape(tuple(dims))
-
-
-def equal_merge(a: PartialShape, b: PartialShape) -> PartialShape | None:
-    """The intersection of two partial shapes that must be equal, or None."""
-    if a.dims is None:
-        return b
-    if b.dims is None:
-        return a
-    if len(a.dims) != len(b.dims):
-        return None
-    dims = [merge_dims(x, y) for x, y in zip(a.dims, b.dims)]
-    return None if None in dims else PartialShape(tuple(dims))
-
-
-def pdpd_merge(dst: PartialShape, src: PartialShape, axis: int) -> PartialShape | None:
-    """Fit ``src`` into ``dst`` one way from ``axis`` (-1: aligned right), as OpenVINO's PDPD rule."""
-    if dst.dims is None or src.dims is None:
-        return DYNAMIC_SHAPE
-    if len(src.dims) > len(dst.dims) or axis < -1:
-        return None
-    start = len(dst.dims) - len(src.dims) if axis == -1 else axis
-    if start + len(src.dims) > len(dst.dims):
-        return None
-    dims = list(dst.dims)
-    for i, s in enumerate(src.dims):
-        d = dims[start + i]
-        if d.is_static and s.is_static and s.lo > d.lo:
-            return None
-        merged = broadcast_dims(d, s)
-        if merged is None:
-            return None
-        dims[start + i] = merged
-    return PartialShape(tuple(dims))
 
 
 def select(cond: np.ndarray, then: np.ndarray, else_: np.ndarray, *, mode: str, axis: int) -> np.ndarray:
@@ -149,7 +110,7 @@ def _operand_shapes(cond_shape, then_shape, else_shape, mode: str, axis: int):
     if mode != "pdpd":
         return tuple(cond_shape), tuple(then_shape), tuple(else_shape)
     rank = len(then_shape)
-    return _pdpd_shape(tuple(cond_shape), rank, axis), tuple(then_shape), _pdpd_shape(tuple(else_shape), rank, axis)
+    return pdpd_shape(tuple(cond_shape), rank, axis), tuple(then_shape), pdpd_shape(tuple(else_shape), rank, axis)
 
 
 def _aligned(kernel: KernelFn, cond_shape, else_shape) -> KernelFn:
@@ -167,11 +128,6 @@ def _aligned(kernel: KernelFn, cond_shape, else_shape) -> KernelFn:
 
     run.accepts_out = True
     return run
-
-
-def _pdpd_shape(shape: tuple[int, ...], rank: int, axis: int) -> tuple[int, ...]:
-    start = rank - len(shape) if axis == -1 else axis
-    return (1,) * start + shape + (1,) * (rank - start - len(shape))
 
 
 BITSELECT_MIN_ELEMENTS = 1 << 15
@@ -299,6 +255,12 @@ def row_select(cond: np.ndarray, then: np.ndarray, else_: np.ndarray, out_shape,
 row_select.accepts_out = True
 
 
-register(
-    OpDef("Select", 1, 1, LATEST_OPSET, ("cond", "then", "else"), infer_select, select, prepare_select)
+def _fit_select(params, inputs, position: int) -> InputFit | None:
+    return InputFit("cond", 0, 1) if position == 0 else None
+
+
+OPS = (
+    OpDef("Select", 1, 1, LATEST_OPSET, ("cond", "then", "else"), infer_select, select, prepare_select,
+          roles=("condition", "data", "data"), attrs=(Attr("auto_broadcast", "numpy", ("numpy", "none", "pdpd")),),
+          fit=_fit_select),
 )

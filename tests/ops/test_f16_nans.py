@@ -4,7 +4,7 @@ threaded) and for every one of the 65,536 bit patterns."""
 import numpy as np
 import pytest
 
-from ir_runner.ops.convert_rules import quiet_f16_nans
+from ir_runner.ops.api import quiet_f16_nans
 from ir_runner.parallel import PARALLEL_MIN_ELEMENTS
 
 

@@ -1,0 +1,424 @@
+"""The operation API: what an operation declaration is made of, and everything an operation sees.
+
+An operation version is one :class:`OpDef`. Everything specific to it lives there: its type, version and
+opset range, its inputs (names and roles), its attribute schema, its type and shape inference, value
+inference for shape subgraphs, validation findings of its own, input value ranges for generated data,
+how a batch axis passes through it, and its kernel (plus a static-shape specialisation). Op modules
+(``ir_runner/ops/*.py``) import only this module, ``types``, ``errors``, ``parallel`` and ``ir.weights``;
+inference, plan and validation import the ops, never the reverse (``tests/test_layering.py`` checks it).
+
+A module lists its declarations in ``OPS``; the registry collects them. Third-party operations use the
+same declaration through :func:`ir_runner.register_op` or the ``ir_runner.ops`` entry-point group
+(see ``docs/extending.md``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any, NoReturn
+
+import numpy as np
+
+from ..errors import InferenceError, LayerRef, ModelFormatError, UnsupportedError, clip_text
+from ..ir.records import Record
+from ..parallel import run_chunked
+from ..types import (
+    DYNAMIC_SHAPE,
+    Dim,
+    ElementType,
+    PartialShape,
+    TensorSpec,
+    broadcast_dims,
+    element_type,
+    merge_dims,
+)
+
+if TYPE_CHECKING:
+    from ..ir.records import LayerRecord
+    from ..ir.weights import Weights
+
+LATEST_OPSET = 17
+FOLD_MAX_BYTES = 1 << 20  # the largest layer output evaluated at load (inference, plan and validation)
+
+DECIDING_ROLES = frozenset({"axis", "axes", "shape", "target_shape", "begin", "end", "stride", "start", "stop",
+                            "step", "pads", "k", "depth", "repeats", "split_lengths", "sizes", "scales"})
+"""Input roles whose values decide an operation's output shape or kernel parameters: when such an input is
+computed at run time, the plan is made per value of the inputs it comes from."""
+
+InferFn = Callable[["OpContext"], "tuple[list[TensorSpec], dict[str, Any]]"]
+KernelFn = Callable[..., Any]
+PrepareFn = Callable[["dict[str, Any]", "list[TensorSpec]", "list[TensorSpec]", "list[np.ndarray | None]"], KernelFn]
+PartialValue = tuple[Dim, ...]
+"""The known part of a small integer tensor's value (a shape being computed): one Dim per element, each
+an interval (``Dim(3, 3)`` a known 3, ``Dim(0, None)`` unknown). Scalars are 1-tuples."""
+ValueFn = Callable[["OpContext"], "list[PartialValue | None]"]
+
+
+class Attr(Record):
+    """One ``<data>`` attribute of an operation: its default as written in an IR (None: required, or no
+    default) and, for enumerations, the accepted spellings (lower case)."""
+
+    __slots__ = ("name", "default", "choices")
+
+    def __init__(self, name: str, default: str | None = None, choices: Sequence[str] | None = None) -> None:
+        self.name = name
+        self.default = default
+        self.choices = tuple(choices) if choices is not None else None
+
+
+class InputFit(Record):
+    """What values fit an input (for generated data): integers in ``[low, high]`` (``kind='index'``), 0/1
+    (``kind='cond'``), or whatever fits the layer's own output (``kind='through'``, an elementwise op such
+    as Convert: look at what the output feeds). ``why`` explains it to the user."""
+
+    __slots__ = ("kind", "low", "high", "why")
+
+    def __init__(self, kind: str, low: int = 0, high: int = 0, why: str = "") -> None:
+        self.kind = kind
+        self.low = low
+        self.high = high
+        self.why = why
+
+
+class Finding(Record):
+    """A validation warning that is not an error of inference (``strict`` loading refuses what it warns
+    about)."""
+
+    __slots__ = ("layer", "port", "message", "hint")
+
+    def __init__(self, layer: LayerRef, port: str, message: str, hint: str | None = None) -> None:
+        self.layer = layer
+        self.port = port
+        self.message = message
+        self.hint = hint
+
+    def __str__(self) -> str:
+        text = f"{self.layer}, {self.port}: {self.message}"
+        return text + (f"\n  hint: {self.hint}" if self.hint else "")
+
+
+class OpDef(Record):
+    """One operation version: everything ir-run knows of it.
+
+    - ``type``, ``version``, ``first_opset``..``last_opset``: which layers it serves (``type="Gather"
+      version="opset8"``); types match case-insensitively. ``domain`` names a custom opset instead
+      (``version="my_opset"`` or ``"extension"`` in the IR) for operations registered by extensions.
+    - ``inputs``: input names; ``roles`` the role of each (``data``, ``indices``, ``condition``, ``shape``,
+      ``axis``...; by default each name is its role).
+    - ``attrs``: the ``<data>`` attribute schema (defaults, allowed values) that inspect and validate show.
+    - ``infer(ctx)`` checks inputs and attributes and returns the output specs and the kernel parameters;
+      it must depend only on the layer's ``<data>``, its input specs and the constant inputs it reads
+      (inference reuses results of equal layers). When a value it needs (an axis, a target shape) is not
+      constant it infers what it can (rank, dynamic dims) and leaves the parameter None: the plan is
+      then made per value of the inputs that decide it.
+    - ``value(ctx)``: partial values of small integer outputs (shape subgraphs) from the inputs' partial
+      values (``ctx.partial_value``), as OpenVINO's bounds and value propagation.
+    - ``findings(ctx, params)``: validation warnings of its own (e.g. constant indices out of range).
+    - ``fit(params, inputs, position)``: an :class:`InputFit` for generated data fed to ``position``.
+    - ``kernel(*inputs, **params)`` computes the outputs (one array; a tuple for several outputs). None for
+      the layers the plan handles itself (Parameter, Const, Result). ``prepare(params, input_specs,
+      output_specs, constant_inputs)`` returns a kernel specialised for static shapes, called as
+      ``fn(*inputs)``. A kernel with ``accepts_out = True`` also takes ``out=`` (see plan.py).
+    - ``views``: the kernel may return views of its inputs (Reshape, Transpose...); the plan then copies
+      an output that must be owned by the caller. Without it, a kernel returns new arrays.
+    - ``batch(params, inputs, outputs, axes)``: how a batch axis moves through the layer, for chunked runs
+      (``axes``: per input, the batch axis or None); returns per output the batch axis (or None), or a
+      string saying why the layer mixes rows. None: the op has no rule and such runs are refused.
+    - ``shape_only``: the outputs depend only on the inputs' shapes and types, never on their values
+      (ShapeOf): a shape computed from it does not make the model's plan depend on input values.
+    - ``exact``: results are bit-exact against OpenVINO's reference (False: within the bound stated in
+      the kernel's docstring).
+    """
+
+    __slots__ = ("type", "version", "first_opset", "last_opset", "input_names", "infer", "kernel", "prepare",
+                 "roles", "attrs", "value", "findings", "fit", "views", "batch", "shape_only", "exact", "domain",
+                 "origin", "deciding")
+
+    def __init__(self, type: str, version: int, first_opset: int, last_opset: int, input_names: tuple[str, ...],
+                 infer: InferFn, kernel: KernelFn | None = None, prepare: PrepareFn | None = None, *,
+                 roles: Sequence[str] | None = None, attrs: Sequence[Attr] = (), value: ValueFn | None = None,
+                 findings: Callable | None = None, fit: Callable | None = None, views: bool = False,
+                 batch: Callable | None = None, shape_only: bool = False, exact: bool = True, domain: str | None = None,
+                 origin: str = "ir_runner") -> None:
+        self.type = type
+        self.version = version
+        self.first_opset = first_opset
+        self.last_opset = last_opset
+        self.input_names = tuple(input_names)
+        self.infer = infer
+        self.kernel = kernel
+        self.prepare = prepare
+        self.roles = tuple(roles) if roles is not None else self.input_names
+        self.attrs = tuple(attrs)
+        self.value = value
+        self.findings = findings
+        self.fit = fit
+        self.views = views
+        self.batch = batch
+        self.shape_only = shape_only
+        self.exact = exact
+        self.domain = domain.lower() if domain else None
+        self.origin = origin
+        self.deciding = tuple(i for i, role in enumerate(self.roles) if role in DECIDING_ROLES)
+
+    @property
+    def label(self) -> str:
+        return f"{self.type}-{self.version}"
+
+    def covers(self, opset: int) -> bool:
+        return self.domain is None and self.first_opset <= opset <= self.last_opset
+
+    @property
+    def opsets(self) -> str:
+        if self.domain is not None:
+            return self.domain
+        if self.first_opset == self.last_opset:
+            return f"opset{self.first_opset}"
+        return f"opset{self.first_opset}..opset{self.last_opset}"
+
+    def defaults(self) -> dict[str, str]:
+        """The attributes with a default, as written in an IR."""
+        return {a.name: a.default for a in self.attrs if a.default is not None}
+
+
+class OpContext:
+    """What an operation's ``infer`` (and ``value``, ``findings``) sees: its layer, input specs, the values of
+    constant inputs, the partial values of shape-like inputs, and typed attribute readers."""
+
+    __slots__ = ("layer", "ref", "op", "inputs", "strict", "weights", "_const_value", "_partial_value")
+
+    def __init__(self, layer: LayerRecord, ref: LayerRef, op: OpDef | None, inputs: list[TensorSpec],
+                 const_value: Callable[[str, int], np.ndarray | None], strict: bool, weights: Weights | None,
+                 partial_value: Callable[[str, int], PartialValue | None] | None = None) -> None:
+        self.layer = layer
+        self.ref = ref
+        self.op = op
+        self.inputs = inputs
+        self.strict = strict
+        self.weights = weights
+        self._const_value = const_value
+        self._partial_value = partial_value
+
+    def const_value(self, position: int) -> np.ndarray | None:
+        """The value of input ``position`` when it is constant (a Const, or foldable from Consts)."""
+        return self._const_value(self.layer.id, position)
+
+    def partial_value(self, position: int) -> PartialValue | None:
+        """What is known of input ``position``'s value, element by element (a constant's exact values, or the
+        bounds value inference found), for 0-D/1-D integer inputs; None when nothing is known."""
+        value = self.const_value(position)
+        if value is not None:
+            return partial_of(value)
+        return self._partial_value(self.layer.id, position) if self._partial_value is not None else None
+
+    def input_label(self, position: int) -> str:
+        names = self.op.input_names if self.op else ()
+        name = f" ({names[position]})" if position < len(names) else ""
+        port = self.layer.inputs[position].label if position < len(self.layer.inputs) else f"port {position}"
+        return f"input {port}{name}"
+
+    def fail(self, detail: str, *, position: int | None = None, hint: str | None = None) -> NoReturn:
+        """Raise an InferenceError for this layer, listing its input specs."""
+        raise InferenceError(
+            f"{detail} (inputs: {self.describe_inputs()})",
+            layer=self.ref,
+            port=None if position is None else self.input_label(position),
+            hint=hint,
+        )
+
+    def describe_inputs(self) -> str:
+        names = self.op.input_names if self.op else ()
+        return ", ".join(
+            f"{names[i] if i < len(names) else i}={spec.brief()}" for i, spec in enumerate(self.inputs)
+        )
+
+    def attr(self, name: str) -> str | None:
+        return self.layer.data.get(name)
+
+    def attr_shown(self, name: str) -> str:
+        """``name='value'`` for a message, the value clipped (an attribute may be megabytes long)."""
+        text = self.attr(name)
+        return f"{name}={text!r}" if text is None else f"{name}={clip_text(text)!r}"
+
+    def attr_int(self, name: str, default: int) -> int:
+        """An integer attribute: an optional sign and ASCII digits, within int64 (as OpenVINO reads it)."""
+        text = self.attr(name)
+        if text is None:
+            return default
+        if len(text) <= 18 and text.isdigit() and text.isascii():  # the common case, always below 2**63
+            return int(text)
+        return self._int64(name, text)
+
+    def _int64(self, name: str, text: str) -> int:
+        stripped = text.strip()
+        digits = stripped[1:] if stripped[:1] in ("+", "-") else stripped
+        if not (digits.isascii() and digits.isdigit()):
+            raise ModelFormatError(f"attribute {self.attr_shown(name)} is not an integer", layer=self.ref,
+                                   hint=f"write e.g. {name}=\"0\"")
+        significant = digits.lstrip("0")
+        if len(significant) <= 19:  # the digits of 2**63; never near int()'s 4300-digit limit
+            value = -int(significant or "0") if stripped[0] == "-" else int(significant or "0")
+            if -(2**63) <= value < 2**63:
+                return value
+        raise ModelFormatError(f"attribute {self.attr_shown(name)} is outside the int64 range", layer=self.ref)
+
+    def attr_ints(self, name: str, default: Sequence[int] | None = None) -> list[int]:
+        """A comma-separated list of integers (``'1,2,3'``; empty text: an empty list)."""
+        text = self.attr(name)
+        if text is None:
+            if default is None:
+                raise ModelFormatError(f"the required attribute '{name}' is missing", layer=self.ref)
+            return list(default)
+        parts = [p for p in text.split(",") if p.strip()]
+        return [self._int64(name, p) if not p.isdigit() else int(p) for p in parts]
+
+    def attr_float(self, name: str, default: float | None = None) -> float:
+        """A floating-point attribute (``'1e-05'``, ``'inf'``)."""
+        text = self.attr(name)
+        if text is None:
+            if default is None:
+                raise ModelFormatError(f"the required attribute '{name}' is missing", layer=self.ref)
+            return default
+        try:
+            return float(text)
+        except ValueError:
+            raise ModelFormatError(f"attribute {self.attr_shown(name)} is not a number", layer=self.ref) from None
+
+    def attr_floats(self, name: str, default: Sequence[float] | None = None) -> list[float]:
+        """A comma-separated list of floats."""
+        text = self.attr(name)
+        if text is None:
+            if default is None:
+                raise ModelFormatError(f"the required attribute '{name}' is missing", layer=self.ref)
+            return list(default)
+        try:
+            return [float(p) for p in text.split(",") if p.strip()]
+        except ValueError:
+            raise ModelFormatError(f"attribute {self.attr_shown(name)} is not a list of numbers",
+                                   layer=self.ref) from None
+
+    def attr_bool(self, name: str, default: bool) -> bool:
+        """A boolean attribute: ``true``/``false`` (also ``1``/``0``), case-insensitive."""
+        return self.attr_choice(name, {"true": True, "1": True, "false": False, "0": False}, default)
+
+    def attr_choice(self, name: str, choices: dict[str, Any], default: Any) -> Any:
+        """An enumerated attribute, case-insensitive; ``choices`` maps accepted spellings to meanings."""
+        text = self.attr(name)
+        if text is None:
+            return default
+        value = choices.get(text.strip().lower())
+        if value is None:
+            raise ModelFormatError(
+                f"attribute {self.attr_shown(name)} is not one of {', '.join(sorted(choices))}", layer=self.ref
+            )
+        return value
+
+    def attr_element_type(self, name: str) -> ElementType:
+        text = self.attr(name)
+        if text is None:
+            raise ModelFormatError(f"the required attribute '{name}' is missing", layer=self.ref)
+        et = element_type(text)
+        if et is None:
+            raise UnsupportedError(f"attribute {self.attr_shown(name)} is not a known element type", layer=self.ref)
+        return et
+
+
+def partial_of(value: np.ndarray) -> PartialValue | None:
+    """The partial value of a constant: each element as an exact Dim (integers only, at most 1-D, at most
+    64 elements; a negative element is kept as the Dim of its value, for Reshape's -1)."""
+    if value.ndim > 1 or value.size > 64 or value.dtype.kind not in "iub":
+        return None
+    return tuple(Dim(int(v), int(v)) for v in value.reshape(-1))
+
+
+# -- broadcasting, shared by Select and the elementwise operations ------------------------------------------
+
+BROADCAST_MODES = {"numpy": "numpy", "none": "none", "explicit": "none", "pdpd": "pdpd"}
+
+
+def numpy_merge(a: PartialShape, b: PartialShape) -> PartialShape | None:
+    """Both-ways numpy broadcast of two partial shapes, or None when impossible."""
+    if a.dims is None or b.dims is None:
+        return DYNAMIC_SHAPE
+    if a.dims == b.dims and a.is_static:
+        return a
+    rank = max(len(a.dims), len(b.dims))
+    one = PartialShape.of((1,) * rank).dims
+    da = one[: rank - len(a.dims)] + a.dims
+    db = one[: rank - len(b.dims)] + b.dims
+    dims = [broadcast_dims(x, y) for x, y in zip(da, db)]
+    return None if None in dims else PartialShape(tuple(dims))
+
+
+def equal_merge(a: PartialShape, b: PartialShape) -> PartialShape | None:
+    """The intersection of two partial shapes that must be equal, or None."""
+    if a.dims is None:
+        return b
+    if b.dims is None:
+        return a
+    if len(a.dims) != len(b.dims):
+        return None
+    dims = [merge_dims(x, y) for x, y in zip(a.dims, b.dims)]
+    return None if None in dims else PartialShape(tuple(dims))
+
+
+def pdpd_merge(dst: PartialShape, src: PartialShape, axis: int) -> PartialShape | None:
+    """Fit ``src`` into ``dst`` one way from ``axis`` (-1: aligned right), as OpenVINO's PDPD rule."""
+    if dst.dims is None or src.dims is None:
+        return DYNAMIC_SHAPE
+    if len(src.dims) > len(dst.dims) or axis < -1:
+        return None
+    start = len(dst.dims) - len(src.dims) if axis == -1 else axis
+    if start + len(src.dims) > len(dst.dims):
+        return None
+    dims = list(dst.dims)
+    for i, s in enumerate(src.dims):
+        d = dims[start + i]
+        if d.is_static and s.is_static and s.lo > d.lo:
+            return None
+        merged = broadcast_dims(d, s)
+        if merged is None:
+            return None
+        dims[start + i] = merged
+    return PartialShape(tuple(dims))
+
+
+def pdpd_shape(shape: tuple[int, ...], rank: int, axis: int) -> tuple[int, ...]:
+    """A pdpd-broadcast operand's shape padded with 1s to ``rank`` (placed at ``axis``; -1: aligned right),
+    so that numpy broadcasting then does the rest."""
+    start = rank - len(shape) if axis == -1 else axis
+    return (1,) * start + tuple(shape) + (1,) * (rank - start - len(shape))
+
+
+def broadcast_read(ctx: OpContext) -> tuple[str, int]:
+    """The ``auto_broadcast`` mode of a layer (numpy by default) and, for pdpd, its axis."""
+    mode = ctx.attr_choice("auto_broadcast", BROADCAST_MODES, "numpy")
+    axis = ctx.attr_int("auto_broadcast.auto_broadcast_axis", 0) if mode == "pdpd" else 0
+    return mode, axis
+
+
+# -- float bits ------------------------------------------------------------------------------------------
+
+_QUIET_CHUNK = 1 << 16
+
+
+def quiet_f16_nans(out: np.ndarray) -> np.ndarray:
+    """Set the quiet bit of signalling f16 NaNs in place, as OpenVINO's reference does whenever it moves
+    f16 values (Select, Gather: 0x7C01 -> 0x7E01). Other types keep their NaN bits unchanged.
+
+    Scans in cache-sized chunks over threads; a chunk without an all-ones exponent costs one pass."""
+    if out.dtype != np.float16 or not out.size:
+        return out
+    bits = out.reshape(-1).view(np.uint16)
+
+    def work(start: int, stop: int) -> None:
+        scratch = np.empty(_QUIET_CHUNK, dtype=np.uint16)
+        for lo in range(start * _QUIET_CHUNK, min(stop * _QUIET_CHUNK, bits.size), _QUIET_CHUNK):
+            chunk = bits[lo:lo + _QUIET_CHUNK]
+            masked = np.bitwise_and(chunk, 0x7E00, out=scratch[:chunk.size])
+            candidates = masked == 0x7C00  # all-ones exponent, quiet bit clear: infinities and signalling NaNs
+            if candidates.any():
+                chunk[candidates & ((chunk & 0x01FF) != 0)] |= 0x0200
+
+    run_chunked(-(-bits.size // _QUIET_CHUNK), _QUIET_CHUNK, work)
+    return out
