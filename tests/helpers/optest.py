@@ -1,0 +1,154 @@
+"""The per-operation test template: every operation's tests follow it.
+
+An operation's test file (``tests/ops/test_<family>.py``) has three parts:
+
+1. **Shape and type cases** (ported from OpenVINO's ``type_prop`` tests; written anew): build a graph
+   with OpenVINO's own Python API, serialise it (:func:`write_ir`: the IR is then written by OpenVINO,
+   with its declared dims), and check that :func:`check_inference` finds every inferred port spec *equal*
+   to the declared one. Invalid cases: ``ir_runner.load`` raises an IRError naming the layer.
+2. **Value cases** (ported from OpenVINO's ``op_reference`` tests; written anew): :func:`check_run` runs
+   the IR in ir-run and compares every output with OpenVINO's reference implementation
+   (:func:`reference_outputs`: ``Node.evaluate`` node by node, the code constant folding runs; not the
+   CPU plugin), bit for bit for exact operations, or within ``ulp``/``rtol``.
+3. **A generator for differential tests**: a function drawing random shapes, attributes and inputs from
+   a seeded ``np.random.Generator``, run over many seeds with :func:`check_run`.
+
+Everything here needs ``openvino`` (a test dependency); ir-run itself never imports it.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import openvino as ov
+
+import ir_runner
+
+FLOAT_BITS = {np.dtype(np.float16): np.uint16, np.dtype(np.float32): np.uint32, np.dtype(np.float64): np.uint64}
+
+
+def write_ir(outputs, parameters, directory: Path, name: str = "model") -> Path:
+    """Serialise a graph made with OpenVINO's Python API (``outputs``: nodes or outputs; ``parameters``:
+    the Parameter nodes) to ``directory/name.xml`` (+ ``.bin``), as OpenVINO writes it; returns the xml path."""
+    model = ov.Model([o if isinstance(o, ov.Output) else o.output(0) for o in _flat(outputs)], list(parameters),
+                     name)
+    path = Path(directory) / f"{name}.xml"
+    ov.save_model(model, str(path), compress_to_fp16=False)
+    return path
+
+
+def _flat(outputs):
+    if isinstance(outputs, (list, tuple)):
+        return list(outputs)
+    node = outputs
+    if isinstance(node, ov.Node) and node.get_output_size() > 1:
+        return [node.output(i) for i in range(node.get_output_size())]
+    return [node]
+
+
+def check_inference(xml: Path) -> ir_runner.ValidationReport:
+    """Validate ``xml`` and require every port's inferred spec to *equal* the declared one (dims and precision):
+    IRs written by OpenVINO declare exactly what its inference found, and ir-run must infer the same."""
+    report = ir_runner.validate(str(xml))
+    assert report.ok, str(report)
+    differing = []
+    for info in report.layers:
+        for check in info.checks:
+            declared = (check.port.precision, tuple(check.port.dims))
+            spec = check.spec
+            port_dims = spec.shape.port_dims
+            inferred = (spec.element_type.precision, None if port_dims is None else tuple(port_dims))
+            if declared != inferred and not (port_dims is None and not check.port.dims):
+                differing.append(f"{info.ref} {check.direction} {check.port.position}: declared {declared},"
+                                 f" inferred {inferred}")
+    assert not differing, "\n".join(differing)
+    return report
+
+
+def reference_outputs(xml: Path, feeds: dict[str, np.ndarray]) -> list[np.ndarray]:
+    """OpenVINO's reference results for the model's Results: each node's ``evaluate`` in topological order."""
+    model = ov.Core().read_model(str(xml))
+    values: dict = {}
+    for node in model.get_ordered_ops():
+        kind = node.get_type_name()
+        if kind == "Parameter":
+            name = node.output(0).get_any_name()
+            values[node.output(0)] = ov.Tensor(np.ascontiguousarray(feeds[name]))
+            continue
+        if kind == "Result":
+            continue
+        args = [values[i.get_source_output()] for i in node.inputs()]
+        if kind == "Constant":
+            outputs = [ov.Tensor(node.get_output_element_type(0), node.get_output_shape(0))]
+        else:
+            outputs = [ov.Tensor(node.get_output_element_type(i), ov.Shape([0])) for i in range(node.get_output_size())]
+        assert node.evaluate(outputs, args), f"OpenVINO has no reference evaluate for {node}"
+        for i, tensor in enumerate(outputs):
+            values[node.output(i)] = tensor
+    return [np.array(values[r.input_value(0)].data, copy=True) for r in model.get_results()]
+
+
+def check_run(xml: Path, feeds: dict[str, np.ndarray], *, ulp: int | None = None, rtol: float | None = None,
+              atol: float = 0.0) -> dict[str, np.ndarray]:
+    """Run ``xml`` in ir-run on ``feeds`` and compare each output with :func:`reference_outputs`: bit for bit
+    by default, else within ``ulp`` units in the last place or ``|got - want| <= atol + rtol * |want|``
+    (NaN where the reference has NaN). Returns ir-run's outputs."""
+    got = ir_runner.load(str(xml)).run(feeds)
+    want = reference_outputs(xml, feeds)
+    assert len(got) == len(want)
+    for (name, g), w in zip(got.items(), want):
+        assert g.shape == w.shape, (name, g.shape, w.shape)
+        assert g.dtype == w.dtype or w.dtype.kind == "V" or str(w.dtype) == str(g.dtype), (name, g.dtype, w.dtype)
+        if ulp is None and rtol is None:
+            assert_same_bits(name, g, w.view(g.dtype) if w.dtype != g.dtype else w)
+        elif ulp is not None:
+            assert_within_ulp(name, g, w, ulp)
+        else:
+            assert_close(name, g, w, rtol, atol)
+    return got
+
+
+def assert_same_bits(name: str, got: np.ndarray, want: np.ndarray) -> None:
+    if got.tobytes() != want.tobytes():
+        flat_got, flat_want = got.reshape(-1), want.reshape(-1)
+        bytes_got = flat_got.view(np.uint8).reshape(flat_got.size, -1) if got.size else flat_got
+        bytes_want = flat_want.view(np.uint8).reshape(flat_want.size, -1) if want.size else flat_want
+        bad = np.flatnonzero((bytes_got != bytes_want).any(axis=-1))
+        raise AssertionError(f"{name}: {bad.size} element(s) differ, first at {bad[:5].tolist()}: got"
+                             f" {flat_got[bad[:5]]!r}, want {flat_want[bad[:5]]!r}")
+
+
+def ulp_distance(got: np.ndarray, want: np.ndarray) -> np.ndarray:
+    """Units in the last place between two float arrays of one dtype (NaN against NaN: 0; NaN against a
+    number: the largest distance)."""
+    unsigned = FLOAT_BITS[got.dtype]
+    signed = np.dtype(unsigned).str.replace("u", "i")
+    bits = got.dtype.itemsize * 8
+
+    def ordered(x: np.ndarray) -> np.ndarray:
+        raw = x.view(signed).astype(np.int64) if bits < 64 else x.view(signed).astype(object)
+        return np.where(raw < 0, -(raw & ((1 << (bits - 1)) - 1)), raw)
+
+    distance = np.abs(ordered(got) - ordered(want))
+    both_nan = np.isnan(got) & np.isnan(want)
+    one_nan = np.isnan(got) ^ np.isnan(want)
+    distance = np.where(both_nan, 0, distance)
+    return np.where(one_nan, np.iinfo(np.int64).max, distance)
+
+
+def assert_within_ulp(name: str, got: np.ndarray, want: np.ndarray, ulp: int) -> None:
+    distance = ulp_distance(got, want)
+    if distance.size and distance.max() > ulp:
+        worst = np.unravel_index(np.argmax(distance), distance.shape)
+        raise AssertionError(f"{name}: {int((distance > ulp).sum())} element(s) beyond {ulp} ULP; worst at"
+                             f" {worst}: got {got[worst]!r}, want {want[worst]!r} ({distance[worst]} ULP)")
+
+
+def assert_close(name: str, got: np.ndarray, want: np.ndarray, rtol: float, atol: float) -> None:
+    g, w = got.astype(np.float64), want.astype(np.float64)
+    bad = ~((np.abs(g - w) <= atol + rtol * np.abs(w)) | (np.isnan(g) & np.isnan(w)) | (g == w))
+    if bad.any():
+        worst = np.unravel_index(np.argmax(np.where(bad, np.abs(g - w), -1)), bad.shape)
+        raise AssertionError(f"{name}: {int(bad.sum())} element(s) beyond rtol={rtol} atol={atol}; worst at {worst}:"
+                             f" got {got[worst]!r}, want {want[worst]!r}")
