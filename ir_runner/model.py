@@ -48,6 +48,8 @@ class Model:
         # u1 inputs need a value check that the fast path skips
         self._fast_bind_ok = self._static and all(i.element_type != "u1" for i in self.inputs)
         self._output_names = tuple(o.name for o in self.outputs)
+        self.source: Source | None = None  # what load() read: a path or the XML bytes (for crosscheck)
+        self.weights_source: Source | memoryview | None = None
 
     @property
     def name(self) -> str:
@@ -329,7 +331,9 @@ def load(
         graph = build_graph(read_ir(source, weights))
         inference = infer_graph(graph, strict=strict)
         inference.raise_first()
-        return Model(graph, inference, strict=strict, memory_limit=memory_limit)
+        model = Model(graph, inference, strict=strict, memory_limit=memory_limit)
+        model.source, model.weights_source = source, weights
+        return model
 
 
 _gc_lock = threading.Lock()

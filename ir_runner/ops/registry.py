@@ -46,12 +46,17 @@ class OpDef(Record):
     ``prepare(params, input_specs, output_specs, constant_inputs)``, when given, returns a kernel
     specialised for static shapes (and for inputs that are constant), called as ``fn(*inputs)``;
     plans use it instead of ``kernel``.
+    ``exact``: whether the kernel's results are bit-exact against OpenVINO's reference (integer, boolean,
+    data-movement and correctly rounded float ops); False for ops whose float results are only within a
+    bound (transcendental, accumulating), which ``crosscheck`` then compares within a tolerance.
     """
 
-    __slots__ = ("type", "version", "first_opset", "last_opset", "input_names", "infer", "kernel", "prepare")
+    __slots__ = ("type", "version", "first_opset", "last_opset", "input_names", "infer", "kernel", "prepare",
+                 "exact")
 
     def __init__(self, type: str, version: int, first_opset: int, last_opset: int, input_names: tuple[str, ...],
-                 infer: InferFn, kernel: KernelFn | None = None, prepare: PrepareFn | None = None) -> None:
+                 infer: InferFn, kernel: KernelFn | None = None, prepare: PrepareFn | None = None, *,
+                 exact: bool = True) -> None:
         self.type = type
         self.version = version
         self.first_opset = first_opset
@@ -60,6 +65,7 @@ class OpDef(Record):
         self.infer = infer
         self.kernel = kernel
         self.prepare = prepare
+        self.exact = exact
 
     @property
     def label(self) -> str:
