@@ -170,7 +170,9 @@ def reshape(model: Model, shapes: dict[int, PartialShape]) -> Model:
     inference = model.inference_for(specs, context=f"with --shape {given}")
     if inference is model.inference:
         return model
-    return Model(model.graph, inference, strict=model.strict, memory_limit=model.memory_limit)
+    reshaped = Model(model.graph, inference, strict=model.strict, memory_limit=model.memory_limit)
+    reshaped.source, reshaped.weights_source = model.source, model.weights_source  # the same file
+    return reshaped
 
 
 # -- parsing the options --------------------------------------------------------------------------
