@@ -23,14 +23,20 @@ from .errors import (
 )
 
 if TYPE_CHECKING:
-    from .model import Model, ValidationReport, load, run, validate
+    from .divergence import CrosscheckReport, crosscheck
+    from .model import DEFAULT_MEMORY_LIMIT, LayerTrace, Model, Trace, ValidationReport, load, run, validate
     from .runtime import CastWarning, TensorInfo
     from .types import Dim, ElementType, PartialShape
 
 __version__ = "0.1.0"
 
 _LAZY = {
+    "CrosscheckReport": "divergence",
+    "crosscheck": "divergence",
+    "DEFAULT_MEMORY_LIMIT": "model",
+    "LayerTrace": "model",
     "Model": "model",
+    "Trace": "model",
     "ValidationReport": "model",
     "load": "model",
     "run": "model",
@@ -53,7 +59,9 @@ def __getattr__(name: str):
 
 
 __all__ = [
+    "DEFAULT_MEMORY_LIMIT",
     "CastWarning",
+    "CrosscheckReport",
     "DeclaredMismatchError",
     "Dim",
     "ElementType",
@@ -63,14 +71,17 @@ __all__ = [
     "InferenceError",
     "InputError",
     "KernelError",
+    "LayerTrace",
     "Model",
     "ModelFormatError",
     "PartialShape",
     "ResourceLimitError",
     "TensorInfo",
+    "Trace",
     "UnsupportedError",
     "ValidationReport",
     "__version__",
+    "crosscheck",
     "load",
     "run",
     "validate",

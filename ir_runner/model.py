@@ -6,18 +6,19 @@ import contextlib
 import gc
 import os
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
 import numpy as np
 
-from .errors import InputError, IRError
+from .errors import InputError, IRError, LayerRef
 from .graph import Graph, read_graph
 from .infer import Inference, LayerInference, infer_graph
+from .ir.records import Record
 from .ops.api import FOLD_MAX_BYTES
-from .plan import DEFAULT_MEMORY_LIMIT, Plan, build_plan, check_memory
+from .plan import DEFAULT_MEMORY_LIMIT, Plan, Step, build_plan, check_memory
 from .runtime import TensorInfo, bind_feeds, bind_outputs, execute
-from .types import DYNAMIC, DYNAMIC_SHAPE, PartialShape, TensorSpec, element_type_of
+from .types import DYNAMIC, DYNAMIC_SHAPE, TensorSpec
 
 if TYPE_CHECKING:
     from .ops.api import Finding
@@ -49,6 +50,8 @@ class Model:
         # u1 inputs need a value check that the fast path skips
         self._fast_bind_ok = static_inputs and all(i.element_type != "u1" for i in self.inputs)
         self._output_names = tuple(o.name for o in self.outputs)
+        self.source: Source | None = None  # what load() read: a path or the XML bytes (for crosscheck)
+        self.weights_source: Source | memoryview | None = None
 
     @property
     def name(self) -> str:
@@ -75,6 +78,43 @@ class Model:
             return dict(zip(self._output_names, execute(plan, arrays)))
         targets = bind_outputs(self.inputs, self.outputs, plan, out, arrays)
         return dict(zip(self._output_names, execute(plan, arrays, out=targets)))
+
+    def bind(self, feeds: Mapping[str, object] | Sequence | None = None, /, *, cast: str | None = None,
+             **named: object) -> list[np.ndarray]:
+        """The feeds checked as :meth:`run` checks them (names, element types, shapes, ``cast``), as arrays
+        in ``inputs`` order; raise InputError for anything that does not fit."""
+        return bind_feeds(self.inputs, feeds, named, cast)
+
+    def trace(self, feeds: Mapping[str, object] | Sequence | None = None, /, *, cast: str | None = None,
+              callback: Callable[[LayerTrace], None] | None = None, **named: object) -> Trace:
+        """Run on ``feeds`` (as :meth:`run`) and observe every layer's output, in execution order.
+
+        Each Parameter, Const and computed layer gives one :class:`LayerTrace` per output port: its value
+        and the seconds its kernel took. Layers the plan computed once at plan time (all inputs constant)
+        are reported too, with their value and ``source='folded'``, 0 seconds. Result layers are not
+        reported (their value is the producer's). With ``callback``, each record is passed to it as soon as
+        it is known and not kept (``Trace.layers`` is then empty): for large models, whose intermediates
+        would not fit in memory together. The values are the run's own arrays: do not write into them.
+        """
+        arrays = bind_feeds(self.inputs, feeds, named, cast)
+        plan = self.plan_for(arrays)
+        kept: list[LayerTrace] = []
+        emit = callback if callback is not None else kept.append
+        schedule = _schedule(self, plan, arrays)  # every reported layer in order; None where a step computes it
+        position = 0
+
+        def observe(step: Step, value: np.ndarray, seconds: float) -> None:
+            nonlocal position
+            while schedule[position][1] is not None:  # what is known before the run, up to this step
+                emit(schedule[position][1])
+                position += 1
+            position += 1
+            emit(LayerTrace(step.layer, 0, _port_id(self.graph, step.layer.id, 0), value, seconds, "computed"))
+
+        values = execute(plan, arrays, observe)
+        for _, record in schedule[position:]:
+            emit(record)
+        return Trace(kept, dict(zip(self._output_names, values)))
 
     def _fast_bind(self, feeds) -> list[np.ndarray] | None:
         """The feeds in input order when they are exactly right (names or positions, ndarray, dtype, shape),
@@ -128,7 +168,7 @@ class Model:
         plan = self._plans.get(signature)
         if plan is not None:
             return plan
-        inference = self.inference_for([fed_spec(info, array) for info, array in zip(self.inputs, arrays)],
+        inference = self.inference_for([info.spec_for(array) for info, array in zip(self.inputs, arrays)],
                                        values=values)
         with _gc_paused():
             plan = build_plan(inference, self.memory_limit)
@@ -184,11 +224,76 @@ def refuse_unknown_deciding(inference: Inference) -> None:
                          port=f"input {port} ({info.op.input_names[port]})")
 
 
-def fed_spec(info: TensorInfo, array: np.ndarray) -> TensorSpec:
-    """The spec of ``array`` fed to input ``info``: its shape, and the input's element type (the array's when
-    the input's is dynamic)."""
-    element_type = info.element_type if info.dtype is not None else element_type_of(array.dtype)
-    return TensorSpec(element_type, PartialShape.of(array.shape))
+class LayerTrace(Record):
+    """One output of one layer in a traced run (see :meth:`Model.trace`).
+
+    ``layer`` names it (name, type-version, id, XML line); ``position`` is the output's position among the
+    layer's outputs and ``port`` its port id in the XML; ``source`` is 'input' (a Parameter), 'constant'
+    (a Const), 'folded' (computed once when the run was planned, since all its inputs are constant) or
+    'computed'; ``seconds`` is the time its kernel took (0 unless computed).
+    """
+
+    __slots__ = ("layer", "position", "port", "value", "seconds", "source")
+
+    def __init__(self, layer: LayerRef, position: int, port: str, value: np.ndarray, seconds: float,
+                 source: str) -> None:
+        self.layer = layer
+        self.position = position
+        self.port = port
+        self.value = value
+        self.seconds = seconds
+        self.source = source
+
+
+class Trace(Record):
+    """What :meth:`Model.trace` saw: ``layers`` (LayerTrace records in execution order, empty when a
+    callback took them) and ``outputs`` (by output name, as :meth:`Model.run` returns them)."""
+
+    __slots__ = ("layers", "outputs")
+
+    def __init__(self, layers: list[LayerTrace], outputs: dict[str, np.ndarray]) -> None:
+        self.layers = layers
+        self.outputs = outputs
+
+
+def _schedule(model: Model, plan: Plan, arrays: Sequence[np.ndarray]) -> list[tuple[str, LayerTrace | None]]:
+    """(layer id, record) for every layer a trace reports, in execution order; the record is None for the
+    layers a step of ``plan`` computes, which are reported when they run.
+
+    Slots are numbered as ``plan.build_plan`` numbers them: one per output of each non-Result layer, in
+    ``graph.order``; the plan's own steps are checked against that numbering.
+    """
+    graph, inference = model.graph, model.inference
+    computed = {step.layer.id: step.output for step in plan.steps}
+    constants = dict(plan.constants)
+    fed = dict(zip(plan.input_slots, arrays))
+    schedule: list[tuple[str, LayerTrace | None]] = []
+    slot = 0
+    for layer_id in graph.order:
+        info = inference.layers[layer_id]
+        if info.op is not None and info.op.type == "Result":
+            continue
+        if layer_id in computed:
+            if computed[layer_id] != slot:
+                raise AssertionError(f"the plan numbers the slots of {info.ref} differently from Model.trace")
+            schedule.append((layer_id, None))
+            slot += len(info.outputs)
+            continue
+        kind = info.op.type if info.op is not None else None
+        source = {"Parameter": "input", "Const": "constant"}.get(kind, "folded")
+        for position in range(len(info.outputs)):
+            value = fed.get(slot) if source == "input" else constants.get(slot)
+            if value is None:
+                raise AssertionError(f"the plan holds no value for {info.ref} where Model.trace expects one")
+            schedule.append((layer_id, LayerTrace(info.ref, position, _port_id(graph, layer_id, position), value,
+                                                  0.0, source)))
+            slot += 1
+    return schedule
+
+
+def _port_id(graph: Graph, layer_id: str, position: int) -> str:
+    ports = graph.layers[layer_id].outputs
+    return ports[position].id if position < len(ports) else str(position)
 
 
 def input_infos(graph: Graph, inference: Inference) -> tuple[TensorInfo, ...]:
@@ -248,7 +353,9 @@ def load(
         graph = read_graph(source, weights)
         inference = infer_graph(graph, strict=strict)
         inference.raise_first()
-        return Model(graph, inference, strict=strict, memory_limit=memory_limit)
+        model = Model(graph, inference, strict=strict, memory_limit=memory_limit)
+        model.source, model.weights_source = source, weights
+        return model
 
 
 _gc_lock = threading.Lock()

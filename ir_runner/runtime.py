@@ -11,7 +11,7 @@ import numpy as np
 
 from .errors import InputError, IRError
 from .plan import Plan, Step, kernel_error
-from .types import DYNAMIC, ElementType, PartialShape, dims_text, element_type_of
+from .types import DYNAMIC, ElementType, PartialShape, TensorSpec, dims_text, element_type_of
 
 
 class TensorInfo(NamedTuple):
@@ -32,6 +32,12 @@ class TensorInfo(NamedTuple):
     def shape(self) -> tuple[int | None, ...] | None:
         """The shape with None for each non-static dim; None when the rank is dynamic."""
         return self.partial_shape.to_tuple()
+
+    def spec_for(self, array: np.ndarray) -> TensorSpec:
+        """The spec of ``array`` fed to this input: its shape, and the input's element type (the array's when
+        the input's is dynamic)."""
+        element_type = self.element_type if self.dtype is not None else element_type_of(array.dtype)
+        return TensorSpec(element_type, PartialShape.of(array.shape))
 
     def __str__(self) -> str:
         return f"{self.name}: {self.element_type.name}{self.partial_shape}"

@@ -1,5 +1,6 @@
 """Review round 3: ``Model.inference_for`` (the one re-inference for new input specs, used by ``plan_for`` and
-the CLI's --shape and generated inputs), ``fed_spec``, and ``report.error_entry`` as the CLI's error object."""
+the CLI's --shape and generated inputs), ``TensorInfo.spec_for``, and ``report.error_entry`` as the
+CLI's error object."""
 
 from __future__ import annotations
 
@@ -97,12 +98,12 @@ def test_plan_for_infers_each_signature_once(monkeypatch):
     assert len(infer_calls) == 1
 
 
-def test_fed_spec_takes_the_arrays_type_only_for_a_dynamic_input():
+def test_spec_for_takes_the_arrays_type_only_for_a_dynamic_input():
     typed = gather_model("?,2").inputs[0]
     dynamic = gather_model("?,2", data_type="dynamic").inputs[0]
     array = np.zeros((4, 2), np.int32)
-    assert str(ir_runner.model.fed_spec(typed, array)) == "f32[4,2]"
-    assert str(ir_runner.model.fed_spec(dynamic, array)) == "i32[4,2]"
+    assert str(typed.spec_for(array)) == "f32[4,2]"
+    assert str(dynamic.spec_for(array)) == "i32[4,2]"
 
 
 def test_error_entry_for_the_cli_and_for_validate():

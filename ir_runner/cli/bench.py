@@ -15,7 +15,6 @@ from typing import IO, Any
 import click
 import numpy as np
 
-from ..runtime import execute
 from .common import emit
 from .formats import number, table
 from .inputs import InputOptions, bind_inputs
@@ -126,19 +125,20 @@ def _statistics(latencies: list[float], options: BenchOptions) -> dict[str, Any]
 
 
 def _per_layer(bound, runs: int, warmup: int) -> list[dict[str, Any]]:
-    plan = bound.model.plan_for(bound.arrays)
     totals: dict[str, float] = {}
     names: dict[str, tuple[str, str]] = {}
     for _ in range(warmup):
-        execute(plan, bound.arrays)
+        bound.model.run(bound.arrays)
 
-    def observe(step, _value, seconds: float) -> None:
-        totals[step.layer.id] = totals.get(step.layer.id, 0.0) + seconds
-        names[step.layer.id] = (step.layer.name, step.layer.type_version)
+    def observe(record) -> None:
+        if record.source == "computed":  # the others cost nothing per run
+            layer = record.layer
+            totals[layer.id] = totals.get(layer.id, 0.0) + record.seconds
+            names[layer.id] = (layer.name, layer.type_version)
 
     progress = Progress("per layer", runs, None)
     for done in range(runs):
-        execute(plan, bound.arrays, observe)
+        bound.model.trace(bound.arrays, callback=observe)
         progress.update(done + 1)
     progress.close()
     whole = sum(totals.values()) or 1.0

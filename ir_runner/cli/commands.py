@@ -25,7 +25,7 @@ from .common import (
     settings,
 )
 
-COMMANDS = ("bench", "compare", "completion", "gen-inputs", "inspect", "replay", "run", "validate")
+COMMANDS = ("bench", "compare", "completion", "crosscheck", "gen-inputs", "inspect", "replay", "run", "validate")
 
 
 class IRRunGroup(click.Group):

@@ -23,8 +23,9 @@ EXIT_INTERNAL = 70
 EXIT_INTERRUPTED = 130
 
 EXIT_CODES_HELP = (
-    "Exit codes: 0 ok; 1 comparison failed (--ref, compare, replay); 2 usage error; 3 invalid model;"
-    " 4 bad input; 5 unsupported operation; 6 resource limit; 7 kernel failure (a bug, reported with the layer);"
+    "Exit codes: 0 ok; 1 comparison failed (--ref, compare, replay, crosscheck); 2 usage error; 3 invalid model;"
+    " 4 bad input; 5 unsupported operation (crosscheck: openvino missing); 6 resource limit;"
+    " 7 kernel failure (a bug, reported with the layer);"
     " 70 other internal error; 74 cannot write output;"
     " 130 interrupted."
 )

@@ -18,7 +18,6 @@ from typing import IO, Any
 import numpy as np
 
 from ..errors import InputError, IRError, ResourceLimitError
-from ..plan import DEFAULT_MEMORY_LIMIT
 from .common import EXIT_OUTPUT
 from .formats import python_values
 
@@ -114,6 +113,8 @@ def _check_npy_header(handle, total_bytes: int, label: str) -> None:
     available = total_bytes - handle.tell()
     if declared > available:
         raise InputError(f"{label} declares {dtype}{list(shape)} ({declared} bytes) but holds {available} bytes")
+    from ..model import DEFAULT_MEMORY_LIMIT  # (the model is loaded already on every path that reads inputs)
+
     if declared > DEFAULT_MEMORY_LIMIT:
         raise ResourceLimitError(
             f"{label} holds {dtype}{list(shape)} ({declared} bytes), above the memory limit of"

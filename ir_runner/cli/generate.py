@@ -14,9 +14,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..errors import InputError, ResourceLimitError
-from ..model import Model, fed_spec
+from ..model import Model, TensorInfo
 from ..plan import human_bytes
-from ..runtime import TensorInfo
 from ..types import PartialShape, TensorSpec, dims_text
 from .common import log
 from .inputs import data_shape_example, generated_shape, int_bounds
@@ -92,7 +91,7 @@ def _check_generated_size(model: Model, info: TensorInfo, shape: tuple[int, ...]
 
 def _generation_plans(model: Model, arrays, shapes, ranges, randoms: list[int]) -> dict[int, _Generation]:
     """For each random input: its value range, from --range or from the layers it feeds."""
-    specs = [TensorSpec(info.element_type, PartialShape.of(shapes[i])) if i in shapes else fed_spec(info, arrays[i])
+    specs = [TensorSpec(info.element_type, PartialShape.of(shapes[i])) if i in shapes else info.spec_for(arrays[i])
              for i, info in enumerate(model.inputs)]
     inference = model.inference_for(specs)  # the model's own when no shape changes
     parameters = model.graph.parameters

@@ -19,10 +19,8 @@ import numpy as np
 from ..errors import InputError, ResourceLimitError
 from ..ir.records import Record
 from ..ir.weights import Weights, const_array
-from ..model import Model
+from ..model import DEFAULT_MEMORY_LIMIT, Model, TensorInfo
 from ..ops.registry import layer_ref
-from ..plan import DEFAULT_MEMORY_LIMIT
-from ..runtime import TensorInfo, bind_feeds
 from ..types import NUMPY_MAX_RANK, PartialShape, TensorSpec, element_type_of, parse_partial_shape
 from .files import json_array, read_json, read_numpy, regular_file, split_key
 from .options import KEYWORDS
@@ -172,7 +170,9 @@ def reshape(model: Model, shapes: dict[int, PartialShape]) -> Model:
     inference = model.inference_for(specs, context=f"with --shape {given}")
     if inference is model.inference:
         return model
-    return Model(model.graph, inference, strict=model.strict, memory_limit=model.memory_limit)
+    reshaped = Model(model.graph, inference, strict=model.strict, memory_limit=model.memory_limit)
+    reshaped.source, reshaped.weights_source = model.source, model.weights_source  # the same file
+    return reshaped
 
 
 # -- parsing the options --------------------------------------------------------------------------
@@ -342,7 +342,7 @@ def _resolve(model: Model, slots: list[_Source], data_shapes: dict[int, tuple[in
         from .generate import generate_inputs
 
         descriptions = generate_inputs(model, arrays, kinds, data_shapes, ranges, options.seed)
-    arrays = bind_feeds(model.inputs, arrays, {}, None)  # the library's own checks (u1 values are 0 or 1)
+    arrays = model.bind(arrays)  # the library's own checks (u1 values are 0 or 1)
     bindings = []
     for index, (info, source) in enumerate(zip(model.inputs, slots)):
         description = descriptions.get(index, source.description)

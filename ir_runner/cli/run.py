@@ -13,7 +13,6 @@ from click.core import ParameterSource
 from .. import InputError, load
 from ..ir.records import Record
 from ..model import Model
-from ..runtime import execute
 from .common import EXIT_COMPARISON, emit, info, settings
 from .compare import Tolerances, compare_outputs, render_comparison
 from .files import array_sha256, file_sha256, read_arrays, same_file, save_arrays, save_json
@@ -195,25 +194,27 @@ def _traced(bound: Bound, rows: list[dict[str, Any]] | None, dump: str | None) -
     index: list[dict[str, Any]] = []
     count = 0
 
-    def observe(step, value: np.ndarray, seconds: float) -> None:
+    def observe(record) -> None:
         nonlocal count
-        layer = step.layer
+        if record.source != "computed":  # inputs, Consts and layers folded when planning are not traced
+            return
+        layer, value = record.layer, record.value
         entry = {"layer": layer.name, "id": layer.id, "type": layer.type_version,
                  "element_type": type_name(value.dtype), "shape": list(value.shape)}  # both the trace and index
         if rows is not None:
             stats = array_stats(value)
             del stats["values"]
-            rows.append({"step": count, **entry, **stats, "ms": seconds * 1e3})
+            rows.append({"step": count, **entry, **stats, "ms": record.seconds * 1e3})
         if folder is not None:
             name = f"{count:04d}_{re.sub(r'[^A-Za-z0-9._-]', '_', layer.name)[:80]}.npy"
             save_arrays(folder / name, {layer.name: value})
             index.append({"file": name, **entry})
         count += 1
 
-    values = execute(bound.model.plan_for(bound.arrays), bound.arrays, observe)
+    outputs = bound.model.trace(bound.arrays, callback=observe).outputs
     if folder is not None:
         save_json(folder / "index.json", {"layers": index})
-    return {info.name: value for info, value in zip(bound.model.outputs, values)}
+    return outputs
 
 
 def _read_reference(bound: Bound, path: str) -> dict[str, np.ndarray]:

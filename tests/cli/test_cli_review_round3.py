@@ -123,7 +123,7 @@ def no_run(monkeypatch):
         raise AssertionError("the model ran")
 
     monkeypatch.setattr(Model, "run", refuse)
-    monkeypatch.setattr(run_module, "execute", refuse)
+    monkeypatch.setattr(Model, "trace", refuse)
 
 
 @pytest.mark.parametrize("trace", [[], ["--trace"]])

@@ -39,8 +39,12 @@ NOT_ON_RUN_PATH = [
     "ir_runner.report",  # validate / inspect
     "ir_runner.cli.generate",  # random / zeros / ones inputs
     "ir_runner.cli.bench",
-    *(f"ir_runner.cli.cmd_{name}" for name in ("bench", "compare", "completion", "gen_inputs", "inspect", "replay",
-                                               "validate")),
+    "ir_runner.cli.crosscheck",
+    "ir_runner.divergence",  # crosscheck
+    "ir_runner.device",
+    "openvino",  # optional: only crosscheck imports it
+    *(f"ir_runner.cli.cmd_{name}" for name in ("bench", "compare", "completion", "crosscheck", "gen_inputs",
+                                               "inspect", "replay", "validate")),
     "ml_dtypes",
     "dataclasses",  # creating a dataclass costs ~0.5-1 ms at import: the run path uses slots records
 ]
@@ -78,6 +82,8 @@ def test_other_paths_import_what_they_need():
     assert "gen-inputs" in output
     assert {f"ir_runner.cli.cmd_{name}" for name in ("run", "bench", "gen_inputs", "validate")} <= modules
     assert "numpy" not in modules
+    modules, output = _modules_after("crosscheck", "--help")
+    assert "--precision" in output and "openvino" not in modules and "numpy" not in modules
 
 
 _NAMED_TUPLES = """

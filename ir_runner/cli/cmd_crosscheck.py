@@ -1,0 +1,36 @@
+"""``ir-run crosscheck MODEL``: compare every layer with an OpenVINO device and name the first divergence."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+
+from .common import EXIT_CODES_HELP, json_option, quiet_option
+from .options import input_options, model_options, pop_input_options
+
+
+@click.command(epilog=EXIT_CODES_HELP)
+@model_options
+@input_options(fill="error")
+@click.option("--device", default="CPU", show_default=True, help="The OpenVINO device to compare with.")
+@click.option("--precision", type=click.Choice(["f32", "f16", "bf16"]), default="f32", show_default=True,
+              help="The device's INFERENCE_PRECISION_HINT; it also sets the default tolerances.")
+@click.option("--atol", type=click.FloatRange(min=0), help="Absolute tolerance of float outputs compared within"
+              " a bound (default by precision: f32 1e-6, f16 1e-3, bf16 1e-2).")
+@click.option("--rtol", type=click.FloatRange(min=0), help="Relative tolerance, the same way (f32 1e-5, f16 2e-3,"
+              " bf16 1.6e-2).")
+@click.option("--ulp", type=click.IntRange(min=0), help="ULPs of the output type allowed, the same way (f32 4).")
+@click.option("--all", "show_all", is_flag=True, help="List every layer output, not only those that differ.")
+@json_option
+@quiet_option
+def crosscheck(**kw: Any) -> None:
+    """Run MODEL in ir-run and on an OpenVINO device, compare every layer's outputs, name the first divergence.
+
+    Integer, boolean and exactly computed float outputs must be equal bit for bit; other float outputs must
+    be within the tolerances. Exit 0 when every layer agrees, 1 when one diverges, 5 when openvino is not
+    installed (pip install 'ir-run[openvino]').
+    """
+    from .crosscheck import CrosscheckOptions, crosscheck_command
+
+    crosscheck_command(CrosscheckOptions(inputs=pop_input_options(kw), **kw))

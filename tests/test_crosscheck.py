@@ -1,0 +1,113 @@
+"""``ir_runner.crosscheck``: each CPU-plugin fault, inside a larger graph, is named as the first divergence and
+the layers after it that differ as inherited; a graph without a fault agrees."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import ir_runner
+from ir_runner.divergence import AGREE, DIVERGES, INHERITED, Tolerance
+from tests.crosscheck_models import FAULTS, negative_gather
+
+
+def _check(builder, feeds, **options) -> ir_runner.CrosscheckReport:
+    return ir_runner.crosscheck(ir_runner.load(*builder.build()), feeds, **options)
+
+
+@pytest.mark.parametrize("fault", list(FAULTS))
+def test_the_faulty_layer_is_the_first_divergence_and_later_ones_are_inherited(fault):
+    builder, feeds, faulty, later = FAULTS[fault]()
+    report = _check(builder, feeds)
+    assert not report.ok
+    assert report.first_divergence.name == faulty
+    statuses = {row.layer.name: row.status for row in report.layers}
+    assert statuses[faulty] == DIVERGES
+    assert sorted(name for name, status in statuses.items() if status == INHERITED) == sorted(later)
+    assert all(status == AGREE for name, status in statuses.items() if name not in (faulty, *later))
+
+
+def test_a_graph_without_a_fault_agrees_everywhere():
+    builder, feeds, _, _ = negative_gather("opset7", indices=(5, 0, 4, 2))
+    report = _check(builder, feeds)
+    assert report.ok and report.first_divergence is None and report.first is None
+    assert {row.status for row in report.layers} == {AGREE}
+    assert [row.layer.name for row in report.layers][:3] == ["x", "idx", "to_float"]  # execution order
+
+
+def test_a_row_has_the_errors_and_the_worst_element_with_both_values():
+    builder, feeds, _, _ = negative_gather("opset7")  # indices -1, 0, -2, 2 of [10..60]
+    row = _check(builder, feeds).first
+    assert (row.layer.type_version, row.layer.id, row.port, row.position) == ("Gather-7", "4", "3", 0)
+    assert row.layer.line is not None and row.rule == "bits"
+    assert (row.mismatches, row.size, row.max_abs, row.max_rel) == (2, 4, 60.0, 1.0)
+    assert (row.worst_index, row.ours, row.device) == ((0,), 60.0, 0.0)
+
+
+def test_bits_tell_minus_zero_from_zero_and_tolerance_does_not():
+    builder, feeds, _, _ = FAULTS["f32 Const denormals"]()
+    exact = _check(builder, feeds).first
+    assert exact.layer.name == "weights" and exact.mismatches == 3  # two denormals and -0.0
+    # under an f16 hint, f32 outputs (wider than the hint) are compared within f16's bound
+    loose = _check(builder, feeds, precision="f16")
+    assert {row.rule for row in loose.layers if row.element_type == "f32"} == {"tolerance"}
+    assert loose.ok
+
+
+def test_a_given_tolerance_replaces_the_default():
+    builder, feeds, _, _ = FAULTS["f32 Const denormals"]()
+    report = _check(builder, feeds, precision="f16", tolerance=Tolerance(0.0, 0.0, None))
+    assert report.first_divergence.name == "weights" and report.tolerance.atol == 0.0
+
+
+def test_a_path_works_and_a_model_built_without_load_is_refused(tmp_path):
+    builder, feeds, faulty, _ = negative_gather("opset1")
+    path = builder.write(tmp_path)
+    assert ir_runner.crosscheck(str(path), feeds).first_divergence.name == faulty
+    model = ir_runner.load(path)
+    bare = ir_runner.Model(model.graph, model.inference, strict=False, memory_limit=None)
+    with pytest.raises(ir_runner.InputError, match="needs the model's XML"):
+        ir_runner.crosscheck(bare, feeds)
+    with pytest.raises(ir_runner.InputError, match="precision 'f64' is not one of f32, f16, bf16"):
+        ir_runner.crosscheck(model, feeds, precision="f64")
+
+
+def test_feeds_are_checked_as_run_checks_them():
+    builder, feeds, _, _ = negative_gather("opset7")
+    with pytest.raises(ir_runner.InputError, match="no value given for input"):
+        _check(builder, {"x": feeds["x"]})
+
+
+_WITHOUT_OPENVINO = """
+import sys
+sys.modules["openvino"] = None  # import openvino now fails as if it were not installed
+import numpy as np, ir_runner
+try:
+    ir_runner.crosscheck(sys.argv[1], {"x": np.zeros(6, np.int32), "idx": np.zeros(4, np.int32),
+                                        "keep": np.ones(4, bool)})
+except ir_runner.UnsupportedError as error:
+    print(error.exit_code, error)
+"""
+
+
+def test_without_openvino_the_error_says_how_to_install_it(tmp_path):
+    path = negative_gather()[0].write(tmp_path)
+    done = subprocess.run([sys.executable, "-c", _WITHOUT_OPENVINO, str(path)], capture_output=True, text=True,
+                          timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("5 crosscheck needs the openvino package")
+    assert "pip install 'ir-run[openvino]'" in done.stdout
+
+
+def test_feeding_bf16_inputs_moves_their_bits():
+    from tests.crosscheck_models import BF16
+    from tests.irbuild import IRBuilder
+
+    b = IRBuilder("bf16_in")
+    x = b.parameter("x", "bf16", "3")
+    b.result(b.convert(x, "f32", name="widen"))
+    report = _check(b, {"x": np.array([1.5, -2.25, 3e38], BF16)})
+    assert report.ok and [row.rule for row in report.layers] == ["bits", "bits"]

@@ -1,0 +1,70 @@
+"""``Model.trace``: every layer's output in execution order, folded layers included, with its reference."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import ir_runner
+from tests.irbuild import IRBuilder
+
+
+def _model() -> ir_runner.Model:
+    b = IRBuilder()
+    cond = b.parameter("cond", "boolean", "4")
+    x = b.parameter("x", "i32", "4")
+    k = b.const("k", np.array([1.5, -2.5, 7.0, 9.9], np.float32))
+    folded = b.convert(k, "i32", name="k_as_i32")  # all inputs constant: computed when planning
+    sel = b.layer("Select", "opset1", [cond, x, folded], attrs={"auto_broadcast": "numpy"}, out_specs=[("I32", [4])],
+                  name="sel")
+    idx = b.const("idx", np.array([3, 0], np.int64))
+    axis = b.const("axis", np.array(0, np.int64))
+    gather = b.layer("Gather", "opset8", [sel, idx, axis], attrs={"batch_dims": 0}, out_specs=[("I32", [2])],
+                     name="gather")
+    b.result(gather, "out")
+    return ir_runner.load(*b.build())
+
+
+FEEDS = {"cond": np.array([True, False, True, False]), "x": np.array([10, 20, 30, 40], np.int32)}
+
+
+def test_every_layer_is_reported_in_order_with_its_source():
+    trace = _model().trace(FEEDS)
+    rows = [(r.layer.name, r.layer.type_version, r.source, r.position) for r in trace.layers]
+    assert rows == [("cond", "Parameter-1", "input", 0), ("x", "Parameter-1", "input", 0),
+                    ("k", "Const-1", "constant", 0), ("k_as_i32", "Convert-1", "folded", 0),
+                    ("sel", "Select-1", "computed", 0), ("idx", "Const-1", "constant", 0),
+                    ("axis", "Const-1", "constant", 0), ("gather", "Gather-8", "computed", 0)]
+    values = {r.layer.name: r.value for r in trace.layers}
+    np.testing.assert_array_equal(values["k_as_i32"], [1, -2, 7, 9])
+    np.testing.assert_array_equal(values["sel"], [10, -2, 30, 9])
+    assert values["sel"].dtype == np.int32
+    np.testing.assert_array_equal(trace.outputs["out"], [9, 10])
+
+
+def test_times_are_those_of_computed_layers_only():
+    trace = _model().trace(FEEDS)
+    assert all(r.seconds == 0.0 for r in trace.layers if r.source != "computed")
+    assert all(r.seconds >= 0.0 for r in trace.layers)
+    assert trace.layers[4].port == "3" and trace.layers[4].layer.line is not None  # Select's output port id
+
+
+def test_a_callback_gets_the_same_records_and_nothing_is_kept():
+    model = _model()
+    seen = []
+    trace = model.trace(FEEDS, callback=seen.append)
+    assert trace.layers == []
+    assert [(r.layer, r.source) for r in seen] == [(r.layer, r.source) for r in model.trace(FEEDS).layers]
+    np.testing.assert_array_equal(trace.outputs["out"], model.run(FEEDS)["out"])
+
+
+def test_feeds_are_checked_as_run_checks_them():
+    model = _model()
+    try:
+        model.trace({"cond": FEEDS["cond"]})
+    except ir_runner.InputError as error:
+        assert "no value given for input(s) 'x'" in str(error)
+    else:
+        raise AssertionError("a missing input was accepted")
+    with pytest.warns(ir_runner.CastWarning, match="cast int64 to int32"):
+        assert model.trace(cond=FEEDS["cond"], x=FEEDS["x"].astype(np.int64), cast="same_kind").layers
