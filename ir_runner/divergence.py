@@ -28,8 +28,8 @@ from typing import Any
 import numpy as np
 
 from .errors import InputError, LayerRef
-from .ir.records import Record
 from .model import Model, load
+from .record import Record
 from .types import element_type_of
 
 AGREE, DIVERGES, INHERITED, UNOBSERVABLE = "agree", "diverges", "inherited", "not observable"

@@ -35,6 +35,17 @@ def clip_text(text: str, limit: int = 40) -> str:
     return text if len(text) <= limit else f"{text[:limit]}... ({len(text)} characters)"
 
 
+def human_bytes(nbytes: int) -> str:
+    """A byte count for a message: ``512 bytes``, ``1.5 MiB``, ..., ``more than 1 EiB`` (any int: a hostile
+    shape can count more bytes than a float holds)."""
+    if nbytes < 1024:
+        return f"{nbytes} bytes"
+    for power, unit in enumerate(("KiB", "MiB", "GiB", "TiB", "PiB"), start=1):
+        if nbytes < 1024 ** (power + 1):
+            return f"{nbytes / 1024**power:.1f} {unit}"
+    return "more than 1 EiB"
+
+
 class IRError(Exception):
     """Base of everything ir-run raises for a bad model or bad input.
 

@@ -14,11 +14,12 @@ import numpy as np
 from .errors import InputError, IRError, LayerRef
 from .graph import Graph, read_graph
 from .infer import Inference, LayerInference, infer_graph
-from .ir.records import Record
 from .ops.api import FOLD_MAX_BYTES
 from .plan import DEFAULT_MEMORY_LIMIT, Plan, Step, build_plan, check_memory
+from .record import Record
 from .runtime import TensorInfo, bind_feeds, bind_outputs, execute
-from .types import DYNAMIC, DYNAMIC_SHAPE, TensorSpec
+from .signature import input_infos, output_infos
+from .types import TensorSpec
 
 if TYPE_CHECKING:
     from .ops.api import Finding
@@ -294,45 +295,6 @@ def _schedule(model: Model, plan: Plan, arrays: Sequence[np.ndarray]) -> list[tu
 def _port_id(graph: Graph, layer_id: str, position: int) -> str:
     ports = graph.layers[layer_id].outputs
     return ports[position].id if position < len(ports) else str(position)
-
-
-def input_infos(graph: Graph, inference: Inference) -> tuple[TensorInfo, ...]:
-    """The model's inputs: Parameter layers in document order, named by their first tensor name."""
-    infos, used = [], set()
-    for layer in graph.parameters:
-        outputs = inference.layers[layer.id].outputs  # none when its inference failed and it declares no port
-        spec = outputs[0] if outputs else TensorSpec(DYNAMIC, DYNAMIC_SHAPE)
-        names = layer.outputs[0].names if layer.outputs else ()
-        name = _unique(names[0] if names else layer.name, used)
-        infos.append(TensorInfo(name, names, spec.element_type, spec.shape, layer.name))
-    return tuple(infos)
-
-
-def _unique(name: str, used: set[str]) -> str:
-    """``name``, or ``name_1``, ``name_2``... when already taken (OpenVINO's spelling for duplicates)."""
-    candidate, count = name, 0
-    while candidate in used:
-        count += 1
-        candidate = f"{name}_{count}"
-    used.add(candidate)
-    return candidate
-
-
-def output_infos(graph: Graph, inference: Inference) -> tuple[TensorInfo, ...]:
-    """The model's outputs: Result layers in document order, named by their tensor's first name (unique)."""
-    infos, used = [], set()
-    for layer in graph.results:
-        producer, position = graph.sources[layer.id][0]
-        names = graph.layers[producer].outputs[position].names
-        if not names and layer.attrs.get("output_names"):
-            names = tuple(n for n in layer.attrs["output_names"].split(",") if n)
-        name = names[0] if names else layer.name
-        if name in used and layer.name not in used:
-            name = layer.name
-        name = _unique(name, used)
-        spec = inference.output_spec(producer, position)
-        infos.append(TensorInfo(name, names, spec.element_type, spec.shape, layer.name))
-    return tuple(infos)
 
 
 def load(

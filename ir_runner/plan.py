@@ -22,10 +22,10 @@ import math
 
 import numpy as np
 
-from .errors import IRError, KernelError, LayerRef, ResourceLimitError, UnsupportedError
+from .errors import IRError, KernelError, LayerRef, ResourceLimitError, UnsupportedError, human_bytes
 from .infer import Inference, constant_fingerprint, static_nbytes
-from .ir.records import Record
 from .ops.api import KernelFn
+from .record import Record
 
 DEFAULT_MEMORY_LIMIT = 16 * 2**30
 
@@ -220,14 +220,3 @@ def check_memory(inference: Inference, limit: int | None) -> None:
 
 
 _NUMPY_MAX_BYTES = np.iinfo(np.intp).max
-
-
-def human_bytes(nbytes: int) -> str:
-    """A byte count for a message: ``512 bytes``, ``1.5 MiB``, ..., ``more than 1 EiB`` (any int: a hostile
-    shape can count more bytes than a float holds)."""
-    if nbytes < 1024:
-        return f"{nbytes} bytes"
-    for power, unit in enumerate(("KiB", "MiB", "GiB", "TiB", "PiB"), start=1):
-        if nbytes < 1024 ** (power + 1):
-            return f"{nbytes / 1024**power:.1f} {unit}"
-    return "more than 1 EiB"

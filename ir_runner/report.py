@@ -148,7 +148,7 @@ def format_validation(report: ValidationReport) -> str:
 
 def inspect_data(analysis: Analysis) -> dict[str, Any]:
     """Everything ``inspect`` shows, as JSON-ready data."""
-    from .model import input_infos, output_infos
+    from .signature import input_infos, output_infos
 
     graph, inference = analysis.graph, analysis.inference
     assert graph is not None and inference is not None

@@ -14,7 +14,7 @@ from typing import Any
 import click
 import numpy as np
 
-from ..ir.records import Record
+from ..record import Record
 from .formats import number, python_values, shape_text, type_name
 
 RULE = "|actual - expected| <= atol + rtol * |expected|, or equal, or both NaN"

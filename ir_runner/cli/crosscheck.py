@@ -7,7 +7,7 @@ from typing import Any
 
 from .. import crosscheck
 from ..divergence import AGREE, DEFAULT_TOLERANCES, DIVERGES, INHERITED, UNOBSERVABLE, Tolerance, report_data
-from ..ir.records import Record
+from ..record import Record
 from .common import EXIT_COMPARISON, emit
 from .formats import shape_text, table
 from .inputs import InputOptions, bind_inputs

@@ -13,9 +13,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..errors import InputError, ResourceLimitError
+from ..errors import InputError, ResourceLimitError, human_bytes
 from ..model import Model, TensorInfo
-from ..plan import human_bytes
 from ..types import PartialShape, TensorSpec, dims_text
 from .common import log
 from .inputs import data_shape_example, generated_shape, int_bounds

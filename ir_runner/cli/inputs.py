@@ -17,10 +17,10 @@ import click
 import numpy as np
 
 from ..errors import InputError, ResourceLimitError
-from ..ir.records import Record
 from ..ir.weights import Weights, const_array
 from ..model import DEFAULT_MEMORY_LIMIT, Model, TensorInfo
 from ..ops.registry import layer_ref
+from ..record import Record
 from ..types import NUMPY_MAX_RANK, PartialShape, TensorSpec, element_type_of, parse_partial_shape
 from .files import json_array, read_json, read_numpy, regular_file, split_key
 from .options import KEYWORDS

@@ -11,8 +11,8 @@ import numpy as np
 from click.core import ParameterSource
 
 from .. import InputError, load
-from ..ir.records import Record
 from ..model import Model
+from ..record import Record
 from .common import EXIT_COMPARISON, emit, info, settings
 from .compare import Tolerances, compare_outputs, render_comparison
 from .files import array_sha256, file_sha256, read_arrays, same_file, save_arrays, save_json

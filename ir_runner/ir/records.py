@@ -12,21 +12,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ..errors import clip_text
+from ..record import Record
 
 if TYPE_CHECKING:
     from .weights import Weights
-
-
-class Record:
-    """Base of ir-run's records: a readable ``repr`` from the ``__slots__`` of the class. Records compare by
-    identity (they are not tuples); the values users compare (``LayerRef``, ``TensorSpec``, ``Dim``,
-    ``TensorInfo``) stay named tuples."""
-
-    __slots__ = ()
-
-    def __repr__(self) -> str:
-        fields = ", ".join(f"{name}={getattr(self, name)!r}" for name in self.__slots__)
-        return f"{type(self).__name__}({fields})"
 
 
 class PortRecord(Record):

@@ -20,8 +20,8 @@ from typing import TYPE_CHECKING, Any, NoReturn
 import numpy as np
 
 from ..errors import InferenceError, LayerRef, ModelFormatError, UnsupportedError, clip_text
-from ..ir.records import Record
 from ..parallel import run_chunked
+from ..record import Record
 from ..types import (
     DYNAMIC_SHAPE,
     Dim,
