@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 
 from .errors import (
     DeclaredMismatchError,
+    ExtensionError,
     GraphError,
     IndexOutOfRangeError,
     InferenceError,
@@ -24,6 +25,7 @@ from .errors import (
 
 if TYPE_CHECKING:
     from .divergence import CrosscheckReport, crosscheck
+    from .extension import OpDef, register_op
     from .model import DEFAULT_MEMORY_LIMIT, LayerTrace, Model, Trace, ValidationReport, load, run, validate
     from .runtime import CastWarning, TensorInfo
     from .types import Dim, ElementType, PartialShape
@@ -31,6 +33,8 @@ if TYPE_CHECKING:
 __version__ = "0.1.0"
 
 _LAZY = {
+    "OpDef": "extension",
+    "register_op": "extension",
     "CrosscheckReport": "divergence",
     "crosscheck": "divergence",
     "DEFAULT_MEMORY_LIMIT": "model",
@@ -63,6 +67,7 @@ __all__ = [
     "CastWarning",
     "CrosscheckReport",
     "DeclaredMismatchError",
+    "ExtensionError",
     "Dim",
     "ElementType",
     "GraphError",
@@ -74,6 +79,7 @@ __all__ = [
     "LayerTrace",
     "Model",
     "ModelFormatError",
+    "OpDef",
     "PartialShape",
     "ResourceLimitError",
     "TensorInfo",
@@ -83,6 +89,7 @@ __all__ = [
     "__version__",
     "crosscheck",
     "load",
+    "register_op",
     "run",
     "validate",
 ]

@@ -128,6 +128,7 @@ class OpDef(Record):
       (ShapeOf): a shape computed from it does not make the model's plan depend on input values.
     - ``exact``: results are bit-exact against OpenVINO's reference (False: within the bound stated in
       the kernel's docstring).
+    - ``origin``: who declared it (set by the registry: ir-run's module, an extension's distribution).
     """
 
     __slots__ = ("type", "version", "first_opset", "last_opset", "input_names", "infer", "kernel", "prepare",
@@ -139,7 +140,7 @@ class OpDef(Record):
                  roles: Sequence[str] | None = None, attrs: Sequence[Attr] = (), value: ValueFn | None = None,
                  findings: Callable | None = None, fit: Callable | None = None, views: bool = False,
                  batch: Callable | None = None, shape_only: bool = False, exact: bool = True, domain: str | None = None,
-                 origin: str = "ir_runner") -> None:
+                 origin: str | None = None) -> None:
         self.type = type
         self.version = version
         self.first_opset = first_opset

@@ -1,0 +1,105 @@
+"""Extensions: an operation declared outside ir-run, registered through the ``ir_runner.ops`` entry point of a
+real distribution on sys.path (a ``*.dist-info`` folder with ``entry_points.txt``), then loaded, validated,
+inspected and run; clashes and failing entry points are ExtensionErrors naming both sides.
+
+Each case runs in a fresh interpreter: the registry loads the entry points once per process."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+EXAMPLE = ROOT / "examples" / "extension"
+
+
+def _distribution(site: Path, package: str, source: str | None, entry: str, dist: str = "my-ops-dist") -> None:
+    """``package`` (copied from the example, or written from ``source``) with a dist-info declaring ``entry``."""
+    if source is None:
+        shutil.copytree(EXAMPLE / package, site / package)
+    else:
+        (site / package).mkdir(parents=True)
+        (site / package / "__init__.py").write_text(textwrap.dedent(source))
+    info = site / f"{dist.replace('-', '_')}-0.1.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {dist}\nVersion: 0.1.0\n")
+    (info / "entry_points.txt").write_text(f"[console_scripts]\nother = x:y\n\n[ir_runner.ops]\n{entry}\n")
+
+
+def _python(site: Path, code: str, *args: str) -> subprocess.CompletedProcess:
+    env = {"PYTHONPATH": f"{site}:{ROOT}", "PATH": "/usr/bin:/bin"}
+    return subprocess.run([sys.executable, *args, "-c", textwrap.dedent(code)] if code else [sys.executable, *args],
+                          capture_output=True, text=True, env=env, timeout=60, cwd=ROOT)
+
+
+def test_an_extension_registered_by_entry_point_loads_validates_inspects_and_runs(tmp_path):
+    _distribution(tmp_path, "ir_run_scaled_tanh", None, "scaled_tanh = ir_run_scaled_tanh:register")
+    done = _python(tmp_path, f"""
+        import json, numpy as np, ir_runner
+        model = ir_runner.load({str(EXAMPLE / 'model.xml')!r})
+        x = np.linspace(-3, 3, 6, dtype=np.float32).reshape(2, 3)
+        y = model.run({{"x": x}})["y"]
+        report = ir_runner.validate({str(EXAMPLE / 'model.xml')!r})
+        print(json.dumps({{"ok": report.ok, "max_error": float(np.abs(y - 2 * np.tanh(0.5 * x)).max()),
+                          "dtype": str(y.dtype), "layer": str(report.layers[1].ref)}}))
+    """)
+    assert done.returncode == 0, done.stderr
+    result = json.loads(done.stdout)
+    assert result == {"ok": True, "max_error": result["max_error"], "dtype": "float32",
+                      "layer": result["layer"]}
+    assert result["max_error"] <= 4e-7 and "ScaledTanh-1" in result["layer"]
+    inspected = _python(tmp_path, "", "-m", "ir_runner", "inspect", str(EXAMPLE / "model.xml"), "--json")
+    assert inspected.returncode == 0, inspected.stderr
+    layer = next(entry for entry in json.loads(inspected.stdout)["layers"] if entry["name"] == "st")
+    assert layer["type"] == "ScaledTanh-1" and layer["supported"]
+    assert layer["attributes"] == {"alpha": "2.0", "beta": "0.5"}
+    ran = _python(tmp_path, "", "-m", "ir_runner", str(EXAMPLE / "model.xml"), "--fill", "random")
+    assert ran.returncode == 0, ran.stderr
+
+
+def test_without_the_extension_the_operation_is_unsupported(tmp_path):
+    done = _python(tmp_path, "", "-m", "ir_runner", "validate", str(EXAMPLE / "model.xml"))
+    assert done.returncode != 0
+    assert "ScaledTanh" in done.stdout + done.stderr
+
+
+@pytest.mark.parametrize(("declaration", "other"), [
+    ('OpDef("Gather", 8, 8, 9, ("data", "indices", "axis"), infer)', r"Gather-8 \(opset8\.\.opset\d+\) from ir-run"),
+    ('OpDef("ScaledTanh", 1, 0, 0, ("x",), infer, domain="my_ops")', r"ScaledTanh-1 \(my_ops\) from register_op"),
+])
+def test_a_clash_names_both_declarations(tmp_path, declaration, other):
+    _distribution(tmp_path, "clashing", f"""
+        from ir_runner.extension import OpDef, register_op
+
+        def infer(ctx):
+            return [ctx.inputs[0]], {{}}
+
+        def register():
+            register_op({declaration})
+    """, "clash = clashing:register", dist="clashing-ops")
+    done = _python(tmp_path, """
+        import ir_runner
+        from ir_runner.extension import OpDef, register_op
+        register_op(OpDef("ScaledTanh", 1, 0, 0, ("x",), lambda ctx: ([ctx.inputs[0]], {}), domain="my_ops"))
+    """)
+    assert done.returncode != 0
+    assert "ExtensionError" in done.stderr
+    import re
+
+    assert re.search(r"from clashing-ops \(entry point ir_runner\.ops: clash\) clashes with " + other, done.stderr) \
+        or re.search(other + r".*clashes|clashes with .*" + other, done.stderr), done.stderr
+
+
+def test_a_failing_entry_point_is_an_extension_error_naming_it(tmp_path):
+    _distribution(tmp_path, "broken", "def register():\n    raise RuntimeError('no luck')\n",
+                  "broken = broken:register", dist="broken-ops")
+    done = _python(tmp_path, "", "-m", "ir_runner", "validate", str(ROOT / "models" / "gather1.xml"))
+    assert done.returncode != 0
+    assert "broken = broken:register" in done.stderr and "broken-ops" in done.stderr and "no luck" in done.stderr
+    assert "Traceback" not in done.stderr
