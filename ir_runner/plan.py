@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import functools
 import math
+import operator
 
 import numpy as np
 
@@ -34,7 +35,7 @@ class Step(Record):
     """One kernel call: ``slots[output] = kernel(*slots[inputs])`` (for several outputs, ``outputs`` holds
     their slots and the kernel returns a tuple), then free the ``release`` slots."""
 
-    __slots__ = ("kernel", "inputs", "output", "layer", "release", "outputs")
+    __slots__ = ("kernel", "inputs", "output", "layer", "release", "outputs", "fetch")
 
     def __init__(self, kernel: KernelFn, inputs: tuple[int, ...], output: int, layer: LayerRef,
                  release: tuple[int, ...], outputs: tuple[int, ...] | None = None) -> None:
@@ -44,6 +45,9 @@ class Step(Record):
         self.layer = layer
         self.release = release
         self.outputs = outputs
+        # fetch(slots): the input values, unpackable as kernel arguments (one C call instead of a comprehension)
+        self.fetch = operator.itemgetter(*inputs) if len(inputs) > 1 else operator.itemgetter(
+            slice(inputs[0], inputs[0] + 1) if inputs else slice(0, 0))
 
 
 class Plan(Record):

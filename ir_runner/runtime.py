@@ -284,7 +284,36 @@ def execute(plan: Plan, feeds: Sequence[np.ndarray], observe: Observer | None = 
         slots[slot] = value
     for slot, value in zip(plan.input_slots, feeds):
         slots[slot] = value
-    for step in plan.steps:
+    if observe is None and not into:
+        _run_steps(plan.steps, slots)
+    else:
+        _run_observed(plan.steps, slots, observe, into)
+    return _outputs(plan, slots, out)
+
+
+def _run_steps(steps: Sequence[Step], slots: list) -> None:
+    """The plain loop: each step's kernel on its input slots (the common path, as little per-step work as
+    possible; an exception is turned into an IRError naming the step's layer by :func:`kernel_error`)."""
+    step = None
+    try:
+        for step in steps:
+            if step.outputs is None:
+                slots[step.output] = step.kernel(*step.fetch(slots))
+            else:
+                for slot, value in zip(step.outputs, tuple(step.kernel(*step.fetch(slots)))):
+                    slots[slot] = value
+            if step.release:
+                for slot in step.release:
+                    slots[slot] = None
+    except IRError:
+        raise
+    except Exception as exc:
+        raise kernel_error(exc, step.layer) from exc
+
+
+def _run_observed(steps: Sequence[Step], slots: list, observe: Observer | None, into: dict | None) -> None:
+    """The loop with an observer (timings, traces) or caller-given output buffers."""
+    for step in steps:
         started = time.perf_counter() if observe is not None else 0.0
         target = into.get(step.output) if into else None
         try:
@@ -306,6 +335,9 @@ def execute(plan: Plan, feeds: Sequence[np.ndarray], observe: Observer | None = 
             observe(step, observed, time.perf_counter() - started)
         for slot in step.release:
             slots[slot] = None
+
+
+def _outputs(plan: Plan, slots: list, out: Sequence[np.ndarray | None] | None) -> list[np.ndarray]:
     if out is None:
         return [
             np.array(slots[slot], copy=True) if copy else slots[slot]
