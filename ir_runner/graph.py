@@ -20,7 +20,7 @@ class Graph(Record):
     """Layers by id, each input's producer and consumers, the execution order, the Parameters and Results
     (both in document order: the model's inputs and outputs)."""
 
-    __slots__ = ("net", "layers", "sources", "consumers", "order", "parameters", "results")
+    __slots__ = ("net", "layers", "sources", "consumers", "order", "parameters", "results", "subgraphs")
 
     def __init__(self, net: NetRecord, layers: dict[str, LayerRecord], sources: dict[str, tuple[Slot, ...]],
                  consumers: dict[Slot, tuple[tuple[str, int], ...]], order: tuple[str, ...],
@@ -32,6 +32,7 @@ class Graph(Record):
         self.order = order
         self.parameters = parameters
         self.results = results
+        self.subgraphs: dict[tuple[str, str], object] = {}  # (layer id, body tag) -> subgraph.Subgraph, built on use
 
 
 def read_graph(source, weights=None) -> Graph:

@@ -93,10 +93,11 @@ class LayerInference:
 class Inference:
     """The result of inference over a whole graph."""
 
-    def __init__(self, graph: Graph, layers: dict[str, LayerInference], folder: ConstantFolder) -> None:
+    def __init__(self, graph: Graph, layers: dict[str, LayerInference], folder: ConstantFolder, bodies=None) -> None:
         self.graph = graph
         self.layers = layers
         self.folder = folder
+        self.bodies = bodies
         self.value_inputs: tuple[int, ...] = ()  # see _find_value_inputs
 
     def constant_input(self, layer_id: str, position: int) -> np.ndarray | None:
@@ -107,7 +108,7 @@ class Inference:
         """The context an operation's ``infer`` saw, for its ``findings`` (validation)."""
         info = self.layers[layer_id]
         return OpContext(info.layer, info.ref, info.op, info.inputs, self.folder.input_value, False,
-                         self.graph.net.weights, _partial_values(self.graph, self.layers))
+                         self.graph.net.weights, _partial_values(self.graph, self.layers), self.bodies)
 
     def deciding_inputs(self) -> list[tuple[str, int]]:
         """The inputs whose values decide shapes or kernel parameters (role in ``DECIDING_ROLES``) and are
@@ -194,16 +195,20 @@ def infer_graph(
     input_specs: dict[str, TensorSpec] | None = None,
     input_values: dict[str, np.ndarray] | None = None,
     check_declared: bool = True,
+    body_provider=None,
 ) -> Inference:
     """Infer every layer's outputs in topological order, collecting all findings.
 
     ``input_specs`` overrides Parameter specs by layer id (re-inference for concrete inputs), and
     ``input_values`` gives Parameters values that count as constant (those that decide shapes);
-    ``check_declared`` compares port dims and precisions with what was inferred.
+    ``check_declared`` compares port dims and precisions with what was inferred. ``body_provider(graph, strict,
+    layer_ref)`` gives the layers with sub-graphs their bodies (``subgraph.body_provider``; without it, a layer
+    with a body cannot be inferred).
     """
     layers: dict[str, LayerInference] = {}
     folder = ConstantFolder(graph, layers, input_values)
     partial = _partial_values(graph, layers)
+    bodies = body_provider(graph, strict, layer_ref) if body_provider is not None else None
     memo = None if strict else _InferenceMemo(folder.input_value, graph.net.weights, partial)
 
     for layer_id in graph.order:
@@ -217,7 +222,7 @@ def infer_graph(
             info.outputs = [input_specs[layer_id]]
             info.params = {}
         else:
-            _infer_layer(info, folder.input_value, strict, graph.net.weights, memo, partial)
+            _infer_layer(info, folder.input_value, strict, graph.net.weights, memo, partial, bodies)
         for spec in info.outputs:  # one cheap check per layer: an output of a rank numpy cannot hold
             dims = spec.shape.dims
             if dims is not None and len(dims) > NUMPY_MAX_RANK:
@@ -225,7 +230,7 @@ def infer_graph(
                 break
         if check_declared:
             _compare_ports(info, "out", layer.outputs, info.outputs)
-    inference = Inference(graph, layers, folder)
+    inference = Inference(graph, layers, folder, bodies)
     if input_values is None:
         inference._find_value_inputs()
     return inference
@@ -288,8 +293,8 @@ def constant_fingerprint(value: np.ndarray | None, max_bytes: int):
     return value.dtype.str, value.shape, value.tobytes()
 
 
-def _context(info: LayerInference, const_value, strict: bool, weights, partial_value) -> OpContext:
-    return OpContext(info.layer, info.ref, info.op, info.inputs, const_value, strict, weights, partial_value)
+def _context(info: LayerInference, const_value, strict: bool, weights, partial_value, bodies=None) -> OpContext:
+    return OpContext(info.layer, info.ref, info.op, info.inputs, const_value, strict, weights, partial_value, bodies)
 
 
 def _partial_values(graph: Graph, layers: dict[str, LayerInference]):
@@ -303,7 +308,7 @@ def _partial_values(graph: Graph, layers: dict[str, LayerInference]):
 
 
 def _infer_layer(info: LayerInference, const_value, strict: bool, weights, memo: _InferenceMemo | None,
-                 partial_value) -> None:
+                 partial_value, bodies) -> None:
     layer = info.layer
     if info.op is None:
         info.errors.append(_unknown_op_error(info))
@@ -321,10 +326,10 @@ def _infer_layer(info: LayerInference, const_value, strict: bool, weights, memo:
         info.outputs = [_declared_spec(p, info) for p in layer.outputs]
         return
     try:
-        if memo is not None:
+        if memo is not None and not layer.bodies:  # (equal attributes do not make equal bodies)
             outputs, params = memo.infer(info)
         else:
-            outputs, params = info.op.infer(_context(info, const_value, strict, weights, partial_value))
+            outputs, params = info.op.infer(_context(info, const_value, strict, weights, partial_value, bodies))
     except IRError as exc:
         info.errors.append(exc)
         info.outputs = [_declared_spec(p, info) for p in layer.outputs]
@@ -340,7 +345,7 @@ def _infer_layer(info: LayerInference, const_value, strict: bool, weights, memo:
     info.outputs, info.params = outputs, params
     if info.op.value is not None:
         try:
-            info.values = info.op.value(_context(info, const_value, strict, weights, partial_value))
+            info.values = info.op.value(_context(info, const_value, strict, weights, partial_value, bodies))
         except IRError as exc:
             info.errors.append(exc)
 

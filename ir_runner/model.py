@@ -19,6 +19,7 @@ from .plan import DEFAULT_MEMORY_LIMIT, Plan, Step, build_plan, check_memory
 from .record import Record
 from .runtime import TensorInfo, bind_feeds, bind_outputs, execute
 from .signature import input_infos, output_infos
+from .subgraph import body_provider
 from .types import TensorSpec
 
 if TYPE_CHECKING:
@@ -198,6 +199,7 @@ class Model:
         input_specs = {layer.id: spec for layer, spec in zip(self.graph.parameters, specs)}
         with _gc_paused():
             inference = infer_graph(self.graph, strict=self.strict, input_specs=input_specs, input_values=values,
+                                    body_provider=body_provider,
                                     check_declared=False)
         try:
             inference.raise_first()
@@ -313,7 +315,7 @@ def load(
     """
     with _gc_paused():
         graph = read_graph(source, weights)
-        inference = infer_graph(graph, strict=strict)
+        inference = infer_graph(graph, strict=strict, body_provider=body_provider)
         inference.raise_first()
         model = Model(graph, inference, strict=strict, memory_limit=memory_limit)
         model.source, model.weights_source = source, weights

@@ -60,6 +60,7 @@ def analyse(source: Source, weights: Source | memoryview | None = None, *, stric
     ``validate`` and ``inspect`` all use this)."""
     from .graph import read_graph
     from .infer import infer_graph
+    from .subgraph import body_provider
 
     analysis = Analysis(source_label(source))
     try:
@@ -67,7 +68,7 @@ def analyse(source: Source, weights: Source | memoryview | None = None, *, stric
     except IRError as error:
         analysis.errors.append(error)
         return analysis
-    analysis.inference = infer_graph(analysis.graph, strict=strict)
+    analysis.inference = infer_graph(analysis.graph, strict=strict, body_provider=body_provider)
     analysis.errors = analysis.inference.errors
     try:
         analysis.inference.raise_first()

@@ -150,14 +150,14 @@ def subgraph_model() -> tuple[bytes, bytes, int]:
 
 def test_subgraph_error_names_the_layer_like_every_other_error():
     xml, weights, line = subgraph_model()
-    with pytest.raises(UnsupportedError) as caught:
+    with pytest.raises(ModelFormatError) as caught:
         ir_runner.load(xml, weights)
     error = caught.value
     assert error.layer == LayerRef("conv", "Convert-1", "1", line)
-    assert str(error).startswith(f"layer 'conv' (Convert-1, id 1, line {line}): has a sub-graph <body>;")
+    assert str(error).startswith(f"layer 'conv' (Convert-1, id 1, line {line}): its <body> (line {line})")
     entry = error_entry(error)
     assert entry["layer"] == {"name": "conv", "type": "Convert-1", "id": "1", "line": line}
-    assert entry["type"] == "UnsupportedError"
+    assert entry["type"] == "ModelFormatError"
 
 
 @pytest.mark.parametrize("name", sorted(n for n, t in ELEMENT_TYPES.items() if t.dtype is not None))

@@ -32,7 +32,9 @@ _PARSER = etree.XMLParser(
 )
 _DECLARED_ENCODING = re.compile(rb"""\s*<\?xml[^>]*?encoding\s*=\s*["']([^"']*)["']""")
 _EDGE_KEYS = ("from-layer", "from-port", "to-layer", "to-port")
-_SUBGRAPH_TAGS = ("body", "port_map", "back_edges", "then_body", "else_body")
+_BODY_TAGS = ("body", "then_body", "else_body")
+_MAP_TAGS = ("port_map", "then_port_map", "else_port_map", "back_edges")
+MAX_NESTING = 16  # bodies inside bodies: deeper is refused (a hostile IR could nest them until the stack ends)
 
 
 def read_ir(
@@ -48,9 +50,10 @@ def read_ir(
         weights = xml_path.with_suffix(".bin")
     root = _parse(xml_bytes, xml_path)
     version = _net_version(root)
-    layers = _read_layers(root)
+    weights_record = Weights(weights)
+    layers = _read_layers(root, weights_record, version, 0)
     edges = _read_edges(root)
-    return NetRecord(root.get("name", ""), version, layers, edges, Weights(weights))
+    return NetRecord(root.get("name", ""), version, layers, edges, weights_record)
 
 
 def _xml_content(source) -> tuple[bytes, Path | None]:
@@ -123,15 +126,15 @@ def _net_version(root) -> int:
     return version
 
 
-def _read_layers(root) -> tuple[LayerRecord, ...]:
+def _read_layers(root, weights: Weights, version: int, depth: int) -> tuple[LayerRecord, ...]:
     layers_el = root.find("layers")
     if layers_el is None:
         raise ModelFormatError("<net> has no <layers> element")
     checked: set[tuple[int, ...]] = set()  # the dims tuples already found valid: large IRs repeat a few
-    return tuple(_read_layer(el, checked) for el in layers_el.iterfind("layer"))
+    return tuple(_read_layer(el, checked, weights, version, depth) for el in layers_el.iterfind("layer"))
 
 
-def _read_layer(el, checked: set[tuple[int, ...]]) -> LayerRecord:
+def _read_layer(el, checked: set[tuple[int, ...]], weights: Weights, version: int, depth: int) -> LayerRecord:
     attrs = dict(el.attrib)
     layer_id, layer_type = attrs.get("id", "").strip(), attrs.get("type", "").strip()
     if not layer_id or not layer_type:
@@ -140,6 +143,7 @@ def _read_layer(el, checked: set[tuple[int, ...]]) -> LayerRecord:
     data: dict[str, str] = {}
     inputs: tuple[PortRecord, ...] = ()
     outputs: tuple[PortRecord, ...] = ()
+    bodies = maps = None
     for child in el:
         tag = child.tag
         if tag == "data":
@@ -148,14 +152,22 @@ def _read_layer(el, checked: set[tuple[int, ...]]) -> LayerRecord:
             inputs = _read_ports(child, attrs, checked)
         elif tag == "output":
             outputs = _read_ports(child, attrs, checked)
-        elif tag in _SUBGRAPH_TAGS:
-            raise UnsupportedError(
-                f"has a sub-graph <{tag}>; sub-graph operations are not supported",
-                layer=_layer_ref(attrs, el.sourceline),
-            )
+        elif tag in _BODY_TAGS:
+            if depth + 1 > MAX_NESTING:
+                raise UnsupportedError(f"sub-graphs are nested more than {MAX_NESTING} deep",
+                                       layer=_layer_ref(attrs, el.sourceline))
+            if child.find("layers") is None:
+                raise ModelFormatError(f"its <{tag}> (line {child.sourceline}) has no <layers> element",
+                                       layer=_layer_ref(attrs, el.sourceline))
+            bodies = bodies or {}
+            bodies[tag] = NetRecord(f"{attrs.get('name', '')}/{tag}", version,
+                                    _read_layers(child, weights, version, depth + 1), _read_edges(child), weights)
+        elif tag in _MAP_TAGS:
+            maps = maps or {}
+            maps[tag] = tuple((str(item.tag), dict(item.attrib)) for item in child if isinstance(item.tag, str))
     # positional: a large IR has tens of thousands of layers, and keywords cost a third more here
     return LayerRecord(layer_id, attrs.get("name", ""), layer_type, attrs.get("version", "").strip(), data, inputs,
-                       outputs, el.sourceline, attrs)
+                       outputs, el.sourceline, attrs, bodies, maps)
 
 
 def _read_ports(group, layer_attrs, checked: set[tuple[int, ...]]) -> tuple[PortRecord, ...]:

@@ -37,13 +37,16 @@ class PortRecord(Record):
 
 
 class LayerRecord(Record):
-    """One ``<layer>`` with its ``<data>`` attributes and ports."""
+    """One ``<layer>`` with its ``<data>`` attributes and ports; for layers with sub-graphs, ``bodies`` maps each
+    body's tag (``body``, ``then_body``, ``else_body``) to its NetRecord and ``maps`` each mapping element's tag
+    (``port_map``, ``then_port_map``, ``else_port_map``, ``back_edges``) to its children, as (tag, attributes)."""
 
-    __slots__ = ("id", "name", "type", "version", "data", "inputs", "outputs", "line", "attrs")
+    __slots__ = ("id", "name", "type", "version", "data", "inputs", "outputs", "line", "attrs", "bodies", "maps")
 
     def __init__(self, id: str, name: str, type: str, version: str, data: dict[str, str],
                  inputs: tuple[PortRecord, ...], outputs: tuple[PortRecord, ...], line: int | None,
-                 attrs: dict[str, str]) -> None:
+                 attrs: dict[str, str], bodies: dict[str, NetRecord] | None = None,
+                 maps: dict[str, tuple[tuple[str, dict[str, str]], ...]] | None = None) -> None:
         self.id = id
         self.name = name
         self.type = type
@@ -53,6 +56,8 @@ class LayerRecord(Record):
         self.outputs = outputs
         self.line = line
         self.attrs = attrs
+        self.bodies = bodies
+        self.maps = maps
 
 
 class EdgeRecord(Record):

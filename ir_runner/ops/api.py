@@ -182,15 +182,37 @@ class OpDef(Record):
         return {a.name: a.default for a in self.attrs if a.default is not None}
 
 
+class Body:
+    """A layer's sub-graph (``<body>``, ``<then_body>``, ``<else_body>``) as operations with bodies use it
+    (TensorIterator, Loop, If): implemented by ``ir_runner.subgraph``, handed out by :meth:`OpContext.body`.
+
+    ``parameters`` and ``results`` are the internal layer ids of its Parameters and Results (the ids port maps
+    name), in document order."""
+
+    parameters: tuple[str, ...]
+    results: tuple[str, ...]
+
+    def infer(self, specs: dict[str, TensorSpec], values: dict[str, np.ndarray] | None = None
+              ) -> dict[str, TensorSpec]:
+        """The Results' specs for these Parameter specs (and constant values), by internal layer id; an
+        IRError naming the outer layer and the inner one when the body cannot take them."""
+        raise NotImplementedError
+
+    def run(self, feeds: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+        """The Results' values for these Parameter values (planned once per input signature)."""
+        raise NotImplementedError
+
+
 class OpContext:
     """What an operation's ``infer`` (and ``value``, ``findings``) sees: its layer, input specs, the values of
-    constant inputs, the partial values of shape-like inputs, and typed attribute readers."""
+    constant inputs, the partial values of shape-like inputs, its sub-graphs, and typed attribute readers."""
 
-    __slots__ = ("layer", "ref", "op", "inputs", "strict", "weights", "_const_value", "_partial_value")
+    __slots__ = ("layer", "ref", "op", "inputs", "strict", "weights", "_const_value", "_partial_value", "_bodies")
 
     def __init__(self, layer: LayerRecord, ref: LayerRef, op: OpDef | None, inputs: list[TensorSpec],
                  const_value: Callable[[str, int], np.ndarray | None], strict: bool, weights: Weights | None,
-                 partial_value: Callable[[str, int], PartialValue | None] | None = None) -> None:
+                 partial_value: Callable[[str, int], PartialValue | None] | None = None,
+                 bodies: Callable[[LayerRecord, str], Body] | None = None) -> None:
         self.layer = layer
         self.ref = ref
         self.op = op
@@ -199,6 +221,18 @@ class OpContext:
         self.weights = weights
         self._const_value = const_value
         self._partial_value = partial_value
+        self._bodies = bodies
+
+    def body(self, tag: str = "body") -> Body:
+        """The layer's sub-graph ``<tag>`` (a ModelFormatError when the layer has none)."""
+        if not self.layer.bodies or tag not in self.layer.bodies or self._bodies is None:
+            raise ModelFormatError(f"the layer has no <{tag}> sub-graph", layer=self.ref)
+        return self._bodies(self.layer, tag)
+
+    def port_map(self, tag: str = "port_map") -> tuple[tuple[str, dict[str, str]], ...]:
+        """The children of the layer's ``<tag>`` mapping element (``port_map``, ``back_edges``...) as
+        (tag, attributes); empty when absent."""
+        return (self.layer.maps or {}).get(tag, ())
 
     def const_value(self, position: int) -> np.ndarray | None:
         """The value of input ``position`` when it is constant (a Const, or foldable from Consts)."""

@@ -100,6 +100,17 @@ def _syntax_cases() -> list[Case]:
     def subgraph(root) -> None:
         layer(root, "sel").append(layer(root, "sel").makeelement("body", {}))
 
+    def nested_bodies(root) -> None:
+        host = layer(root, "sel")
+        for _ in range(20):
+            body = host.makeelement("body", {})
+            host.append(body)
+            layers = body.makeelement("layers", {})
+            body.append(layers)
+            host = layers.makeelement("layer", {"id": "0", "name": "inner", "type": "TensorIterator",
+                                                "version": "opset1"})
+            layers.append(host)
+
     def pre_process(root) -> None:
         root.insert(0, root.makeelement("pre-process", {"reference-layer-name": "cond"}))
 
@@ -125,7 +136,10 @@ def _syntax_cases() -> list[Case]:
     cases = [Case(name, "syntax", xml, BIN, ModelFormatError, match) for name, (xml, match) in broken.items()]
     cases += [
         Case("pre_process", "syntax", edit(XML, pre_process), BIN, UnsupportedError, r"<pre-process>"),
-        Case("subgraph_body", "syntax", edit(XML, subgraph), BIN, UnsupportedError, r"'sel'.*sub-graph <body>"),
+        Case("subgraph_body_without_layers", "syntax", edit(XML, subgraph), BIN, ModelFormatError,
+             r"'sel'.*its <body> \(line \d+\) has no <layers>"),
+        Case("subgraphs_nested_too_deep", "syntax", edit(XML, nested_bodies), BIN, UnsupportedError,
+             r"'inner'.*sub-graphs are nested more than 16 deep"),
     ]
     return cases
 

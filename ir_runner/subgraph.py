@@ -1,0 +1,94 @@
+"""Sub-graphs of layers (``<body>``, ``<then_body>``, ``<else_body>``): built, inferred and planned like a model.
+
+Operations with bodies (TensorIterator, Loop, If) see them through ``ops.api.Body`` (``OpContext.body``); this
+module implements it on top of the graph, inference, plan and runtime, so that the operations import none of
+them. A body's graph is built once per layer; its plans are cached per input signature (dtypes and shapes).
+"""
+
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+
+from .errors import InferenceError, IRError, LayerRef
+from .graph import Graph, build_graph
+from .infer import infer_graph
+from .ir.records import LayerRecord
+from .ops.api import Body
+from .plan import build_plan
+from .runtime import execute
+from .types import PartialShape, TensorSpec, element_type, element_type_of
+
+_MAX_PLANS = 64
+
+
+class Subgraph(Body):
+    """One body of one layer."""
+
+    def __init__(self, graph: Graph, owner: LayerRef, tag: str, strict: bool) -> None:
+        self.graph = graph
+        self.owner = owner
+        self.tag = tag
+        self.strict = strict
+        self.parameters = tuple(layer.id for layer in graph.parameters)
+        self.results = tuple(layer.id for layer in graph.results)
+        self._plans: dict[tuple, object] = {}
+        self._lock = threading.Lock()
+
+    def _inference(self, specs: dict[str, TensorSpec], values: dict[str, np.ndarray] | None):
+        unknown = sorted(set(specs) - set(self.parameters))
+        if unknown:
+            raise InferenceError(f"<{self.tag}> has no Parameter with internal id {unknown[0]!r}", layer=self.owner)
+        inference = infer_graph(self.graph, strict=self.strict, input_specs=specs, input_values=values,
+                                body_provider=body_provider,
+                                check_declared=False)
+        try:
+            inference.raise_first()
+        except IRError as error:
+            inner = f"{error.layer}, " if error.layer else ""
+            raise type(error)(f"in <{self.tag}>: {inner}{error.detail}", layer=self.owner, port=error.port,
+                              hint=error.hint) from None
+        return inference
+
+    def infer(self, specs: dict[str, TensorSpec], values: dict[str, np.ndarray] | None = None
+              ) -> dict[str, TensorSpec]:
+        inference = self._inference(specs, values)
+        return {rid: inference.output_spec(*self.graph.sources[rid][0]) for rid in self.results}
+
+    def run(self, feeds: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+        arrays = [feeds[pid] for pid in self.parameters]
+        signature = tuple((a.dtype, a.shape) for a in arrays)
+        plan = self._plans.get(signature)
+        if plan is None:
+            specs = {pid: TensorSpec(self._element_type(pid, a), PartialShape.of(a.shape))
+                     for pid, a in zip(self.parameters, arrays)}
+            plan = build_plan(self._inference(specs, None), None)
+            with self._lock:
+                if len(self._plans) >= _MAX_PLANS:
+                    self._plans.clear()
+                self._plans[signature] = plan
+        return dict(zip(self.results, execute(plan, arrays)))
+
+
+    def _element_type(self, parameter: str, array: np.ndarray):
+        """A Parameter's declared element type (packed types are held one element per byte), else the array's."""
+        declared = element_type(self.graph.layers[parameter].data.get("element_type", ""))
+        return declared if declared is not None and declared.dtype is not None else element_type_of(array.dtype)
+
+
+def body_provider(graph: Graph, strict: bool, ref_of):
+    """``bodies(layer, tag)`` for the OpContexts of ``graph``: each body's Subgraph, built once per layer."""
+    def bodies(layer: LayerRecord, tag: str) -> Subgraph:
+        key = (layer.id, tag)
+        found = graph.subgraphs.get(key)
+        if found is None:
+            try:
+                inner = build_graph(layer.bodies[tag])
+            except IRError as error:
+                raise type(error)(f"in <{tag}>: {error.detail}", layer=ref_of(layer), port=error.port,
+                                  hint=error.hint) from None
+            found = graph.subgraphs[key] = Subgraph(inner, ref_of(layer), tag, strict)
+        return found
+
+    return bodies
