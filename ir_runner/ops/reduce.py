@@ -1,9 +1,10 @@
 """Reductions: ReduceSum/Mean/Max/Min/Prod/LogicalAnd/LogicalOr-1, ReduceL1/L2-4, and CumSum-3.
 
 Shapes follow OpenVINO's ``reduce_shape_infer``: ``axes`` (scalar or 1-D, integer) may be negative and
-repeat; an empty ``axes`` reduces nothing (the output equals the input); ``keep_dims`` keeps reduced axes
-as 1. Axes computed at run time: ``keep_dims`` gives the rank with dynamic dims, one axis gives rank-1,
-anything else a dynamic rank.
+repeat; ``keep_dims`` keeps reduced axes as 1. An empty ``axes`` keeps the input's shape and reduces each
+element alone (ReduceL1 gives ``|x|``, ReduceMax ``max(-FLT_MAX, x)``, as the reference). Axes computed at
+run time: ``keep_dims`` gives the rank with dynamic dims, one axis gives rank-1, anything else a dynamic
+rank.
 
 Values follow OpenVINO's reference (``Node.evaluate``):
 
@@ -152,7 +153,10 @@ def fold(ufunc: np.ufunc, x: np.ndarray, axes: tuple[int, ...], dtype: np.dtype,
 
 
 def _sum(x, axes):
-    return fold(np.add, x, axes, _accumulator(x.dtype))
+    total = fold(np.add, x, axes, _accumulator(x.dtype))
+    if total.dtype.kind == "f":
+        total += 0  # the reference's sums start at +0: a sum of -0.0s is +0.0
+    return total
 
 
 def _mean(x, axes):
@@ -174,7 +178,7 @@ def _prod(x, axes):
 
 
 def _l1(x, axes):
-    return fold(np.add, np.abs(x), axes, _accumulator(x.dtype))
+    return _sum(np.abs(x), axes)
 
 
 def _l2(x, axes):
@@ -234,8 +238,6 @@ def reduce(data: np.ndarray, axes_input: np.ndarray, *, kind: str, axes: tuple[i
            keep_dims: bool) -> np.ndarray:
     """One reduction (``kind``) over normalised ``axes`` (inference resolved them from ``axes_input``);
     the result is rounded once to the data's type. Float bounds: see the module docstring."""
-    if not axes:
-        return data.copy()
     with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
         result = REDUCERS[kind](data, axes)
     if result.dtype != data.dtype:
