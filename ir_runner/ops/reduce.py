@@ -120,36 +120,30 @@ def _accumulator(dtype: np.dtype) -> np.dtype:
 
 
 def fold(ufunc: np.ufunc, x: np.ndarray, axes: tuple[int, ...], dtype: np.dtype, initial=None) -> np.ndarray:
-    """``ufunc.reduce`` over ``axes`` with ``keepdims``, accumulating in ``dtype``; large inputs are split
-    over threads along the longest kept axis (or, reducing everything, along the first axis, and the
-    partial results reduced again)."""
+    """``ufunc.reduce`` over ``axes`` with ``keepdims``, accumulating in ``dtype``. Large inputs are split
+    over threads along their first axis (contiguous blocks): when it is kept each thread writes its part of
+    the output; when it is reduced each thread reduces its block and the partial results are reduced again."""
     extra = {} if initial is None else {"initial": initial}
-    kept = [i for i in range(x.ndim) if i not in axes]
-    if x.size < PARALLEL_MIN_ELEMENTS:
+    if x.size < PARALLEL_MIN_ELEMENTS or x.shape[0] < 2:
         return ufunc.reduce(x, axis=axes, dtype=dtype, keepdims=True, **extra)
-    if kept and max(x.shape[i] for i in kept) > 1:
-        split = max(kept, key=lambda i: x.shape[i])
+    if 0 not in axes:
         out = np.empty(tuple(1 if i in axes else n for i, n in enumerate(x.shape)), dtype)
-        index = [slice(None)] * x.ndim
 
         def work(start: int, stop: int) -> None:
-            part = tuple(index[:split]) + (slice(start, stop),)
-            ufunc.reduce(x[part], axis=axes, dtype=dtype, keepdims=True, out=out[part], **extra)
+            ufunc.reduce(x[start:stop], axis=axes, dtype=dtype, keepdims=True, out=out[start:stop], **extra)
 
-        run_chunked(x.shape[split], x.size // x.shape[split], work)
+        run_chunked(x.shape[0], x.size // x.shape[0], work)
         return out
-    split = max(axes, key=lambda i: x.shape[i])
-    pieces = np.array_split(np.arange(x.shape[split]), 2)
-    partial: list[np.ndarray] = [None, None]  # type: ignore[list-item]
+    half = x.shape[0] // 2
+    partial: list[np.ndarray] = [x[:0], x[:0]]
 
     def part_work(start: int, stop: int) -> None:
         for k in range(start, stop):
-            rows = pieces[k]
-            part = (slice(None),) * split + (slice(int(rows[0]), int(rows[-1]) + 1),)
-            partial[k] = ufunc.reduce(x[part], axis=axes, dtype=dtype, keepdims=True, **extra)
+            block = x[:half] if k == 0 else x[half:]
+            partial[k] = ufunc.reduce(block, axis=axes, dtype=dtype, keepdims=True, **extra)
 
     run_chunked(2, x.size // 2, part_work)
-    return ufunc.reduce(np.concatenate(partial, axis=split), axis=split, dtype=dtype, keepdims=True)
+    return ufunc.reduce(np.concatenate(partial, axis=0), axis=0, dtype=dtype, keepdims=True)
 
 
 def _sum(x, axes):
