@@ -1,0 +1,238 @@
+"""MatMul-1, Softmax-1, Softmax-8 and LogSoftmax-5.
+
+MatMul: shapes follow OpenVINO's ``shape_infer``: ``transpose_a``/``transpose_b`` swap the last two dims
+(ignored for 1-D operands); a 1-D ``a`` is a row ``[1,K]``, a 1-D ``b`` a column ``[K,1]``, and those
+temporary axes are removed from the output; batch dims broadcast numpy-style; scalars are refused.
+Values: floats through BLAS (``np.matmul``). f16 and bf16 multiply in f32 and round each output once,
+as OpenVINO's reference does today (2026.4: an f16 sum of 4096 ones is 4096, so it does not
+accumulate in f16; should it ever, ir-run stays wider and more accurate). Bound:
+``|got - ref| <= 2 K eps(f32 or f64) sum_k |a_ik b_kj| + eps(out) |ref|``, K the contracted length
+(bf16: one more bf16 ulp, the reference's rounding to bf16 is not round-to-nearest). Integers
+(i8..u64) multiply and add in their own type, wrapping: bit-exact (the reference evaluates only
+i32, i64, u32, u64). Boolean MatMul is refused.
+
+Softmax-1 (``axis`` in ``[0, rank)``), Softmax-8 (``axis`` in ``[-rank, rank)``), LogSoftmax-5 (same as
+Softmax-8): ``exp(x - max) / sum(exp(x - max))`` and ``(x - max) - log(sum(exp(x - max)))`` along
+``axis``, for float types, computed in f32 for f16/bf16 (f64 for f64) and rounded once. A NaN, or an
+infinity that makes ``x - max`` NaN, turns its whole row into NaN, as in the reference. Bounds (K the
+length of ``axis``): Softmax ``|got - ref| <= (K + 4) eps(acc) |ref| + eps(out) |ref|``; LogSoftmax
+``|got - exact| <= 2 eps(acc) (|x - max| + |log sum|) + K eps(acc) + eps(out) |exact|``. OpenVINO has no
+reference evaluate for LogSoftmax: tests compare it with float64 arithmetic.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import UnsupportedError
+from ..parallel import PARALLEL_MIN_ELEMENTS, run_chunked
+from ..types import DYNAMIC, DYNAMIC_DIM, DYNAMIC_SHAPE, Dim, PartialShape, TensorSpec, broadcast_dims, merge_dims
+from .api import LATEST_OPSET, Attr, KernelFn, OpContext, OpDef
+
+_FLOATS = frozenset({"f16", "bf16", "f32", "f64"})
+_INTEGERS = frozenset({"i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64"})
+
+
+def _wide(dtype: np.dtype) -> np.dtype:
+    """The type a float computes in: f32 for f16/bf16, else itself."""
+    return np.dtype(np.float32) if dtype.itemsize < 4 and dtype.kind not in "iub" else dtype
+
+
+# -- MatMul -------------------------------------------------------------------------------------------------
+
+def _infer_matmul(ctx: OpContext):
+    a, b = ctx.inputs
+    et = a.element_type
+    if DYNAMIC not in (a.element_type, b.element_type) and a.element_type != b.element_type:
+        ctx.fail(f"a and b must have the same element type, got {a.element_type} and {b.element_type}", position=1)
+    if et == DYNAMIC:
+        et = b.element_type
+    if et.kind != "dynamic" and et.name not in _FLOATS | _INTEGERS:
+        raise UnsupportedError(f"MatMul of element type {et} is not supported", layer=ctx.ref)
+    ta, tb = ctx.attr_bool("transpose_a", False), ctx.attr_bool("transpose_b", False)
+    params = {"transpose_a": ta, "transpose_b": tb}
+    if a.shape.rank is None or b.shape.rank is None:
+        return [TensorSpec(et, DYNAMIC_SHAPE)], params
+    if a.shape.rank == 0 or b.shape.rank == 0:
+        ctx.fail("scalars are not supported as MatMul inputs")
+    da, db = list(a.shape.dims), list(b.shape.dims)
+    if ta and len(da) > 1:
+        da[-2], da[-1] = da[-1], da[-2]
+    if tb and len(db) > 1:
+        db[-2], db[-1] = db[-1], db[-2]
+    one = Dim(1, 1)
+    da = [one] + da if len(da) == 1 else da
+    db = db + [one] if len(db) == 1 else db
+    k_a, k_b = da[-1], db[-2]
+    if merge_dims(k_a, k_b) is None and k_a.is_static and k_b.is_static:
+        ctx.fail(f"a's columns ({k_a}) do not match b's rows ({k_b})", position=1,
+                 hint="check transpose_a/transpose_b")
+    rank = max(len(da), len(db))
+    da = [one] * (rank - len(da)) + da
+    db = [one] * (rank - len(db)) + db
+    dims = []
+    for i in range(rank - 2):
+        merged = broadcast_dims(da[i], db[i])
+        if merged is None:
+            if da[i].is_static and db[i].is_static:
+                ctx.fail(f"batch dims {da[i]} and {db[i]} at index {i} do not broadcast")
+            merged = DYNAMIC_DIM
+        dims.append(merged)
+    dims += [da[-2], db[-1]]
+    if a.shape.rank == 1:
+        del dims[-2]
+    if b.shape.rank == 1:
+        del dims[-1]
+    return [TensorSpec(et, PartialShape(tuple(dims)))], params
+
+
+def matmul(a: np.ndarray, b: np.ndarray, *, transpose_a: bool, transpose_b: bool,
+           out: np.ndarray | None = None) -> np.ndarray:
+    """``a @ b`` after the transposes (see the module docstring for types and the float bound); writes
+    into ``out`` when given."""
+    if transpose_a and a.ndim > 1:
+        a = np.swapaxes(a, -1, -2)
+    if transpose_b and b.ndim > 1:
+        b = np.swapaxes(b, -1, -2)
+    wide = _wide(a.dtype)
+    if wide != a.dtype:
+        result = np.matmul(a.astype(wide), b.astype(wide))
+        if out is None:
+            return result.astype(a.dtype)
+        np.copyto(out, result, casting="unsafe")
+        return out
+    if out is not None and out.ndim:
+        return np.matmul(a, b, out=out)
+    result = np.matmul(a, b)
+    if out is not None:
+        np.copyto(out, result)
+        return out
+    return np.asarray(result)
+
+
+matmul.accepts_out = True
+
+
+def _batch_matmul(params, inputs, outputs, axes) -> list | str:
+    """A batch axis of a batch dim maps to the output's (the other operand must have 1 or nothing there, or
+    its batch axis there too); the rows of ``a`` and the columns of ``b`` map to the output's matrix dims;
+    a contracted dim (or a 1-D operand) refuses."""
+    ranks = [spec.shape.rank for spec in inputs]
+    if None in ranks or outputs[0].shape.rank is None:
+        return "the operands' ranks are not known"
+    full = [max(r, 2) for r in ranks]
+    width = max(full)
+    targets = set()
+    for pos, axis in enumerate(axes):
+        if axis is None:
+            continue
+        rank = ranks[pos]
+        transposed = params["transpose_a" if pos == 0 else "transpose_b"]
+        contracted = rank - 1 if (pos == 0) != transposed else rank - 2
+        if rank == 1 or axis == contracted:
+            return "contracts the batch axis"
+        if axis >= rank - 2:
+            targets.add(outputs[0].shape.rank - (2 if pos == 0 and ranks[1] > 1 else 1))
+            continue
+        target = axis + width - full[pos]
+        other = 1 - pos
+        j = target - (width - full[other])
+        other_dims = inputs[other].shape.dims
+        if axes[other] is None and j >= 0 and other_dims[j] != Dim(1, 1):
+            return "the other operand is not broadcast along the batch axis"
+        targets.add(target)
+    if len(targets) > 1:
+        return "the operands' batch axes meet in different output axes"
+    return [targets.pop() if targets else None]
+
+
+# -- Softmax and LogSoftmax ---------------------------------------------------------------------------------
+
+def _infer_softmax(ctx: OpContext, version: int):
+    data = ctx.inputs[0]
+    et = data.element_type
+    if et.kind not in ("float", "dynamic") or (et.kind == "float" and et.name not in _FLOATS):
+        raise UnsupportedError(f"{ctx.op.type if ctx.op else 'Softmax'} of element type {et} is not supported",
+                               layer=ctx.ref)
+    axis = ctx.attr_int("axis", 1)
+    rank = data.shape.rank
+    if rank is not None:
+        low = 0 if version == 1 else -rank
+        if not low <= axis < rank:
+            ctx.fail(f"axis={axis} is out of the range [{low}, {rank - 1}] for data of rank {rank}")
+        axis = axis + rank if axis < 0 else axis
+    return [TensorSpec(et, data.shape)], {"axis": axis}
+
+
+_BLOCK = 1 << 16  # elements per cache-sized block of rows
+
+
+def _softmax_rows(x: np.ndarray, out: np.ndarray, log: bool) -> None:
+    """(Log)softmax along the last axis of 2-D ``x`` into ``out`` (the compute type)."""
+    peak = np.max(x, axis=-1, keepdims=True)
+    np.subtract(x, peak, out=out)
+    if log:
+        total = np.add.reduce(np.exp(out), axis=-1, keepdims=True)
+        np.subtract(out, np.log(total, out=total), out=out)
+    else:
+        np.exp(out, out=out)
+        total = np.add.reduce(out, axis=-1, keepdims=True)
+        np.divide(out, total, out=out)
+
+
+def softmax(data: np.ndarray, *, axis: int, log: bool = False, out: np.ndarray | None = None) -> np.ndarray:
+    """Softmax (``log``: LogSoftmax) along ``axis``, in blocks of rows over threads; see the module
+    docstring for the bounds. Writes into ``out`` when given."""
+    wide = _wide(data.dtype)
+    if out is None:
+        out = np.empty(data.shape, data.dtype)
+    if not data.size:
+        return out
+    moved = np.moveaxis(data, axis, -1)
+    length = moved.shape[-1]
+    rows = moved.reshape(-1, length)
+    target = out if axis == data.ndim - 1 and wide == data.dtype else None
+    result = np.empty(rows.shape, wide) if target is None else target.reshape(rows.shape)
+    block = max(1, _BLOCK // length)
+
+    def work(start: int, stop: int) -> None:
+        with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
+            for lo in range(start, stop, block):
+                hi = min(lo + block, stop)
+                src = rows[lo:hi] if wide == data.dtype else rows[lo:hi].astype(wide)
+                _softmax_rows(src, result[lo:hi], log)
+
+    run_chunked(rows.shape[0], length, work, min_elements=PARALLEL_MIN_ELEMENTS // 4)
+    if target is None:
+        np.copyto(np.moveaxis(out, axis, -1), result.reshape(moved.shape), casting="unsafe")
+    return out
+
+
+softmax.accepts_out = True
+
+
+def _log_softmax(data: np.ndarray, *, axis: int, out: np.ndarray | None = None) -> np.ndarray:
+    return softmax(data, axis=axis, log=True, out=out)
+
+
+_log_softmax.accepts_out = True
+
+
+def _batch_softmax(params, inputs, outputs, axes) -> list | str:
+    if axes[0] is not None and axes[0] == params["axis"]:
+        return "normalises along the batch axis"
+    return [axes[0]]
+
+
+def _softmax_op(type_name: str, version: int, last: int, kernel: KernelFn) -> OpDef:
+    return OpDef(type_name, version, version, last, ("data",), lambda ctx: _infer_softmax(ctx, version), kernel,
+                 attrs=(Attr("axis", "1"),), batch=_batch_softmax, exact=False)
+
+
+OPS = (
+    OpDef("MatMul", 1, 1, LATEST_OPSET, ("a", "b"), _infer_matmul, matmul, roles=("data", "data"),
+          attrs=(Attr("transpose_a", "false"), Attr("transpose_b", "false")), batch=_batch_matmul, exact=False),
+    _softmax_op("Softmax", 1, 7, softmax),
+    _softmax_op("Softmax", 8, LATEST_OPSET, softmax),
+    _softmax_op("LogSoftmax", 5, LATEST_OPSET, _log_softmax),
+)

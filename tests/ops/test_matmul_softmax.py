@@ -1,0 +1,225 @@
+"""MatMul-1, Softmax-1/8 and LogSoftmax-5: OpenVINO's type_prop shapes (transposes, 1-D operands, broadcast
+batch dims, dynamic dims and ranks), values against ``Node.evaluate`` within the bounds stated in
+``ir_runner/ops/matmul.py`` (integers bit for bit, wrapping), LogSoftmax against float64 (OpenVINO has no
+reference for it), and seeded differential graphs."""
+
+from __future__ import annotations
+
+import ml_dtypes
+import numpy as np
+import pytest
+
+ov = pytest.importorskip("openvino")
+from openvino import opset1  # noqa: E402
+from openvino import opset13 as ops  # noqa: E402
+
+import ir_runner  # noqa: E402
+from tests.helpers.optest import assert_same_bits, check_inference, write_ir  # noqa: E402
+from tests.ops.test_reduce import BF16, NP_TYPES, OV_TYPES, evaluate  # noqa: E402
+
+F32_EPS = float(np.finfo(np.float32).eps)
+
+
+def _run(tmp_path, node, params, feeds):
+    path = write_ir(node, params, tmp_path)
+    check_inference(path)
+    got = next(iter(ir_runner.load(str(path)).run(feeds).values()))
+    return got, evaluate(node, list(feeds.values()))
+
+
+def _out_eps(dtype) -> float:
+    return float(ml_dtypes.finfo(dtype).eps) * (2 if dtype == BF16 else 1)
+
+
+# -- MatMul shapes -----------------------------------------------------------------------------------------
+
+MATMUL_SHAPES = [
+    ([2, 3], [3, 4], False, False), ([3, 2], [3, 4], True, False), ([2, 3], [4, 3], False, True),
+    ([3], [3, 4], False, False), ([2, 3], [3], False, False), ([3], [3], False, False), ([3], [3], True, True),
+    ([5, 2, 3], [3, 4], False, False), ([2, 3], [5, 3, 4], False, False), ([5, 1, 2, 3], [7, 3, 4], False, False),
+    ([1, 2, 3], [6, 3, 4], False, False), ([-1, 2, 3], [3, 4], False, False), ([2, -1], [-1, 4], False, False),
+    ([-1, -1, -1], [-1, -1], True, True), ([4, -1, 2, 3], [1, 3, -1], False, False), ([2, 0], [0, 3], False, False),
+]
+
+
+@pytest.mark.parametrize(("a_shape", "b_shape", "ta", "tb"), MATMUL_SHAPES)
+def test_matmul_shapes(a_shape, b_shape, ta, tb, tmp_path):
+    a, b = ops.parameter(a_shape, ov.Type.f32), ops.parameter(b_shape, ov.Type.f32)
+    check_inference(write_ir(ops.matmul(a, b, ta, tb), [a, b], tmp_path))
+
+
+def test_matmul_dynamic_rank(tmp_path):
+    a, b = ops.parameter(ov.PartialShape.dynamic(), ov.Type.f32), ops.parameter([3, 4], ov.Type.f32)
+    check_inference(write_ir(ops.matmul(a, b, False, False), [a, b], tmp_path))
+
+
+def test_matmul_mismatch_is_an_error_naming_the_layer(tmp_path):
+    a, b = ops.parameter([2, 3], ov.Type.f32), ops.parameter([3, 4], ov.Type.f32)
+    path = write_ir(ops.matmul(a, b, False, False), [a, b], tmp_path)
+    path.write_text(path.read_text().replace('transpose_b="false"', 'transpose_b="true"'))
+    with pytest.raises(ir_runner.IRError, match="MatMul-1.*do not match"):
+        ir_runner.load(str(path))
+
+
+# -- MatMul values -----------------------------------------------------------------------------------------
+
+def matmul_bound(a, b, ta, tb, got, want) -> None:
+    """``|got - ref| <= 2 K eps(f32) sum_k |a_ik b_kj| + eps(out) |ref|`` (bf16: two ulps)."""
+    wa, wb = np.abs(a.astype(np.float64)), np.abs(b.astype(np.float64))
+    if ta and a.ndim > 1:
+        wa = np.swapaxes(wa, -1, -2)
+    if tb and b.ndim > 1:
+        wb = np.swapaxes(wb, -1, -2)
+    k = wa.shape[-1]
+    mass = np.matmul(wa, wb)
+    g, w = got.astype(np.float64), want.astype(np.float64)
+    limit = 2 * k * F32_EPS * mass + _out_eps(a.dtype) * np.abs(w)
+    with np.errstate(invalid="ignore"):
+        ok = (np.abs(g - w) <= limit) | (g == w) | (np.isnan(g) & np.isnan(w))
+    assert ok.all(), (g[~ok][:5], w[~ok][:5])
+
+
+@pytest.mark.parametrize("et", ["f32", "f16", "bf16", "i32", "i64", "u32", "u64"])
+@pytest.mark.parametrize(("a_shape", "b_shape", "ta", "tb"), [
+    ([4, 3, 70], [70, 5], False, False), ([70, 6], [2, 5, 70], True, True), ([70], [70], False, False),
+    ([2, 1, 3, 70], [4, 70, 2], False, False)])
+def test_matmul_values(et, a_shape, b_shape, ta, tb, tmp_path):
+    rng = np.random.default_rng(len(et) + len(a_shape))
+    dtype = np.dtype(NP_TYPES[et])
+    if dtype.kind in "iu":
+        info = np.iinfo(dtype)
+        a = rng.integers(info.min, info.max, size=a_shape, dtype=dtype, endpoint=True)
+        b = rng.integers(info.min, info.max, size=b_shape, dtype=dtype, endpoint=True)
+    else:
+        a = rng.standard_normal(a_shape).astype(dtype)
+        b = rng.standard_normal(b_shape).astype(dtype)
+    pa, pb = ops.parameter(a_shape, OV_TYPES[et], name="a"), ops.parameter(b_shape, OV_TYPES[et], name="b")
+    got, want = _run(tmp_path, ops.matmul(pa, pb, ta, tb), [pa, pb], {"a": a, "b": b})
+    assert got.shape == want.shape and got.dtype == want.dtype
+    if dtype.kind in "iu":
+        assert_same_bits(et, got, want)
+    else:
+        matmul_bound(a, b, ta, tb, got, want)
+
+
+def test_matmul_f16_accumulates_wider(tmp_path):
+    a = np.array([[2048, 1, 1, 1, 1]], np.float16)
+    pa, pb = ops.parameter([1, 5], ov.Type.f16, name="a"), ops.parameter([5, 1], ov.Type.f16, name="b")
+    got, want = _run(tmp_path, ops.matmul(pa, pb, False, False), [pa, pb], {"a": a, "b": np.ones((5, 1), np.float16)})
+    assert got.tolist() == want.tolist() == [[2052.0]]
+
+
+def test_matmul_writes_into_out(tmp_path):
+    a, b = ops.parameter([8, 16, 32], ov.Type.f32, name="a"), ops.parameter([8, 32, 4], ov.Type.f32, name="b")
+    path = write_ir(ops.matmul(a, b, False, False), [a, b], tmp_path)
+    rng = np.random.default_rng(0)
+    feeds = {"a": rng.standard_normal((8, 16, 32)).astype(np.float32),
+             "b": rng.standard_normal((8, 32, 4)).astype(np.float32)}
+    model = ir_runner.load(str(path))
+    name = next(iter(model.run(feeds)))
+    out = np.empty((8, 16, 4), np.float32)
+    model.run(feeds, out={name: out})
+    np.testing.assert_array_equal(out, np.matmul(feeds["a"], feeds["b"]))
+
+
+# -- Softmax and LogSoftmax ----------------------------------------------------------------------------------
+
+def softmax_bound(x, axis, got, want) -> None:
+    """``|got - ref| <= (K + 4) eps(f32) |ref| + eps(out) |ref|`` (bf16: two ulps)."""
+    k = x.shape[axis]
+    g, w = got.astype(np.float64), want.astype(np.float64)
+    limit = ((k + 4) * F32_EPS + _out_eps(x.dtype)) * np.abs(w)
+    if x.dtype != np.float32:  # the reference computes f16/bf16 in their own type: its own error counts too
+        limit += (k + 4) * _out_eps(x.dtype) * np.abs(w)
+    ok = (np.abs(g - w) <= limit) | (np.isnan(g) & np.isnan(w))
+    assert ok.all(), (g[~ok][:5], w[~ok][:5])
+
+
+@pytest.mark.parametrize("et", ["f32", "f16", "bf16"])
+@pytest.mark.parametrize(("shape", "axis", "version"), [
+    ([4, 50], 1, 1), ([4, 50], 0, 1), ([3, 5, 7], -1, 8), ([3, 5, 7], -3, 8), ([2, 3, 4], 1, 8), ([5], 0, 8)])
+def test_softmax_values(et, shape, axis, version, tmp_path):
+    rng = np.random.default_rng(len(shape) + axis + 7)
+    x = (rng.standard_normal(shape) * 5).astype(NP_TYPES[et])
+    data = ops.parameter(shape, OV_TYPES[et], name="x")
+    node = opset1.softmax(data, axis) if version == 1 else ops.softmax(data, axis)
+    got, want = _run(tmp_path, node, [data], {"x": x})
+    softmax_bound(x, axis, got, want)
+
+
+def test_softmax_nan_and_infinite_rows(tmp_path):
+    x = np.array([[1, 2, 3], [np.nan, 0, 1], [np.inf, 0, 1], [-np.inf] * 3, [-np.inf, 0, 1]], np.float32)
+    data = ops.parameter([5, 3], ov.Type.f32, name="x")
+    got, want = _run(tmp_path, ops.softmax(data, 1), [data], {"x": x})
+    softmax_bound(x, 1, got, want)
+    assert np.isnan(got[1:4]).all() and got[4, 0] == 0
+
+
+def test_softmax_empty_and_axis_refused(tmp_path):
+    data = ops.parameter([2, 0], ov.Type.f32, name="x")
+    got, want = _run(tmp_path, ops.softmax(data, 1), [data], {"x": np.zeros((2, 0), np.float32)})
+    assert got.shape == want.shape == (2, 0)
+    data = ops.parameter([2, 3], ov.Type.f32, name="x")
+    path = write_ir(ops.softmax(data, 1), [data], tmp_path)
+    path.write_text(path.read_text().replace('axis="1"', 'axis="2"'))
+    with pytest.raises(ir_runner.IRError, match="Softmax-8.*out of the range"):
+        ir_runner.load(str(path))
+
+
+def log_softmax_exact(x: np.ndarray, axis: int) -> np.ndarray:
+    wide = x.astype(np.float64)
+    shifted = wide - wide.max(axis=axis, keepdims=True)
+    return shifted - np.log(np.exp(shifted).sum(axis=axis, keepdims=True))
+
+
+@pytest.mark.parametrize("et", ["f32", "f16", "bf16"])
+@pytest.mark.parametrize(("shape", "axis"), [([4, 50], 1), ([4, 50], -2), ([3, 5, 7], 1), ([6], 0)])
+def test_log_softmax_against_float64(et, shape, axis, tmp_path):
+    rng = np.random.default_rng(len(shape) * 3 + axis)
+    x = (rng.standard_normal(shape) * 5).astype(NP_TYPES[et])
+    data = ops.parameter(shape, OV_TYPES[et], name="x")
+    path = write_ir(ops.log_softmax(data, axis), [data], tmp_path)
+    check_inference(path)
+    got = next(iter(ir_runner.load(str(path)).run({"x": x}).values())).astype(np.float64)
+    exact = log_softmax_exact(x, axis)
+    wide = x.astype(np.float64)
+    shifted = np.abs(wide - wide.max(axis=axis, keepdims=True))
+    log_sum = np.abs(np.log(np.exp(wide - wide.max(axis=axis, keepdims=True)).sum(axis=axis, keepdims=True)))
+    k = x.shape[axis]
+    limit = 2 * F32_EPS * (shifted + log_sum) + k * F32_EPS + _out_eps(x.dtype) * np.abs(exact)
+    assert (np.abs(got - exact) <= limit).all()
+
+
+# -- differential ------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("seed", range(20))
+def test_differential(seed, tmp_path):
+    rng = np.random.default_rng(2000 + seed)
+    et = str(rng.choice(["f32", "f16", "bf16", "i32", "i64"]))
+    dtype = np.dtype(NP_TYPES[et])
+    if seed % 2:  # MatMul with random ranks, transposes and broadcast batch dims
+        m, k, n = (int(v) for v in rng.integers(1, 9, size=3))
+        batch = [int(v) for v in rng.integers(1, 4, size=int(rng.integers(0, 3)))]
+        b_batch = [1 if rng.random() < 0.3 else d for d in batch][int(rng.integers(0, len(batch) + 1)):]
+        ta, tb = bool(rng.integers(0, 2)), bool(rng.integers(0, 2))
+        a_shape = batch + ([k, m] if ta else [m, k])
+        b_shape = b_batch + ([n, k] if tb else [k, n])
+        if rng.random() < 0.2:
+            a_shape = [k]
+        arrays = [rng.integers(-1000, 1000, size=s).astype(dtype) if dtype.kind == "i"
+                  else rng.standard_normal(s).astype(dtype) for s in (a_shape, b_shape)]
+        pa, pb = ops.parameter(a_shape, OV_TYPES[et], name="a"), ops.parameter(b_shape, OV_TYPES[et], name="b")
+        got, want = _run(tmp_path, ops.matmul(pa, pb, ta, tb), [pa, pb], dict(zip("ab", arrays)))
+        if dtype.kind == "i":
+            assert_same_bits(et, got, want)
+        else:
+            matmul_bound(*arrays, ta, tb, got, want)
+    else:  # Softmax with a random axis
+        if dtype.kind == "i":
+            dtype, et = np.dtype(np.float32), "f32"
+        shape = [int(v) for v in rng.integers(1, 9, size=int(rng.integers(1, 5)))]
+        axis = int(rng.integers(-len(shape), len(shape)))
+        x = (rng.standard_normal(shape) * 3).astype(dtype)
+        data = ops.parameter(shape, OV_TYPES[et], name="x")
+        got, want = _run(tmp_path, ops.softmax(data, axis), [data], {"x": x})
+        softmax_bound(x, axis, got, want)

@@ -1,0 +1,297 @@
+"""Reductions and CumSum: OpenVINO's type_prop shapes (static, dynamic dims and ranks, axes known only at run
+time), op_reference values (integers wrapping, NaN, signed zeros, empty tensors) and seeded differential
+graphs, against ``Node.evaluate``; float sums within the bound stated in ``ir_runner/ops/reduce.py``."""
+
+from __future__ import annotations
+
+import ml_dtypes
+import numpy as np
+import pytest
+
+ov = pytest.importorskip("openvino")
+from openvino import opset13 as ops  # noqa: E402
+
+import ir_runner  # noqa: E402
+from tests.helpers.optest import assert_same_bits, check_inference, check_run, write_ir  # noqa: E402
+
+BF16 = np.dtype(ml_dtypes.bfloat16)
+OV_TYPES = {"f16": ov.Type.f16, "bf16": ov.Type.bf16, "f32": ov.Type.f32, "i8": ov.Type.i8, "u8": ov.Type.u8,
+            "i32": ov.Type.i32, "u32": ov.Type.u32, "i64": ov.Type.i64, "u64": ov.Type.u64, "boolean": ov.Type.boolean}
+NP_TYPES = {"f16": np.float16, "bf16": BF16, "f32": np.float32, "i8": np.int8, "u8": np.uint8, "i32": np.int32,
+            "u32": np.uint32, "i64": np.int64, "u64": np.uint64, "boolean": np.bool_}
+BUILDERS = {"sum": ops.reduce_sum, "mean": ops.reduce_mean, "prod": ops.reduce_prod, "max": ops.reduce_max,
+            "min": ops.reduce_min, "l1": ops.reduce_l1, "l2": ops.reduce_l2, "and": ops.reduce_logical_and,
+            "or": ops.reduce_logical_or}
+EVALUATED = {  # the element types OpenVINO's reference evaluates (2026.4)
+    "sum": ("f16", "bf16", "f32", "i32", "u32", "i64", "u64"),
+    "mean": ("f16", "bf16", "f32", "i32", "u32", "i64", "u64"),
+    "prod": ("f16", "bf16", "f32", "i32", "u32", "i64", "u64"),
+    "max": ("f16", "bf16", "f32", "i8", "u8", "i32", "u32", "i64", "u64"),
+    "min": ("f16", "bf16", "f32", "i8", "u8", "i32", "u32", "i64", "u64"),
+    "l1": ("f16", "bf16", "f32", "i32", "i64"), "l2": ("f16", "bf16", "f32"), "and": ("boolean",), "or": ("boolean",)}
+
+
+def evaluate(node, arrays) -> np.ndarray:
+    """``node.evaluate`` on one node whose Parameters take ``arrays`` (bf16 given as its bits)."""
+    tensors = []
+    for array in arrays:
+        if array.dtype == BF16:
+            tensor = ov.Tensor(ov.Type.bf16, ov.Shape(list(array.shape)))
+            tensor.data.view(np.uint16)[...] = array.view(np.uint16)
+            tensors.append(tensor)
+        else:
+            tensors.append(ov.Tensor(np.ascontiguousarray(array)))
+    inputs = []
+    it = iter(tensors)
+    for port in node.inputs():
+        source = port.get_source_output().get_node()
+        inputs.append(ov.Tensor(source.get_data().copy()) if source.get_type_name() == "Constant" else next(it))
+    out = ov.Tensor(node.get_output_element_type(0), ov.Shape([0]))
+    assert node.evaluate([out], inputs)
+    result = np.array(out.data, copy=True)
+    return result.view(np.uint16).view(BF16) if node.get_output_element_type(0) == ov.Type.bf16 else result
+
+
+def run_one(tmp_path, kind: str, x: np.ndarray, axes, keep_dims: bool, et: str):
+    data = ops.parameter(list(x.shape), OV_TYPES[et], name="x")
+    node = BUILDERS[kind](data, ops.constant(np.array(axes, np.int64)), keep_dims)
+    path = write_ir(node, [data], tmp_path)
+    check_inference(path)
+    got = ir_runner.load(str(path)).run({"x": x})
+    return next(iter(got.values())), evaluate(node, [x])
+
+
+def bound_check(kind: str, x: np.ndarray, axes, got: np.ndarray, want: np.ndarray) -> None:
+    """The stated bound: sums ``2 K eps(acc) sum|x| + eps(out) |ref|`` (bf16: two ulps), products and L2
+    ``(2 K eps(acc) + eps(out)) |ref|``."""
+    axes_t = tuple(sorted({a % x.ndim for a in axes}))
+    k = int(np.prod([x.shape[a] for a in axes_t])) if axes_t else 1
+    acc = np.finfo(np.float32).eps
+    out_eps = float(ml_dtypes.finfo(x.dtype).eps) * (2 if x.dtype == BF16 else 1)
+    wide = np.abs(x.astype(np.float64))
+    mass = np.add.reduce(wide ** 2 if kind == "l2" else wide, axis=axes_t, keepdims=True) if axes_t else wide
+    g, w = got.astype(np.float64).reshape(-1), want.astype(np.float64).reshape(-1)
+    mass = mass.reshape(-1)
+    if kind in ("prod", "l2"):
+        limit = (2 * k * acc + out_eps) * np.abs(w)
+    else:
+        limit = 2 * k * acc * mass / (k if kind == "mean" else 1) + out_eps * np.abs(w)
+    with np.errstate(invalid="ignore"):
+        ok = (np.abs(g - w) <= limit) | (g == w) | (np.isnan(g) & np.isnan(w))
+    assert ok.all(), (kind, x.dtype, g[~ok][:5], w[~ok][:5], limit[~ok][:5])
+
+
+# -- type_prop ---------------------------------------------------------------------------------------------
+
+SHAPE_CASES = [
+    ([3, 4, 5], [1, 2], False), ([3, 4, 5], [1, 2], True), ([3, 4, 5], [-1], False), ([3, 4, 5], [0, -3], True),
+    ([3, 4, 5], [], False), ([3, 4, 5], [0, 1, 2], False), ([3, 4, 5], 2, False), ([7], [0], False),
+    ([-1, 4, -1], [0], False), ([-1, 4, -1], [2], True), ([-1, -1], [0, 1], False), ([2, 0, 3], [1], False),
+]
+
+
+@pytest.mark.parametrize(("shape", "axes", "keep"), SHAPE_CASES)
+@pytest.mark.parametrize("kind", ["sum", "max", "l2"])
+def test_static_axes_shapes(shape, axes, keep, kind, tmp_path):
+    data = ops.parameter(shape, ov.Type.f32)
+    check_inference(write_ir(BUILDERS[kind](data, ops.constant(np.array(axes, np.int64)), keep), [data], tmp_path))
+
+
+@pytest.mark.parametrize("kind", ["and", "or"])
+def test_logical_shapes(kind, tmp_path):
+    data = ops.parameter([2, -1, 4], ov.Type.boolean)
+    outputs = [BUILDERS[kind](data, ops.constant(np.array(a, np.int32)), k) for a, k in (([1], True), ([-1, 0], False))]
+    check_inference(write_ir(outputs, [data], tmp_path))
+
+
+@pytest.mark.parametrize(("axes_shape", "keep"), [([1], False), ([1], True), ([2], False), ([-1], False), ([], False)])
+def test_axes_known_at_run_time(axes_shape, keep, tmp_path):
+    data = ops.parameter([3, 4, 5], ov.Type.f32, name="x")
+    axes = ops.parameter(axes_shape, ov.Type.i64, name="axes")
+    path = write_ir(ops.reduce_sum(data, axes, keep), [data, axes], tmp_path)
+    check_inference(path)
+    x = np.arange(60, dtype=np.float32).reshape(3, 4, 5)
+    value = np.array([-1] if axes_shape != [] else -1, np.int64)
+    if axes_shape == [2]:
+        value = np.array([0, 2], np.int64)
+    check_run(path, {"x": x, "axes": value})
+
+
+def test_dynamic_rank(tmp_path):
+    data = ops.parameter(ov.PartialShape.dynamic(), ov.Type.f32)
+    outputs = [ops.reduce_mean(data, ops.constant(np.array([0], np.int64)), k) for k in (False, True)]
+    check_inference(write_ir(outputs, [data], tmp_path))
+
+
+def test_axis_out_of_range_is_an_error_naming_the_layer(tmp_path):
+    data = ops.parameter([2, 3], ov.Type.f32)
+    path = write_ir(ops.reduce_sum(data, ops.constant(np.array([1], np.int64)), False), [data], tmp_path)
+    path.with_suffix(".bin").write_bytes(np.array([5], np.int64).tobytes())
+    with pytest.raises(ir_runner.IRError, match="ReduceSum-1.*out of the range"):
+        ir_runner.load(str(path))
+
+
+def test_boolean_sum_is_refused(tmp_path):
+    data = ops.parameter([2, 3], ov.Type.f32)
+    path = write_ir(ops.reduce_sum(data, ops.constant(np.array([1], np.int64)), False), [data], tmp_path)
+    text = path.read_text().replace('element_type="f32"', 'element_type="boolean"').replace("FP32", "BOOL")
+    path.write_text(text)
+    with pytest.raises(ir_runner.IRError, match="numeric element type"):
+        ir_runner.load(str(path))
+
+
+# -- op_reference values -------------------------------------------------------------------------------------
+
+def special(et: str, rng: np.random.Generator, shape) -> np.ndarray:
+    dtype = np.dtype(NP_TYPES[et])
+    if et == "boolean":
+        return rng.random(shape) < 0.5
+    if dtype.kind in "iu":
+        info = np.iinfo(dtype)
+        corners = np.array([info.min, info.max, 0, 1, info.max - 1, info.min + 1], dtype)
+        values = rng.integers(info.min, info.max, size=shape, dtype=dtype, endpoint=True)
+        flat = values.reshape(-1)
+        flat[: min(flat.size, corners.size)] = corners[: min(flat.size, corners.size)]
+        return values
+    values = (rng.standard_normal(shape) * 4).astype(dtype)
+    flat = values.reshape(-1)
+    corners = np.array([np.nan, -0.0, 0.0, np.inf, -np.inf], np.float32).astype(dtype)
+    if flat.size > 20:
+        flat[rng.choice(flat.size, 5, replace=False)] = corners
+    return values
+
+
+EXACT_CASES = [(kind, et) for kind in ("max", "min") for et in EVALUATED[kind]] + [
+    ("and", "boolean"), ("or", "boolean")] + [(kind, et) for kind in ("sum", "mean", "prod", "l1")
+                                           for et in EVALUATED[kind] if et[0] in "iu"]
+
+
+@pytest.mark.parametrize(("kind", "et"), EXACT_CASES)
+def test_exact_values(kind, et, tmp_path):
+    rng = np.random.default_rng(len(kind) * 31 + len(et))
+    x = special(et, rng, (4, 6, 5))
+    for axes, keep in (([1], False), ([0, 2], True), ([-1], False)):
+        got, want = run_one(tmp_path, kind, x, axes, keep, et)
+        assert_same_bits(f"{kind}-{et}", got, want)
+
+
+@pytest.mark.parametrize("kind", ["max", "min"])
+def test_extremes_of_nan_infinities_and_signed_zeros(kind, tmp_path):
+    rows = np.array([[1, np.nan, 3], [np.nan] * 3, [-np.inf, np.nan, 2], [-0.0, 0.0, -1], [0.0, -0.0, -1],
+                     [-np.inf] * 3, [np.inf] * 3, [-0.0, -0.0, np.nan]], np.float32)
+    for et in ("f32", "f16", "bf16"):
+        got, want = run_one(tmp_path, kind, rows.astype(NP_TYPES[et]), [1], False, et)
+        assert_same_bits(f"{kind}-{et}", got, want)
+
+
+@pytest.mark.parametrize("kind", ["sum", "mean", "prod", "max", "min", "l1", "l2"])
+def test_empty_reductions(kind, tmp_path):
+    for et in ("f32", "i32") if kind != "l2" else ("f32",):
+        x = np.zeros((2, 0, 3), NP_TYPES[et])
+        got, want = run_one(tmp_path, kind, x, [1], False, et)
+        assert_same_bits(kind, got, want)
+        got, want = run_one(tmp_path, kind, x, [0], True, et)
+        assert got.shape == want.shape == (1, 0, 3)
+
+
+def test_integer_wrap_and_truncating_mean(tmp_path):
+    x = np.array([[2**31 - 1, 1, 0], [-7, 0, 0], [7, 1, 0], [-2**31, -1, 0]], np.int32)
+    for kind in ("sum", "mean", "l1", "prod"):
+        got, want = run_one(tmp_path, kind, x, [1], False, "i32")
+        assert_same_bits(kind, got, want)
+    got, _ = run_one(tmp_path, "mean", x, [1], False, "i32")
+    assert got.tolist() == [-715827882, -2, 2, 715827882]
+
+
+@pytest.mark.parametrize("kind", ["sum", "mean", "prod", "l1", "l2"])
+@pytest.mark.parametrize("et", ["f32", "f16", "bf16"])
+def test_float_values_within_the_bound(kind, et, tmp_path):
+    rng = np.random.default_rng(7)
+    x = (rng.standard_normal((6, 40, 7)) * (0.3 if kind == "prod" else 3)).astype(NP_TYPES[et])
+    if kind == "prod":
+        x = (np.abs(x.astype(np.float32)) + 0.6).astype(NP_TYPES[et])
+    for axes, keep in (([1], False), ([0, 2], True), ([0, 1, 2], False), ([], False)):
+        got, want = run_one(tmp_path, kind, x, axes, keep, et)
+        assert got.shape == want.shape and got.dtype == want.dtype
+        bound_check(kind, x, axes, got, want)
+
+
+def test_kahan_cases_within_the_bound(tmp_path):
+    x = np.array([[16777216, 1, 1, 1, 1], [1e8, 1, -1e8, 1, 1]], np.float32)
+    got, want = run_one(tmp_path, "sum", x, [1], False, "f32")
+    bound_check("sum", x, [1], got, want)
+
+
+# -- CumSum ------------------------------------------------------------------------------------------------
+
+def expected_cumsum(x: np.ndarray, axis: int, exclusive: bool, reverse: bool) -> np.ndarray:
+    """CumSum written out: a running total along ``axis`` in the given direction, in the type (wrapping)."""
+    moved = np.moveaxis(x, axis, -1)
+    out = np.zeros_like(moved)
+    order = range(moved.shape[-1] - 1, -1, -1) if reverse else range(moved.shape[-1])
+    total = np.zeros(moved.shape[:-1], x.dtype)
+    with np.errstate(over="ignore"):
+        for i in order:
+            if exclusive:
+                out[..., i] = total
+                total = total + moved[..., i]
+            else:
+                total = total + moved[..., i]
+                out[..., i] = total
+    return np.moveaxis(out, -1, axis)
+
+
+@pytest.mark.parametrize("exclusive", [False, True])
+@pytest.mark.parametrize("reverse", [False, True])
+def test_cumsum_f32_bit_exact(exclusive, reverse, tmp_path):
+    rng = np.random.default_rng(3)
+    x = (rng.standard_normal((3, 17, 4)) * 100).astype(np.float32)
+    data = ops.parameter([3, 17, 4], ov.Type.f32, name="x")
+    outputs = [ops.cumsum(data, ops.constant(np.array(a, t)), exclusive, reverse)
+               for a, t in ((1, np.int64), (-1, np.int32), (0, np.int64))]
+    path = write_ir(outputs, [data], tmp_path)
+    check_inference(path)
+    check_run(path, {"x": x})
+
+
+@pytest.mark.parametrize("et", ["i8", "i32", "u64", "f16"])
+def test_cumsum_types_the_reference_lacks(et, tmp_path):
+    rng = np.random.default_rng(4)
+    x = special(et, rng, (5, 6)) if et != "f16" else rng.integers(-50, 50, (5, 6)).astype(np.float16)
+    data = ops.parameter([5, 6], OV_TYPES[et], name="x")
+    path = write_ir([ops.cumsum(data, ops.constant(np.int64(1)), e, r) for e in (False, True) for r in (False, True)],
+                    [data], tmp_path)
+    got = list(ir_runner.load(str(path)).run({"x": x}).values())
+    for g, (e, r) in zip(got, [(e, r) for e in (False, True) for r in (False, True)]):
+        assert_same_bits("cumsum", g, expected_cumsum(x, 1, e, r))
+
+
+def test_cumsum_default_axis_and_axis_at_run_time(tmp_path):
+    data = ops.parameter([4, 3], ov.Type.f32, name="x")
+    axis = ops.parameter([], ov.Type.i32, name="axis")
+    path = write_ir([ops.cumsum(data, axis)], [data, axis], tmp_path)
+    check_inference(path)
+    x = np.arange(12, dtype=np.float32).reshape(4, 3)
+    for value in (0, 1, -1):
+        check_run(path, {"x": x, "axis": np.array(value, np.int32)})
+
+
+# -- differential ------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("seed", range(30))
+def test_differential(seed, tmp_path):
+    rng = np.random.default_rng(1000 + seed)
+    kind = str(rng.choice(list(BUILDERS)))
+    et = str(rng.choice(EVALUATED[kind]))
+    rank = int(rng.integers(1, 5))
+    shape = [int(n) for n in rng.integers(1, 7, size=rank)]
+    axes = [int(a) for a in rng.integers(-rank, rank, size=int(rng.integers(0, rank + 1)))]
+    keep = bool(rng.integers(0, 2))
+    x = special(et, rng, shape)
+    if kind == "prod" and et[0] in "fb":
+        x = (rng.random(shape) + 0.5).astype(NP_TYPES[et])
+    got, want = run_one(tmp_path, kind, x, axes, keep, et)
+    if kind in ("max", "min", "and", "or") or et[0] in "iu":
+        assert_same_bits(f"{kind}-{et}", got, want)
+    else:
+        bound_check(kind, x, axes, got, want)
