@@ -6,7 +6,7 @@ in the end padding; ``same_*`` computes pads from static dims (an interval dim g
 ``valid`` zeroes the pads. Run-time pads are recomputed from the actual shapes.
 
 MaxPool follows the reference scan exactly (``exact=True``): each window starts from the type's lowest
-finite value (``-FLT_MAX``, ``INT_MIN``) and a tap replaces it only when strictly greater, so NaN never
+value (``-FLT_MAX``, ``INT_MIN``; -inf for f16 and bf16) and a tap replaces it only when strictly greater, so NaN never
 wins, the first of equal maxima wins, and a window with nothing greater (all NaN, ``-inf``, or padding)
 gives the lowest value with index 0. Indices (v8/v14) are flat positions in the unpadded input counted
 from the tensor's start, then taken modulo the size of the dims from ``axis`` on (``axis=2``: within the
@@ -209,13 +209,12 @@ def _geometry(shape, kernel, strides, dilations, pads_begin, pads_end, auto_pad,
 
 
 def _lowest(dtype: np.dtype):
+    """The reference's ``numeric_limits<T>::lowest()``: -inf for OpenVINO's f16 and bf16 classes."""
     if dtype.kind in "iu":
         return np.iinfo(dtype).min
-    if dtype.kind == "f":
-        return np.finfo(dtype).min
-    import ml_dtypes  # bf16, f8: the ml_dtypes finfo
-
-    return ml_dtypes.finfo(dtype).min
+    if dtype.itemsize == 2:
+        return -np.inf
+    return np.finfo(dtype).min
 
 
 def max_pool(x, *, kernel, strides, dilations, pads_begin, pads_end, auto_pad, rounding, axis=None,
