@@ -315,7 +315,9 @@ def _infer_layer(info: LayerInference, const_value, strict: bool, weights, memo:
         info.outputs = [_declared_spec(p, info) for p in layer.outputs]
         return
     expected = len(info.op.input_names)
-    if len(info.inputs) != expected:
+    if not info.op.min_inputs <= len(info.inputs) <= expected:
+        if info.op.min_inputs < expected:
+            expected = f"{info.op.min_inputs} to {expected}"
         info.errors.append(
             InferenceError(
                 f"{info.op.label} takes {expected} input(s) ({', '.join(info.op.input_names)}),"

@@ -133,14 +133,14 @@ class OpDef(Record):
 
     __slots__ = ("type", "version", "first_opset", "last_opset", "input_names", "infer", "kernel", "prepare",
                  "roles", "attrs", "value", "findings", "fit", "views", "batch", "shape_only", "exact", "domain",
-                 "origin", "deciding")
+                 "origin", "deciding", "min_inputs")
 
     def __init__(self, type: str, version: int, first_opset: int, last_opset: int, input_names: tuple[str, ...],
                  infer: InferFn, kernel: KernelFn | None = None, prepare: PrepareFn | None = None, *,
                  roles: Sequence[str] | None = None, attrs: Sequence[Attr] = (), value: ValueFn | None = None,
                  findings: Callable | None = None, fit: Callable | None = None, views: bool = False,
                  batch: Callable | None = None, shape_only: bool = False, exact: bool = True, domain: str | None = None,
-                 origin: str | None = None) -> None:
+                 origin: str | None = None, min_inputs: int | None = None) -> None:
         self.type = type
         self.version = version
         self.first_opset = first_opset
@@ -161,6 +161,7 @@ class OpDef(Record):
         self.domain = domain.lower() if domain else None
         self.origin = origin
         self.deciding = tuple(i for i, role in enumerate(self.roles) if role in DECIDING_ROLES)
+        self.min_inputs = len(self.input_names) if min_inputs is None else min_inputs
 
     @property
     def label(self) -> str:

@@ -1,0 +1,375 @@
+"""MaxPool-1/8/14, AvgPool-1/14, AdaptiveAvgPool-8 and AdaptiveMaxPool-8 (1-D, 2-D and 3-D).
+
+Shape inference is OpenVINO's (pooling_shape_inference_util.hpp): ``floor``/``ceil`` rounding of
+``(dim + pads - dilated kernel) / stride + 1``; ``ceil_torch`` (v14) drops a last window that would start
+in the end padding; ``same_*`` computes pads from static dims (an interval dim gives a dynamic output dim);
+``valid`` zeroes the pads. Run-time pads are recomputed from the actual shapes.
+
+MaxPool follows the reference scan exactly (``exact=True``): each window starts from the type's lowest
+value (``-FLT_MAX``, ``INT_MIN``; -inf for f16 and bf16) and a tap replaces it only when strictly greater, so NaN never
+wins, the first of equal maxima wins, and a window with nothing greater (all NaN, ``-inf``, or padding)
+gives the lowest value with index 0. Indices (v8/v14) are flat positions in the unpadded input counted
+from the tensor's start, then taken modulo the size of the dims from ``axis`` on (``axis=2``: within the
+channel), as ``index_element_type`` (i32 or i64).
+
+AvgPool (``exact=False``): the reference divides the sum of the in-data taps by the number of in-data taps,
+or, when ``exclude-pad`` is false and some pad is non-zero, by the whole kernel volume (also for taps past
+the end padding in ceil mode). ir-run sums in f32 (f64 for f64) per tap: ``|got - want| <= 2·K·eps·Σ|x| / K``
+with K the kernel volume. Integer AvgPool is not implemented (the reference's integer division is
+unsigned). AdaptiveAvgPool (bins ``[floor(i·D/O), ceil((i+1)·D/O))``) has the same bound with K the bin
+volume. AdaptiveMaxPool is exact; its indices are positions within the channel (as OpenVINO's).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import UnsupportedError
+from ..types import DYNAMIC_DIM, DYNAMIC_SHAPE, Dim, PartialShape, TensorSpec, element_type
+from .api import LATEST_OPSET, Attr, OpContext, OpDef
+from .window import AUTO_PADS, as_dim, batch_axis_zero, ceil_div, dim_add, dim_sub, floor_div, same_padding, windows
+
+ROUNDING = {"floor": "floor", "ceil": "ceil", "ceil_torch": "ceil_torch"}
+INDEX_TYPES = ("i32", "i64")
+
+
+# -- shape inference ------------------------------------------------------------------------------------------
+
+def _torch_align(n: int | None, stride: int, data: int | None, pad_begin: int) -> int | None:
+    """``align_ceil_torch_dimension_size``: count one more window unless the last one starts in the padding
+    (``data + pad_begin - 1`` is size_t in OpenVINO: it wraps when both are 0)."""
+    if n is None or data is None:
+        return n
+    limit = data + pad_begin - 1
+    if limit < 0:
+        limit += 2**64
+    return n if n * stride > limit else n + 1
+
+
+def pool_spatial(ctx: OpContext, data: PartialShape, kernel, strides, dilations, pads_begin, pads_end, auto_pad,
+                 rounding) -> list[Dim]:
+    """The output spatial dims of a pooling layer (``pads_begin``/``pads_end`` lists updated in place)."""
+    spatial = data.dims[2:]
+    if auto_pad in ("same_upper", "same_lower"):
+        for i, d in enumerate(spatial):
+            small, large = same_padding(d, kernel[i], dilations[i], strides[i])
+            pads_begin[i], pads_end[i] = (small, large) if auto_pad == "same_upper" else (large, small)
+    elif auto_pad == "valid":
+        pads_begin[:] = [0] * len(kernel)
+        pads_end[:] = [0] * len(kernel)
+    out = []
+    for i, d in enumerate(spatial):
+        if not d.is_static and auto_pad in ("same_upper", "same_lower"):
+            out.append(DYNAMIC_DIM)
+            continue
+        dim = dim_add(d, as_dim(pads_begin[i] + pads_end[i]))
+        window = (kernel[i] - 1) * dilations[i] + 1 if kernel[i] >= 1 else -1
+        if d.is_static:
+            if window <= 0:
+                ctx.fail(f"the dilated kernel has dimension less than 1 at spatial axis {i}")
+            if window > dim.lo:
+                ctx.fail(f"the dilated kernel ({window}) is larger than the padded data ({dim.lo}) at spatial"
+                         f" axis {i}")
+            if ctx.op.type == "AvgPool" and ctx.attr_bool("exclude-pad", False) and \
+                    not (window > pads_begin[i] and window > pads_end[i]):
+                ctx.fail(f"the kernel ({window}) is sometimes entirely in the padding area at spatial axis {i}"
+                         f" (pads_begin={pads_begin[i]}, pads_end={pads_end[i]}) with exclude-pad")
+        dim = dim_sub(dim, as_dim(window))
+        dim = (floor_div if rounding == "floor" else ceil_div)(dim, strides[i])
+        if rounding == "ceil_torch":
+            lo = _torch_align(dim.lo, strides[i], d.lo, pads_begin[i])
+            hi = _torch_align(dim.hi, strides[i], d.hi, pads_begin[i]) if d.hi is not None else None
+            out.append(Dim(lo, lo) if d.is_static else Dim(lo, hi))
+        else:
+            out.append(dim_add(dim, Dim(1, 1)))
+    return out
+
+
+def infer_pool(ctx: OpContext, kind: str, version: int):
+    spec = ctx.inputs[0]
+    if spec.element_type.kind in ("bool", "string"):
+        ctx.fail(f"element type must be numeric, got {spec.element_type}", position=0)
+    kernel = ctx.attr_ints("kernel")
+    n = len(kernel)
+    strides = ctx.attr_ints("strides", [])
+    dilations = (ctx.attr_ints("dilations", []) or [1] * n) if kind == "max" and version >= 8 else [1] * n
+    pads_begin = ctx.attr_ints("pads_begin", []) or [0] * n
+    pads_end = ctx.attr_ints("pads_end", []) or [0] * n
+    auto_pad = ctx.attr_choice("auto_pad", AUTO_PADS, "explicit")
+    rounding = ctx.attr_choice("rounding_type", ROUNDING, "floor")
+    if len(pads_begin) != n or len(pads_end) != n:
+        ctx.fail(f"pads_begin={pads_begin} and pads_end={pads_end} must have one value per kernel dim ({n})")
+    if any(p < 0 for p in pads_begin + pads_end):
+        ctx.fail(f"pads_begin={pads_begin} and pads_end={pads_end} must not be negative")
+    shape = spec.shape
+    if shape.rank is not None and shape.rank not in (3, 4, 5):
+        ctx.fail(f"expected a 3D, 4D or 5D tensor for the input, got {shape.brief()}", position=0)
+    if len(strides) != n:
+        ctx.fail(f"strides={strides} must have one value per kernel dim ({n})")
+    if len(dilations) != n:
+        ctx.fail(f"dilations={dilations} must have one value per kernel dim ({n})")
+    if shape.rank is not None and n != shape.rank - 2:
+        ctx.fail(f"kernel={kernel} must have one value per spatial dim of the input {shape.brief()}", position=0)
+    if any(s == 0 for s in strides):
+        ctx.fail(f"strides={strides} has zero dimension(s)")
+    if any(d == 0 for d in dilations):
+        ctx.fail(f"dilations={dilations} has zero dimension(s)")
+    if rounding == "ceil_torch" and version < 14:
+        ctx.fail("rounding_type ceil_torch needs MaxPool-14 or AvgPool-14")
+    if shape.rank is None:
+        out_shape = PartialShape((DYNAMIC_DIM,) * (n + 2))
+    else:
+        for axis, what in ((0, "batch size"), (1, "channel count")):
+            if shape.dims[axis] == Dim(0, 0):
+                ctx.fail(f"{what} is zero", position=0)
+        spatial = pool_spatial(ctx, shape, kernel, strides, dilations, pads_begin, pads_end, auto_pad, rounding)
+        out_shape = PartialShape(shape.dims[:2] + tuple(spatial))
+    params = {"kernel": tuple(kernel), "strides": tuple(strides), "dilations": tuple(dilations),
+              "pads_begin": tuple(pads_begin), "pads_end": tuple(pads_end), "auto_pad": auto_pad,
+              "rounding": rounding}
+    outputs = [TensorSpec(spec.element_type, out_shape)]
+    if kind == "avg":
+        params["exclude_pad"] = ctx.attr_bool("exclude-pad", False)
+    elif version >= 8:
+        index_type = ctx.attr("index_element_type") or "i64"
+        et = element_type(index_type)
+        if et is None or et.name not in INDEX_TYPES:
+            ctx.fail(f"index_element_type={index_type!r} must be i32 or i64")
+        axis = ctx.attr_int("axis", 0)
+        if shape.rank is not None:
+            if not -shape.rank <= axis < shape.rank:
+                ctx.fail(f"axis={axis} is out of the range [{-shape.rank}, {shape.rank - 1}]")
+            axis %= shape.rank
+        params.update(axis=axis, index_type=et.name)
+        outputs.append(TensorSpec(et, out_shape))
+    return outputs, params
+
+
+def infer_adaptive(ctx: OpContext, kind: str):
+    data, sizes = ctx.inputs
+    if data.element_type.kind not in ("float", "dynamic"):
+        ctx.fail(f"data must have a floating-point element type, got {data.element_type}", position=0)
+    if sizes.element_type.kind not in ("int", "dynamic"):
+        ctx.fail(f"output_shape must be i32 or i64, got {sizes.element_type}", position=1)
+    if sizes.shape.rank is not None and sizes.shape.rank != 1:
+        ctx.fail(f"output_shape must be 1-D, got {sizes.shape.brief()}", position=1)
+    shape = data.shape
+    if shape.rank is not None and shape.rank not in (3, 4, 5):
+        ctx.fail(f"expected a 3D, 4D or 5D tensor for the input, got {shape.brief()}", position=0)
+    params = {}
+    if shape.rank is None:
+        out_shape = DYNAMIC_SHAPE
+    else:
+        n = shape.rank - 2
+        if sizes.shape.rank == 1 and not sizes.shape.dims[0].contains(n):
+            ctx.fail(f"output_shape {sizes.shape.brief()} must have one value per spatial dim ({n})", position=1)
+        value = ctx.partial_value(1)
+        if value is not None:
+            if len(value) != n:
+                ctx.fail(f"output_shape has {len(value)} values for {n} spatial dims", position=1)
+            spatial = tuple(d if d.lo >= 0 else DYNAMIC_DIM for d in value)
+        else:
+            spatial = (DYNAMIC_DIM,) * n
+        out_shape = PartialShape(shape.dims[:2] + spatial)
+    outputs = [TensorSpec(data.element_type, out_shape)]
+    if kind == "max":
+        index_type = ctx.attr("index_element_type") or "i64"
+        et = element_type(index_type)
+        if et is None or et.name not in INDEX_TYPES:
+            ctx.fail(f"index_element_type={index_type!r} must be i32 or i64")
+        outputs.append(TensorSpec(et, out_shape))
+        params["index_type"] = et.name
+    return outputs, params
+
+
+# -- kernels --------------------------------------------------------------------------------------------------
+
+def _geometry(shape, kernel, strides, dilations, pads_begin, pads_end, auto_pad, rounding):
+    """Run-time pads, output spatial shape and the end padding that makes every window fit."""
+    spatial = shape[2:]
+    begin, end = list(pads_begin), list(pads_end)
+    if auto_pad in ("same_upper", "same_lower"):
+        for i, d in enumerate(spatial):
+            small, large = same_padding(Dim(d, d), kernel[i], dilations[i], strides[i])
+            begin[i], end[i] = (small, large) if auto_pad == "same_upper" else (large, small)
+    elif auto_pad == "valid":
+        begin, end = [0] * len(kernel), [0] * len(kernel)
+    out, fit_end = [], []
+    for i, d in enumerate(spatial):
+        window = (kernel[i] - 1) * dilations[i] + 1
+        span = max(d + begin[i] + end[i] - window, 0)
+        count = span // strides[i] if rounding == "floor" else -(-span // strides[i])
+        if rounding == "ceil_torch":
+            count = _torch_align(count, strides[i], d, begin[i])
+        else:
+            count += 1
+        out.append(count)
+        fit_end.append(max(end[i], (count - 1) * strides[i] + window - d - begin[i]))
+    return begin, end, out, fit_end
+
+
+def _lowest(dtype: np.dtype):
+    """The reference's ``numeric_limits<T>::lowest()``: -inf for OpenVINO's f16 and bf16 classes."""
+    if dtype.kind in "iu":
+        return np.iinfo(dtype).min
+    if dtype.itemsize == 2:
+        return -np.inf
+    return np.finfo(dtype).min
+
+
+def max_pool(x, *, kernel, strides, dilations, pads_begin, pads_end, auto_pad, rounding, axis=None,
+             index_type=None):
+    """MaxPool as the reference scans it (see the module docstring); one vectorised step per kernel tap."""
+    if x.dtype.kind not in "iuf" and x.dtype.name != "bfloat16":
+        raise UnsupportedError(f"MaxPool of element type {x.dtype} is not implemented")
+    n = len(kernel)
+    begin, end, out_spatial, fit_end = _geometry(x.shape, kernel, strides, dilations, pads_begin, pads_end,
+                                                 auto_pad, rounding)
+    lowest = _lowest(x.dtype)
+    widths = [(0, 0), (0, 0)] + [(b, e) for b, e in zip(begin, fit_end)]
+    padded = np.pad(x, widths, constant_values=lowest)
+    view = windows(padded, kernel, strides, dilations, out_spatial)  # [N, C, *O, *K]
+    best = np.full(x.shape[:2] + tuple(out_spatial), lowest, dtype=x.dtype)
+    want_indices = index_type is not None
+    if want_indices:
+        index = np.zeros(best.shape, dtype=np.int64)
+        spatial_strides = [int(np.prod(x.shape[2 + i + 1:])) for i in range(n)]
+        starts = [np.arange(o) * s - b for o, s, b in zip(out_spatial, strides, begin)]
+    for tap in np.ndindex(*kernel):
+        values = view[(Ellipsis,) + tap]
+        better = values > best
+        np.copyto(best, values, where=better)
+        if want_indices:
+            flat = 0
+            for i in range(n):
+                position = (starts[i] + tap[i] * dilations[i]) * spatial_strides[i]
+                flat = flat + position.reshape((-1,) + (1,) * (n - 1 - i))
+            np.copyto(index, np.broadcast_to(flat, index.shape), where=better)
+    if not want_indices:
+        return best
+    channel_size = int(np.prod(x.shape[2:]))
+    offsets = (np.arange(x.shape[0])[:, None] * x.shape[1] + np.arange(x.shape[1])[None, :]) * channel_size
+    index += offsets.reshape(offsets.shape + (1,) * n)
+    if axis:
+        index %= max(int(np.prod(x.shape[axis:])), 1)
+    with np.errstate(over="ignore"):
+        return best, index.astype(np.int32 if index_type == "i32" else np.int64)
+
+
+def max_pool_v1(x, **params):
+    """MaxPool-1: values only (the same scan)."""
+    return max_pool(x, **params)
+
+
+def avg_pool(x, *, kernel, strides, dilations, pads_begin, pads_end, auto_pad, rounding, exclude_pad):
+    """AvgPool: sum of the in-data taps divided as the reference does (module docstring); bound 2·K·eps."""
+    if x.dtype.kind != "f" and x.dtype.name != "bfloat16":
+        raise UnsupportedError(f"AvgPool of element type {x.dtype} is not implemented (integer division in the"
+                               " reference is unsigned)")
+    n = len(kernel)
+    begin, end, out_spatial, fit_end = _geometry(x.shape, kernel, strides, dilations, pads_begin, pads_end,
+                                                 auto_pad, rounding)
+    work = np.float64 if x.dtype == np.float64 else np.float32
+    padded = np.pad(x.astype(work, copy=False), [(0, 0), (0, 0)] + list(zip(begin, fit_end)))
+    view = windows(padded, kernel, strides, dilations, out_spatial)
+    total = np.zeros(x.shape[:2] + tuple(out_spatial), dtype=work)
+    for tap in np.ndindex(*kernel):
+        total += view[(Ellipsis,) + tap]
+    if not exclude_pad and any(begin) + any(end):
+        count = np.full(tuple(out_spatial), float(np.prod(kernel)), dtype=work)
+    else:
+        count = np.ones((), dtype=work)
+        for i in range(n):
+            starts = np.arange(out_spatial[i]) * strides[i] - begin[i]
+            taps = np.arange(kernel[i])
+            inside = ((starts[:, None] + taps) >= 0) & ((starts[:, None] + taps) < x.shape[2 + i])
+            count = count[..., None] * inside.sum(axis=1).astype(work)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        result = np.where(count > 0, total / np.where(count > 0, count, 1), 0)
+    return result.astype(x.dtype)
+
+
+def _bins(size: int, count: int) -> tuple[np.ndarray, np.ndarray]:
+    """Adaptive pooling bins along one axis: ``[floor(i*size/count), ceil((i+1)*size/count))``."""
+    i = np.arange(count)
+    return (i * size) // count, -(-((i + 1) * size) // count)
+
+
+def _bin_taps(x: np.ndarray, axis: int, count: int):
+    """For each bin along ``axis``: the stacked taps ``[..., count, width]`` and the mask of real taps."""
+    start, stop = _bins(x.shape[axis], count)
+    width = int((stop - start).max()) if count else 0
+    positions = start[:, None] + np.arange(width)
+    valid = positions < stop[:, None]
+    taken = np.take(x, np.minimum(positions, max(x.shape[axis] - 1, 0)).reshape(-1), axis=axis)
+    taken = np.moveaxis(taken, axis, -1).reshape(taken.shape[:axis] + taken.shape[axis + 1:] + (count, width))
+    return taken, valid, start
+
+
+def adaptive_avg_pool(x, sizes, **_params):
+    """AdaptiveAvgPool-8: bin sums axis by axis (f32, f64 for f64), divided by the bin volume; bound 2·K·eps."""
+    work = np.float64 if x.dtype == np.float64 else np.float32
+    result = x.astype(work, copy=False)
+    counts = np.ones((), dtype=work)
+    target = [int(v) for v in np.asarray(sizes).reshape(-1)]
+    for i, count in enumerate(target):
+        axis = 2 + i
+        taken, valid, _ = _bin_taps(result, axis, count)
+        summed = np.where(valid, taken, 0).sum(axis=-1)
+        result = np.moveaxis(summed, -1, axis)
+        counts = counts[..., None] * valid.sum(axis=1).astype(work)
+    return (result / counts).astype(x.dtype)
+
+
+def adaptive_max_pool(x, sizes, *, index_type):
+    """AdaptiveMaxPool-8: the first maximum of each bin (NaN compares as the reference's ``>``) and its
+    position within the channel."""
+    target = [int(v) for v in np.asarray(sizes).reshape(-1)]
+    n = len(target)
+    spatial = x.shape[2:]
+    starts, stops = zip(*(_bins(d, o) for d, o in zip(spatial, target)))
+    widths = [int((b - a).max()) if len(a) else 0 for a, b in zip(starts, stops)]
+    best = None
+    index = None
+    spatial_strides = [int(np.prod(spatial[i + 1:])) for i in range(n)]
+    for tap in np.ndindex(*widths):
+        pos = [np.minimum(starts[i] + tap[i], stops[i] - 1) for i in range(n)]
+        grid = np.ix_(*pos)
+        values = x[(slice(None), slice(None)) + grid]
+        flat = sum(p.reshape((-1,) + (1,) * (n - 1 - i)) * spatial_strides[i] for i, p in enumerate(pos))
+        if best is None:
+            best = values.copy()
+            index = np.broadcast_to(flat, best.shape).astype(np.int64)
+            continue
+        better = values > best
+        np.copyto(best, values, where=better)
+        np.copyto(index, np.broadcast_to(flat, best.shape), where=better)
+    if best is None:
+        best = np.zeros(x.shape[:2] + tuple(target), dtype=x.dtype)
+        index = np.zeros(best.shape, dtype=np.int64)
+    return best, index.astype(np.int32 if index_type == "i32" else np.int64)
+
+
+_POOL = (Attr("kernel"), Attr("strides"), Attr("pads_begin"), Attr("pads_end"),
+         Attr("auto_pad", "explicit", tuple(AUTO_PADS)))
+_MAX8 = _POOL + (Attr("dilations"), Attr("rounding_type", "floor", tuple(ROUNDING)), Attr("axis", "0"),
+                 Attr("index_element_type", "i64", INDEX_TYPES))
+_AVG = _POOL + (Attr("exclude-pad", "false"), Attr("rounding_type", "floor", tuple(ROUNDING)))
+OPS = (
+    OpDef("MaxPool", 1, 1, 7, ("data",), lambda ctx: infer_pool(ctx, "max", 1), max_pool_v1,
+          attrs=_POOL + (Attr("rounding_type", "floor", ("floor", "ceil")),), batch=batch_axis_zero),
+    OpDef("MaxPool", 8, 8, 13, ("data",), lambda ctx: infer_pool(ctx, "max", 8), max_pool, attrs=_MAX8,
+          batch=batch_axis_zero),
+    OpDef("MaxPool", 14, 14, LATEST_OPSET, ("data",), lambda ctx: infer_pool(ctx, "max", 14), max_pool,
+          attrs=_MAX8, batch=batch_axis_zero),
+    OpDef("AvgPool", 1, 1, 13, ("data",), lambda ctx: infer_pool(ctx, "avg", 1), avg_pool, attrs=_AVG,
+          batch=batch_axis_zero, exact=False),
+    OpDef("AvgPool", 14, 14, LATEST_OPSET, ("data",), lambda ctx: infer_pool(ctx, "avg", 14), avg_pool,
+          attrs=_AVG, batch=batch_axis_zero, exact=False),
+    OpDef("AdaptiveAvgPool", 8, 8, LATEST_OPSET, ("data", "output_shape"),
+          lambda ctx: infer_adaptive(ctx, "avg"), adaptive_avg_pool, roles=("data", "shape"),
+          batch=batch_axis_zero, exact=False),
+    OpDef("AdaptiveMaxPool", 8, 8, LATEST_OPSET, ("data", "output_shape"),
+          lambda ctx: infer_adaptive(ctx, "max"), adaptive_max_pool, roles=("data", "shape"),
+          attrs=(Attr("index_element_type", "i64", INDEX_TYPES),), batch=batch_axis_zero),
+)

@@ -1,0 +1,128 @@
+"""Shared by the convolution and pooling families: OpenVINO's dimension interval arithmetic, attribute
+reading (strides, dilations, pads, ``auto_pad``) and padding of windowed inputs.
+
+Dims are :class:`~ir_runner.types.Dim` intervals (``hi=None``: unbounded). The arithmetic is OpenVINO's
+``Interval``: sums and products saturate at infinity, differences clip at 0 (``[2,5] - [1,9] = [0,4]``),
+and an int converted to a dimension follows ``Dimension(int)``: -1 is a dynamic dim, any other negative
+value is 0 (so a pad sum of -1 makes a padded dim dynamic, as it does in OpenVINO).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..types import DYNAMIC_DIM, Dim
+from .api import OpContext
+
+AUTO_PADS = {"explicit": "explicit", "notset": "explicit", "valid": "valid", "same_upper": "same_upper",
+             "same_lower": "same_lower"}
+
+
+def as_dim(n: int) -> Dim:
+    """``ov::Dimension(n)``: -1 is dynamic, other negatives clip to 0."""
+    if n == -1:
+        return DYNAMIC_DIM
+    n = max(n, 0)
+    return Dim(n, n)
+
+
+def _add(a: int | None, b: int | None) -> int | None:
+    return None if a is None or b is None else a + b
+
+
+def _minus(a: int | None, b: int | None) -> int:
+    if a is None:
+        return None if b is not None else 0
+    if b is None or a <= b:
+        return 0
+    return a - b
+
+
+def dim_add(a: Dim, b: Dim) -> Dim:
+    return Dim(a.lo + b.lo, _add(a.hi, b.hi))
+
+
+def dim_sub(a: Dim, b: Dim) -> Dim | None:
+    """``a - b`` (clipped at 0); None when the interval is empty."""
+    lo, hi = _minus(a.lo, b.hi), _minus(a.hi, b.lo)
+    if lo is None:
+        lo = 0
+    return None if hi is not None and hi < lo else Dim(lo, hi)
+
+
+def dim_mul(a: Dim, k: int) -> Dim:
+    if k == 0:
+        return Dim(0, 0)
+    return Dim(a.lo * k, None if a.hi is None else a.hi * k)
+
+
+def dilated(d: Dim, dilation: int) -> Dim:
+    """``(d - 1) * dilation + 1`` as OpenVINO computes it on a dimension."""
+    return dim_add(dim_mul(dim_sub(d, Dim(1, 1)) or Dim(0, 0), dilation), Dim(1, 1))
+
+
+def floor_div(d: Dim, k: int) -> Dim:
+    return Dim(d.lo // k, None if d.hi is None else d.hi // k)
+
+
+def ceil_div(d: Dim, k: int) -> Dim:
+    return Dim(-(-d.lo // k), None if d.hi is None else -(-d.hi // k))
+
+
+def same_padding(d: Dim, kernel: int, dilation: int, stride: int) -> tuple[int, int]:
+    """(smaller half, larger half) of the padding ``same_*`` needs for a static dim (0, 0 otherwise)."""
+    if not d.is_static:
+        return 0, 0
+    out = -(-d.lo // stride)
+    total = max(0, (out - 1) * stride + (kernel - 1) * dilation + 1 - d.lo)
+    return total // 2, total - total // 2
+
+
+def read_ints(ctx: OpContext, name: str, count: int | None, default: int | None = None) -> list[int] | None:
+    """A list attribute; absent or empty: ``default`` repeated (None when ``count`` is unknown)."""
+    values = ctx.attr_ints(name, [])
+    if not values:
+        if default is None or count is None:
+            return None if default is not None else []
+        return [default] * count
+    return values
+
+
+def check_positive(ctx: OpContext, name: str, values: list[int]) -> None:
+    if any(v <= 0 for v in values):
+        ctx.fail(f"{name} has zero dimension(s): {values}")
+
+
+def pad_input(x: np.ndarray, begin, end, value=0) -> np.ndarray:
+    """``x`` padded (or cropped, for negative pads) on its trailing spatial axes."""
+    spatial = len(begin)
+    crop = tuple(slice(max(-b, 0), x.shape[x.ndim - spatial + i] - max(-e, 0))
+                 for i, (b, e) in enumerate(zip(begin, end)))
+    x = x[(Ellipsis,) + crop]
+    if all(b <= 0 and e <= 0 for b, e in zip(begin, end)):
+        return x
+    widths = [(0, 0)] * (x.ndim - spatial) + [(max(b, 0), max(e, 0)) for b, e in zip(begin, end)]
+    return np.pad(x, widths, constant_values=value)
+
+
+def windows(x: np.ndarray, kernel, strides, dilations, out_spatial) -> np.ndarray:
+    """The view ``x[..., o*s + k*d]`` of shape ``x.shape[:-n] + out_spatial + kernel`` over the trailing
+    ``n`` spatial axes (``x`` already padded; windows that would leave it are cut off by ``out_spatial``)."""
+    n = len(kernel)
+    spans = [(k - 1) * d + 1 for k, d in zip(kernel, dilations)]
+    view = np.lib.stride_tricks.sliding_window_view(x, spans, axis=tuple(range(x.ndim - n, x.ndim)))
+    index = [slice(None)] * (x.ndim - n)
+    index += [slice(0, (o - 1) * s + 1 if o > 0 else 0, s) for o, s in zip(out_spatial, strides)]
+    index += [slice(None, None, d) for d in dilations]
+    return view[tuple(index)]
+
+
+def batch_axis_zero(params, inputs, outputs, axes) -> list | str:
+    """Windowed ops keep a batch axis that is axis 0 of the data (N); parameter inputs (filters, offsets
+    with their own batch, an output shape) must not be split."""
+    if axes[0] != 0:
+        return "the batch axis is not the data's axis 0 (N): windows mix the other axes"
+    for position, axis in enumerate(axes[1:], start=1):
+        if axis is not None and not (position in (1, 3) and axis == 0 and params.get("deformable")):
+            return f"input {position} (filters or a shape) would be split along with the batch"
+    return [0] * len(outputs)

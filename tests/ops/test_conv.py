@@ -1,0 +1,305 @@
+"""Convolution, GroupConvolution, ConvolutionBackpropData, GroupConvolutionBackpropData, DeformableConvolution-8.
+
+Shape cases follow OpenVINO's type_prop tests (convolution.cpp, group_convolution.cpp,
+convolution_backprop_data.cpp, deformable_convolution.cpp): static, dynamic and interval dims, dynamic rank,
+every auto_pad. Values are compared with OpenVINO CPU (f32 hint): convolutions have no Node.evaluate in the
+core, their reference lives in the template plugin. Bound: 2·K·eps·Σ|x·w| (K = C_in/group × kernel volume),
+checked here as 4·K·eps·K·max|x|·max|w| (the CPU plugin's own rounding on top of ours)."""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pytest
+
+ov = pytest.importorskip("openvino")
+from openvino import opset8 as o8  # noqa: E402
+
+import ir_runner  # noqa: E402
+from tests.helpers.optest import check_inference, check_run, write_ir  # noqa: E402
+
+F32 = ov.Type.f32
+PADS = ("explicit", "valid", "same_upper", "same_lower")
+
+
+def ps(*dims):
+    """A partial shape: ints, -1 (dynamic) or (lo, hi) intervals; None: dynamic rank."""
+    if dims == (None,):
+        return ov.PartialShape.dynamic()
+    return ov.PartialShape([ov.Dimension(*d) if isinstance(d, tuple) else ov.Dimension(d) for d in dims])
+
+
+def _const(shape, rng=None):
+    rng = rng or np.random.default_rng(0)
+    return o8.constant(rng.standard_normal(shape).astype(np.float32))
+
+
+TYPE_PROP = [
+    # Convolution: data, filters (static shape of a Const, or a Parameter's partial shape), attributes
+    ("conv", ps(64, 3, 100, 150), (128, 3, 10, 20), dict(strides=[1, 1], pads_begin=[0, 0], pads_end=[0, 0],
+                                                         dilations=[1, 1])),
+    ("conv", ps(-1, 3, (10, 20), -1), (4, 3, 3, 3), dict(strides=[2, 1], pads_begin=[1, 0], pads_end=[2, 1],
+                                                          dilations=[1, 2])),
+    ("conv", ps((1, 4), 3, (5, 30), (2, 100)), (4, 3, 3, 3), dict(strides=[3, 2], pads_begin=[0, 0],
+                                                                   pads_end=[0, 0], dilations=[2, 1],
+                                                                   auto_pad="same_upper")),
+    ("conv", ps(1, 3, (5, 30), 7), (4, 3, 3, 3), dict(strides=[3, 2], pads_begin=[0, 0], pads_end=[0, 0],
+                                                       dilations=[1, 1], auto_pad="same_lower")),
+    ("conv", ps(2, 3, 9), (4, 3, 3), dict(strides=[2], pads_begin=[4], pads_end=[0], dilations=[3],
+                                         auto_pad="valid")),
+    ("conv", ps(1, 2, 5, 6, 7), (3, 2, 2, 3, 1), dict(strides=[1, 2, 3], pads_begin=[0, 1, 2], pads_end=[1, 0, 3],
+                                                       dilations=[2, 1, 1])),
+    ("conv", ps(None), (4, 3, 3, 3), dict(strides=[1, 1], pads_begin=[0, 0], pads_end=[0, 0], dilations=[1, 1])),
+    ("conv", ps(1, -1, 8, 8), ps(-1, -1, -1, -1), dict(strides=[1, 1], pads_begin=[0, 0], pads_end=[0, 0],
+                                                        dilations=[1, 1])),
+    ("conv", ps(1, 3, -1, 8), ps(5, 3, 2, -1), dict(strides=[1, 1], pads_begin=[1, 1], pads_end=[1, 1],
+                                                     dilations=[1, 1], auto_pad="same_upper")),
+    ("group", ps(1, 6, 10, 10), (3, 4, 2, 3, 3), dict(strides=[1, 1], pads_begin=[1, 1], pads_end=[1, 1],
+                                                       dilations=[1, 1])),
+    ("group", ps(-1, -1, (4, 9), 10), (3, 4, 2, 3, 3), dict(strides=[2, 2], pads_begin=[0, 0], pads_end=[0, 0],
+                                                             dilations=[1, 1], auto_pad="same_lower")),
+    ("group", ps(2, (4, 8), 10), (2, 1, 3, 3), dict(strides=[1], pads_begin=[0], pads_end=[0], dilations=[1])),
+    ("backprop", ps(1, 16, 2, 2), (16, 6, 3, 3), dict(strides=[2, 2], pads_begin=[1, 1], pads_end=[1, 1],
+                                                       dilations=[1, 1], output_padding=[1, 1])),
+    ("backprop", ps(-1, 4, (3, 7), -1), (4, 2, 3, 2), dict(strides=[2, 3], pads_begin=[0, 1], pads_end=[2, 0],
+                                                            dilations=[1, 2])),
+    ("backprop", ps(1, 4, 5, 5), (4, 2, 3, 3), dict(strides=[2, 2], output_shape=[9, 11], auto_pad="same_upper")),
+    ("backprop", ps(-1, 4, 5, -1), (4, 2, 3, 3), dict(strides=[2, 2], output_shape=[9, 11],
+                                                       auto_pad="same_lower")),
+    ("backprop", ps(1, 4, 5), (4, 2, 3), dict(strides=[3], auto_pad="valid", output_padding=[2])),
+    ("group_backprop", ps(1, 4, 5, 5, 5), (2, 2, 3, 1, 2, 3), dict(strides=[1, 2, 2], pads_begin=[0, 0, 1],
+                                                                    pads_end=[1, 0, 0], dilations=[1, 1, 2])),
+    ("group_backprop", ps(-1, -1, 6, 6), (2, 2, 3, 3, 3), dict(strides=[2, 2], output_shape=[12, 13],
+                                                                auto_pad="same_upper")),
+    ("deformable", ps(1, 4, 5, 5), (2, 4, 3, 3), dict(strides=[1, 1], pads_begin=[0, 0], pads_end=[0, 0],
+                                                       dilations=[1, 1])),
+    ("deformable", ps(-1, 4, (4, 9), 6), (2, 2, 2, 2), dict(strides=[1, 2], pads_begin=[1, 0], pads_end=[0, 1],
+                                                             dilations=[1, 1], group=2, deformable_group=2,
+                                                             mask=True)),
+    ("deformable", ps(2, 4, 7, 7), (4, 4, 3, 3), dict(strides=[2, 2], pads_begin=[0, 0], pads_end=[0, 0],
+                                                       dilations=[1, 1], auto_pad="same_upper", mask=True)),
+]
+
+
+def _build(kind, data_shape, filters, attrs, rng=None):
+    """The node and its Parameters for one case; offsets and mask of DeformableConvolution are Parameters
+    shaped like the output (as OpenVINO's tests make them)."""
+    attrs = dict(attrs)
+    data = o8.parameter(data_shape, F32, name="x")
+    params = [data]
+    if isinstance(filters, ov.PartialShape):
+        weights = o8.parameter(filters, F32, name="w")
+        params.append(weights)
+    else:
+        weights = _const(filters, rng)
+    auto_pad = attrs.pop("auto_pad", "explicit")
+    if kind in ("conv", "group"):
+        make = o8.convolution if kind == "conv" else o8.group_convolution
+        return make(data, weights, attrs["strides"], attrs["pads_begin"], attrs["pads_end"], attrs["dilations"],
+                    auto_pad), params
+    if kind in ("backprop", "group_backprop"):
+        make = o8.convolution_backprop_data if kind == "backprop" else o8.group_convolution_backprop_data
+        n = len(attrs["strides"])
+        shape = attrs.pop("output_shape", None)
+        node = make(data, weights, strides=attrs["strides"],
+                    output_shape=None if shape is None else o8.constant(np.array(shape, np.int64)),
+                    pads_begin=attrs.get("pads_begin", [0] * n), pads_end=attrs.get("pads_end", [0] * n),
+                    dilations=attrs.get("dilations", [1] * n), auto_pad=auto_pad,
+                    output_padding=attrs.get("output_padding", [0] * n))
+        return node, params
+    group, dgroup = attrs.get("group", 1), attrs.get("deformable_group", 1)
+    probe = o8.convolution(o8.parameter(data_shape, F32), o8.parameter(
+        [filters[0], filters[1] * group, *filters[2:]], F32), attrs["strides"], attrs["pads_begin"],
+        attrs["pads_end"], attrs["dilations"], auto_pad).get_output_partial_shape(0)
+    taps = filters[2] * filters[3]
+    offsets = o8.parameter([probe[0], 2 * dgroup * taps, probe[2], probe[3]], F32, name="offsets")
+    params.append(offsets)
+    mask = None
+    if attrs.get("mask"):
+        mask = o8.parameter([probe[0], dgroup * taps, probe[2], probe[3]], F32, name="mask")
+        params.append(mask)
+    node = o8.deformable_convolution(data, offsets, weights, attrs["strides"], attrs["pads_begin"],
+                                     attrs["pads_end"], attrs["dilations"], mask, auto_pad, group, dgroup,
+                                     attrs.get("bilinear_pad", False))
+    return node, params
+
+
+def check_shapes(path, node) -> None:
+    """Inferred equals declared; a port cannot declare an interval (``10..20`` is written as -1), so the
+    layer's inferred output is also compared with OpenVINO's own inference of it, intervals included."""
+    expected = str(node.get_output_partial_shape(0)).replace(" ", "")
+    if ".." in expected or any(".." in str(i.get_partial_shape()) for i in node.inputs()):
+        report = ir_runner.validate(str(path))
+        assert report.ok, str(report)
+        [info] = [i for i in report.layers if i.ref.type_version.startswith(node.get_type_name())]
+        assert str(info.checks[-1].spec.shape) == expected
+    else:
+        check_inference(path)
+
+
+@pytest.mark.parametrize("case", range(len(TYPE_PROP)))
+def test_inferred_equals_declared(case, tmp_path):
+    node, params = _build(*TYPE_PROP[case])
+    check_shapes(write_ir(node, params, tmp_path), node)
+
+
+def _edit(path, old: str, new: str):
+    text = path.read_text()
+    assert old in text
+    path.write_text(text.replace(old, new, 1))
+    return path
+
+
+@pytest.mark.parametrize("old,new,words", [
+    ('strides="1, 1"', 'strides="1"', "strides"),
+    ('dilations="1, 1"', 'dilations="0,1"', "dilations"),
+    ('pads_end="0, 0"', 'pads_end="0,0,0"', "pads"),
+    ('auto_pad="explicit"', 'auto_pad="sideways"', "auto_pad"),
+])
+def test_bad_attributes_name_the_layer(old, new, words, tmp_path):
+    node, params = _build("conv", ps(1, 3, 8, 8), (4, 3, 3, 3), dict(strides=[1, 1], pads_begin=[0, 0],
+                                                                     pads_end=[0, 0], dilations=[1, 1]))
+    path = _edit(write_ir(node, params, tmp_path), old, new)
+    with pytest.raises(ir_runner.IRError) as raised:
+        ir_runner.load(str(path))
+    assert "Convolution" in str(raised.value) and words in str(raised.value)
+
+
+def test_channel_mismatch_and_oversized_kernel_are_refused(tmp_path):
+    node, params = _build("conv", ps(1, 3, 8, 8), (4, 3, 3, 3), dict(strides=[1, 1], pads_begin=[0, 0],
+                                                                     pads_end=[0, 0], dilations=[1, 1]))
+    path = write_ir(node, params, tmp_path)
+    text = re.sub(r"<dim>1</dim>(\s*)<dim>3</dim>", r"<dim>1</dim>\1<dim>5</dim>", path.read_text())
+    text = text.replace('shape="1,3,8,8"', 'shape="1,5,8,8"')
+    with pytest.raises(ir_runner.IRError, match="channels"):
+        ir_runner.load(text.encode(), weights=path.with_suffix(".bin").read_bytes())
+    with pytest.raises(ir_runner.IRError, match="larger than the padded data"):
+        ir_runner.load(str(_edit(path, 'dilations="1, 1"', 'dilations="9, 1"')))
+
+
+def _tolerance(x, w, k, dtype=np.float32):
+    eps = float(np.finfo(dtype).eps)
+    rtol = 4 * k * eps
+    return rtol, rtol * k * float(np.abs(x).max(initial=0)) * float(np.abs(w).max(initial=0))
+
+
+def _differential(seed, tmp_path):
+    rng = np.random.default_rng(seed)
+    kind = ("conv", "group", "backprop", "group_backprop", "deformable")[seed % 5]
+    n = 2 if kind == "deformable" else int(rng.integers(1, 4))
+    group = int(rng.integers(1, 4)) if kind != "conv" and kind != "backprop" else 1
+    cg, cog = int(rng.integers(1, 4)), int(rng.integers(1, 4))
+    kernel = [int(k) for k in rng.integers(1, 4, size=n)]
+    spatial = [int(s) for s in rng.integers(4, 9 if n < 3 else 6, size=n)]
+    strides = [int(s) for s in rng.integers(1, 4, size=n)]
+    dilations = [int(d) for d in rng.integers(1, 3, size=n)]
+    pads_begin = [int(p) for p in rng.integers(0, 3, size=n)]
+    pads_end = [int(p) for p in rng.integers(0, 3, size=n)]
+    auto_pad = PADS[int(rng.integers(0, 4))]
+    batch = int(rng.integers(1, 3))
+    attrs = dict(strides=strides, pads_begin=pads_begin, pads_end=pads_end, dilations=dilations, auto_pad=auto_pad)
+    x = rng.standard_normal((batch, group * cg, *spatial)).astype(np.float32)
+    if kind == "conv":
+        filters = (cog, cg, *kernel)
+    elif kind == "group":
+        filters = (group, cog, cg, *kernel)
+    elif kind == "backprop":
+        filters = (cg, cog, *kernel)
+        attrs["output_padding"] = [int(rng.integers(0, s)) for s in strides]
+        if rng.random() < 0.3 and auto_pad != "valid":
+            attrs["output_shape"] = [int(s) for s in rng.integers(3, 12, size=n)]
+    elif kind == "group_backprop":
+        filters = (group, cg, cog, *kernel)
+        attrs["output_padding"] = [int(rng.integers(0, s)) for s in strides]
+    else:
+        filters = (group * cog, cg, *kernel)
+        attrs.update(group=group, deformable_group=int(rng.choice([d for d in (1, group * cg) if group * cg % d == 0])),
+                     mask=bool(rng.random() < 0.5), bilinear_pad=bool(rng.random() < 0.5))
+    if kind in ("backprop", "group_backprop") and attrs.get("output_shape") is None and auto_pad.startswith("same"):
+        attrs["auto_pad"] = "explicit"
+    try:
+        node, params = _build(kind, ps(*x.shape), filters, attrs, rng)
+    except RuntimeError:
+        return None  # OpenVINO refuses the combination (kernel larger than the padded data): nothing to run
+    if any(d.get_length() == 0 for d in node.get_output_partial_shape(0)):
+        return None
+    path = write_ir(node, params, tmp_path)
+    feeds = {"x": x}
+    for p in params[1:]:
+        feeds[p.get_friendly_name()] = (rng.standard_normal(p.get_output_shape(0)) *
+                                        (2 if p.get_friendly_name() == "offsets" else 1)).astype(np.float32)
+    w = node.input_value(2 if kind == "deformable" else 1).get_node().get_data()
+    k = cg * int(np.prod(kernel)) * (2 if kind == "deformable" else 1)
+    return path, feeds, _tolerance(x, w, k + (8 if kind == "deformable" else 0))
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_differential(seed, tmp_path):
+    made = _differential(seed, tmp_path)
+    if made is None:
+        pytest.skip("OpenVINO refuses this combination")
+    path, feeds, (rtol, atol) = made
+    check_inference(path)
+    try:
+        ov.Core().compile_model(str(path), "CPU")
+    except RuntimeError as error:  # oneDNN lacks some deconvolution geometries; ir-run still runs them
+        ir_runner.load(str(path)).run(feeds)
+        pytest.skip(f"OpenVINO CPU cannot compile this case: {str(error)[:80]}")
+    check_run(path, feeds, rtol=rtol, atol=atol, oracle="cpu")
+
+
+def test_resnet_block_values(tmp_path):
+    rng = np.random.default_rng(7)
+    data = o8.parameter([1, 8, 14, 14], F32, name="x")
+    conv = o8.convolution(data, _const((16, 8, 3, 3), rng), [2, 2], [1, 1], [1, 1], [1, 1])
+    dw = o8.group_convolution(conv, _const((16, 1, 1, 3, 3), rng), [1, 1], [1, 1], [1, 1], [1, 1])
+    point = o8.convolution(dw, _const((8, 16, 1, 1), rng), [1, 1], [0, 0], [0, 0], [1, 1])
+    up = o8.convolution_backprop_data(point, _const((8, 4, 2, 2), rng), strides=[2, 2])
+    path = write_ir(up, [data], tmp_path)
+    check_inference(path)
+    got = check_run(path, {"x": rng.standard_normal((1, 8, 14, 14)).astype(np.float32)}, rtol=1e-4, atol=1e-3,
+                    oracle="cpu")
+    assert next(iter(got.values())).shape == (1, 4, 14, 14)
+
+
+@pytest.mark.parametrize("dtype", [np.float16, np.float64])
+def test_other_float_types(dtype, tmp_path):
+    """f16 (the reference sums in f16; ir-run in f32, rounded once) and f64 keep their element type; the CPU
+    plugin computes both in f32, hence the tolerance of the coarser type."""
+    rng = np.random.default_rng(3)
+    et = ov.Type.f16 if dtype == np.float16 else ov.Type.f64
+    data = o8.parameter([1, 3, 6, 6], et, name="x")
+    w = rng.standard_normal((2, 3, 3, 3)).astype(dtype)
+    node = o8.convolution(data, o8.constant(w), [1, 1], [1, 1], [1, 1], [1, 1])
+    path = write_ir(node, [data], tmp_path)
+    check_inference(path)
+    x = rng.standard_normal((1, 3, 6, 6)).astype(dtype)
+    rtol, atol = _tolerance(x, w, 27, np.float16 if dtype == np.float16 else np.float32)
+    got = check_run(path, {"x": x}, rtol=rtol, atol=atol, oracle="cpu")
+    assert next(iter(got.values())).dtype == dtype
+
+
+def test_integer_convolution_wraps_like_the_reference(tmp_path):
+    """The reference sums ``T sum`` products: modulo 2**bits for integers. Small values agree with the CPU
+    plugin; large ones wrap (computed here exactly in Python ints)."""
+    rng = np.random.default_rng(5)
+    data = o8.parameter([1, 2, 4, 4], ov.Type.i32, name="x")
+    w = rng.integers(-3, 4, size=(2, 2, 2, 2)).astype(np.int32)
+    node = o8.convolution(data, o8.constant(w), [1, 1], [0, 0], [0, 0], [1, 1])
+    path = write_ir(node, [data], tmp_path)
+    check_inference(path)
+    x = rng.integers(-5, 6, size=(1, 2, 4, 4)).astype(np.int32)
+    check_run(path, {"x": x}, oracle="cpu")
+    big = np.full((1, 2, 4, 4), 2**30, dtype=np.int32)
+    got = next(iter(ir_runner.load(str(path)).run({"x": big}).values()))
+    exact = sum(int(v) for v in w[0].reshape(-1)) * 2**30
+    assert got.dtype == np.int32 and int(got[0, 0, 0, 0]) == (exact + 2**31) % 2**32 - 2**31
+
+
+def test_batch_rule_keeps_axis_zero_only():
+    from ir_runner.ops.window import batch_axis_zero
+
+    assert batch_axis_zero({}, [None, None], [None], [0, None]) == [0]
+    assert isinstance(batch_axis_zero({}, [None, None], [None], [2, None]), str)
+    assert isinstance(batch_axis_zero({}, [None, None], [None], [0, 0]), str)
