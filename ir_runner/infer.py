@@ -131,6 +131,7 @@ class Inference:
         found: set[int] = set()
         for layer_id, port in self.deciding_inputs():
             reached, stack, seen = set(), [graph.sources[layer_id][port][0]], set()
+            reached_shape = False
             while stack:
                 current = stack.pop()
                 if current in seen:
@@ -140,9 +141,11 @@ class Inference:
                     reached.add(position[current])
                     continue
                 op = self.layers[current].op
-                if op is not None and not op.shape_only:
+                if op is not None and op.shape_only:
+                    reached_shape = True  # decided by input shapes: known once they are
+                elif op is not None:
                     stack.extend(source for source, _ in graph.sources[current])
-            if not reached:
+            if not reached and not reached_shape:
                 info = self.layers[layer_id]
                 info.errors.append(InferenceError(
                     f"{info.op.roles[port]} is not constant: it is computed from constants through a layer output"
@@ -310,10 +313,11 @@ def _infer_layer(info: LayerInference, const_value, strict: bool, weights, memo:
         info.outputs = [_declared_spec(p, info) for p in layer.outputs]
         return
     expected = len(info.op.input_names)
-    if len(info.inputs) != expected:
+    if not info.op.min_inputs <= len(info.inputs) <= expected:
+        counted = expected if info.op.min_inputs == expected else f"{info.op.min_inputs} to {expected}"
         info.errors.append(
             InferenceError(
-                f"{info.op.label} takes {expected} input(s) ({', '.join(info.op.input_names)}),"
+                f"{info.op.label} takes {counted} input(s) ({', '.join(info.op.input_names)}),"
                 f" the layer has {len(info.inputs)}",
                 layer=info.ref,
             )

@@ -41,7 +41,7 @@ LATEST_OPSET = 17
 FOLD_MAX_BYTES = 1 << 20  # the largest layer output evaluated at load (inference, plan and validation)
 
 DECIDING_ROLES = frozenset({"axis", "axes", "shape", "target_shape", "begin", "end", "stride", "start", "stop",
-                            "step", "pads", "k", "depth", "repeats", "split_lengths", "sizes", "scales"})
+                            "step", "pads", "k", "depth", "repeats", "split_lengths", "sizes", "scales", "order"})
 """Input roles whose values decide an operation's output shape or kernel parameters: when such an input is
 computed at run time, the plan is made per value of the inputs it comes from."""
 
@@ -104,7 +104,8 @@ class OpDef(Record):
       version="opset8"``); types match case-insensitively. ``domain`` names a custom opset instead
       (``version="my_opset"`` or ``"extension"`` in the IR) for operations registered by extensions.
     - ``inputs``: input names; ``roles`` the role of each (``data``, ``indices``, ``condition``, ``shape``,
-      ``axis``...; by default each name is its role).
+      ``axis``...; by default each name is its role). ``min_inputs``: how many a layer must have when the
+      last ones are optional (Squeeze's axes); the kernel then receives only the inputs the layer has.
     - ``attrs``: the ``<data>`` attribute schema (defaults, allowed values) that inspect and validate show.
     - ``infer(ctx)`` checks inputs and attributes and returns the output specs and the kernel parameters;
       it must depend only on the layer's ``<data>``, its input specs and the constant inputs it reads
@@ -132,14 +133,14 @@ class OpDef(Record):
 
     __slots__ = ("type", "version", "first_opset", "last_opset", "input_names", "infer", "kernel", "prepare",
                  "roles", "attrs", "value", "findings", "fit", "views", "batch", "shape_only", "exact", "domain",
-                 "origin", "deciding")
+                 "origin", "deciding", "min_inputs")
 
     def __init__(self, type: str, version: int, first_opset: int, last_opset: int, input_names: tuple[str, ...],
                  infer: InferFn, kernel: KernelFn | None = None, prepare: PrepareFn | None = None, *,
                  roles: Sequence[str] | None = None, attrs: Sequence[Attr] = (), value: ValueFn | None = None,
                  findings: Callable | None = None, fit: Callable | None = None, views: bool = False,
                  batch: Callable | None = None, shape_only: bool = False, exact: bool = True, domain: str | None = None,
-                 origin: str = "ir_runner") -> None:
+                 origin: str = "ir_runner", min_inputs: int | None = None) -> None:
         self.type = type
         self.version = version
         self.first_opset = first_opset
@@ -160,6 +161,7 @@ class OpDef(Record):
         self.domain = domain.lower() if domain else None
         self.origin = origin
         self.deciding = tuple(i for i, role in enumerate(self.roles) if role in DECIDING_ROLES)
+        self.min_inputs = len(self.input_names) if min_inputs is None else min_inputs
 
     @property
     def label(self) -> str:
