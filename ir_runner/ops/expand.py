@@ -4,8 +4,9 @@ Target shapes and repeats are read as OpenVINO reads them: a constant, or the bo
 found (a target computed from ShapeOf declares its dims). Broadcast returns a read-only broadcast view
 (``views=True``). Range's element count is OpenVINO's ``shape_infer`` in double precision
 (``ceil(|stop - start| / |step|)``, 0 when the span has the wrong sign; integer outputs truncate the three
-values first); its values are the reference's: ``start + T(i) * step`` in the output type ``T`` for floats
-(each operation rounded to T, as ``ov::float16`` does), ``start + i * step`` wrapping for integers.
+values first); its values are the reference's: ``start + T(i) * step`` for floats, with start and step
+read as f32 (not rounded to T first), f32 arithmetic and one rounding to T at the end for f16/bf16;
+``start + i * step`` wrapping for integers. The reference has no Range-1 for f16 (Range-4 has).
 A zero step is refused (OpenVINO's Range-4 shape inference divides by it).
 """
 
@@ -230,9 +231,12 @@ def range_kernel(start_input: np.ndarray, stop_input: np.ndarray, step_input: np
         with np.errstate(over="ignore"):
             wrapped = np.uint64(int(start) % (1 << 64)) + index * np.uint64(int(step) % (1 << 64))
         return wrapped.astype(np.dtype(f"u{dtype.itemsize}")).view(dtype) if bits < 64 else wrapped.view(dtype)
-    start_t, step_t = (np.array(v, np.float64).astype(np.float32 if dtype.itemsize <= 4 else np.float64).astype(dtype)
-                       for v in (start, step))  # the reference casts double -> float -> narrow types
-    index = np.arange(count, dtype=np.float64).astype(dtype)
+    if dtype.itemsize == 8:
+        start_t, step_t = np.float64(start), np.float64(step)
+        index = np.arange(count, dtype=np.float64)
+    else:  # f32, f16, bf16: start and step as f32 (not rounded to T), f32 arithmetic, one rounding to T
+        start_t, step_t = np.float32(start), np.float32(step)
+        index = np.arange(count, dtype=np.float64).astype(dtype).astype(np.float32)
     with np.errstate(over="ignore", invalid="ignore"):
         return (index * step_t + start_t).astype(dtype)
 

@@ -242,11 +242,7 @@ def _infer_unsqueeze(ctx: OpContext):
     values = input_ints(ctx, 1)
     shape = data.shape
     if values is None or shape.dims is None:
-        axes_shape = ctx.inputs[1].shape
-        if shape.dims is not None and axes_shape.is_static and axes_shape.to_shape() == (1,):
-            out = PartialShape((DYNAMIC_DIM,) * (len(shape.dims) + 1))
-        else:
-            out = PartialShape(None)
+        out = PartialShape(None)  # (OpenVINO 2026 infers a dynamic rank even for one axis)
         return [TensorSpec(data.element_type, out)], {"shape": None}
     if not values:
         ctx.fail("axes must not be empty", position=1)
@@ -368,7 +364,8 @@ def _infer_split(ctx: OpContext):
 
 def split(data: np.ndarray, axis_input: np.ndarray, *, axis: int, sections) -> tuple[np.ndarray, ...]:
     """``data`` split along ``axis`` in equal parts or at the given offsets (views)."""
-    return tuple(np.split(data, sections, axis=axis))
+    parts = np.split(data, sections, axis=axis)
+    return parts[0] if len(parts) == 1 else tuple(parts)
 
 
 def _infer_variadic_split(ctx: OpContext):
@@ -399,7 +396,7 @@ def _infer_variadic_split(ctx: OpContext):
     for v in lengths:
         dims = list(data.shape.dims)
         if v == -1:
-            dims[axis] = Dim(max(dim.lo - known, 0), None if dim.hi is None else dim.hi - known)
+            dims[axis] = Dim(dim.lo - known, dim.lo - known) if dim.is_static else DYNAMIC_DIM
         else:
             dims[axis] = Dim(v, v)
         outs.append(TensorSpec(data.element_type, PartialShape(tuple(dims))))
@@ -413,7 +410,8 @@ def _infer_variadic_split(ctx: OpContext):
 def variadic_split(data: np.ndarray, axis_input: np.ndarray, lengths: np.ndarray, *, axis: int,
                    sections) -> tuple[np.ndarray, ...]:
     """``data`` split along ``axis`` at the offsets of ``split_lengths`` (views)."""
-    return tuple(np.split(data, list(sections), axis=axis))
+    parts = np.split(data, list(sections), axis=axis)
+    return parts[0] if len(parts) == 1 else tuple(parts)
 
 
 def _value_split(ctx: OpContext):
