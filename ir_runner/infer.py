@@ -236,7 +236,8 @@ def infer_graph(
 
 class _InferenceMemo:
     """Results of ``op.infer`` reused for layers that repeat an earlier one: the same operation, ``<data>``
-    attributes and input specs, and equal values of the constant inputs it read (Gather's axis).
+    attributes and input specs, and equal values of the constant inputs and partial values it read (Gather's
+    axis, Reshape's target).
 
     Large IRs repeat the same blocks thousands of times; this makes their inference a dictionary
     lookup per layer. Only successful inferences are kept (errors name their own layer); Parameter and
@@ -256,24 +257,30 @@ class _InferenceMemo:
     def infer(self, info: LayerInference) -> tuple[list[TensorSpec], dict[str, Any]]:
         """``info.op.infer`` for this layer, or an earlier layer's equal result."""
         op, layer = info.op, info.layer
-        if op.type in self._SKIP or op.value is not None:  # (partial values are not part of the key)
+        if op.type in self._SKIP:
             return op.infer(_context(info, self._const_value, False, self._weights, self._partial_value))
         key = (op.type, op.version, tuple(layer.data.items()), tuple(info.inputs))
         candidates = self._entries.get(key)
         if candidates is not None:
-            for reads, outputs, params in candidates:
-                if all(_fingerprint(self._const_value(layer.id, position)) == seen for position, seen in reads):
+            for reads, partial_reads, outputs, params in candidates:
+                if all(_fingerprint(self._const_value(layer.id, position)) == seen for position, seen in reads) and all(
+                        self._partial_value(layer.id, position) == seen for position, seen in partial_reads):
                     return list(outputs), dict(params)
-        reads = []
+        reads, partial_reads = [], []
 
         def recording_const_value(layer_id: str, position: int) -> np.ndarray | None:
             value = self._const_value(layer_id, position)
             reads.append((position, _fingerprint(value)))
             return value
 
-        outputs, params = op.infer(_context(info, recording_const_value, False, self._weights, self._partial_value))
+        def recording_partial_value(layer_id: str, position: int) -> PartialValue | None:
+            value = self._partial_value(layer_id, position)
+            partial_reads.append((position, value))
+            return value
+
+        outputs, params = op.infer(_context(info, recording_const_value, False, self._weights, recording_partial_value))
         if all(seen is not False for _, seen in reads):
-            self._entries.setdefault(key, []).append((tuple(reads), list(outputs), dict(params)))
+            self._entries.setdefault(key, []).append((tuple(reads), tuple(partial_reads), list(outputs), dict(params)))
         return outputs, params
 
 
@@ -342,7 +349,9 @@ def _infer_layer(info: LayerInference, const_value, strict: bool, weights, memo:
         )
         outputs = outputs + [_declared_spec(p, info) for p in layer.outputs[len(outputs):]]
     info.outputs, info.params = outputs, params
-    if info.op.value is not None:
+    if info.op.value is not None and (info.op.shape_only or any(
+            partial_value(layer.id, i) is not None for i in range(len(info.inputs)))):
+        # (with no partial value coming in, what is known comes from constants, which the folder evaluates)
         try:
             info.values = info.op.value(_context(info, const_value, strict, weights, partial_value))
         except IRError as exc:
