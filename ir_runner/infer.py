@@ -27,7 +27,7 @@ from .errors import (
 from .graph import Graph
 from .ir.records import LayerRecord, PortRecord, Record
 from .ops.api import FOLD_MAX_BYTES, OpContext, OpDef, PartialValue
-from .ops.registry import find_op, is_known_type, layer_ref, supported_summary
+from .ops.registry import find_op, is_known_type, layer_ref, supported_summary, versions_of
 from .types import (
     DYNAMIC,
     DYNAMIC_SHAPE,
@@ -132,6 +132,7 @@ class Inference:
         found: set[int] = set()
         for layer_id, port in self.deciding_inputs():
             reached, stack, seen = set(), [graph.sources[layer_id][port][0]], set()
+            reached_shape = False
             while stack:
                 current = stack.pop()
                 if current in seen:
@@ -141,9 +142,11 @@ class Inference:
                     reached.add(position[current])
                     continue
                 op = self.layers[current].op
-                if op is not None and not op.shape_only:
+                if op is not None and op.shape_only:
+                    reached_shape = True  # decided by input shapes: known once they are
+                elif op is not None:
                     stack.extend(source for source, _ in graph.sources[current])
-            if not reached:
+            if not reached and not reached_shape:
                 info = self.layers[layer_id]
                 info.errors.append(InferenceError(
                     f"{info.op.roles[port]} is not constant: it is computed from constants through a layer output"
@@ -172,7 +175,7 @@ class Inference:
                 listed += f"; and {len(unknown) - MESSAGE_ITEMS} more"
             raise UnsupportedError(
                 f"{len(unknown)} layer(s) use operations that are not implemented in ir-run: {listed}."
-                f" Supported: {supported_summary()}",
+                f" {supported_summary()}",
                 hint=_unknown_hint(self.layers, unknown),
             )
         if unsupported:
@@ -238,7 +241,8 @@ def infer_graph(
 
 class _InferenceMemo:
     """Results of ``op.infer`` reused for layers that repeat an earlier one: the same operation, ``<data>``
-    attributes and input specs, and equal values of the constant inputs it read (Gather's axis).
+    attributes and input specs, and equal values of the constant inputs and partial values it read (Gather's
+    axis, Reshape's target).
 
     Large IRs repeat the same blocks thousands of times; this makes their inference a dictionary
     lookup per layer. Only successful inferences are kept (errors name their own layer); Parameter and
@@ -258,24 +262,30 @@ class _InferenceMemo:
     def infer(self, info: LayerInference) -> tuple[list[TensorSpec], dict[str, Any]]:
         """``info.op.infer`` for this layer, or an earlier layer's equal result."""
         op, layer = info.op, info.layer
-        if op.type in self._SKIP or op.value is not None:  # (partial values are not part of the key)
+        if op.type in self._SKIP:
             return op.infer(_context(info, self._const_value, False, self._weights, self._partial_value))
         key = (op.type, op.version, tuple(layer.data.items()), tuple(info.inputs))
         candidates = self._entries.get(key)
         if candidates is not None:
-            for reads, outputs, params in candidates:
-                if all(_fingerprint(self._const_value(layer.id, position)) == seen for position, seen in reads):
+            for reads, partial_reads, outputs, params in candidates:
+                if all(_fingerprint(self._const_value(layer.id, position)) == seen for position, seen in reads) and all(
+                        self._partial_value(layer.id, position) == seen for position, seen in partial_reads):
                     return list(outputs), dict(params)
-        reads = []
+        reads, partial_reads = [], []
 
         def recording_const_value(layer_id: str, position: int) -> np.ndarray | None:
             value = self._const_value(layer_id, position)
             reads.append((position, _fingerprint(value)))
             return value
 
-        outputs, params = op.infer(_context(info, recording_const_value, False, self._weights, self._partial_value))
+        def recording_partial_value(layer_id: str, position: int) -> PartialValue | None:
+            value = self._partial_value(layer_id, position)
+            partial_reads.append((position, value))
+            return value
+
+        outputs, params = op.infer(_context(info, recording_const_value, False, self._weights, recording_partial_value))
         if all(seen is not False for _, seen in reads):
-            self._entries.setdefault(key, []).append((tuple(reads), list(outputs), dict(params)))
+            self._entries.setdefault(key, []).append((tuple(reads), tuple(partial_reads), list(outputs), dict(params)))
         return outputs, params
 
 
@@ -316,11 +326,10 @@ def _infer_layer(info: LayerInference, const_value, strict: bool, weights, memo:
         return
     expected = len(info.op.input_names)
     if not info.op.min_inputs <= len(info.inputs) <= expected:
-        if info.op.min_inputs < expected:
-            expected = f"{info.op.min_inputs} to {expected}"
+        counted = expected if info.op.min_inputs == expected else f"{info.op.min_inputs} to {expected}"
         info.errors.append(
             InferenceError(
-                f"{info.op.label} takes {expected} input(s) ({', '.join(info.op.input_names)}),"
+                f"{info.op.label} takes {counted} input(s) ({', '.join(info.op.input_names)}),"
                 f" the layer has {len(info.inputs)}",
                 layer=info.ref,
             )
@@ -345,7 +354,9 @@ def _infer_layer(info: LayerInference, const_value, strict: bool, weights, memo:
         )
         outputs = outputs + [_declared_spec(p, info) for p in layer.outputs[len(outputs):]]
     info.outputs, info.params = outputs, params
-    if info.op.value is not None:
+    if info.op.value is not None and (info.op.shape_only or any(
+            partial_value(layer.id, i) is not None for i in range(len(info.inputs)))):
+        # (with no partial value coming in, what is known comes from constants, which the folder evaluates)
         try:
             info.values = info.op.value(_context(info, const_value, strict, weights, partial_value, bodies))
         except IRError as exc:
@@ -370,12 +381,13 @@ def _check_ranks(info: LayerInference) -> None:
 
 def _unknown_reason(layer: LayerRecord) -> str:
     if is_known_type(layer.type):
-        return f"version '{clip_text(layer.version)}' of {layer.type} is not implemented"
+        return (f"version '{clip_text(layer.version)}' of {layer.type} is not implemented (ir-run has"
+                f" {versions_of(layer.type)})")
     return f"operation type '{clip_text(layer.type)}' is not implemented"
 
 
 def _unknown_op_error(info: LayerInference) -> UnsupportedError:
-    return UnsupportedError(f"{_unknown_reason(info.layer)}. Supported: {supported_summary()}", layer=info.ref)
+    return UnsupportedError(f"{_unknown_reason(info.layer)}. {supported_summary()}", layer=info.ref)
 
 
 def static_nbytes(spec: TensorSpec) -> int:

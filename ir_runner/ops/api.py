@@ -41,7 +41,7 @@ LATEST_OPSET = 17
 FOLD_MAX_BYTES = 1 << 20  # the largest layer output evaluated at load (inference, plan and validation)
 
 DECIDING_ROLES = frozenset({"axis", "axes", "shape", "target_shape", "begin", "end", "stride", "start", "stop",
-                            "step", "pads", "k", "depth", "repeats", "split_lengths", "sizes", "scales"})
+                            "step", "pads", "k", "depth", "repeats", "split_lengths", "sizes", "scales", "order"})
 """Input roles whose values decide an operation's output shape or kernel parameters: when such an input is
 computed at run time, the plan is made per value of the inputs it comes from."""
 
@@ -104,7 +104,8 @@ class OpDef(Record):
       version="opset8"``); types match case-insensitively. ``domain`` names a custom opset instead
       (``version="my_opset"`` or ``"extension"`` in the IR) for operations registered by extensions.
     - ``inputs``: input names; ``roles`` the role of each (``data``, ``indices``, ``condition``, ``shape``,
-      ``axis``...; by default each name is its role).
+      ``axis``...; by default each name is its role). ``min_inputs``: how many a layer must have when the
+      last ones are optional (Squeeze's axes); the kernel then receives only the inputs the layer has.
     - ``attrs``: the ``<data>`` attribute schema (defaults, allowed values) that inspect and validate show.
     - ``infer(ctx)`` checks inputs and attributes and returns the output specs and the kernel parameters;
       it must depend only on the layer's ``<data>``, its input specs and the constant inputs it reads

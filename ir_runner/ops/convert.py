@@ -77,11 +77,27 @@ def _direct_kind(src: str, dst: str) -> str | None:
     return None
 
 
+def _value(ctx: OpContext) -> list:
+    """The input's partial value carried through (OpenVINO's Convert bound evaluation): to an integer type
+    when every known bound fits it (an unbounded upper stays unbounded); to a float type when every element
+    is exact (the folder then converts the values)."""
+    value = ctx.partial_value(0)
+    dst = ctx.attr_element_type("destination_type")
+    if value is None or dst.kind not in ("int", "uint", "float") or dst.bits < 8:
+        return [None]
+    if dst.kind == "float":
+        return [value if all(d.lo == d.hi for d in value) else None]
+    info = np.iinfo(dst.dtype)
+    if all(info.min <= d.lo and (d.hi is None or d.hi <= info.max) for d in value):
+        return [value]
+    return [None]
+
+
 def _fit_convert(params, inputs, position: int) -> InputFit:
     return InputFit("through")
 
 
 OPS = (
     OpDef("Convert", 1, 1, LATEST_OPSET, ("data",), infer_convert, convert, attrs=(Attr("destination_type"),),
-          fit=_fit_convert),
+          fit=_fit_convert, value=_value),
 )

@@ -15,7 +15,7 @@ import numpy as np
 
 from ..errors import IndexOutOfRangeError, LayerRef
 from ..parallel import PARALLEL_MIN_ELEMENTS, run_chunked
-from ..types import DYNAMIC_DIM, PartialShape, TensorSpec, element_type_of, merge_dims
+from ..types import DYNAMIC_DIM, Dim, PartialShape, TensorSpec, element_type_of, merge_dims
 from .api import LATEST_OPSET, Attr, Finding, InputFit, KernelFn, OpContext, OpDef, quiet_f16_nans
 from .convert_rules import convert_values
 
@@ -342,6 +342,25 @@ def _check_strict(indices: np.ndarray, dim: int, strict_low: str, layer: LayerRe
         )
 
 
+def _value(ctx: OpContext) -> list:
+    """Elements of a 1-D partial value (a shape) picked by constant indices along axis 0, as OpenVINO
+    gathers lower and upper bounds: an index outside the data gives 0."""
+    data = ctx.partial_value(0)
+    indices = ctx.const_value(1)
+    axis = ctx.const_value(2)
+    if (data is None or indices is None or axis is None or ctx.inputs[0].shape.rank != 1 or indices.ndim > 1
+            or indices.dtype.kind not in "iu" or axis.size != 1 or int(axis.reshape(-1)[0]) not in (0, -1)):
+        return [None]
+    batch_dims = ctx.attr_int("batch_dims", 0) if ctx.op.version >= 7 else 0
+    if (batch_dims + indices.ndim if batch_dims < 0 else batch_dims) != 0:
+        return [None]
+    picked = []
+    for index in indices.reshape(-1).tolist():
+        index = index + len(data) if index < 0 else index
+        picked.append(data[index] if 0 <= index < len(data) else Dim(0, 0))
+    return [tuple(picked)]
+
+
 def _infer_v1(ctx):
     return infer_gather(ctx, 1)
 
@@ -399,7 +418,7 @@ def _fit(params, inputs: list[TensorSpec], position: int) -> InputFit | None:
 
 _INPUTS = ("data", "indices", "axis")
 _ROLES = ("data", "indices", "axis")
-_DECLARED = dict(roles=_ROLES, findings=_findings, fit=_fit)
+_DECLARED = dict(roles=_ROLES, findings=_findings, fit=_fit, value=_value)
 OPS = (
     OpDef("Gather", 1, 1, 6, _INPUTS, _infer_v1, gather, prepare_gather, **_DECLARED),
     OpDef("Gather", 7, 7, 7, _INPUTS, _infer_v7, gather, prepare_gather, attrs=(Attr("batch_dims", "0"),),

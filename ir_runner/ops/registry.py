@@ -28,7 +28,8 @@ if TYPE_CHECKING:
     from ..ir.records import LayerRecord
 
 ENTRY_POINT_GROUP = "ir_runner.ops"
-BUILTIN_MODULES = ("io", "convert", "select", "gather", "reduce", "matmul", "conv", "pool")
+BUILTIN_MODULES = ("io", "convert", "select", "gather", "reduce", "matmul", "conv", "pool", "shape", "expand",
+                   "slicing")
 
 _REGISTRY: dict[str, list[OpDef]] = {}
 _loaded = False
@@ -183,7 +184,17 @@ def supported_ops() -> list[OpDef]:
 
 
 def supported_summary() -> str:
-    return ", ".join(f"{op.label} ({op.opsets})" for op in supported_ops())
+    """One short sentence for messages: how many operation types ir-run implements, and where to look."""
+    _load()
+    return (f"ir-run implements {len(_REGISTRY)} operation types ({sum(map(len, _REGISTRY.values()))} versions);"
+            " 'ir-run inspect MODEL.xml' marks each layer supported or not")
+
+
+def versions_of(type_name: str) -> str:
+    """The registered versions of one type with their opsets, e.g. ``Gather-7 (opset7), Gather-8 (opset8..)``."""
+    _load()
+    return ", ".join(f"{op.label} ({op.opsets})" for op in sorted(_REGISTRY.get(type_name.lower(), ()),
+                                                                   key=lambda op: op.version))
 
 
 def layer_ref(layer: LayerRecord) -> LayerRef:

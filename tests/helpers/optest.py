@@ -76,7 +76,7 @@ def reference_outputs(xml: Path, feeds: dict[str, np.ndarray]) -> list[np.ndarra
         kind = node.get_type_name()
         if kind == "Parameter":
             name = node.output(0).get_any_name()
-            values[node.output(0)] = ov.Tensor(np.ascontiguousarray(feeds[name]))
+            values[node.output(0)] = ov.Tensor(np.require(feeds[name], requirements="C"))  # keeps 0-D as 0-D
             continue
         if kind == "Result":
             continue

@@ -1,0 +1,372 @@
+"""The shape family: ShapeOf, Reshape, Squeeze, Unsqueeze, Concat, Split, VariadicSplit, Transpose, Broadcast,
+Tile, Range, Slice, StridedSlice.
+
+1. Shape cases (after OpenVINO's type_prop tests: dynamic dims, intervals, special_zero, masks...): graphs
+   built with OpenVINO's Python API and written by it; every inferred spec equals the declared one and
+   every output shape equals OpenVINO's, bounds included (``check_shapes``); then a run on concrete
+   inputs is compared bit for bit with OpenVINO's reference.
+2. Value cases (after op_reference): every element type, empty tensors, negative axes and strides.
+3. A seeded differential generator over random shapes and attributes.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+ov = pytest.importorskip("openvino")
+from openvino import opset1, opset3, opset8, opset13  # noqa: E402
+
+import ir_runner  # noqa: E402
+from ir_runner.errors import IRError  # noqa: E402
+from tests.helpers.optest import check_run, reference_outputs, write_ir  # noqa: E402
+from tests.helpers.shapes import check_shapes  # noqa: E402
+
+D = ov.Dimension
+
+
+def P(*dims):  # noqa: N802 (a shape)
+    return ov.PartialShape([D(*d) if isinstance(d, tuple) else d for d in dims])
+
+
+def const(values, dtype=np.int64):
+    return opset13.constant(np.array(values, dtype=dtype))
+
+
+def concrete(shape: ov.PartialShape, rng: np.random.Generator) -> tuple[int, ...]:
+    """A concrete shape fitting ``shape`` (dynamic dims drawn small)."""
+    out = []
+    for d in shape:
+        if d.is_static:
+            out.append(d.get_length())
+        else:
+            hi = d.get_max_length() if d.get_max_length() >= 0 and d.get_max_length() < 10 else 4
+            out.append(int(rng.integers(max(d.get_min_length(), 1), max(hi, d.get_min_length(), 1) + 1)))
+    return tuple(out)
+
+
+def run_cases(path, params, rng):
+    """check_shapes, then runs on two concrete shapes per dynamic input."""
+    check_shapes(path)
+    for _ in range(2):
+        feeds = {}
+        for p in params:
+            shape = concrete(p.get_partial_shape(), rng)
+            et = p.get_element_type().to_dtype()
+            feeds[p.get_friendly_name()] = (rng.standard_normal(shape) * 10).astype(et)
+        check_run(path, feeds)
+
+
+# -- Reshape ------------------------------------------------------------------------------------------------
+
+RESHAPES = [
+    (P(2, 3, 4), [6, -1], False),
+    (P(2, 3, 4), [0, -1], True),
+    (P(2, 3, 4), [0, 0, 0], True),
+    (P(-1, 3, 4), [0, -1], True),
+    (P(-1, 3, 4), [-1, 12], False),
+    (P(-1, 3, 4), [2, -1], False),
+    (P((2, 8), 6), [2, -1], False),
+    (P((2, 8), 6), [-1, 3], False),
+    (P((1, 10), 3), [0, 3, -1], True),
+    (P(-1, -1), [-1], False),
+    (P(0, 3), [0, -1], False),
+    (P(1), [], False),
+    (P(2, 3, 4), [4, 0, -1], True),
+]
+
+
+@pytest.mark.parametrize("shape,target,special_zero", RESHAPES)
+def test_reshape_shapes(shape, target, special_zero, tmp_path):
+    x = opset13.parameter(shape, ov.Type.f32, name="x")
+    r = opset13.reshape(x, const(target), special_zero)
+    run_cases(write_ir(r, [x], tmp_path), [x], np.random.default_rng(0))
+
+
+@pytest.mark.parametrize("shape,target,special_zero", [
+    ([2, 3], [4, -1], False),  # 6 not divisible by 4
+    ([2, 3], [7], False),
+    ([2, 3], [-1, -1], False),
+    ([2, 3], [1, 2, 0, 0], True),  # zero past the input rank
+])
+def test_reshape_errors(shape, target, special_zero, tmp_path):
+    """Invalid targets: one IRError naming the Reshape layer (written by hand: OpenVINO refuses to build them)."""
+    from tests.irbuild import IRBuilder
+
+    b = IRBuilder("bad")
+    x = b.parameter("x", "f32", ",".join(map(str, shape)))
+    t = b.const("t", np.array(target, np.int64), "i64")
+    node = b.layer("Reshape", "opset1", [x, t], attrs={"special_zero": str(special_zero).lower()},
+                   out_specs=[("f32", [1])], name="bad_reshape")
+    b.result(node, "out")
+    path = tmp_path / "bad.xml"
+    xml, weights = b.build()
+    path.write_bytes(xml)
+    path.with_suffix(".bin").write_bytes(weights)
+    with pytest.raises(IRError) as info:
+        ir_runner.load(str(path))
+    assert "bad_reshape" in str(info.value)
+
+
+# -- Squeeze / Unsqueeze ------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("shape,axes", [
+    (P(1, 3, 1, 4), [0, 2]), (P(1, 3, 1, 4), [-2]), (P(-1, 3, 1), [2]), (P(-1, 3, 1), [0]), (P((1, 5), 3), [0]),
+    (P(2, 3), [0]), (P(1), [0]), (P(2, 3), []), (P(1, 1, 2), []),
+])
+def test_squeeze_shapes(shape, axes, tmp_path):
+    x = opset13.parameter(shape, ov.Type.f32, name="x")
+    s = opset1.squeeze(x, const(axes))
+    path = write_ir(s, [x], tmp_path)
+    check_shapes(path)
+    shp = tuple(1 if (not d.is_static) else d.get_length() for d in shape)
+    check_run(path, {"x": np.arange(int(np.prod(shp)), dtype=np.float32).reshape(shp)})
+
+
+@pytest.mark.parametrize("shape,axes", [
+    (P(3, 4), [0]), (P(3, 4), [-1]), (P(3, 4), [0, 3]), (P(3, 4), [2, 0, -1]), (P(-1, 4), [1]),
+    (P((2, 6)), [0, 0]), (P(), [0]), (P.__call__(), [-1]),
+])
+def test_unsqueeze_shapes(shape, axes, tmp_path):
+    x = opset13.parameter(shape, ov.Type.f32, name="x")
+    u = opset13.unsqueeze(x, const(axes))
+    run_cases(write_ir(u, [x], tmp_path), [x], np.random.default_rng(1))
+
+
+def test_unsqueeze_dynamic_rank_and_unknown_axes(tmp_path):
+    x = opset13.parameter(ov.PartialShape.dynamic(), ov.Type.f32, name="x")
+    a = opset13.parameter([1], ov.Type.i64, name="a")
+    y = opset13.parameter([2, -1], ov.Type.f32, name="y")
+    outs = [opset13.unsqueeze(x, const([0])), opset13.unsqueeze(y, a), opset13.squeeze(y, a)]
+    check_shapes(write_ir(outs, [x, a, y], tmp_path))
+
+
+# -- Concat -------------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("shapes,axis", [
+    ([P(2, 3), P(4, 3)], 0), ([P(2, 3), P(2, 5), P(2, 1)], -1), ([P(-1, 3), P(4, -1)], 0),
+    ([P((1, 4), 3), P((2, 6), 3)], 0), ([P(-1, 3), P(2, -1)], 1), ([P(0, 3), P(2, 3)], 0),
+    ([P(2, (1, 5)), P((1, 3), 4)], 1),
+])
+def test_concat_shapes(shapes, axis, tmp_path):
+    params = [opset13.parameter(s, ov.Type.f32, name=f"x{i}") for i, s in enumerate(shapes)]
+    c = opset13.concat(params, axis)
+    path = write_ir(c, params, tmp_path)
+    check_shapes(path)
+    rng = np.random.default_rng(2)
+    out = ov.PartialShape(c.get_output_partial_shape(0))
+    fixed = [d.get_length() if d.is_static else 3 for d in out]
+    feeds = {}
+    for i, s in enumerate(shapes):
+        shp = [d.get_length() if d.is_static else fixed[j] if j != (axis % len(fixed)) else 2 for j, d in enumerate(s)]
+        feeds[f"x{i}"] = rng.standard_normal(shp).astype(np.float32)
+    check_run(path, feeds)
+
+
+# -- Split / VariadicSplit ----------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("shape,axis,n", [
+    (P(6, 4), 0, 3), (P(6, 4), -1, 2), (P(-1, 4), 0, 2), (P((2, 10), 4), 0, 2), (P(6, -1), 1, 1),
+])
+def test_split_shapes(shape, axis, n, tmp_path):
+    x = opset13.parameter(shape, ov.Type.f32, name="x")
+    s = opset13.split(x, const(axis), n)
+    path = write_ir(s, [x], tmp_path)
+    check_shapes(path)
+    shp = [d.get_length() if d.is_static else 4 for d in shape]
+    check_run(path, {"x": np.random.default_rng(3).standard_normal(shp).astype(np.float32)})
+
+
+@pytest.mark.parametrize("shape,axis,lengths", [
+    (P(6, 4), 0, [1, 2, 3]), (P(6, 4), 1, [-1, 1]), (P(-1, 4), 0, [2, -1]), (P((3, 10), 4), 0, [2, -1]),
+    (P(6, 4), 0, [6, 0]), (P(-1, 4), 1, [3, 1]),
+])
+def test_variadic_split_shapes(shape, axis, lengths, tmp_path):
+    x = opset13.parameter(shape, ov.Type.f32, name="x")
+    s = opset13.variadic_split(x, const(axis), const(lengths))
+    path = write_ir(s, [x], tmp_path)
+    check_shapes(path)
+    shp = [d.get_length() if d.is_static else 6 for d in shape]
+    check_run(path, {"x": np.random.default_rng(3).standard_normal(shp).astype(np.float32)})
+
+
+# -- Transpose ----------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("shape,order", [
+    (P(2, 3, 4), [2, 0, 1]), (P(2, 3, 4), []), (P(-1, 3, (1, 5)), [1, 2, 0]), (P(), []), (P(5), [0]),
+    (ov.PartialShape.dynamic(), [1, 0]),
+])
+def test_transpose_shapes(shape, order, tmp_path):
+    x = opset13.parameter(shape, ov.Type.f32, name="x")
+    t = opset13.transpose(x, const(order))
+    path = write_ir(t, [x], tmp_path)
+    check_shapes(path)
+    if shape.rank.is_static:
+        run_cases(path, [x], np.random.default_rng(4))
+
+
+# -- Broadcast / Tile ---------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("shape,target,mode,axes", [
+    (P(3, 1), [2, 3, 4], "numpy", None), (P(1), [5], "numpy", None), (P(), [2, 2], "numpy", None),
+    (P(3, 1), [1, 4], "bidirectional", None), (P(3, 1), [2, 1, 1], "bidirectional", None),
+    (P(-1, 1), [1, 4], "bidirectional", None), (P(3), [2, 3, 4], "explicit", [1]),
+    (P(3, 4), [3, 2, 4], "explicit", [0, 2]), (P(-1), [5], "numpy", None),
+])
+def test_broadcast_shapes(shape, target, mode, axes, tmp_path):
+    x = opset13.parameter(shape, ov.Type.f32, name="x")
+    b = (opset3.broadcast(x, const(target), const(axes), "explicit") if axes is not None
+         else opset3.broadcast(x, const(target), broadcast_spec=mode))
+    path = write_ir(b, [x], tmp_path)
+    check_shapes(path)
+    shp = [d.get_length() if d.is_static else (target[i] if mode != "bidirectional" else 3)
+           for i, d in enumerate(shape)]
+    check_run(path, {"x": np.random.default_rng(5).standard_normal(shp).astype(np.float32)})
+
+
+def test_broadcast1_modes(tmp_path):
+    x = opset1.parameter([3, 1], ov.Type.i32, name="x")
+    outs = [opset1.broadcast(x, const([2, 3, 4])), opset1.broadcast(x, const([3, 5, 1]), const([0, 2]), "explicit")]
+    path = write_ir(outs, [x], tmp_path)
+    check_shapes(path)
+    check_run(path, {"x": np.arange(3, dtype=np.int32).reshape(3, 1)})
+
+
+@pytest.mark.parametrize("shape,repeats", [
+    (P(2, 3), [2, 1]), (P(2, 3), [3]), (P(2, 3), [2, 1, 2]), (P(-1, 3), [2, 2]), (P((1, 4), 3), [3, 1]),
+    (P(2, 3), [0, 1]), (P(), [3]),
+])
+def test_tile_shapes(shape, repeats, tmp_path):
+    x = opset13.parameter(shape, ov.Type.f32, name="x")
+    t = opset13.tile(x, const(repeats))
+    run_cases(write_ir(t, [x], tmp_path), [x], np.random.default_rng(6))
+
+
+# -- Range --------------------------------------------------------------------------------------------------
+
+RANGES = [
+    (0, 10, 1, "i64"), (10, 0, -3, "i32"), (0, 1, 0.1, "f32"), (-5.5, 5.5, 0.7, "f32"), (1, 2, 0.1, "f16"),
+    (0, 3.9, 1.1, "i32"), (0, 1, 0.3, "bf16"), (0.5, -2.5, -0.25, "f64"), (5, 5, 1, "i64"), (0, 300, 7, "u8"),
+    (250, 0, -7, "u8"), (-3, 3, 1, "i8"), (0.1, 0.95, 0.05, "f32"),
+]
+
+
+@pytest.mark.parametrize("start,stop,step,et", RANGES)
+def test_range4_values(start, stop, step, et, tmp_path):
+    r = opset13.range(const(start, np.float32), const(stop, np.float32), const(step, np.float32), et)
+    path = write_ir(r, [], tmp_path)
+    check_shapes(path)
+    got = list(ir_runner.load(str(path)).run({}).values())[0]
+    want = reference_outputs(path, {})[0]  # (bf16 comes back as a 2-byte type of another name: bits compared)
+    assert got.dtype.itemsize == want.dtype.itemsize and got.tobytes() == want.tobytes(), (got, want)
+
+
+@pytest.mark.parametrize("dtype", [np.int32, np.int64, np.float32, np.uint8, np.float64])  # no f16 reference
+def test_range1_values_from_parameters(dtype, tmp_path):
+    """Range-1 with start/stop/step fed at run time: dynamic at load, planned per value."""
+    s, e, d = (opset1.parameter([], ov.Type(dtype), name=n) for n in ("s", "e", "d"))
+    r = opset1.range(s, e, d)
+    path = write_ir(r, [s, e, d], tmp_path)
+    check_shapes(path)
+    for start, stop, step in ((0, 7, 2), (9, 1, 2), (3, 3, 1), (1, 10, 3)):
+        check_run(path, {"s": np.array(start, dtype), "e": np.array(stop, dtype), "d": np.array(step, dtype)})
+
+
+# -- Slice / StridedSlice -----------------------------------------------------------------------------------
+
+SLICES = [
+    (P(10, 8), [1, 2], [8, 7], [2, 3], None), (P(10, 8), [-1], [-11], [-1], None),
+    (P(10, 8), [0], [100], [1], [1]), (P(-1, 8), [1], [3], [1], [0]), (P(-1, 8), [2], [-2], [1], [0]),
+    (P((2, 20), 8), [1], [5], [1], [0]), (P(10, 8), [9, 7], [0, 0], [-3, -2], [0, 1]),
+    (P(10, 8), [-3], [2**63 - 1], [1], [-2]), (P(-1, -1), [0, 1], [2**63 - 1, 2**63 - 1], [1, 2], None),
+    (P(10, 8), [5], [1], [1], [0]),
+]
+
+
+@pytest.mark.parametrize("shape,start,stop,step,axes", SLICES)
+def test_slice_shapes(shape, start, stop, step, axes, tmp_path):
+    x = opset13.parameter(shape, ov.Type.f32, name="x")
+    args = [x, const(start), const(stop), const(step)] + ([const(axes)] if axes is not None else [])
+    s = opset8.slice(*args)
+    run_cases(write_ir(s, [x], tmp_path), [x], np.random.default_rng(7))
+
+
+STRIDED = [
+    (P(5, 6, 7), [1, 0, 2], [4, 6, 6], [1, 2, 2], [0, 1, 0], [0, 0, 0], [], [], []),
+    (P(5, 6, 7), [-1, 0], [-6, 6], [-1, 1], [0, 0], [0, 0], [], [], []),
+    (P(5, 6, 7), [0, 2, 0], [0, 3, 0], [1, 1, 1], [1, 0, 1], [1, 0, 1], [], [0, 1, 0], []),
+    (P(5, 6, 7), [0, 0, 0], [1, 1, 1], [1, 1, 1], [0, 0, 0], [0, 0, 0], [0, 1, 0], [], []),
+    (P(5, 6, 7), [1, 0, 2], [3, 0, 5], [1, 1, 1], [0, 0, 0], [0, 0, 0], [], [], [0, 1, 0]),
+    (P(-1, 6, 7), [0, 1], [2**63 - 1, 3], [1, 1], [0, 0], [0, 0], [], [], []),
+    (P((1, 9), 6), [1], [4], [1], [0], [0], [], [], []),
+    (P(5, 6, 7), [4], [0], [-2], [0], [1], [], [], []),
+    (P(5, 6, 7), [0, 3], [0, 4], [1, 1], [0, 0], [0, 0], [1, 0], [], [0, 0]),
+    (P(5, 6, 7), [-2, 1], [0, 4], [1, 1], [0, 0], [1, 0], [], [1, 0], []),
+]
+
+
+@pytest.mark.parametrize("shape,begin,end,stride,bm,em,nm,sm,el", STRIDED)
+def test_strided_slice_shapes(shape, begin, end, stride, bm, em, nm, sm, el, tmp_path):
+    x = opset13.parameter(shape, ov.Type.f32, name="x")
+    s = opset1.strided_slice(x, const(begin), const(end), const(stride), bm, em, nm, sm, el)
+    run_cases(write_ir(s, [x], tmp_path), [x], np.random.default_rng(8))
+
+
+# -- ShapeOf ------------------------------------------------------------------------------------------------
+
+def test_shape_of_types_and_ranks(tmp_path):
+    x = opset13.parameter(P(-1, (2, 5), 3), ov.Type.f16, name="x")
+    y = opset13.parameter(ov.PartialShape.dynamic(), ov.Type.f32, name="y")
+    outs = [opset3.shape_of(x, "i32"), opset3.shape_of(x, "i64"), opset1.shape_of(x), opset3.shape_of(y)]
+    path = write_ir(outs, [x, y], tmp_path)
+    check_shapes(path)
+    check_run(path, {"x": np.zeros((4, 3, 3), np.float16), "y": np.zeros((2, 0, 1, 5), np.float32)})
+
+
+# -- every element type (data movement is bit-exact) ----------------------------------------------------------
+
+ELEMENT_TYPES = ["f32", "f16", "f64", "i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64", "boolean"]
+
+
+def _random_of(et: str, shape, rng):
+    if et == "boolean":
+        return rng.random(shape) < 0.5
+    dtype = getattr(ov.Type, et).to_dtype() if et != "bf16" else None
+    if et in ("f16", "f32", "f64"):
+        raw = rng.integers(0, 2 ** (8 * np.dtype(dtype).itemsize) - 1, size=shape, dtype=np.uint64)
+        return raw.astype(f"u{np.dtype(dtype).itemsize}").view(dtype)  # every bit pattern, NaNs included
+    if et == "bf16":
+        import ml_dtypes
+
+        return rng.integers(0, 2**16, size=shape, dtype=np.uint64).astype(np.uint16).view(ml_dtypes.bfloat16)
+    return rng.integers(0, 2**63 - 1, size=shape, dtype=np.uint64).astype(dtype)
+
+
+@pytest.mark.parametrize("et", ELEMENT_TYPES)
+def test_movement_every_type(et, tmp_path):
+    rng = np.random.default_rng(9)
+    x = opset13.parameter([4, 6], getattr(ov.Type, et), name="x")
+    y = opset13.parameter([2, 6], getattr(ov.Type, et), name="y")
+    outs = [
+        opset13.concat([x, y], 0), opset13.transpose(x, const([1, 0])), opset13.reshape(x, const([3, 8]), False),
+        opset8.slice(x, const([3]), const([0]), const([-2]), const([1])),
+        opset1.strided_slice(x, const([1, 0]), const([3, 6]), const([1, 2]), [0, 0], [0, 0]),
+        opset13.tile(y, const([2, 1])), opset3.broadcast(y, const([3, 2, 6])),
+        opset13.unsqueeze(y, const([1])), opset13.squeeze(opset13.unsqueeze(y, const([0])), const([0])),
+    ]
+    split = opset13.split(x, const(1), 3)
+    vsplit = opset13.variadic_split(x, const(0), const([1, 3]))
+    outs += [split.output(i) for i in range(3)] + [vsplit.output(i) for i in range(2)]
+    path = write_ir([o.output(0) if hasattr(o, "get_output_size") else o for o in outs], [x, y], tmp_path)
+    check_shapes(path)
+    check_run(path, {"x": _random_of(et, (4, 6), rng), "y": _random_of(et, (2, 6), rng)})
+
+
+def test_empty_tensors(tmp_path):
+    x = opset13.parameter([0, 3], ov.Type.f32, name="x")
+    outs = [opset13.concat([x, x], 0), opset13.transpose(x, const([1, 0])), opset13.reshape(x, const([3, 0]), False),
+            opset13.tile(x, const([2, 2])), opset8.slice(x, const([0]), const([2]), const([1]), const([1]))]
+    path = write_ir([o.output(0) for o in outs], [x], tmp_path)
+    check_shapes(path)
+    got = ir_runner.load(str(path)).run({"x": np.zeros((0, 3), np.float32)})  # (Node.evaluate crashes on these)
+    assert [g.shape for g in got.values()] == [(0, 3), (3, 0), (3, 0), (0, 6), (0, 2)]
