@@ -310,10 +310,11 @@ def _infer_layer(info: LayerInference, const_value, strict: bool, weights, memo:
         info.outputs = [_declared_spec(p, info) for p in layer.outputs]
         return
     expected = len(info.op.input_names)
-    if len(info.inputs) != expected:
+    if not expected - info.op.optional <= len(info.inputs) <= expected:
+        least = f"{expected - info.op.optional} to " if info.op.optional else ""
         info.errors.append(
             InferenceError(
-                f"{info.op.label} takes {expected} input(s) ({', '.join(info.op.input_names)}),"
+                f"{info.op.label} takes {least}{expected} input(s) ({', '.join(info.op.input_names)}),"
                 f" the layer has {len(info.inputs)}",
                 layer=info.ref,
             )

@@ -104,7 +104,8 @@ class OpDef(Record):
       version="opset8"``); types match case-insensitively. ``domain`` names a custom opset instead
       (``version="my_opset"`` or ``"extension"`` in the IR) for operations registered by extensions.
     - ``inputs``: input names; ``roles`` the role of each (``data``, ``indices``, ``condition``, ``shape``,
-      ``axis``...; by default each name is its role).
+      ``axis``...; by default each name is its role). The last ``optional`` inputs may be absent (a layer has
+      between ``len(inputs) - optional`` and ``len(inputs)``); the kernel then gets fewer arrays.
     - ``attrs``: the ``<data>`` attribute schema (defaults, allowed values) that inspect and validate show.
     - ``infer(ctx)`` checks inputs and attributes and returns the output specs and the kernel parameters;
       it must depend only on the layer's ``<data>``, its input specs and the constant inputs it reads
@@ -133,14 +134,14 @@ class OpDef(Record):
 
     __slots__ = ("type", "version", "first_opset", "last_opset", "input_names", "infer", "kernel", "prepare",
                  "roles", "attrs", "value", "findings", "fit", "views", "batch", "shape_only", "exact", "domain",
-                 "origin", "deciding")
+                 "origin", "deciding", "optional")
 
     def __init__(self, type: str, version: int, first_opset: int, last_opset: int, input_names: tuple[str, ...],
                  infer: InferFn, kernel: KernelFn | None = None, prepare: PrepareFn | None = None, *,
                  roles: Sequence[str] | None = None, attrs: Sequence[Attr] = (), value: ValueFn | None = None,
                  findings: Callable | None = None, fit: Callable | None = None, views: bool = False,
                  batch: Callable | None = None, shape_only: bool = False, exact: bool = True, domain: str | None = None,
-                 origin: str | None = None) -> None:
+                 origin: str | None = None, optional: int = 0) -> None:
         self.type = type
         self.version = version
         self.first_opset = first_opset
@@ -161,6 +162,7 @@ class OpDef(Record):
         self.domain = domain.lower() if domain else None
         self.origin = origin
         self.deciding = tuple(i for i, role in enumerate(self.roles) if role in DECIDING_ROLES)
+        self.optional = optional
 
     @property
     def label(self) -> str:

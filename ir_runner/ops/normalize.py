@@ -317,7 +317,7 @@ OPS = (
           **_FLOAT_ATTRS),
     OpDef("GroupNormalization", 12, 12, LATEST_OPSET, ("data", "scale", "bias"), infer_group_norm, group_norm,
           attrs=(Attr("num_groups"), Attr("epsilon")), batch=keep_batch(lambda p, i: ()), **_FLOAT_ATTRS),
-    OpDef("RMS", 1, 0, 0, ("data", "gamma"), infer_rms, rms, domain="ie_internal_opset",
+    OpDef("RMS", 1, 0, 0, ("data", "gamma"), infer_rms, rms, domain="ie_internal_opset", optional=1,
           attrs=(Attr("epsilon"), Attr("output_type"), Attr("elementwise_affine", "true", ("true", "false"))),
           batch=_rms_rule, **_FLOAT_ATTRS),
 )
