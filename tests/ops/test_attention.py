@@ -147,3 +147,18 @@ def test_random_attention(seed, tmp_path):
     path = write_ir(opset13.scaled_dot_product_attention(*params, causal=bool(rng.random() < 0.3)), params, tmp_path)
     check_inference(path)
     check_run_cpu(path, _feeds(rng, shapes, mask), rtol=RTOL, atol=1e-5)
+
+
+def test_batch_rule():
+    from ir_runner.ops.attention import OPS
+    from ir_runner.types import PartialShape, TensorSpec, element_type
+
+    def spec(*dims):
+        return TensorSpec(element_type("f32"), PartialShape.of(dims))
+
+    rule = OPS[0].batch
+    q, k, out = spec(2, 4, 5, 8), spec(4, 7, 8), spec(2, 4, 5, 8)
+    assert rule({}, [q, k, k], [out], [0, None, None]) == [0]
+    assert rule({}, [q, k, k], [out], [1, 0, 0]) == [1]  # key's axis 0 aligns with the output's axis 1
+    assert isinstance(rule({}, [q, k, k], [out], [0, 0, None]), str)
+    assert isinstance(rule({}, [q, k, k], [out], [2, None, None]), str)  # L

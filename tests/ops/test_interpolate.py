@@ -202,3 +202,12 @@ def test_random_interpolate(seed, tmp_path):
     check_inference(path)
     exact = {} if mode == "nearest" else {"rtol": RTOL, "atol": ATOL}
     check_run(path, {"x": _feed(rng, shape)}, **exact)
+
+
+def test_batch_rule():
+    from ir_runner.ops.interpolate import OPS
+    rule = OPS[1].batch
+    params = {"axes": (2, 3), "pads_begin": (0, 0, 0, 0), "pads_end": (0, 0, 0, 0)}
+    assert rule(params, [], [None], [0, None, None]) == [0]
+    assert isinstance(rule(params, [], [None], [2, None, None]), str)
+    assert isinstance(rule(dict(params, pads_begin=(1, 0, 0, 0)), [], [None], [0, None, None]), str)

@@ -114,3 +114,12 @@ def test_random_depth_space(seed, tmp_path):
     path = write_ir([opset1.depth_to_space(x, mode, bs), opset1.space_to_depth(x, mode, bs)], [x], tmp_path)
     check_inference(path)
     check_run(path, {"x": rng.standard_normal(shape).astype(np.float32)})
+
+
+def test_batch_rules():
+    from ir_runner.ops.space import OPS
+    shuffle, d2s, _ = OPS
+    assert shuffle.batch({"axis": 1}, [], [None], [0]) == [0]
+    assert isinstance(shuffle.batch({"axis": 0}, [], [None], [0]), str)
+    assert d2s.batch({}, [], [None], [0]) == [0]
+    assert isinstance(d2s.batch({}, [], [None], [2]), str)
