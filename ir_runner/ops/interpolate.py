@@ -33,6 +33,8 @@ Deviations from the reference, all documented in docs/semantics.md (interpolatio
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from ..types import DYNAMIC_DIM, Dim, PartialShape, TensorSpec
@@ -189,13 +191,20 @@ def _run(data, source, axes_input, *, mode, calc, transform, nearest_mode, antia
             w = _onnx_weights(n, m, s, transform)
         else:
             w = _cubic_weights(n, m, s, transform, _F32(cube_coeff))
-        y = _apply(y, w.astype(work), axis)
+        y = _apply(y, w.astype(work, copy=False), axis)
     return _to_type(y, data.dtype, "round" if mode == "linear" else "trunc")
 
 
 def _apply(y: np.ndarray, w: np.ndarray, axis: int) -> np.ndarray:
-    """``y`` resized along ``axis`` by the weight matrix ``w`` ``[out, in]``."""
-    return np.ascontiguousarray(np.moveaxis(np.tensordot(w, y, axes=([1], [axis])), 0, axis))
+    """``y`` resized along ``axis`` by the weight matrix ``w`` ``[out, in]``: one BLAS product for the last
+    axis, else a batched ``w @ y[lead, in, inner]`` (no transposed copies)."""
+    shape = y.shape
+    lead, inner = int(np.prod(shape[:axis])), int(np.prod(shape[axis + 1:]))
+    if inner == 1:
+        out = np.matmul(y.reshape(lead, shape[axis]), w.T)
+    else:
+        out = np.matmul(w, y.reshape(lead, shape[axis], inner))
+    return out.reshape(shape[:axis] + (w.shape[0],) + shape[axis + 1:])
 
 
 def _to_type(y: np.ndarray, dtype: np.dtype, rounding: str) -> np.ndarray:
@@ -253,6 +262,13 @@ def _nearest_index(n: int, m: int, scale, transform: str, nearest_mode: str) -> 
     return np.clip(idx.astype(np.int64), 0, max(n - 1, 0))
 
 
+def _frozen(w: np.ndarray) -> np.ndarray:
+    """A cached weight matrix, read-only: every call of the kernel shares it."""
+    w.setflags(write=False)
+    return w
+
+
+@functools.lru_cache(maxsize=64)
 def _linear_weights(n: int, m: int, scale, transform: str, a) -> np.ndarray:
     c = _source_coords(n, m, scale, transform)
     r = 2 if _F32(scale) > _F32(1) else int(np.ceil(_F32(2) / a))
@@ -266,9 +282,10 @@ def _linear_weights(n: int, m: int, scale, transform: str, a) -> np.ndarray:
         tap = np.maximum(_F32(0), _F32(1) - np.abs(a * dz))
         np.add.at(w, (rows[ok], idx[ok]), tap[ok])
     sums = w.sum(axis=1, keepdims=True)
-    return np.divide(w, sums, out=np.zeros_like(w), where=sums != 0)
+    return _frozen(np.divide(w, sums, out=np.zeros_like(w), where=sums != 0))
 
 
+@functools.lru_cache(maxsize=64)
 def _onnx_weights(n: int, m: int, scale, transform: str) -> np.ndarray:
     c = np.clip(_source_coords(n, m, scale, transform), _F32(0), _F32(n - 1))
     i1 = np.minimum(c.astype(np.int64), n - 1)
@@ -281,9 +298,10 @@ def _onnx_weights(n: int, m: int, scale, transform: str) -> np.ndarray:
     rows = np.arange(m)
     np.add.at(w, (rows, i1), d2)
     np.add.at(w, (rows, i2), d1)
-    return w
+    return _frozen(w)
 
 
+@functools.lru_cache(maxsize=64)
 def _cubic_weights(n: int, m: int, scale, transform: str, a) -> np.ndarray:
     c = _source_coords(n, m, scale, transform)
     base = np.floor(c)
@@ -300,9 +318,10 @@ def _cubic_weights(n: int, m: int, scale, transform: str, a) -> np.ndarray:
     base = base.astype(np.int64)
     for j, coeff in enumerate(coeffs):
         np.add.at(w, (rows, np.clip(base + j - 1, 0, n - 1)), coeff)
-    return w
+    return _frozen(w)
 
 
+@functools.lru_cache(maxsize=64)
 def _pillow_weights(n: int, m: int, support: float, kernel, a: float) -> np.ndarray:
     """Pillow's normalised f64 filter weights ``[m, n]`` over the box ``[0, n]``."""
     scale = n / m
@@ -315,7 +334,7 @@ def _pillow_weights(n: int, m: int, support: float, kernel, a: float) -> np.ndar
     inside = (cols[None, :] >= lo[:, None]) & (cols[None, :] < hi[:, None])
     w = np.where(inside, kernel((cols[None, :] - centre[:, None] + 0.5) / filterscale, a), 0.0)
     sums = w.sum(axis=1, keepdims=True)
-    return np.divide(w, sums, out=w.copy(), where=sums != 0)
+    return _frozen(np.divide(w, sums, out=w.copy(), where=sums != 0))
 
 
 def _bilinear(x, a):
