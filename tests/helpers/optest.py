@@ -81,9 +81,13 @@ def reference_outputs(xml: Path, feeds: dict[str, np.ndarray]) -> list[np.ndarra
         if kind == "Result":
             continue
         args = [values[i.get_source_output()] for i in node.inputs()]
-        outputs = [ov.Tensor(node.get_output_element_type(i), node.get_output_shape(i))
-                   if node.get_output_partial_shape(i).is_static else
-                   ov.Tensor(node.get_output_element_type(i), ov.Shape([0])) for i in range(node.get_output_size())]
+        if kind == "Constant":
+            outputs = [ov.Tensor(node.get_output_element_type(0), node.get_output_shape(0))]
+        else:
+            # a static output gets its buffer: some evaluates (MVN-6) write without resizing a 0-size tensor
+            outputs = [ov.Tensor(node.get_output_element_type(i), node.get_output_shape(i)
+                                 if node.get_output_partial_shape(i).is_static else ov.Shape([0]))
+                       for i in range(node.get_output_size())]
         assert node.evaluate(outputs, args), f"OpenVINO has no reference evaluate for {node}"
         for i, tensor in enumerate(outputs):
             values[node.output(i)] = tensor

@@ -1,0 +1,147 @@
+"""ScaledDotProductAttention-13: ``softmax(q @ k^T · scale + bias) @ v`` over the last two dims.
+
+- query ``[N.., L, E]``, key ``[N.., S, E]``, value ``[N.., S, Ev]``; the batch dims ``N..`` (one or more)
+  broadcast numpy-style between query, key, value and the mask; the output is ``[N.., L, Ev]``.
+- ``scale`` (input 5, a scalar or 1 element) defaults to ``1 / sqrt(E)``.
+- ``causal``: ``bias[i, j] = -inf`` for ``j > i`` (top-left aligned) and the mask input is ignored. Otherwise a
+  boolean mask gives ``-inf`` where it is false, a float mask is added (a scalar 0 means no mask).
+- A row masked everywhere is NaN (softmax of ``-inf`` only), as the specification's formula gives.
+
+Accumulating: two matmuls (BLAS, sums of E and S products) and a softmax over S, computed in f32 for
+f16/bf16 and rounded once. Bound against OpenVINO: relative error ``4·(E + S)·eps`` of the output's scale
+(f32: eps = 2**-23), measured by tests/ops/test_attention.py. See docs/semantics.md (attention).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..types import DYNAMIC_DIM, PartialShape, TensorSpec, broadcast_dims
+from .api import LATEST_OPSET, Attr, OpContext, OpDef, numpy_merge
+from .norm_common import as_compute, require_float
+
+
+def infer_sdpa(ctx: OpContext):
+    names = ("query", "key", "value", "attention_mask", "scale")
+    for i in range(min(3, len(ctx.inputs))):
+        require_float(ctx, i, names[i])
+    if len(ctx.inputs) < 3:
+        ctx.fail("query, key and value are required")
+    causal = ctx.attr_bool("causal", False)
+    q, k, v = (ctx.inputs[i].shape for i in range(3))
+    et = ctx.inputs[0].element_type
+    for i in (1, 2):
+        other = ctx.inputs[i].element_type
+        if other != et and "dynamic" not in (other.name, et.name):
+            ctx.fail(f"{names[i]} has element type {other}, query has {et}", position=i)
+    if q.dims is not None and len(q.dims) < 3:
+        ctx.fail(f"query must have rank >= 3, got {q.brief()}", position=0)
+    batch = PartialShape(q.dims[:-2]) if q.dims is not None else q
+    lead = q.dims[-2] if q.dims is not None else None
+    e_dim = q.dims[-1] if q.dims is not None else None
+    s_dim = ev_dim = None
+    if k.dims is not None:
+        batch = _merge_batch(ctx, batch, k, 1)
+        e_dim = _bmerge(ctx, e_dim, k.dims[-1], 1, "E (the last dim of query and key)")
+        s_dim = k.dims[-2]
+    if v.dims is not None:
+        batch = _merge_batch(ctx, batch, v, 2)
+        s_dim = _bmerge(ctx, s_dim, v.dims[-2], 2, "S (dim -2 of key and value)")
+        ev_dim = v.dims[-1]
+    mask_kind = None
+    if len(ctx.inputs) > 3 and not causal:
+        mask = ctx.inputs[3]
+        if mask.element_type.kind not in ("float", "bool", "dynamic"):
+            ctx.fail(f"attention_mask must be boolean or floating-point, got {mask.element_type}", position=3)
+        mask_kind = "bool" if mask.element_type.kind == "bool" else "add"
+        m = mask.shape
+        if m.dims is not None and len(m.dims) != 0:
+            if len(m.dims) < 2:
+                ctx.fail(f"attention_mask must be a scalar or have rank >= 2, got {m.brief()}", position=3)
+            lead = _bmerge(ctx, lead, m.dims[-2], 3, "L (dim -2 of query and the mask)")
+            s_dim = _bmerge(ctx, s_dim, m.dims[-1], 3, "S (dim -2 of key, the last of the mask)")
+            if len(m.dims) >= 3:
+                batch = _merge_batch(ctx, batch, m, 3)
+    if len(ctx.inputs) > 4:
+        sc = ctx.inputs[4].shape
+        if sc.is_static and not (sc.rank == 0 or sc.to_shape() == (1,)):
+            ctx.fail(f"scale must be a scalar or have 1 element, got {sc.brief()}", position=4)
+    if batch.dims is None:
+        shape = PartialShape(None)
+    else:
+        shape = PartialShape(batch.dims + (lead or DYNAMIC_DIM, ev_dim or DYNAMIC_DIM))
+    return [TensorSpec(et, shape)], {"causal": causal, "mask_kind": mask_kind}
+
+
+def _merge_batch(ctx: OpContext, batch: PartialShape, other: PartialShape, position: int) -> PartialShape:
+    if len(other.dims) < 3:
+        ctx.fail(f"input must have rank >= 3, got {other.brief()}", position=position)
+    merged = numpy_merge(batch, PartialShape(other.dims[:-2]))
+    if merged is None:
+        ctx.fail(f"batch dims {PartialShape(other.dims[:-2]).brief()} do not broadcast with {batch.brief()}",
+                 position=position)
+    return merged
+
+
+def _bmerge(ctx: OpContext, a, b, position: int, what: str):
+    if a is None:
+        return b
+    merged = broadcast_dims(a, b)
+    if merged is None:
+        ctx.fail(f"{what} differ: {a} and {b}", position=position)
+    return merged
+
+
+def sdpa(query: np.ndarray, key: np.ndarray, value: np.ndarray, mask: np.ndarray | None = None,
+         scale: np.ndarray | None = None, *, causal: bool, mask_kind: str | None) -> np.ndarray:
+    """Attention by two ``np.matmul`` calls and a softmax over the last axis (bound: see the module)."""
+    out_dtype = query.dtype
+    q, k, v = as_compute(query), as_compute(key), as_compute(value)
+    t = q.dtype.type
+    factor = t(1) / np.sqrt(t(q.shape[-1])) if scale is None else as_compute(scale).reshape(()).astype(q.dtype)
+    weights = np.matmul(q, np.swapaxes(k, -1, -2))
+    weights *= factor
+    big_l, big_s = weights.shape[-2], weights.shape[-1]
+    if causal:
+        weights = weights + np.where(np.triu(np.ones((big_l, big_s), bool), 1), t(-np.inf), t(0))
+    elif mask is not None and mask_kind is not None:
+        if mask_kind == "bool":
+            weights = weights + np.where(mask, t(0), t(-np.inf))
+        else:
+            weights = weights + as_compute(mask).astype(q.dtype, copy=False)
+    with np.errstate(invalid="ignore"):
+        weights -= np.max(weights, axis=-1, keepdims=True)
+        np.exp(weights, out=weights)
+        weights /= np.sum(weights, axis=-1, keepdims=True)
+    return np.matmul(weights, v).astype(out_dtype, copy=False)
+
+
+def _sdpa_rule(params, inputs, outputs, axes):
+    """The batch axis passes when every input that has one has it at the same batch dim of the output
+    (aligned right, as the broadcast) and the scale has none."""
+    if len(axes) > 4 and axes[4] is not None:
+        return "the scale input has a batch axis"
+    out_rank = outputs[0].shape.rank
+    if out_rank is None:
+        return "the output rank is unknown"
+    found = set()
+    for i, a in enumerate(axes[:4]):
+        if a is None:
+            continue
+        rank = inputs[i].shape.rank
+        if rank is None:
+            return "an input rank is unknown"
+        aligned = a + out_rank - rank
+        if aligned >= out_rank - 2 or aligned < 0:
+            return "the batch axis is one of the attention dims (L, S or E)"
+        found.add(aligned)
+    if len(found) > 1:
+        return "the inputs have their batch axes at different dims"
+    return [found.pop() if found else None]
+
+
+OPS = (
+    OpDef("ScaledDotProductAttention", 13, 13, LATEST_OPSET, ("query", "key", "value", "attention_mask", "scale"),
+          infer_sdpa, sdpa, attrs=(Attr("causal", "false", ("true", "false")),), batch=_sdpa_rule, exact=False,
+          min_inputs=3),
+)

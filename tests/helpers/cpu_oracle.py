@@ -1,0 +1,36 @@
+"""OpenVINO's CPU plugin (``INFERENCE_PRECISION_HINT=f32``) as the oracle for operations whose core node has no
+``evaluate`` (LRN, MVN-1, BatchNormInference, NormalizeL2, GroupNormalization, ScaledDotProductAttention): the
+template plugin that would run their reference is not shipped in the ``openvino`` wheel."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import openvino as ov
+
+import ir_runner
+from tests.helpers.optest import assert_close
+
+_CORE = None
+
+
+def cpu_outputs(xml: Path, feeds: dict[str, np.ndarray]) -> list[np.ndarray]:
+    global _CORE
+    if _CORE is None:
+        _CORE = ov.Core()
+    compiled = _CORE.compile_model(str(xml), "CPU", {"INFERENCE_PRECISION_HINT": "f32"})
+    result = compiled({name: np.ascontiguousarray(v) for name, v in feeds.items()})
+    return [np.array(result[out]) for out in compiled.outputs]
+
+
+def check_run_cpu(xml: Path, feeds: dict[str, np.ndarray], *, rtol: float, atol: float = 0.0) -> dict[str, np.ndarray]:
+    """Run ``xml`` in ir-run and compare each output with the CPU plugin's within ``atol + rtol·|want|``."""
+    got = ir_runner.load(str(xml)).run(feeds)
+    want = cpu_outputs(xml, feeds)
+    assert len(got) == len(want)
+    for (name, g), w in zip(got.items(), want):
+        assert g.shape == w.shape, (name, g.shape, w.shape)
+        assert g.dtype == w.dtype, (name, g.dtype, w.dtype)
+        assert_close(name, g, w, rtol, atol)
+    return got

@@ -1,0 +1,164 @@
+"""ScaledDotProductAttention-13: shapes (broadcast batch dims, dynamic dims and ranks, masks of every rank, as
+OpenVINO's type_prop tests), values against the CPU plugin (the core node has no evaluate) within the stated
+bound, causal, boolean and float masks, the scale input, and seeded random graphs."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+ov = pytest.importorskip("openvino")
+from openvino import opset13  # noqa: E402
+
+import ir_runner  # noqa: E402
+from ir_runner.errors import IRError  # noqa: E402
+from tests.helpers.cpu_oracle import check_run_cpu  # noqa: E402
+from tests.helpers.optest import check_inference, write_ir  # noqa: E402
+
+RTOL, ATOL = 1e-5, 1e-6
+
+
+def _p(name, shape, et=ov.Type.f32):
+    return opset13.parameter(ov.PartialShape(shape), et, name=name)
+
+
+@pytest.mark.parametrize("q, k, v, m", [
+    ([2, 4, 7, 8], [2, 4, 9, 8], [2, 4, 9, 16], None),
+    ([2, 4, 7, 8], [2, 1, 9, 8], [1, 4, 9, 16], [1, 1, 7, 9]),
+    ([2, 4, 7, 8], [2, 4, 9, 8], [2, 4, 9, 16], [7, 9]),
+    ([2, 4, 7, 8], [2, 4, 9, 8], [2, 4, 9, 16], [2, 4, 1, 9]),
+    ([-1, 4, -1, 8], [-1, 4, -1, 8], [-1, 4, -1, 5], [-1, 1, -1, -1]),
+    ([-1, -1, -1, -1], [-1, -1, -1, -1], [-1, -1, -1, -1], None),
+    ([4, 7, 8], [4, 9, 8], [4, 9, 16], []),
+    ([1, 2, 3, 7, 8], [3, 9, 8], [2, 1, 9, 16], None),
+    ([-1, -1, -1], [2, 5, 3], [2, 5, 4], [2, 6, 5]),
+], ids=str)
+def test_shapes(q, k, v, m, tmp_path):
+    params = [_p("q", q), _p("k", k), _p("v", v)] + ([] if m is None else [_p("m", m)])
+    node = opset13.scaled_dot_product_attention(*params)
+    check_inference(write_ir(node, params, tmp_path))
+
+
+def test_dynamic_rank_and_scale(tmp_path):
+    params = [_p("q", ov.PartialShape.dynamic()), _p("k", [2, 4, 9, 8]), _p("v", [2, 4, 9, 16]),
+              _p("m", [1, 9], ov.Type.boolean), _p("s", [1])]
+    check_inference(write_ir(opset13.scaled_dot_product_attention(*params), params, tmp_path))
+
+
+def test_causal_ignores_the_mask_shape(tmp_path):
+    params = [_p("q", [2, 7, 8]), _p("k", [2, 9, 8]), _p("v", [2, 9, 4]), _p("m", [2, 5, 5])]
+    path = write_ir(opset13.scaled_dot_product_attention(*params, causal=True), params, tmp_path)
+    check_inference(path)
+
+
+@pytest.mark.parametrize("old, new", [("<dim>9</dim>", "<dim>10</dim>"), ("<dim>8</dim>", "<dim>3</dim>")])
+def test_mismatched_dims_are_errors(old, new, tmp_path):
+    params = [_p("q", [2, 7, 8]), _p("k", [2, 9, 8]), _p("v", [2, 9, 4])]
+    path = write_ir(opset13.scaled_dot_product_attention(*params), params, tmp_path)
+    text = path.read_text()
+    # change the value's S (second port of the layer) or key's E
+    head, sep, tail = text.partition('type="ScaledDotProductAttention"')
+    ports = tail.split("<port")
+    target = 3 if old == "<dim>9</dim>" else 2
+    ports[target] = ports[target].replace(old, new, 1)
+    path.write_text(head + sep + "<port".join(ports))
+    with pytest.raises(IRError):
+        ir_runner.load(str(path))
+
+
+def _feeds(rng, shapes, mask_type=None):
+    feeds = {name: rng.standard_normal(shape).astype(np.float32) for name, shape in shapes.items() if name != "m"}
+    if "m" in shapes:
+        if mask_type == "bool":
+            feeds["m"] = rng.random(shapes["m"]) < 0.7
+            feeds["m"][..., 0] = True  # no row masked everywhere
+        else:
+            feeds["m"] = (rng.standard_normal(shapes["m"]) * 2).astype(np.float32)
+    return feeds
+
+
+@pytest.mark.parametrize("causal", [False, True])
+@pytest.mark.parametrize("mask", [None, "bool", "float"])
+@pytest.mark.parametrize("with_scale", [False, True])
+def test_values(causal, mask, with_scale, tmp_path):
+    rng = np.random.default_rng(3)
+    shapes = {"q": (2, 3, 5, 8), "k": (2, 3, 6, 8), "v": (2, 3, 6, 4)}
+    if mask:
+        shapes["m"] = (1, 3, 5, 6)
+    params = [_p(n, s, ov.Type.boolean if n == "m" and mask == "bool" else ov.Type.f32) for n, s in shapes.items()]
+    args = list(params)
+    if with_scale:
+        if not mask:
+            args.append(opset13.constant(np.float32(0)))  # a scalar 0 mask: no mask
+        args.append(opset13.constant(np.float32(0.3)))
+    path = write_ir(opset13.scaled_dot_product_attention(*args, causal=causal), params, tmp_path)
+    check_inference(path)
+    check_run_cpu(path, _feeds(rng, shapes, mask), rtol=RTOL, atol=ATOL)
+
+
+def test_broadcast_batch_dims(tmp_path):
+    """Grouped-query style: key and value with one head broadcast over the query's four."""
+    rng = np.random.default_rng(5)
+    shapes = {"q": (2, 4, 5, 8), "k": (2, 1, 7, 8), "v": (1, 1, 7, 3), "m": (7,)}
+    shapes["m"] = (2, 1, 1, 7)
+    params = [_p(n, s) for n, s in shapes.items()]
+    path = write_ir(opset13.scaled_dot_product_attention(*params), params, tmp_path)
+    check_inference(path)
+    check_run_cpu(path, _feeds(rng, shapes, "float"), rtol=RTOL, atol=ATOL)
+
+
+def test_masked_row_is_nan(tmp_path):
+    """A row masked everywhere: softmax over -inf only, NaN (the specification's formula)."""
+    params = [_p("q", (1, 2, 4)), _p("k", (1, 3, 4)), _p("v", (1, 3, 2)), _p("m", (1, 2, 3), ov.Type.boolean)]
+    path = write_ir(opset13.scaled_dot_product_attention(*params), params, tmp_path)
+    rng = np.random.default_rng(0)
+    feeds = _feeds(rng, {"q": (1, 2, 4), "k": (1, 3, 4), "v": (1, 3, 2)})
+    feeds["m"] = np.array([[[True, False, True], [False, False, False]]])
+    got = next(iter(ir_runner.load(str(path)).run(feeds).values()))
+    assert np.isnan(got[0, 1]).all() and np.isfinite(got[0, 0]).all()
+
+
+def test_f16(tmp_path):
+    rng = np.random.default_rng(9)
+    shapes = {"q": (1, 2, 5, 8), "k": (1, 2, 5, 8), "v": (1, 2, 5, 8)}
+    params = [_p(n, s, ov.Type.f16) for n, s in shapes.items()]
+    path = write_ir(opset13.scaled_dot_product_attention(*params, causal=True), params, tmp_path)
+    check_inference(path)
+    feeds = {n: rng.standard_normal(s).astype(np.float16) for n, s in shapes.items()}
+    check_run_cpu(path, feeds, rtol=1e-2, atol=2e-3)
+
+
+@pytest.mark.parametrize("seed", range(16))
+def test_random_attention(seed, tmp_path):
+    rng = np.random.default_rng(seed)
+    nb = int(rng.integers(1, 3))
+    batch = [int(n) for n in rng.integers(1, 4, size=nb)]
+    big_l, big_s, e, ev = (int(n) for n in rng.integers(1, 9, size=4))
+
+    def some_ones(dims):
+        return [1 if rng.random() < 0.3 else d for d in dims]
+
+    shapes = {"q": tuple(batch + [big_l, e]), "k": tuple(some_ones(batch) + [big_s, e]),
+              "v": tuple(some_ones(batch) + [big_s, ev])}
+    mask = str(rng.choice(["none", "bool", "float"]))
+    if mask != "none":
+        shapes["m"] = tuple(some_ones(batch) + [1 if rng.random() < 0.3 else big_l, big_s])
+    params = [_p(n, s, ov.Type.boolean if n == "m" and mask == "bool" else ov.Type.f32) for n, s in shapes.items()]
+    path = write_ir(opset13.scaled_dot_product_attention(*params, causal=bool(rng.random() < 0.3)), params, tmp_path)
+    check_inference(path)
+    check_run_cpu(path, _feeds(rng, shapes, mask), rtol=RTOL, atol=1e-5)
+
+
+def test_batch_rule():
+    from ir_runner.ops.attention import OPS
+    from ir_runner.types import PartialShape, TensorSpec, element_type
+
+    def spec(*dims):
+        return TensorSpec(element_type("f32"), PartialShape.of(dims))
+
+    rule = OPS[0].batch
+    q, k, out = spec(2, 4, 5, 8), spec(4, 7, 8), spec(2, 4, 5, 8)
+    assert rule({}, [q, k, k], [out], [0, None, None]) == [0]
+    assert rule({}, [q, k, k], [out], [1, 0, 0]) == [1]  # key's axis 0 aligns with the output's axis 1
+    assert isinstance(rule({}, [q, k, k], [out], [0, 0, None]), str)
+    assert isinstance(rule({}, [q, k, k], [out], [2, None, None]), str)  # L

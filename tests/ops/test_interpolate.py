@@ -1,0 +1,213 @@
+"""Interpolate-4 and Interpolate-11: shapes (sizes and scales, pads, axes, dynamic dims and ranks, as OpenVINO's
+type_prop tests), values against OpenVINO's reference (nearest bit for bit in every coordinate transformation
+and nearest mode; linear, linear_onnx, cubic and the Pillow modes within the stated bound; integer types
+exactly, with the reference's wrapping casts), and seeded random graphs."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+
+ov = pytest.importorskip("openvino")
+from openvino import opset1, opset10, opset11  # noqa: E402
+
+import ir_runner  # noqa: E402
+from ir_runner.errors import IRError  # noqa: E402
+from tests.helpers.optest import check_inference, check_run, write_ir  # noqa: E402
+
+TRANSFORMS = ["half_pixel", "pytorch_half_pixel", "asymmetric", "tf_half_pixel_for_nn", "align_corners"]
+NEAREST = ["round_prefer_floor", "round_prefer_ceil", "floor", "ceil", "simple"]
+WEIGHTED = ["linear", "linear_onnx", "cubic"]
+RTOL, ATOL = 1e-5, 1e-5
+
+
+def _c(values, dtype=np.int64):
+    return opset1.constant(np.array(values, dtype))
+
+
+def _x(shape, et=ov.Type.f32):
+    return opset1.parameter(ov.PartialShape(shape), et, name="x")
+
+
+def _feed(rng, shape, dtype=np.float32):
+    if np.dtype(dtype).kind in "iu":
+        info = np.iinfo(dtype)
+        return rng.integers(info.min, int(info.max) + 1, size=shape).astype(dtype)
+    return (rng.standard_normal(shape) * 10).astype(dtype)
+
+
+# -- shapes ------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("shape", [[1, 3, 5, 7], [-1, 3, -1, -1], [2, -1, 4, -1]], ids=str)
+def test_shapes(shape, tmp_path):
+    x = _x(shape)
+    nodes = [
+        opset11.interpolate(x, _c([8, 3]), "nearest", "sizes", axes=_c([2, 3])),
+        opset11.interpolate(x, _c([0.5, 2.7], np.float32), "linear", "scales", axes=_c([3, 2])),
+        opset11.interpolate(x, _c([1, 1, 1.3333, 3], np.float32), "cubic", "scales"),
+        opset11.interpolate(x, _c([6, 4]), "linear_onnx", "sizes", pads_begin=[0, 1, 2], pads_end=[1, 0, 0, 3],
+                            axes=_c([2, 3])),
+        opset10.interpolate(x, _c([9, 9]), _c([1.5, 0.25], np.float32), "nearest", "scales", axes=_c([3, 2])),
+        opset10.interpolate(x, _c([2, 3, 9, 9]), _c([1, 1, 1, 1], np.float32), "nearest", "sizes"),
+        opset11.interpolate(x, _c([4, 5]), "bilinear_pillow", "sizes", axes=_c([2, 3])),
+    ]
+    check_inference(write_ir(nodes, [x], tmp_path))
+
+
+def test_dynamic_rank_and_computed_axes(tmp_path):
+    x = _x(ov.PartialShape.dynamic())
+    y = opset1.parameter([1, 2, 4, 4], ov.Type.f32, name="y")
+    axes = opset1.parameter([2], ov.Type.i64, name="axes")
+    nodes = [opset11.interpolate(x, _c([8, 3]), "nearest", "sizes", axes=_c([2, 3])),
+             opset11.interpolate(y, _c([8, 3]), "nearest", "sizes", axes=axes)]
+    check_inference(write_ir(nodes, [x, y, axes], tmp_path))
+
+
+_AXES_CONST = '<data element_type="i64" shape="2" offset='
+
+
+@pytest.mark.parametrize("old, new", [
+    ('mode="nearest"', 'mode="sideways"'),
+    ('pads_begin="0, 0, 0, 0"', 'pads_begin="0, -1"'),
+    (_AXES_CONST + '"16"', _AXES_CONST + '"0"'),  # the axes read the sizes [8, 3]: axis 8 is out of range
+    ('shape_calculation_mode="sizes"', 'shape_calculation_mode="x"'),
+])
+def test_invalid_attributes_are_errors(old, new, tmp_path):
+    x = _x([1, 2, 4, 4])
+    path = write_ir(opset11.interpolate(x, _c([8, 3]), "nearest", "sizes", axes=_c([2, 3])), [x], tmp_path)
+    text = path.read_text()
+    assert old in text, text
+    path.write_text(text.replace(old, new, 1))
+    with pytest.raises(IRError):
+        ir_runner.load(str(path))
+
+
+def test_pillow_needs_two_axes(tmp_path):
+    x = _x([1, 2, 4, 4])
+    path = write_ir(opset11.interpolate(x, _c([8, 3]), "bilinear_pillow", "sizes", axes=_c([2, 3])), [x], tmp_path)
+    text = path.read_text().replace('bilinear_pillow', 'bicubic_pillow')
+    path.write_text(text)
+    check_inference(path)
+    x3 = _x([1, 2, 4, 4])
+    three = write_ir(opset11.interpolate(x3, _c([8, 3, 3]), "nearest", "sizes", axes=_c([1, 2, 3])), [x3],
+                     tmp_path, "three")
+    three.write_text(three.read_text().replace('mode="nearest"', 'mode="bilinear_pillow"'))
+    with pytest.raises(IRError, match="two axes"):
+        ir_runner.load(str(three))
+
+
+# -- values ------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("shape, sizes", [([1, 2, 4, 5], [7, 3]), ([2, 1, 6, 6], [3, 9]), ([1, 1, 3, 8], [1, 8])],
+                         ids=str)
+def test_nearest_every_mode_bit_exact(shape, sizes, tmp_path):
+    x = _x(shape)
+    nodes = [opset11.interpolate(x, _c(sizes), "nearest", "sizes", coordinate_transformation_mode=t, nearest_mode=n,
+                                 axes=_c([2, 3])) for t, n in itertools.product(TRANSFORMS, NEAREST)]
+    path = write_ir(nodes, [x], tmp_path)
+    check_inference(path)
+    check_run(path, {"x": _feed(np.random.default_rng(0), shape)})
+
+
+@pytest.mark.parametrize("scales", [[0.6, 1.7], [2.0, 0.5], [1.0, 1.3333], [0.25, 3.0]], ids=str)
+def test_nearest_scales_bit_exact(scales, tmp_path):
+    x = _x([1, 2, 5, 7])
+    nodes = [opset11.interpolate(x, _c(scales, np.float32), "nearest", "scales", coordinate_transformation_mode=t,
+                                 nearest_mode=n, axes=_c([2, 3])) for t, n in itertools.product(TRANSFORMS, NEAREST)]
+    path = write_ir(nodes, [x], tmp_path)
+    check_inference(path)
+    check_run(path, {"x": _feed(np.random.default_rng(1), [1, 2, 5, 7])})
+
+
+@pytest.mark.parametrize("mode", WEIGHTED)
+@pytest.mark.parametrize("shape, sizes", [([1, 2, 4, 5], [7, 3]), ([2, 1, 9, 6], [3, 12])], ids=str)
+def test_weighted_every_transform(mode, shape, sizes, tmp_path):
+    x = _x(shape)
+    nodes = [opset11.interpolate(x, _c(sizes), mode, "sizes", coordinate_transformation_mode=t, axes=_c([2, 3]),
+                                 cube_coeff=-0.5 if i % 2 else -0.75) for i, t in enumerate(TRANSFORMS)]
+    path = write_ir(nodes, [x], tmp_path)
+    check_inference(path)
+    check_run(path, {"x": _feed(np.random.default_rng(2), shape)}, rtol=RTOL, atol=ATOL)
+
+
+@pytest.mark.parametrize("scales", [[0.6, 1.7], [2.0, 0.5], [0.5, 0.4], [0.3, 1.5]], ids=str)
+def test_scales_v4_v11_antialias_and_pillow(scales, tmp_path):
+    x = _x([1, 2, 9, 10])
+    s = _c(scales, np.float32)
+    nodes = [opset11.interpolate(x, s, m, "scales", axes=_c([2, 3])) for m in WEIGHTED + ["bilinear_pillow",
+                                                                                          "bicubic_pillow"]]
+    nodes += [opset10.interpolate(x, _c([1, 1]), s, m, "scales", axes=_c([2, 3])) for m in WEIGHTED + ["nearest"]]
+    nodes.append(opset11.interpolate(x, s, "linear", "scales", antialias=True, axes=_c([2, 3])))
+    path = write_ir(nodes, [x], tmp_path)
+    check_inference(path)
+    check_run(path, {"x": _feed(np.random.default_rng(3), [1, 2, 9, 10])}, rtol=RTOL, atol=ATOL)
+
+
+def test_pads_and_default_axes(tmp_path):
+    x = _x([1, 2, 5, 7])
+    nodes = []
+    for mode in ["nearest"] + WEIGHTED:
+        nodes.append(opset11.interpolate(x, _c([8, 4]), mode, "sizes", pads_begin=[0, 1, 1, 2], pads_end=[0, 0, 2],
+                                         axes=_c([2, 3])))
+        nodes.append(opset11.interpolate(x, _c([1, 2, 8, 4]), mode, "sizes"))
+    path = write_ir(nodes, [x], tmp_path)
+    check_inference(path)
+    check_run(path, {"x": _feed(np.random.default_rng(4), [1, 2, 5, 7])}, rtol=RTOL, atol=ATOL)
+
+
+@pytest.mark.parametrize("et, dtype", [(ov.Type.u8, np.uint8), (ov.Type.i8, np.int8)], ids=str)
+def test_integer_types_exactly(et, dtype, tmp_path):
+    """Integer results: rounded or truncated and cast (wrapping past the range) as the reference does."""
+    x = _x([1, 2, 5, 7], et)
+    nodes = [opset11.interpolate(x, _c([8, 4]), m, "sizes", axes=_c([2, 3]))
+             for m in ["nearest"] + WEIGHTED + ["bilinear_pillow", "bicubic_pillow"]]
+    path = write_ir(nodes, [x], tmp_path)
+    check_run(path, {"x": _feed(np.random.default_rng(5), [1, 2, 5, 7], dtype)})
+
+
+def test_f16(tmp_path):
+    x = _x([1, 2, 5, 7], ov.Type.f16)
+    nodes = [opset11.interpolate(x, _c([8, 4]), m, "sizes", axes=_c([2, 3])) for m in WEIGHTED + ["bicubic_pillow"]]
+    path = write_ir(nodes, [x], tmp_path)
+    check_run(path, {"x": _feed(np.random.default_rng(6), [1, 2, 5, 7], np.float16)}, rtol=1e-2, atol=1e-2)
+    nearest = write_ir(opset11.interpolate(x, _c([8, 4]), "nearest", "sizes", axes=_c([2, 3])), [x], tmp_path, "n")
+    check_run(nearest, {"x": _feed(np.random.default_rng(6), [1, 2, 5, 7], np.float16)})
+
+
+def test_5d(tmp_path):
+    x = _x([2, 3, 4, 5, 6])
+    nodes = [opset11.interpolate(x, _c([3, 9, 4]), m, "sizes", axes=_c([2, 3, 4])) for m in ["nearest"] + WEIGHTED]
+    path = write_ir(nodes, [x], tmp_path)
+    check_run(path, {"x": _feed(np.random.default_rng(7), [2, 3, 4, 5, 6])}, rtol=RTOL, atol=ATOL)
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_random_interpolate(seed, tmp_path):
+    rng = np.random.default_rng(seed)
+    shape = [int(rng.integers(1, 3)), int(rng.integers(1, 4))] + [int(n) for n in rng.integers(1, 9, size=2)]
+    x = _x(shape)
+    mode = str(rng.choice(["nearest"] + WEIGHTED + ["bilinear_pillow", "bicubic_pillow"]))
+    kw = dict(coordinate_transformation_mode=str(rng.choice(TRANSFORMS)), nearest_mode=str(rng.choice(NEAREST)),
+              antialias=bool(rng.random() < 0.3), cube_coeff=float(rng.choice([-0.75, -0.5])), axes=_c([2, 3]))
+    if rng.random() < 0.5:
+        node = opset11.interpolate(x, _c([int(n) for n in rng.integers(1, 12, size=2)]), mode, "sizes", **kw)
+    else:
+        scales = [float(v) for v in rng.choice([0.25, 0.5, 0.6, 1.0, 1.5, 2.0, 2.5], size=2)]
+        node = opset11.interpolate(x, _c(scales, np.float32), mode, "scales", **kw)
+    path = write_ir(node, [x], tmp_path)
+    check_inference(path)
+    exact = {} if mode == "nearest" else {"rtol": RTOL, "atol": ATOL}
+    check_run(path, {"x": _feed(rng, shape)}, **exact)
+
+
+def test_batch_rule():
+    from ir_runner.ops.interpolate import OPS
+    rule = OPS[1].batch
+    params = {"axes": (2, 3), "pads_begin": (0, 0, 0, 0), "pads_end": (0, 0, 0, 0)}
+    assert rule(params, [], [None], [0, None, None]) == [0]
+    assert isinstance(rule(params, [], [None], [2, None, None]), str)
+    assert isinstance(rule(dict(params, pads_begin=(1, 0, 0, 0)), [], [None], [0, None, None]), str)
