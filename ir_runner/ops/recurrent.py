@@ -8,11 +8,14 @@ states' axis 1 and W/R/B's axis 0. Sequences output Y ``[batch, num_directions, 
 
 Semantics (OpenVINO's reference, ``openvino/reference/{lstm,gru,rnn}_cell.hpp`` and ``sequences.hpp``):
 
-- Gate blocks: LSTM ``f, i, c, o`` (LSTMCell-1: the order its ``weights_format`` names; peepholes P are
-  ``f, i, o``), GRU ``z, r, h``. ``clip > 0`` clamps every gate's pre-activation to ``[-clip, clip]``
-  (not the LSTM cell state fed to ``h``). Activations: sigmoid, tanh and relu, as the reference (and the
-  CPU plugin) support; ``activations_alpha``/``activations_beta`` are ignored, as there. OpenVINO's graph
-  helpers also know hardsigmoid, which neither the reference nor the CPU plugin runs: refused.
+- Gate blocks: LSTM ``f, i, c, o``, GRU ``z, r, h``. ``clip > 0`` clamps every gate's pre-activation to
+  ``[-clip, clip]`` (not the LSTM cell state fed to ``h``). Activations: sigmoid, tanh and relu, as the
+  reference (and the CPU plugin) support; ``activations_alpha``/``activations_beta`` are ignored, as there.
+  OpenVINO's graph helpers also know hardsigmoid, which neither the reference nor the CPU plugin runs: refused.
+- LSTMCell-1: ``input_forget`` makes ``i = 1 - f``; a ``weights_format`` other than ``fico`` is refused, as
+  the reference refuses it (OpenVINO's CPU plugin ignores both attributes: ``fico``, no input_forget). It is
+  served as OpenVINO writes it, with 6 inputs; the 7-input form with peepholes P would need optional inputs
+  in the op contract (refused: wrong input count).
 - GRU: ``linear_before_reset`` puts R's h-block product inside the reset: ``h = g(Xh + r*(H*Rh + Rbh) + Wbh)``
   with B of ``4*hidden`` (``Wbz+Rbz, Wbr+Rbr, Wbh, Rbh``); otherwise ``h = g(Xh + (r*H)*Rh + Bh)``.
 - ``reverse`` runs each row backwards over its own first ``sequence_lengths[b]`` steps; ``bidirectional``
@@ -29,7 +32,7 @@ precision does); f64 in f64.
 Accuracy (``exact=False``): matmul accumulation order and the activations' libm differ from OpenVINO's;
 measured against OpenVINO's CPU plugin (``INFERENCE_PRECISION_HINT=f32``; the Python reference has no
 ``evaluate`` for these operations) every f32 output is within ``1e-5 * (1 + max|want|)`` per element for
-inputs and weights of magnitude <= 1 and sequences of up to 16 steps (errors grow with the number of
+inputs and weights of magnitude <= 1 and sequences of up to 10 steps (errors grow with the number of
 steps and the size of the products, about one f32 rounding of each dot product per step).
 """
 
@@ -208,22 +211,20 @@ def infer_cell(ctx: OpContext):
             raise ModelFormatError("the required attribute 'hidden_size' is missing", layer=ctx.ref)
         hidden = Dim(size, size)
     if ctx.op.version == 1:
-        params.update(_lstm_v1_params(ctx, hidden))
+        params.update(_lstm_v1_params(ctx))
     return [TensorSpec(et, PartialShape((batch, hidden)))] * states, params
 
 
-_WEIGHTS_FORMATS = {"fico": "fico", "icof": "icof", "ifco": "ifco", "ifoc": "ifoc", "iofc": "iofc"}
+_WEIGHTS_FORMATS = ("fico", "icof", "ifco", "ifoc", "iofc")
 
 
-def _lstm_v1_params(ctx: OpContext, hidden: Dim) -> dict:
-    """LSTMCell-1's peephole check (P of ``3 * hidden``), gate order and ``input_forget``."""
-    p = ctx.inputs[6].shape
-    if p.rank is not None and p.rank != 1:
-        ctx.fail(f"P must have rank 1, got {p}", position=6)
-    if p.rank is not None and p.dims[0].is_static and hidden.is_static and p.dims[0].lo != 3 * hidden.lo:
-        ctx.fail(f"P must have {3 * hidden.lo} (= 3 * hidden size) elements, got {p.dims[0]}", position=6)
-    return {"weights_format": ctx.attr_choice("weights_format", _WEIGHTS_FORMATS, "ifco"),
-            "input_forget": ctx.attr_bool("input_forget", False)}
+def _lstm_v1_params(ctx: OpContext) -> dict:
+    """LSTMCell-1's ``input_forget``; gate orders other than ``fico`` are refused (by the reference too)."""
+    order = ctx.attr_choice("weights_format", {f: f for f in _WEIGHTS_FORMATS}, "ifco")
+    if order != "fico":
+        raise UnsupportedError(f"weights_format={order!r} is not supported (OpenVINO's reference runs 'fico' only)",
+                               layer=ctx.ref, hint="reorder W, R and B's gate blocks to f, i, c, o")
+    return {"input_forget": ctx.attr_bool("input_forget", False)}
 
 
 # -- kernels ---------------------------------------------------------------------------------------------
@@ -249,18 +250,13 @@ def _apply(x: np.ndarray, function: str, clip: float) -> np.ndarray:
 
 
 def _lstm_step(gates: np.ndarray, h: np.ndarray, c: np.ndarray, r: np.ndarray, size: int, acts, clip: float,
-               peep: np.ndarray | None = None, input_forget: bool = False):
+               input_forget: bool = False):
     """One LSTM step: ``gates`` holds X·W + B of the step (f, i, c, o blocks); returns (H, C)."""
     g = gates + h @ r.T
     f_, i_, c_, o_ = (g[:, k * size:(k + 1) * size] for k in range(4))
-    if peep is not None:
-        f_ += peep[0] * c
-        i_ += peep[1] * c
     f_ = _apply(f_, acts[0], clip)
     i_ = 1 - f_ if input_forget else _apply(i_, acts[0], clip)
     c_new = f_ * c + i_ * _apply(c_, acts[1], clip)
-    if peep is not None:
-        o_ += peep[2] * c_new
     h_new = _apply(o_, acts[0], clip) * _apply(c_new.copy(), acts[2], 0.0)
     return h_new, c_new
 
@@ -370,7 +366,7 @@ def sequence(*inputs: np.ndarray, kind: str, direction: str, activations, clip: 
 
 
 def cell(*inputs: np.ndarray, kind: str, activations, clip: float, linear_before_reset: bool,
-         weights_format: str = "fico", input_forget: bool = False):
+         input_forget: bool = False):
     """One step of an LSTM/GRU/RNN cell: H, or (H, C) for LSTM; see the module docstring."""
     dtype = inputs[0].dtype
     work = _compute_dtype(dtype)
@@ -379,13 +375,8 @@ def cell(*inputs: np.ndarray, kind: str, activations, clip: float, linear_before
         if kind == "lstm":
             x, h, c, w, r, b = arrays[:6]
             size = r.shape[-1]
-            peep = None
-            if len(arrays) == 7:  # LSTMCell-1: gate blocks in ``weights_format`` order, peepholes f, i, o
-                order = [weights_format.index(g) for g in "fico"]
-                w, r, b = (np.concatenate([a[k * size:(k + 1) * size] for k in order]) for a in (w, r, b))
-                peep = arrays[6].reshape(3, size)
             gates, _ = _input_gates(x, w, b, kind, size, False)
-            h_new, c_new = _lstm_step(gates, h, c, r, size, activations, clip, peep, input_forget)
+            h_new, c_new = _lstm_step(gates, h, c, r, size, activations, clip, input_forget)
             return h_new.astype(dtype), c_new.astype(dtype)
         x, h, w, r, b = arrays
         size = r.shape[-1]
@@ -407,7 +398,7 @@ def _fit_lengths(params, inputs, position: int):
 
 def _batch_rule(rowed: int):
     """The batch rule of an operation whose first ``rowed`` inputs (X, the states, sequence_lengths) have the
-    batch on axis 0 and whose other inputs (W, R, B, P) have none; every output keeps it on axis 0."""
+    batch on axis 0 and whose other inputs (W, R, B) have none; every output keeps it on axis 0."""
     def batch(params, inputs, outputs, axes) -> list | str:
         if any(axis is not None for axis in axes[rowed:]):
             return "the weights (W, R, B) would be split along with the batch"
@@ -434,9 +425,9 @@ OPS = (
     OpDef("RNNSequence", 5, 5, LATEST_OPSET, ("X", "initial_hidden_state", "sequence_lengths", "W", "R", "B"),
           infer_sequence, sequence, roles=("data",) * 2 + ("lengths",) + ("weights",) * 3, attrs=_SEQ_ATTRS,
           fit=_fit_lengths, batch=_batch_rule(3), exact=False),
-    OpDef("LSTMCell", 1, 1, 3, ("X", "initial_hidden_state", "initial_cell_state", "W", "R", "B", "P"),
-          infer_cell, cell, roles=("data",) * 3 + ("weights",) * 4,
-          attrs=_COMMON + (Attr("weights_format", "ifco", tuple(_WEIGHTS_FORMATS)),
+    OpDef("LSTMCell", 1, 1, 3, ("X", "initial_hidden_state", "initial_cell_state", "W", "R", "B"),
+          infer_cell, cell, roles=("data",) * 3 + ("weights",) * 3,
+          attrs=_COMMON + (Attr("weights_format", "ifco", _WEIGHTS_FORMATS),
                            Attr("input_forget", "false", ("true", "false"))),
           batch=_batch_rule(3), exact=False),
     OpDef("LSTMCell", 4, 4, LATEST_OPSET, ("X", "initial_hidden_state", "initial_cell_state", "W", "R", "B"),
