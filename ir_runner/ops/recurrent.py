@@ -387,11 +387,11 @@ def cell(*inputs: np.ndarray, kind: str, activations, clip: float, linear_before
 
 
 def _fit_lengths(params, inputs, position: int):
-    """sequence_lengths: 1..seq (the whole range of valid lengths) when seq is static."""
+    """sequence_lengths: 0..seq (every length the reference handles in every direction) when seq is static."""
     if position != (3 if params["kind"] == "lstm" else 2):
         return None
     seq = _dim_at(inputs[0].shape, 1)
-    return InputFit("index", 1, seq.lo, "sequence lengths of X's rows") if seq.is_static and seq.lo else None
+    return InputFit("index", 0, seq.lo, "sequence lengths of X's rows") if seq.is_static else None
 
 
 # -- batch axes ------------------------------------------------------------------------------------------

@@ -423,3 +423,15 @@ def test_batch_rule(type_name, version, rowed, outputs):
     assert isinstance(op.batch({}, [], specs, [1] + [0] * (rowed - 1) + [None] * weights), str)
     assert isinstance(op.batch({}, [], specs, [0] * rowed + [0] + [None] * (weights - 1)), str)
     assert isinstance(op.batch({}, [], specs, [0] + [None] * (rowed - 1 + weights)), str)
+
+
+def test_generated_lengths_fit_the_sequence(tmp_path):
+    node, params = sequence_graph("gru", "reverse", batch=64, seq=5, inp=3, hidden=4, rng=np.random.default_rng(0))
+    xml = write_ir(node, params, tmp_path)
+    op = lookup("GRUSequence", "opset5")
+    report = ir_runner.validate(str(xml))
+    layer = next(info for info in report.layers if info.ref.type_version == "GRUSequence-5")
+    specs = [check.spec for check in layer.checks if check.direction == "in"]
+    fit = op.fit({"kind": "gru"}, specs, 2)
+    assert (fit.kind, fit.low, fit.high) == ("index", 0, 5)
+    assert op.fit({"kind": "gru"}, specs, 0) is None
