@@ -111,7 +111,10 @@ class Model:
                 emit(schedule[position][1])
                 position += 1
             position += 1
-            emit(LayerTrace(step.layer, 0, _port_id(self.graph, step.layer.id, 0), value, seconds, "computed"))
+            values = value if step.outputs is not None else (value,)  # a step of several outputs gives a tuple
+            for port, output in enumerate(values):
+                emit(LayerTrace(step.layer, port, _port_id(self.graph, step.layer.id, port), output,
+                                seconds if port == 0 else 0.0, "computed"))
 
         values = execute(plan, arrays, observe)
         for _, record in schedule[position:]:

@@ -68,3 +68,19 @@ def test_feeds_are_checked_as_run_checks_them():
         raise AssertionError("a missing input was accepted")
     with pytest.warns(ir_runner.CastWarning, match="cast int64 to int32"):
         assert model.trace(cond=FEEDS["cond"], x=FEEDS["x"].astype(np.int64), cast="same_kind").layers
+
+
+def test_a_layer_of_several_outputs_is_traced_port_by_port(tmp_path):
+    """Split gives two outputs: the trace has one record per output port, in port order, with the run's values."""
+    ov = pytest.importorskip("openvino")
+    from openvino import opset8
+
+    x = opset8.parameter([4, 3], ov.Type.f32, name="x")
+    split = opset8.split(x, opset8.constant(np.int64(0)), 2)
+    model_path = tmp_path / "split.xml"
+    ov.save_model(ov.Model([split.output(0), split.output(1)], [x], "split"), str(model_path))
+    model = ir_runner.load(str(model_path))
+    data = np.arange(12, dtype=np.float32).reshape(4, 3)
+    records = [r for r in model.trace({"x": data}).layers if r.source == "computed"]
+    assert [r.position for r in records] == [0, 1]
+    assert np.array_equal(records[0].value, data[:2]) and np.array_equal(records[1].value, data[2:])

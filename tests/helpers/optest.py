@@ -107,8 +107,12 @@ def check_run(xml: Path, feeds: dict[str, np.ndarray], *, ulp: int | None = None
               atol: float = 0.0, oracle: str = "reference") -> dict[str, np.ndarray]:
     """Run ``xml`` in ir-run on ``feeds`` and compare each output with :func:`reference_outputs` (or
     :func:`cpu_outputs` with ``oracle="cpu"``): bit for bit by default, else within ``ulp`` units in the last
-    place or ``|got - want| <= atol + rtol * |want|`` (NaN where the oracle has NaN). Returns ir-run's outputs."""
-    got = ir_runner.load(str(xml)).run(feeds)
+    place or ``|got - want| <= atol + rtol * |want|`` (NaN where the oracle has NaN). Also checks that no kernel
+    returns a view of its inputs unless its declaration says ``views`` (:func:`check_ownership`), and that the
+    caller owns every output. Returns ir-run's outputs."""
+    model = ir_runner.load(str(xml))
+    got = model.run(feeds)
+    check_ownership(model, feeds, got)
     want = cpu_outputs(xml, feeds) if oracle == "cpu" else reference_outputs(xml, feeds)
     assert len(got) == len(want)
     for (name, g), w in zip(got.items(), want):
@@ -121,6 +125,27 @@ def check_run(xml: Path, feeds: dict[str, np.ndarray], *, ulp: int | None = None
         else:
             assert_close(name, g, w, rtol, atol)
     return got
+
+
+def check_ownership(model, feeds: dict[str, np.ndarray], outputs: dict[str, np.ndarray]) -> None:
+    """Kernels return new arrays unless their operation declares ``views``; outputs never share memory with a
+    feed or with each other (the plan copies what may alias)."""
+    trace = model.trace(feeds)
+    values = {(r.layer.id, r.position): r.value for r in trace.layers}
+    graph, inference = model.graph, model.inference
+    for record in trace.layers:
+        op = inference.layers[record.layer.id].op
+        if record.source != "computed" or op is None or op.views or not record.value.size:
+            continue
+        for source in graph.sources[record.layer.id]:
+            value = values.get(source)
+            if value is not None and value.size and np.shares_memory(record.value, value):
+                raise AssertionError(f"{record.layer} returns a view of its input {source} but does not declare"
+                                     " views=True")
+    arrays = [a for a in outputs.values() if a.size]
+    for i, array in enumerate(arrays):
+        assert not any(np.shares_memory(array, np.asarray(f)) for f in feeds.values()), "an output aliases a feed"
+        assert not any(np.shares_memory(array, other) for other in arrays[i + 1:]), "two outputs share memory"
 
 
 def assert_same_bits(name: str, got: np.ndarray, want: np.ndarray) -> None:
