@@ -10,6 +10,7 @@ import importlib
 from typing import TYPE_CHECKING
 
 from .errors import (
+    BatchError,
     DeclaredMismatchError,
     GraphError,
     IndexOutOfRangeError,
@@ -53,6 +54,7 @@ def __getattr__(name: str):
 
 
 __all__ = [
+    "BatchError",
     "CastWarning",
     "DeclaredMismatchError",
     "Dim",

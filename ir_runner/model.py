@@ -49,6 +49,7 @@ class Model:
         # u1 inputs need a value check that the fast path skips
         self._fast_bind_ok = static_inputs and all(i.element_type != "u1" for i in self.inputs)
         self._output_names = tuple(o.name for o in self.outputs)
+        self.source: tuple[Source, Source | memoryview | None] | None = None  # what load() read, see ir_runner.dask
 
     @property
     def name(self) -> str:
@@ -248,7 +249,9 @@ def load(
         graph = read_graph(source, weights)
         inference = infer_graph(graph, strict=strict)
         inference.raise_first()
-        return Model(graph, inference, strict=strict, memory_limit=memory_limit)
+        model = Model(graph, inference, strict=strict, memory_limit=memory_limit)
+        model.source = (source, weights)
+        return model
 
 
 _gc_lock = threading.Lock()
