@@ -191,10 +191,27 @@ def test_feeds_that_do_not_fit(model_path, tmp_path):
 WORKER_LIMIT = 128 << 20
 
 
-def test_local_cluster_over_data_four_times_a_workers_memory(tmp_path):
+@pytest.fixture
+def fast_tmp(tmp_path):
+    """A scratch folder in memory (/dev/shm) when there is one, for the large Zarr arrays."""
+    import shutil
+    import tempfile
+
+    if not os.access("/dev/shm", os.W_OK):
+        yield tmp_path
+        return
+    folder = tempfile.mkdtemp(prefix="ir-run-test-", dir="/dev/shm")
+    try:
+        yield __import__("pathlib").Path(folder)
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def test_local_cluster_over_data_four_times_a_workers_memory(fast_tmp):
     """2 worker processes of 128 MiB each (spilling and pausing off: only the nanny's kill at 95% remains)
     run over a 544 MiB Zarr array, writing Zarr; the result equals Model.run block by block, and no worker
     was restarted."""
+    tmp_path = fast_tmp
     import dask
     import zarr
     from distributed import Client, LocalCluster
@@ -215,8 +232,10 @@ def test_local_cluster_over_data_four_times_a_workers_memory(tmp_path):
     source = zarr.create_array(tmp_path / "x.zarr", shape=(rows, columns), chunks=(block, columns), dtype="u1",
                                compressors=None)
     base = np.random.default_rng(6).integers(0, 256, (16 * block, columns), dtype=np.uint8)
-    for lo in range(0, rows, base.shape[0]):
-        source[lo:lo + base.shape[0]] = base[:rows - lo] + np.uint8(lo // base.shape[0])
+    for lo in range(0, rows, block):  # chunk by chunk (zarr writes whole chunks fastest), each one unique
+        chunk = base[lo % base.shape[0]:][:min(block, rows - lo)].copy()
+        chunk[0, :4] = np.frombuffer(np.uint32(lo).tobytes(), np.uint8)
+        source[lo:lo + chunk.shape[0]] = chunk
     assert source.nbytes >= 4 * WORKER_LIMIT
     mask_value = np.random.default_rng(7).random(columns) > 0.3
 
