@@ -306,7 +306,7 @@ def _build(handle: ModelHandle, model: Model, arrays: list[da.Array], axes: list
     pairs: list[Any] = [handle, None]
     for position, (array, axis) in enumerate(zip(arrays, axes)):
         pairs += [array, tuple("b" if d == axis else f"i{position}_{d}" for d in range(array.ndim))]
-    blocks = da.blockwise(_run_block, ("b",), *pairs, concatenate=True, dtype=object,
+    blocks = da.blockwise(_run_block, ("b",), *pairs, concatenate=False, dtype=object,
                           meta=np.empty((0,), dtype=object), name=f"ir-run-{token}")
     outputs = {}
     for position, (info, axis, dtype) in enumerate(zip(model.outputs, layout.axes, layout.dtypes)):
@@ -327,13 +327,21 @@ def _run_block(handle: ModelHandle, *arrays) -> tuple[np.ndarray, ...]:
     """One block: the outputs of the model, in ``model.outputs`` order. The plan for the block's shapes is
     made once per process (the model caches it; the lock keeps two threads from making it twice)."""
     model = handle.get()
-    arrays = [np.asarray(array) for array in arrays]
+    arrays = [np.asarray(_single(array)) for array in arrays]
     with _plan_lock:
         model.plan_for(arrays)
     return tuple(model.run(arrays).values())
 
 
 _plan_lock = threading.Lock()
+
+
+def _single(block):
+    """The one block blockwise passes, unwrapped from the nested lists of the axes it does not map (each has
+    one chunk: concatenating them would copy the block)."""
+    while isinstance(block, list):
+        (block,) = block
+    return block
 
 
 # -- shipping the model ---------------------------------------------------------------------------------
