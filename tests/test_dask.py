@@ -248,6 +248,8 @@ def test_local_cluster_over_data_four_times_a_workers_memory(fast_tmp):
         (output,) = ird.run(path, {"x": da.from_zarr(str(tmp_path / "x.zarr")), "mask": mask_value}).values()
         da.to_zarr(output, str(tmp_path / "out.zarr"))
         assert client.run(os.getpid) == pids and len(cluster.workers) == 2  # same two processes throughout
+        loaded = client.run(lambda: [len(model._plans) for model in ird._loaded_models.values()])
+        assert sorted(loaded.values()) == [[1], [1]]  # each worker loaded the model once, planned one block shape
 
     model = ir_runner.load(path)
     result = zarr.open_array(tmp_path / "out.zarr", mode="r")

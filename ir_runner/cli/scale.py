@@ -153,8 +153,10 @@ def _open_zarr(path: str, name: str, batch_axis: int, chunk: int | None):
                              hint=f"give the array's own path, e.g. {path}/ARRAY")
         found = arrays[component]
     shape, stored = found.shape, found.chunks
+    if batch_axis < 0:
+        batch_axis += len(shape)
     rows = chunk
-    if rows is None and len(shape) > batch_axis:
+    if rows is None and 0 <= batch_axis < len(shape):
         from ..dask import BLOCK_BYTES
 
         row_bytes = max(1, found.dtype.itemsize * int(_product(shape)) // max(shape[batch_axis], 1))
