@@ -12,7 +12,6 @@ import sys
 
 from dask.diagnostics import ProgressBar
 from dask.utils import format_time
-from distributed.diagnostics.progressbar import TextProgressBar
 
 
 def rows_line(fraction: float, elapsed: float, rows: int, width: int = 40) -> str:
@@ -36,24 +35,20 @@ class RowsProgressBar(ProgressBar):
             self._file.flush()
 
 
-class RowsTextProgressBar(TextProgressBar):
-    """distributed's TextProgressBar (a cluster), on stderr, showing rows and rows/s."""
+def rows_text_bar(futures, client, rows: int) -> None:
+    """Show the progress of ``futures`` on ``client``'s cluster until they are done: distributed's
+    TextProgressBar, on stderr, with rows and rows/s (distributed is imported only for a cluster)."""
+    from distributed.diagnostics.progressbar import TextProgressBar
 
-    def __init__(self, keys, rows: int, **kwargs) -> None:
-        self._rows = rows
-        super().__init__(keys, **kwargs)
+    class RowsTextProgressBar(TextProgressBar):
+        def _draw_bar(self, remaining: int, all: int, **kwargs) -> None:
+            fraction = (1 - remaining / all) if all else 1.0
+            with contextlib.suppress(ValueError):
+                sys.stderr.write(rows_line(fraction, self.elapsed, rows, self.width))
+                sys.stderr.flush()
 
-    def _draw_bar(self, remaining: int, all: int, **kwargs) -> None:
-        fraction = (1 - remaining / all) if all else 1.0
-        with contextlib.suppress(ValueError):
-            sys.stderr.write(rows_line(fraction, self.elapsed, self._rows, self.width))
+        def _draw_stop(self, **kwargs) -> None:
+            sys.stderr.write("\n")
             sys.stderr.flush()
 
-    def _draw_stop(self, **kwargs) -> None:
-        sys.stderr.write("\n")
-        sys.stderr.flush()
-
-
-def rows_text_bar(futures, client, rows: int) -> None:
-    """Show the progress of ``futures`` on ``client``'s cluster until they are done."""
-    RowsTextProgressBar(futures, rows, scheduler=client.scheduler.address, complete=True)
+    RowsTextProgressBar(futures, scheduler=client.scheduler.address, complete=True)
