@@ -25,7 +25,7 @@ import operator
 import os
 import threading
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -226,21 +226,26 @@ class MappedNpy:
 # -- proof and layout -----------------------------------------------------------------------------------
 
 
-class _Layout:
-    """Per model output: its batch axis (None: the same in every block), its shape for a block (the batch
-    dim left as the block's rows) and its dtype."""
+class _Output(NamedTuple):
+    """How a model output is laid out in blocks: its batch axis (None: the same in every block), its shape
+    for a block (the batch dim: that block's rows) and its dtype."""
 
-    def __init__(self) -> None:
-        self.axes: tuple[int | None, ...] | None = None
-        self.shapes: dict[int, tuple[int, ...]] = {}
-        self.dtypes: list[np.dtype] = []
+    axis: int | None
+    shape: tuple[int, ...]
+    dtype: np.dtype
+
+    def across_blocks(self) -> tuple:
+        """What must not change from one block size to another."""
+        shape = self.shape if self.axis is None else self.shape[:self.axis] + self.shape[self.axis + 1:]
+        return self.axis, shape, self.dtype
 
 
-def _prove(model: Model, arrays: list[da.Array], axes: list[int | None], chunks: tuple[int, ...]) -> _Layout:
-    """For each distinct block size: infer the model for one block's shapes, check that every batched
-    input's declared dims take it, and follow the batch axis through the graph (``trace_batch``)."""
+def _prove(model: Model, arrays: list[da.Array], axes: list[int | None], chunks: tuple[int, ...]) -> list[_Output]:
+    """For each distinct block size: check that every batched input's declared dims take it, infer the model
+    for one block's shapes, and follow the batch axis through the graph (``trace_batch``). The outputs'
+    layout (for the largest block) must be the same for every block size but for the rows."""
     values = _deciding_values(model, arrays, axes)
-    layout = _Layout()
+    layout: list[_Output] | None = None
     for rows in sorted(set(chunks), reverse=True):
         shapes = [tuple(rows if d == axis else n for d, n in enumerate(a.shape)) for a, axis in zip(arrays, axes)]
         for info, shape, axis in zip(model.inputs, shapes, axes):
@@ -252,33 +257,27 @@ def _prove(model: Model, arrays: list[da.Array], axes: list[int | None], chunks:
                             PartialShape.of(shape)) for info, a, shape in zip(model.inputs, arrays, shapes)]
         inference = model.inference_for(specs, values=values,
                                         context=f"a block of {rows} rows does not fit the model")
-        found = trace_batch(inference, axes)
-        if layout.axes is not None and found != layout.axes:
-            raise BatchError(f"the batch axes of the outputs depend on the block's rows ({layout.axes} for"
-                             f" {max(chunks)} rows, {found} for {rows})")
-        layout.axes = found
-        layout.dtypes = []
-        for info, graph_result, axis in zip(model.outputs, inference.graph.results, found):
-            producer, position = inference.graph.sources[graph_result.id][0]
-            spec = inference.output_spec(producer, position)
-            if not spec.shape.is_static:
-                raise BatchError(f"output '{info.name}' is {spec} for a block of {rows} rows: its size depends on"
-                                 " the values, so the blocks cannot be laid out before the run")
-            shape = spec.shape.to_shape()
-            if axis is not None and shape[axis] != rows:
-                raise BatchError(f"output '{info.name}' has {shape[axis]} rows on its batch axis {axis} for a"
-                                 f" block of {rows} rows (a batch rule that does not keep rows)")
-            known = layout.shapes.get(len(layout.dtypes))
-            if known is not None and _without(known, axis) != _without(shape, axis):
-                raise BatchError(f"output '{info.name}' changes shape with the block's rows ({list(known)},"
-                                 f" {list(shape)}), beyond its batch axis")
-            layout.shapes[len(layout.dtypes)] = shape
-            layout.dtypes.append(spec.element_type.dtype)
+        graph = inference.graph
+        found = [_output(info, inference.output_spec(*graph.sources[result.id][0]), axis, rows)
+                 for info, result, axis in zip(model.outputs, graph.results, trace_batch(inference, axes))]
+        if layout is None:
+            layout = found
+        elif [o.across_blocks() for o in found] != [o.across_blocks() for o in layout]:
+            raise BatchError(f"the outputs change with the block's rows beyond their batch axes: {layout} for"
+                             f" {max(chunks)} rows, {found} for {rows}")
+    assert layout is not None  # there is at least one block
     return layout
 
 
-def _without(shape: tuple[int, ...], axis: int | None) -> tuple[int, ...]:
-    return shape if axis is None else shape[:axis] + shape[axis + 1:]
+def _output(info, spec: TensorSpec, axis: int | None, rows: int) -> _Output:
+    if not spec.shape.is_static:
+        raise BatchError(f"output '{info.name}' is {spec} for a block of {rows} rows: its size depends on the"
+                         " values, so the blocks cannot be laid out before the run")
+    shape = spec.shape.to_shape()
+    if axis is not None and shape[axis] != rows:
+        raise BatchError(f"output '{info.name}' has {shape[axis]} rows on its batch axis {axis} for a block of"
+                         f" {rows} rows (a batch rule that does not keep rows)")
+    return _Output(axis, shape, spec.element_type.dtype)
 
 
 def _deciding_values(model: Model, arrays: list[da.Array], axes: list[int | None]) -> dict[str, np.ndarray] | None:
@@ -301,7 +300,7 @@ def _deciding_values(model: Model, arrays: list[da.Array], axes: list[int | None
 
 
 def _build(handle: ModelHandle, model: Model, arrays: list[da.Array], axes: list[int | None],
-           layout: _Layout) -> dict[str, da.Array]:
+           layout: list[_Output]) -> dict[str, da.Array]:
     token = dask.base.tokenize(handle.key, *arrays, axes)
     pairs: list[Any] = [handle, None]
     for position, (array, axis) in enumerate(zip(arrays, axes)):
@@ -309,8 +308,7 @@ def _build(handle: ModelHandle, model: Model, arrays: list[da.Array], axes: list
     blocks = da.blockwise(_run_block, ("b",), *pairs, concatenate=False, dtype=object,
                           meta=np.empty((0,), dtype=object), name=f"ir-run-{token}")
     outputs = {}
-    for position, (info, axis, dtype) in enumerate(zip(model.outputs, layout.axes, layout.dtypes)):
-        shape = layout.shapes[position]
+    for position, (info, (axis, shape, dtype)) in enumerate(zip(model.outputs, layout)):
         if axis is None:
             first = dask.delayed(operator.getitem)(blocks.to_delayed()[0], position)
             outputs[info.name] = da.from_delayed(first, shape, dtype=dtype, name=f"ir-run-{position}-{token}")
