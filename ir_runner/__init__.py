@@ -10,6 +10,7 @@ import importlib
 from typing import TYPE_CHECKING
 
 from .errors import (
+    BatchError,
     DeclaredMismatchError,
     ExtensionError,
     GraphError,
@@ -63,6 +64,7 @@ def __getattr__(name: str):
 
 
 __all__ = [
+    "BatchError",
     "DEFAULT_MEMORY_LIMIT",
     "CastWarning",
     "CrosscheckReport",

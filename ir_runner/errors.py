@@ -99,6 +99,11 @@ class UnsupportedError(IRError):
     exit_code = 5
 
 
+class BatchError(UnsupportedError):
+    """A chunked run cannot be proven to keep rows apart: a layer has no batch rule, or its rule says that
+    it mixes the rows of a batch (a reduction over the batch axis, a Gather along it)."""
+
+
 class InputError(IRError):
     """The data fed to a model does not fit its inputs (names, dtypes, shapes, files)."""
 

@@ -10,7 +10,7 @@ import numpy as np
 
 from ..errors import UnsupportedError
 from ..types import ElementType, TensorSpec, element_type_of
-from .api import LATEST_OPSET, Attr, InputFit, OpContext, OpDef
+from .api import LATEST_OPSET, Attr, InputFit, OpContext, OpDef, keep_batch
 from .convert_rules import convert_values
 
 
@@ -99,5 +99,5 @@ def _fit_convert(params, inputs, position: int) -> InputFit:
 
 OPS = (
     OpDef("Convert", 1, 1, LATEST_OPSET, ("data",), infer_convert, convert, attrs=(Attr("destination_type"),),
-          fit=_fit_convert, value=_value),
+          fit=_fit_convert, value=_value, batch=keep_batch),
 )

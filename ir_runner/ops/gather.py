@@ -416,9 +416,40 @@ def _fit(params, inputs: list[TensorSpec], position: int) -> InputFit | None:
     return InputFit("index", 0, dim - 1, f"axis {axis} has {dim}")
 
 
+def _batch(params, inputs: list[TensorSpec], outputs: list[TensorSpec], axes: list[int | None]):
+    """The output is ``data[:axis] + indices[batch_dims:] + data[axis+1:]`` (the first batch_dims dims
+    shared). A batch axis of ``data`` before or after ``axis`` moves with it; one of ``indices`` past
+    batch_dims lands at ``axis + (its position - batch_dims)``; within batch_dims both must carry it at the
+    same dim. Gathering along the batch axis, or a batch axis on both outside batch_dims, mixes rows."""
+    data_axis, indices_axis, axis_axis = axes
+    axis, batch_dims = params["axis"], params["batch_dims"]
+    if axis_axis is not None:
+        return "its axis comes from the batched data"
+    if axis is None:
+        return "the gathered axis is only known at run time"
+    rank = inputs[1].shape.rank
+    if rank is None:
+        return "indices of dynamic rank hide where the batch axis goes"
+    if data_axis is not None and data_axis == axis:
+        return f"it gathers along the batch axis (axis {axis}): each output row may come from any input row"
+    if data_axis is not None and indices_axis is not None:
+        if data_axis == indices_axis < batch_dims:
+            return [data_axis]
+        return (f"data (dim {data_axis}) and indices (dim {indices_axis}) both carry the batch axis, not at one"
+                f" dim within batch_dims={batch_dims}: rows of one would be combined with other rows of the other")
+    batched = data_axis if data_axis is not None else indices_axis
+    if batched < batch_dims:
+        shared = "indices" if data_axis is not None else "data"
+        return (f"batch_dims={batch_dims} covers the batch axis (dim {batched}), but {shared} has no batch axis:"
+                " the two would need the same rows")
+    if data_axis is not None:
+        return [data_axis if data_axis < axis else data_axis - 1 + rank - batch_dims]
+    return [axis + indices_axis - batch_dims]
+
+
 _INPUTS = ("data", "indices", "axis")
 _ROLES = ("data", "indices", "axis")
-_DECLARED = dict(roles=_ROLES, findings=_findings, fit=_fit, value=_value)
+_DECLARED = dict(roles=_ROLES, findings=_findings, fit=_fit, value=_value, batch=_batch)
 OPS = (
     OpDef("Gather", 1, 1, 6, _INPUTS, _infer_v1, gather, prepare_gather, **_DECLARED),
     OpDef("Gather", 7, 7, 7, _INPUTS, _infer_v7, gather, prepare_gather, attrs=(Attr("batch_dims", "0"),),

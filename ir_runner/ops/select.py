@@ -29,6 +29,7 @@ from .api import (
     KernelFn,
     OpContext,
     OpDef,
+    aligned_batch,
     broadcast_read,
     equal_merge,
     numpy_merge,
@@ -255,6 +256,23 @@ def row_select(cond: np.ndarray, then: np.ndarray, else_: np.ndarray, out_shape,
 row_select.accepts_out = True
 
 
+def _batch_select(params, inputs: list[TensorSpec], outputs: list[TensorSpec], axes: list[int | None]):
+    """numpy and none: the inputs line up with the output from the right; pdpd: ``then`` from the left,
+    ``cond`` and ``else`` from the broadcast axis (right-aligned for -1). Where they put the batch axis
+    must agree, and an input without it may only broadcast (a 1) there (see ``aligned_batch``)."""
+    out_rank = outputs[0].shape.rank
+    ranks = [spec.shape.rank for spec in inputs]
+    if out_rank is None or None in ranks:
+        return "a dynamic rank hides where the batch axis goes"
+    if params["mode"] == "pdpd":
+        axis = params["axis"]
+        offsets = [out_rank - rank if axis == -1 else axis for rank in ranks]
+        offsets[1] = 0
+    else:
+        offsets = [out_rank - rank for rank in ranks]
+    return aligned_batch(inputs, out_rank, axes, offsets, broadcast=params["mode"] != "none")
+
+
 def _fit_select(params, inputs, position: int) -> InputFit | None:
     return InputFit("cond", 0, 1) if position == 0 else None
 
@@ -262,5 +280,5 @@ def _fit_select(params, inputs, position: int) -> InputFit | None:
 OPS = (
     OpDef("Select", 1, 1, LATEST_OPSET, ("cond", "then", "else"), infer_select, select, prepare_select,
           roles=("condition", "data", "data"), attrs=(Attr("auto_broadcast", "numpy", ("numpy", "none", "pdpd")),),
-          fit=_fit_select),
+          fit=_fit_select, batch=_batch_select),
 )
