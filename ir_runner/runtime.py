@@ -9,7 +9,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .errors import InputError, IRError
+from .errors import InputError, IRError, with_layer
 from .plan import Plan, Step, kernel_error
 from .types import DYNAMIC, ElementType, PartialShape, dims_text, element_type_of
 
@@ -291,8 +291,8 @@ def execute(plan: Plan, feeds: Sequence[np.ndarray], observe: Observer | None = 
                 values = tuple(step.kernel(*[slots[i] for i in step.inputs]))
                 for slot, value in zip(step.outputs, values):
                     slots[slot] = value
-        except IRError:
-            raise
+        except IRError as error:
+            raise with_layer(error, step.layer) from None
         except Exception as exc:
             raise kernel_error(exc, step.layer) from exc
         if observe is not None:

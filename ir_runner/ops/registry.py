@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from ..ir.records import LayerRecord
 
 ENTRY_POINT_GROUP = "ir_runner.ops"
-BUILTIN_MODULES = ("io", "convert", "select", "gather")
+BUILTIN_MODULES = ("io", "convert", "select", "gather", "indexing", "movement", "select_k", "einsum")
 
 _REGISTRY: dict[str, list[OpDef]] = {}
 _loaded = False
