@@ -13,13 +13,17 @@ Index values, as OpenVINO's reference kernels read them (``docs/semantics.md``, 
   reference throws: IndexOutOfRangeError.
 - Repeated targets are applied in index order (row-major over the indices): the last write wins, and
   ScatterElementsUpdate-12's reductions accumulate in that order, in the data's element type, exactly as the
-  reference (sum/prod/mean of floats are therefore bit-exact too). Integer ``mean`` rounds down (the
-  reference divides in double under FE_DOWNWARD: exact while the sum stays below 2**53 in magnitude).
+  reference (sum/prod/mean of floats are therefore bit-exact too; f16/bf16 are reduced in f32 and rounded
+  once at the end, as the reference's ``evaluate`` does). Integer ``mean`` rounds down (the
+  reference divides in double under FE_DOWNWARD; 64-bit sums beyond 2**53 round down at each step as there).
   Booleans: ``sum`` is OR, ``prod`` AND.
 All of them only move or reduce values: ``exact=True``.
 """
 
 from __future__ import annotations
+
+import math
+from fractions import Fraction
 
 import numpy as np
 
@@ -229,6 +233,10 @@ def scatter_elements_update(data: np.ndarray, indices: np.ndarray, updates: np.n
         keep = last_writes(targets)
         flat[targets[keep]] = values[keep]
         return out
+    if data.dtype.kind == "V" or data.dtype.kind == "f" and data.dtype.itemsize < 4:
+        wide = flat.astype(np.float32)  # f16/bf16: the reference reduces in f32 and rounds once at the end
+        _reduce_into(wide, targets, values.astype(np.float32), reduction, use_init_val)
+        return wide.astype(data.dtype).reshape(data.shape)
     _reduce_into(flat, targets, values, reduction, use_init_val)
     return out
 
@@ -267,12 +275,30 @@ def _reduce_into(flat: np.ndarray, targets: np.ndarray, values: np.ndarray, redu
         touched = np.unique(targets)
         counts = np.bincount(targets, minlength=flat.size)[touched] + int(use_init)
         if dtype.kind in "iu":
-            sums = flat[touched].astype(np.int64 if dtype.kind == "i" else np.uint64)
-            flat[touched] = (sums // counts.astype(sums.dtype)).astype(dtype)
-        elif dtype.itemsize < 4:  # f16, bf16: the reference divides in f32 and rounds once
-            flat[touched] = (flat[touched].astype(np.float32) / counts.astype(np.float32)).astype(dtype)
+            flat[touched] = _integer_means(flat[touched], counts)
         else:
             flat[touched] = flat[touched] / counts.astype(dtype)
+
+
+def _integer_means(sums: np.ndarray, counts: np.ndarray) -> np.ndarray:
+    """``nearbyint(double(sum) / count)`` under FE_DOWNWARD, as the reference: the floor of the quotient while
+    sums fit a double exactly; beyond 2**53 (64-bit sums) each step rounds down as the reference's does."""
+    wide = sums.astype(np.int64 if sums.dtype.kind == "i" else np.uint64)
+    means = wide // counts.astype(wide.dtype)
+    big = np.flatnonzero((wide >= 2**53) | (wide <= -(2**53)) if wide.dtype.kind == "i" else wide >= 2**53)
+    for i in big.tolist():
+        means[i] = _downward_mean(int(wide[i]), int(counts[i]))
+    return means.astype(sums.dtype)
+
+
+def _downward_mean(total: int, count: int) -> int:
+    value = float(total)
+    if Fraction(value) > total:
+        value = math.nextafter(value, -math.inf)
+    quotient = value / count
+    if Fraction(quotient) > Fraction(value) / count:
+        quotient = math.nextafter(quotient, -math.inf)
+    return math.floor(quotient)
 
 
 # -- ScatterNDUpdate-3 ---------------------------------------------------------------------------------
