@@ -66,6 +66,17 @@ def check_inference(xml: Path) -> ir_runner.ValidationReport:
     return report
 
 
+def check_output_shapes(xml: Path, node) -> None:
+    """The model's outputs inferred as OpenVINO infers ``node``'s outputs, bounds included (an IR writes a
+    bounded dim such as ``1..`` as -1, so :func:`check_inference` cannot compare those): the printed partial
+    shapes must be equal."""
+    assert ir_runner.validate(str(xml)).ok
+    model = ir_runner.load(str(xml))
+    want = [str(node.get_output_partial_shape(i)).replace(" ", "") for i in range(node.get_output_size())]
+    got = [str(info.partial_shape) for info in model.outputs]
+    assert got == want, (got, want)
+
+
 def reference_outputs(xml: Path, feeds: dict[str, np.ndarray]) -> list[np.ndarray]:
     """OpenVINO's reference results for the model's Results: each node's ``evaluate`` in topological order."""
     model = ov.Core().read_model(str(xml))
