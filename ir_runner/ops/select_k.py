@@ -115,7 +115,9 @@ def topk(data: np.ndarray, k_input: np.ndarray, *, axis: int, k: int, mode: str,
                              hint="replace NaN before the TopK")
     rows = np.moveaxis(data, axis, -1)
     order = _ordered(rows, mode)
-    if sort == "none" and k == dim:  # nth_element(begin, end, end) leaves the row as it is
+    if k == 0 or rows.size == 0:
+        order = np.zeros(rows.shape[:-1] + (k,), dtype=np.int64)
+    elif sort == "none" and k == dim:  # nth_element(begin, end, end) leaves the row as it is
         order = np.broadcast_to(np.arange(dim), rows.shape)
     elif sort == "none":
         order = _nth_element_order(order, k)
