@@ -14,8 +14,10 @@ Index values, as OpenVINO's reference kernels read them (``docs/semantics.md``, 
 - Repeated targets are applied in index order (row-major over the indices): the last write wins, and
   ScatterElementsUpdate-12's reductions accumulate in that order, in the data's element type, exactly as the
   reference (sum/prod/mean of floats are therefore bit-exact too; f16/bf16 are reduced in f32 and rounded
-  once at the end, as the reference's ``evaluate`` does). Integer ``mean`` rounds down (the
-  reference divides in double under FE_DOWNWARD; 64-bit sums beyond 2**53 round down at each step as there).
+  once at the end, as the reference's ``evaluate`` does; that also quietens signalling f16 NaNs anywhere in
+  the output, which ir-run copies for ScatterElementsUpdate and ScatterNDUpdate; the other three keep NaN
+  bits). Integer ``mean`` rounds down (the reference divides in double under FE_DOWNWARD; 64-bit sums beyond
+  2**53 round down at each step as there).
   Booleans: ``sum`` is OR, ``prod`` AND.
 All of them only move or reduce values: ``exact=True``.
 """
@@ -29,7 +31,7 @@ import numpy as np
 
 from ..errors import InputError
 from ..types import DYNAMIC_DIM, DYNAMIC_SHAPE, PartialShape, TensorSpec, merge_dims
-from .api import LATEST_OPSET, Attr, OpContext, OpDef
+from .api import LATEST_OPSET, Attr, OpContext, OpDef, quiet_f16_nans
 from .index_rules import (
     checked_indices,
     dim_product,
@@ -215,7 +217,7 @@ def scatter_elements_update(data: np.ndarray, indices: np.ndarray, updates: np.n
     """``out[i][indices[i][j][k]][k] (op)= updates[i][j][k]`` (axis 1), in index order."""
     out = np.array(data, copy=True)
     if not indices.size:
-        return out
+        return quiet_f16_nans(out)
     if any(n > d for i, (n, d) in enumerate(zip(indices.shape, data.shape)) if i != axis):
         raise InputError(f"indices {list(indices.shape)} are larger than data {list(data.shape)} outside the axis"
                          " (OpenVINO's reference writes outside the tensor there)", port="input 1 (indices)")
@@ -232,7 +234,7 @@ def scatter_elements_update(data: np.ndarray, indices: np.ndarray, updates: np.n
     if reduction == "none":
         keep = last_writes(targets)
         flat[targets[keep]] = values[keep]
-        return out
+        return quiet_f16_nans(out)
     if data.dtype.kind == "V" or data.dtype.kind == "f" and data.dtype.itemsize < 4:
         wide = flat.astype(np.float32)  # f16/bf16: the reference reduces in f32 and rounds once at the end
         _reduce_into(wide, targets, values.astype(np.float32), reduction, use_init_val)
@@ -328,7 +330,7 @@ def scatter_nd_update(data: np.ndarray, indices: np.ndarray, updates: np.ndarray
     out = np.array(data, copy=True)
     n_tuples = prod(indices.shape[:-1])
     if not n_tuples:
-        return out
+        return quiet_f16_nans(out)
     coords = indices.reshape(n_tuples, k)
     flat = np.zeros(n_tuples, dtype=np.int64)
     for c in range(k):
@@ -337,7 +339,7 @@ def scatter_nd_update(data: np.ndarray, indices: np.ndarray, updates: np.ndarray
     keep = last_writes(flat)
     rows = out.reshape(prod(data.shape[:k]), prod(data.shape[k:]))
     rows[flat[keep]] = np.ascontiguousarray(updates).reshape(n_tuples, -1)[keep]
-    return out
+    return quiet_f16_nans(out)
 
 
 def _gnd5(ctx):

@@ -238,3 +238,20 @@ def test_gather_differential_against_cpu(seed, tmp_path):
     path, feeds = _gather_graph(np.random.default_rng(seed), tmp_path)
     check_inference(path)
     check_run(path, feeds, oracle=cpu_outputs)
+
+
+@pytest.mark.parametrize("op", ["update", "elements", "nd"])
+def test_signalling_f16_nans_as_the_reference_moves_them(op, tmp_path):
+    """ScatterElementsUpdate and ScatterNDUpdate evaluate f16 through f32 (NaNs quietened everywhere);
+    ScatterUpdate copies bits."""
+    d, u = _param([2, 2], ov.Type.f16), _param([1, 2], ov.Type.f16, "u")
+    if op == "update":
+        node = opset13.scatter_update(d, opset13.constant(np.array([1])), u, opset13.constant(np.int64(0)))
+    elif op == "elements":
+        node = opset13.scatter_elements_update(d, opset13.constant(np.array([[1, 0]])), u,
+                                               opset13.constant(np.int64(0)))
+    else:
+        node = opset13.scatter_nd_update(d, opset13.constant(np.array([[1]])), u)
+    path = write_ir(node, [d, u], tmp_path)
+    signalling = np.array([0x7C01, 0x3C00, 0xFC05, 0x7E00], np.uint16).view(np.float16).reshape(2, 2)
+    check_run(path, {"data": signalling, "u": signalling[:1].copy()})
