@@ -131,7 +131,12 @@ def supported_ops() -> list[OpDef]:
 
 
 def supported_summary() -> str:
-    return ", ".join(f"{op.label} ({op.opsets})" for op in supported_ops())
+    """Every supported type with its versions, ``Gather-1/7/8, Select-1`` (short: the list grows with every
+    operation; :func:`supported_ops` gives the opset ranges)."""
+    versions: dict[str, list[str]] = {}
+    for op in supported_ops():
+        versions.setdefault(op.type, []).append(str(op.version) if op.domain is None else op.domain)
+    return ", ".join(f"{name}-{'/'.join(found)}" for name, found in versions.items())
 
 
 def layer_ref(layer: LayerRecord) -> LayerRef:
