@@ -7,7 +7,7 @@ import numpy as np
 
 from ..errors import IndexOutOfRangeError
 from ..types import DYNAMIC_DIM, Dim, TensorSpec
-from .api import OpContext
+from .api import InputFit, OpContext
 
 INDEX_KINDS = ("int", "uint", "dynamic")
 
@@ -132,3 +132,10 @@ def prod(shape) -> int:
     for n in shape:
         result *= int(n)
     return result
+
+
+def fit_within(dims, why: str) -> InputFit | None:
+    """Generated index values that are valid in every one of ``dims`` (None when one is not static)."""
+    if dims is None or not dims or any(not d.is_static for d in dims):
+        return None
+    return InputFit("index", 0, min(d.lo for d in dims) - 1, why)

@@ -35,6 +35,7 @@ from .api import LATEST_OPSET, Attr, OpContext, OpDef, quiet_f16_nans
 from .index_rules import (
     checked_indices,
     dim_product,
+    fit_within,
     last_writes,
     normalise_axis,
     occurrence_rounds,
@@ -358,6 +359,24 @@ def _seu12(ctx):
     return infer_scatter_elements(ctx, 12)
 
 
+def _fit_axis(params, inputs: list[TensorSpec], position: int):
+    """Generated indices (input 1) in ``[0, dim-1]`` of the indexed axis."""
+    axis, dims = params.get("axis"), inputs[0].shape.dims
+    if position != 1 or axis is None or dims is None:
+        return None
+    return fit_within(dims[axis:axis + 1], f"axis {axis} has {dims[axis]}")
+
+
+def _fit_tuples(params, inputs: list[TensorSpec], position: int):
+    """Generated index tuples (input 1) valid in every indexed dim."""
+    data, indices = inputs[0].shape, inputs[1].shape
+    if position != 1 or data.dims is None or indices.dims is None or not indices.dims[-1].is_static:
+        return None
+    start = params.get("batch_dims", 0)
+    lead = data.dims[start:start + indices.dims[-1].lo]
+    return fit_within(lead, f"indexed dims {','.join(map(str, lead))}")
+
+
 def _batch_first_kept(params, inputs, outputs, axes):
     """Batch axis 0 passes through when every input carries it there and the op works inside each batch."""
     if all(a == 0 for a in axes[:2]) and params.get("axis") not in (None, 0):
@@ -368,14 +387,17 @@ def _batch_first_kept(params, inputs, outputs, axes):
 _SCATTER_ROLES = ("data", "indices", "updates", "axis")
 OPS = (
     OpDef("GatherElements", 6, 6, LATEST_OPSET, ("data", "indices"), infer_gather_elements, gather_elements,
-          attrs=(Attr("axis"),), batch=_batch_first_kept),
-    OpDef("GatherND", 5, 5, 7, ("data", "indices"), _gnd5, gather_nd, attrs=(Attr("batch_dims", "0"),)),
-    OpDef("GatherND", 8, 8, LATEST_OPSET, ("data", "indices"), _gnd8, gather_nd, attrs=(Attr("batch_dims", "0"),)),
-    OpDef("ScatterUpdate", 3, 3, LATEST_OPSET, _SCATTER_ROLES, infer_scatter_update, scatter_update),
-    OpDef("ScatterElementsUpdate", 3, 3, 11, _SCATTER_ROLES, _seu3,
-          scatter_elements_update),
+          attrs=(Attr("axis"),), batch=_batch_first_kept, fit=_fit_axis),
+    OpDef("GatherND", 5, 5, 7, ("data", "indices"), _gnd5, gather_nd, attrs=(Attr("batch_dims", "0"),),
+          fit=_fit_tuples),
+    OpDef("GatherND", 8, 8, LATEST_OPSET, ("data", "indices"), _gnd8, gather_nd, attrs=(Attr("batch_dims", "0"),),
+          fit=_fit_tuples),
+    OpDef("ScatterUpdate", 3, 3, LATEST_OPSET, _SCATTER_ROLES, infer_scatter_update, scatter_update,
+          fit=_fit_axis),
+    OpDef("ScatterElementsUpdate", 3, 3, 11, _SCATTER_ROLES, _seu3, scatter_elements_update, fit=_fit_axis),
     OpDef("ScatterElementsUpdate", 12, 12, LATEST_OPSET, _SCATTER_ROLES, _seu12, scatter_elements_update,
-          attrs=(Attr("reduction", "none", tuple(REDUCTIONS)), Attr("use_init_val", "true", ("true", "false")))),
+          attrs=(Attr("reduction", "none", tuple(REDUCTIONS)), Attr("use_init_val", "true", ("true", "false"))),
+          fit=_fit_axis),
     OpDef("ScatterNDUpdate", 3, 3, 14, ("data", "indices", "updates"), infer_scatter_nd,
-          scatter_nd_update),
+          scatter_nd_update, fit=_fit_tuples),
 )

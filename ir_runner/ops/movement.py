@@ -20,7 +20,7 @@ import numpy as np
 
 from ..errors import InputError
 from ..types import DYNAMIC_DIM, DYNAMIC_SHAPE, Dim, PartialShape, TensorSpec
-from .api import LATEST_OPSET, Attr, OpContext, OpDef
+from .api import LATEST_OPSET, Attr, InputFit, OpContext, OpDef
 from .index_rules import normalise_axis, require_integer, require_same_type
 
 # -- Pad-1/12 ------------------------------------------------------------------------------------------
@@ -227,6 +227,14 @@ def one_hot(indices: np.ndarray, depth_input: np.ndarray, on: np.ndarray, off: n
     return np.where(hot, on.reshape(()), off.reshape(()))
 
 
+def _fit_one_hot(params, inputs, position: int) -> InputFit | None:
+    """Generated indices in ``[0, depth-1]`` (others give off rows, which are valid too)."""
+    depth = params.get("depth")
+    if position != 0 or not depth:
+        return None
+    return InputFit("index", 0, depth - 1, f"depth is {depth}")
+
+
 OPS = (
     OpDef("Pad", 1, 1, 11, ("data", "pads_begin", "pads_end", "pad_value"), infer_pad, pad,
           roles=("data", "pads", "pads", "pad_value"), min_inputs=3,
@@ -238,5 +246,5 @@ OPS = (
           attrs=(Attr("mode", None, ("index", "mask")),)),
     OpDef("Roll", 7, 7, LATEST_OPSET, ("data", "shift", "axes"), infer_roll, roll),
     OpDef("OneHot", 1, 1, 15, ("indices", "depth", "on_value", "off_value"), infer_one_hot, one_hot,
-          attrs=(Attr("axis"),)),
+          attrs=(Attr("axis"),), fit=_fit_one_hot),
 )

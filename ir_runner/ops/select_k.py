@@ -22,7 +22,7 @@ import numpy as np
 
 from ..errors import InputError
 from ..types import DYNAMIC_DIM, DYNAMIC_SHAPE, Dim, PartialShape, TensorSpec, element_type
-from .api import LATEST_OPSET, Attr, OpContext, OpDef
+from .api import LATEST_OPSET, Attr, InputFit, OpContext, OpDef
 from .index_rules import normalise_axis, require_integer
 
 # -- NonZero-3 -----------------------------------------------------------------------------------------
@@ -286,13 +286,21 @@ def _topk_v11(ctx):
     return infer_topk(ctx, 11)
 
 
+def _fit_k(params, inputs, position: int) -> InputFit | None:
+    """A generated k in ``[0, dim]`` of the axis."""
+    dims, axis = inputs[0].shape.dims, params.get("axis")
+    if position != 1 or dims is None or axis is None or not dims[axis].is_static:
+        return None
+    return InputFit("index", 0, dims[axis].lo, f"axis {axis} has {dims[axis].lo}")
+
+
 _TOPK_ATTRS = (Attr("axis"), Attr("mode", None, tuple(MODES)), Attr("sort", None, tuple(SORTS)),
                Attr("index_element_type", "i32", ("i32", "i64")))
 OPS = (
     OpDef("NonZero", 3, 3, LATEST_OPSET, ("data",), infer_non_zero, non_zero, roles=("counted",),
           attrs=(Attr("output_type", "i64", ("i64", "i32")),)),
-    OpDef("TopK", 1, 1, 2, ("data", "k"), _topk_v1, topk, attrs=_TOPK_ATTRS, batch=_batch_rows),
-    OpDef("TopK", 3, 3, 10, ("data", "k"), _topk_v3, topk, attrs=_TOPK_ATTRS, batch=_batch_rows),
+    OpDef("TopK", 1, 1, 2, ("data", "k"), _topk_v1, topk, attrs=_TOPK_ATTRS, batch=_batch_rows, fit=_fit_k),
+    OpDef("TopK", 3, 3, 10, ("data", "k"), _topk_v3, topk, attrs=_TOPK_ATTRS, batch=_batch_rows, fit=_fit_k),
     OpDef("TopK", 11, 11, LATEST_OPSET, ("data", "k"), _topk_v11, topk,
-          attrs=_TOPK_ATTRS + (Attr("stable", "false", ("true", "false")),), batch=_batch_rows),
+          attrs=_TOPK_ATTRS + (Attr("stable", "false", ("true", "false")),), batch=_batch_rows, fit=_fit_k),
 )
