@@ -14,7 +14,8 @@ Index values, as OpenVINO's reference kernels read them (``docs/semantics.md``, 
 - Repeated targets are applied in index order (row-major over the indices): the last write wins, and
   ScatterElementsUpdate-12's reductions accumulate in that order, in the data's element type, exactly as the
   reference (sum/prod/mean of floats are therefore bit-exact too; f16/bf16 are reduced in f32 and rounded
-  once at the end, as the reference's ``evaluate`` does; that also quietens signalling f16 NaNs anywhere in
+  once at the end, as the reference's ``evaluate`` does for f16 (bf16 sum/prod/mean: up to 1 ULP off the
+  reference on some elements, whose rounding is not identified yet); that also quietens signalling f16 NaNs anywhere in
   the output, which ir-run copies for ScatterElementsUpdate and ScatterNDUpdate; the other three keep NaN
   bits). Integer ``mean`` rounds down (the reference divides in double under FE_DOWNWARD; 64-bit sums beyond
   2**53 round down at each step as there).

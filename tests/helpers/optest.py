@@ -85,7 +85,7 @@ def reference_outputs(xml: Path, feeds: dict[str, np.ndarray]) -> list[np.ndarra
         kind = node.get_type_name()
         if kind == "Parameter":
             name = node.output(0).get_any_name()
-            values[node.output(0)] = ov.Tensor(np.array(feeds[name], order="C"))  # (ascontiguousarray: 0-D -> 1-D)
+            values[node.output(0)] = _tensor(np.array(feeds[name], order="C"))  # (ascontiguousarray: 0-D -> 1-D)
             continue
         if kind == "Result":
             continue
@@ -97,7 +97,25 @@ def reference_outputs(xml: Path, feeds: dict[str, np.ndarray]) -> list[np.ndarra
         assert node.evaluate(outputs, args), f"OpenVINO has no reference evaluate for {node}"
         for i, tensor in enumerate(outputs):
             values[node.output(i)] = tensor
-    return [np.array(values[r.input_value(0)].data, copy=True) for r in model.get_results()]
+    return [_array(values[r.input_value(0)]) for r in model.get_results()]
+
+
+def _tensor(array: np.ndarray) -> ov.Tensor:
+    """An OpenVINO tensor of ``array``; bf16 (which the Python API does not take) by its bits."""
+    if array.dtype.name != "bfloat16":
+        return ov.Tensor(array)
+    tensor = ov.Tensor(ov.Type.bf16, ov.Shape(list(array.shape)))
+    tensor.data[...] = array.view(np.float16)  # the API shows bf16 bits as float16: a bit copy
+    return tensor
+
+
+def _array(tensor: ov.Tensor) -> np.ndarray:
+    value = np.array(tensor.data, copy=True)
+    if tensor.get_element_type() == ov.Type.bf16:
+        import ml_dtypes
+
+        return value.view(ml_dtypes.bfloat16)
+    return value
 
 
 def cpu_outputs(xml: Path, feeds: dict[str, np.ndarray]) -> list[np.ndarray]:
@@ -107,8 +125,9 @@ def cpu_outputs(xml: Path, feeds: dict[str, np.ndarray]) -> list[np.ndarray]:
     model = core.read_model(str(xml))
     compiled = core.compile_model(model, "CPU", {"INFERENCE_PRECISION_HINT": "f32"})
     names = [p.output(0).get_any_name() for p in model.get_parameters()]
-    result = compiled([np.array(feeds[n], order="C") for n in names])
-    return [np.array(result[o], copy=True) for o in compiled.outputs]
+    request = compiled.create_infer_request()
+    request.infer([_tensor(np.array(feeds[n], order="C")) for n in names])
+    return [_array(request.get_output_tensor(i)) for i in range(len(compiled.outputs))]
 
 
 def check_run(xml: Path, feeds: dict[str, np.ndarray], *, ulp: int | None = None, rtol: float | None = None,

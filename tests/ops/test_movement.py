@@ -191,3 +191,27 @@ def test_pad_differential(seed, tmp_path):
     check_inference(path)
     data = rng.random(shape) < 0.5 if dtype == np.bool_ else (rng.standard_normal(shape) * 9).astype(dtype)
     check_run(path, {"data": data})
+
+
+@pytest.mark.parametrize("op", ["pad", "reverse_roll", "one_hot"])
+def test_bf16_moves_bits(op, tmp_path):
+    import ml_dtypes
+
+    rng = np.random.default_rng(3)
+    d = _param([4, 5], ov.Type.bf16)
+    if op == "pad":
+        node, params = opset13.pad(d, _const([1, -1]), _const([0, 2]), "reflect"), [d]
+    elif op == "reverse_roll":
+        node, params = opset13.roll(d, _const([2]), _const([1])), [d]
+    else:
+        on, off = _param([], ov.Type.bf16, "on"), _param([], ov.Type.bf16, "off")
+        i = _param([3], ov.Type.i32, "indices")
+        node, params = opset13.one_hot(i, _const(4), on, off, 0), [i, on, off]
+    path = write_ir(node, params, tmp_path)
+    check_inference(path)
+    data = rng.standard_normal((4, 5)).astype(ml_dtypes.bfloat16)
+    feeds = {"data": data}
+    if op == "one_hot":
+        feeds = {"indices": np.array([0, 3, -1], np.int32), "on": np.array(2.5, ml_dtypes.bfloat16),
+                 "off": np.array(-0.0, ml_dtypes.bfloat16)}
+    check_run(path, feeds, oracle=cpu_outputs if op == "reverse_roll" else None)
