@@ -13,13 +13,12 @@ Index values, as OpenVINO's reference kernels read them (``docs/semantics.md``, 
   reference throws: IndexOutOfRangeError.
 - Repeated targets are applied in index order (row-major over the indices): the last write wins, and
   ScatterElementsUpdate-12's reductions accumulate in that order, in the data's element type, exactly as the
-  reference (sum/prod/mean of floats are therefore bit-exact too; f16/bf16 are reduced in f32 and rounded
-  once at the end, as the reference's ``evaluate`` does for f16 (bf16 sum/prod/mean: up to 1 ULP off the
-  reference on some elements, whose rounding is not identified yet); that also quietens signalling f16 NaNs anywhere in
-  the output, which ir-run copies for ScatterElementsUpdate and ScatterNDUpdate; the other three keep NaN
-  bits). Integer ``mean`` rounds down (the reference divides in double under FE_DOWNWARD; 64-bit sums beyond
-  2**53 round down at each step as there).
-  Booleans: ``sum`` is OR, ``prod`` AND.
+  reference, so sum/prod/mean of floats are bit-exact too. f16/bf16 are reduced in f32 and rounded once at
+  the end, as the reference's ``evaluate`` does (bf16 with OpenVINO's own f32 -> bf16 rounding); that also
+  quietens signalling f16 NaNs anywhere in the output, which ir-run copies for ScatterElementsUpdate and
+  ScatterNDUpdate (the other three keep NaN bits). Integer ``mean`` rounds down (the reference divides in
+  double under FE_DOWNWARD; 64-bit sums beyond 2**53 round down at each step as there). Booleans: ``sum`` is
+  OR, ``prod`` AND.
 All of them only move or reduce values: ``exact=True``.
 """
 
@@ -240,6 +239,8 @@ def scatter_elements_update(data: np.ndarray, indices: np.ndarray, updates: np.n
     if data.dtype.kind == "V" or data.dtype.kind == "f" and data.dtype.itemsize < 4:
         wide = flat.astype(np.float32)  # f16/bf16: the reference reduces in f32 and rounds once at the end
         _reduce_into(wide, targets, values.astype(np.float32), reduction, use_init_val)
+        if data.dtype.name == "bfloat16":
+            return bf16_as_openvino_rounds(wide, data.dtype).reshape(data.shape)
         return wide.astype(data.dtype).reshape(data.shape)
     _reduce_into(flat, targets, values, reduction, use_init_val)
     return out
@@ -282,6 +283,15 @@ def _reduce_into(flat: np.ndarray, targets: np.ndarray, values: np.ndarray, redu
             flat[touched] = _integer_means(flat[touched], counts)
         else:
             flat[touched] = flat[touched] / counts.astype(dtype)
+
+
+def bf16_as_openvino_rounds(values: np.ndarray, dtype: np.dtype) -> np.ndarray:
+    """f32 -> bf16 as OpenVINO's ``bfloat16`` class converts: ``(bits + ((bits & 0x10000) >> 1)) >> 16``, which
+    rounds half up when the kept last bit is 1 and truncates when it is 0 (not round-to-nearest-even:
+    1 + 0.75 ULP gives 1)."""
+    bits = np.ascontiguousarray(values, dtype=np.float32).view(np.uint32)
+    rounded = (bits + ((bits & np.uint32(0x10000)) >> np.uint32(1))) >> np.uint32(16)
+    return rounded.astype(np.uint16).view(dtype)
 
 
 def _integer_means(sums: np.ndarray, counts: np.ndarray) -> np.ndarray:
