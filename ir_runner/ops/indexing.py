@@ -354,6 +354,26 @@ def scatter_nd_update(data: np.ndarray, indices: np.ndarray, updates: np.ndarray
     return quiet_f16_nans(out)
 
 
+def _value_scatter_1d(ctx: OpContext):
+    """Partial values through a scatter into a 1-D shape vector (``ScatterUpdate(ShapeOf(x), [1], [-1], 0)``,
+    as exported models build target shapes), with constant indices, as OpenVINO's bounds propagation."""
+    data, updates, indices = ctx.partial_value(0), ctx.partial_value(2), ctx.const_value(1)
+    if data is None or updates is None or indices is None or ctx.inputs[0].shape.rank != 1:
+        return [None]
+    flat = indices.reshape(-1).astype(np.int64)
+    if flat.size != len(updates):
+        return [None]
+    out = list(data)
+    negative = ctx.op.type != "ScatterUpdate"
+    for index, value in zip(flat.tolist(), updates):
+        if negative and index < 0:
+            index += len(out)
+        if not 0 <= index < len(out):
+            return [None]
+        out[index] = value
+    return [tuple(out)]
+
+
 def _gnd5(ctx):
     return infer_gather_nd(ctx, 5)
 
@@ -404,11 +424,12 @@ OPS = (
     OpDef("GatherND", 8, 8, LATEST_OPSET, ("data", "indices"), _gnd8, gather_nd, attrs=(Attr("batch_dims", "0"),),
           fit=_fit_tuples),
     OpDef("ScatterUpdate", 3, 3, LATEST_OPSET, _SCATTER_ROLES, infer_scatter_update, scatter_update,
-          fit=_fit_axis),
+          fit=_fit_axis, value=_value_scatter_1d),
     OpDef("ScatterElementsUpdate", 3, 3, 11, _SCATTER_ROLES, _seu3, scatter_elements_update, fit=_fit_axis),
     OpDef("ScatterElementsUpdate", 12, 12, LATEST_OPSET, _SCATTER_ROLES, _seu12, scatter_elements_update,
           attrs=(Attr("reduction", "none", tuple(REDUCTIONS)), Attr("use_init_val", "true", ("true", "false"))),
           fit=_fit_axis),
     OpDef("ScatterNDUpdate", 3, 3, 14, ("data", "indices", "updates"), infer_scatter_nd,
-          scatter_nd_update, fit=_fit_tuples),
+          scatter_nd_update, fit=_fit_tuples,
+          value=_value_scatter_1d),
 )

@@ -276,3 +276,24 @@ def test_bf16_scatter_elements(reduction, tmp_path):
         feeds["u"][0] = np.array([0, 4, 6, 12, 14], np.float32) / 1024
         got = check_run(path, feeds)[next(iter(ir_runner.load(str(path)).run(feeds)))]
         assert ((got[0].astype(np.float32) - 1) * 1024).tolist() == [0, 0, 0, 16, 16]
+
+
+@pytest.mark.parametrize("op", ["update", "nd"])
+def test_scatter_into_a_shape_vector_keeps_known_dims(op, tmp_path):
+    """ShapeOf -> ScatterUpdate/ScatterNDUpdate -> Reshape, as exported models build target shapes: the dims
+    OpenVINO knows through the scatter are the ones ir-run infers."""
+    from ir_runner.ops.registry import lookup
+
+    if lookup("ShapeOf", "opset3") is None or lookup("Reshape", "opset1") is None:
+        pytest.skip("ShapeOf and Reshape are not on this branch yet")
+    d = _param([-1, 3, 4])
+    shape = opset13.shape_of(d, "i64")
+    if op == "update":
+        target = opset13.scatter_update(shape, opset13.constant(np.array([2])), opset13.constant(np.array([-1])),
+                                        opset13.constant(np.int64(0)))
+    else:
+        target = opset13.scatter_nd_update(shape, opset13.constant(np.array([[1]])), opset13.constant(np.array([12])))
+    node = opset13.reshape(d, target, False)
+    path = write_ir(node, [d], tmp_path)
+    check_inference(path)
+    check_run(path, {"data": np.arange(24, dtype=np.float32).reshape(2, 3, 4)})
