@@ -109,7 +109,9 @@ def pad(data: np.ndarray, begin_input: np.ndarray, end_input: np.ndarray, pad_va
         value = np.zeros((), data.dtype) if pad_value is None else pad_value.reshape(()).astype(data.dtype, copy=False)
         out = np.full([n + b + e for n, (b, e) in zip(data.shape, widths)], value, dtype=data.dtype)
         out[tuple(slice(b, b + n) for n, (b, _) in zip(data.shape, widths))] = data
-    elif data.size == 0 or not any(b or e for b, e in widths):
+    elif data.size == 0:  # an empty axis cannot be padded in these modes: the output is empty too
+        return np.empty([n + b + e for n, b, e in zip(data.shape, begin, end)], dtype=data.dtype)
+    elif not any(b or e for b, e in widths):
         out = data
     else:
         out = np.pad(data, widths, mode=mode)

@@ -1,7 +1,8 @@
 """Data-dependent selection: NonZero-3 and TopK-1/3/11 (``docs/semantics.md``, "Selection").
 
 NonZero: the coordinates of non-zero elements (NaN counts, -0.0 does not) as ``[rank, count]`` in row-major
-order (``output_type`` i64 or i32); a scalar gives ``[1, count]``. Its output shape depends on the values:
+order (``output_type`` i64 or i32); a scalar gives ``[[0]]`` (non-zero) or an empty ``[0, 0]``, as the
+reference. Its output shape depends on the values:
 at load it is ``[rank, 0..elements]``; its input has the deciding role ``counted``, so the plan is made per
 value of the Parameters it comes from (and a computed input above the folding limit is refused).
 
@@ -35,7 +36,8 @@ def infer_non_zero(ctx: OpContext):
     params = {"index_type": name}
     value = ctx.const_value(0)
     if value is not None:
-        return [TensorSpec(et, PartialShape.of((max(value.ndim, 1), int(np.count_nonzero(value)))))], params
+        count = int(np.count_nonzero(value))
+        return [TensorSpec(et, PartialShape.of((value.ndim if value.ndim else count, count)))], params
     if data.shape.dims is None or data.shape.rank == 0:
         return [TensorSpec(et, PartialShape((DYNAMIC_DIM, DYNAMIC_DIM)))], params
     hi = 1
@@ -46,10 +48,11 @@ def infer_non_zero(ctx: OpContext):
 
 
 def non_zero(data: np.ndarray, *, index_type: str) -> np.ndarray:
-    """Coordinates of the non-zero elements, one row per axis (``[1, count]`` for a scalar)."""
-    flat = np.atleast_1d(data)
+    """Coordinates of the non-zero elements, one row per axis (a scalar: ``[[0]]``, or ``[0, 0]`` when zero)."""
     dtype = np.int32 if index_type == "i32" else np.int64
-    return np.array(np.nonzero(flat), dtype=dtype).reshape(flat.ndim, -1)
+    if data.ndim == 0:
+        return np.zeros((1, 1) if data.reshape(1)[0] else (0, 0), dtype=dtype)
+    return np.array(np.nonzero(data), dtype=dtype).reshape(data.ndim, -1)
 
 
 # -- TopK-1/3/11 ---------------------------------------------------------------------------------------
