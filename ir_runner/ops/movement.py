@@ -229,6 +229,34 @@ def one_hot(indices: np.ndarray, depth_input: np.ndarray, on: np.ndarray, off: n
     return np.where(hot, on.reshape(()), off.reshape(()))
 
 
+def _batch_pad(params, inputs, outputs, axes):
+    """The batch axis passes through when it is not padded (pads are per axis, the rows stay apart)."""
+    axis = axes[0]
+    if axis is None:
+        return [None]
+    if params["begin"] is None or params["begin"][axis] or params["end"][axis]:
+        return "pads the batch axis"
+    return [axis]
+
+
+def _batch_untouched(params, inputs, outputs, axes):
+    """Reverse, Roll: the batch axis passes through unless the op moves elements along it."""
+    axis = axes[0]
+    if axis is None:
+        return [None]
+    if params["axes"] is None or axis in params["axes"]:
+        return "moves elements along the batch axis"
+    return [axis]
+
+
+def _batch_one_hot(params, inputs, outputs, axes):
+    """The indices' batch axis, shifted by one when the new axis is inserted before it."""
+    axis = axes[0]
+    if axis is None or params["axis"] is None:
+        return [None] if axis is None else "the one-hot axis is not known"
+    return [axis + 1 if params["axis"] <= axis else axis]
+
+
 def _fit_one_hot(params, inputs, position: int) -> InputFit | None:
     """Generated indices in ``[0, depth-1]`` (others give off rows, which are valid too)."""
     depth = params.get("depth")
@@ -239,14 +267,15 @@ def _fit_one_hot(params, inputs, position: int) -> InputFit | None:
 
 OPS = (
     OpDef("Pad", 1, 1, 11, ("data", "pads_begin", "pads_end", "pad_value"), infer_pad, pad,
-          roles=("data", "pads", "pads", "pad_value"), min_inputs=3,
+          roles=("data", "pads", "pads", "pad_value"), min_inputs=3, batch=_batch_pad,
           attrs=(Attr("pad_mode", "constant", tuple(PAD_MODES)),)),
     OpDef("Pad", 12, 12, LATEST_OPSET, ("data", "pads_begin", "pads_end", "pad_value"), infer_pad, pad,
-          roles=("data", "pads", "pads", "pad_value"), min_inputs=3,
+          roles=("data", "pads", "pads", "pad_value"), min_inputs=3, batch=_batch_pad,
           attrs=(Attr("pad_mode", "constant", tuple(PAD_MODES)),)),
     OpDef("Reverse", 1, 1, LATEST_OPSET, ("data", "axis"), infer_reverse, reverse, roles=("data", "axes"),
+          batch=_batch_untouched,
           attrs=(Attr("mode", None, ("index", "mask")),)),
-    OpDef("Roll", 7, 7, LATEST_OPSET, ("data", "shift", "axes"), infer_roll, roll),
+    OpDef("Roll", 7, 7, LATEST_OPSET, ("data", "shift", "axes"), infer_roll, roll, batch=_batch_untouched),
     OpDef("OneHot", 1, 1, 15, ("indices", "depth", "on_value", "off_value"), infer_one_hot, one_hot,
-          attrs=(Attr("axis"),), fit=_fit_one_hot),
+          attrs=(Attr("axis"),), fit=_fit_one_hot, batch=_batch_one_hot),
 )

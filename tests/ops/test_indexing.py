@@ -297,3 +297,13 @@ def test_scatter_into_a_shape_vector_keeps_known_dims(op, tmp_path):
     path = write_ir(node, [d], tmp_path)
     check_inference(path)
     check_run(path, {"data": np.arange(24, dtype=np.float32).reshape(2, 3, 4)})
+
+
+def test_scatter_update_with_a_computed_axis_is_planned_per_value(tmp_path):
+    d, i, u, axis = _param([2, 2]), _param([1], ov.Type.i64, "indices"), _param([2, 1], name="u"), _param(
+        [], ov.Type.i64, "axis")
+    path = write_ir(opset13.scatter_update(d, i, u, axis), [d, i, u, axis], tmp_path)
+    check_inference(path)
+    feeds = {"data": np.zeros((2, 2), np.float32), "indices": np.array([1]), "u": np.ones((2, 1), np.float32)}
+    for value in (1, -1):
+        check_run(path, {**feeds, "axis": np.array(value)})

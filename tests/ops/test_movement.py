@@ -215,3 +215,25 @@ def test_bf16_moves_bits(op, tmp_path):
         feeds = {"indices": np.array([0, 3, -1], np.int32), "on": np.array(2.5, ml_dtypes.bfloat16),
                  "off": np.array(-0.0, ml_dtypes.bfloat16)}
     check_run(path, feeds, oracle=cpu_outputs if op == "reverse_roll" else None)
+
+
+def test_batch_rules():
+    from ir_runner.ops.registry import lookup
+
+    pad, roll, one_hot = lookup("Pad", "opset12"), lookup("Roll", "opset7"), lookup("OneHot", "opset1")
+    assert pad.batch({"begin": (0, 1), "end": (0, 2)}, [], [], [0, None, None]) == [0]
+    assert isinstance(pad.batch({"begin": (1, 1), "end": (0, 2)}, [], [], [0, None, None]), str)
+    assert roll.batch({"axes": (1, 2)}, [], [], [0, None, None]) == [0]
+    assert isinstance(roll.batch({"axes": (0,)}, [], [], [0, None, None]), str)
+    assert one_hot.batch({"axis": 0, "depth": 3}, [], [], [0, None, None, None]) == [1]
+    assert one_hot.batch({"axis": 2, "depth": 3}, [], [], [0, None, None, None]) == [0]
+
+
+def test_one_hot_with_a_computed_depth_is_dynamic_at_load(tmp_path):
+    i, depth = _param([2], ov.Type.i32, "indices"), _param([], ov.Type.i64, "depth")
+    node = opset13.one_hot(i, depth, opset13.constant(np.float32(1)), opset13.constant(np.float32(0)), -1)
+    path = write_ir(node, [i, depth], tmp_path)
+    check_output_shapes(path, node)
+    for value in (1, 4):
+        got = check_run(path, {"indices": np.array([0, 2], np.int32), "depth": np.array(value, np.int64)})
+        assert next(iter(got.values())).shape == (2, value)
