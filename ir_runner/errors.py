@@ -77,6 +77,14 @@ class IRError(Exception):
         return text
 
 
+def with_layer(error: IRError, layer: LayerRef) -> IRError:
+    """``error`` naming ``layer`` when it names no layer yet (kernels raise errors about fed values, such as an
+    index out of range, without knowing which layer runs them)."""
+    if error.layer is not None:
+        return error
+    return type(error)(error.detail, layer=layer, port=error.port, hint=error.hint)
+
+
 class ModelFormatError(IRError):
     """The .xml or .bin is not a well-formed IR (syntax, versions, attributes, Const data)."""
 

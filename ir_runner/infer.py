@@ -23,6 +23,7 @@ from .errors import (
     ModelFormatError,
     UnsupportedError,
     clip_text,
+    with_layer,
 )
 from .graph import Graph
 from .ir.records import LayerRecord, PortRecord, Record
@@ -324,12 +325,13 @@ def _infer_layer(info: LayerInference, const_value, strict: bool, weights, memo:
         info.errors.append(_unknown_op_error(info))
         info.outputs = [_declared_spec(p, info) for p in layer.outputs]
         return
-    expected = len(info.op.input_names)
-    if not info.op.min_inputs <= len(info.inputs) <= expected:
-        counted = expected if info.op.min_inputs == expected else f"{info.op.min_inputs} to {expected}"
+    if not info.op.takes_inputs(len(info.inputs)):
+        op = info.op
+        count = f"{op.min_inputs} or more" if op.variadic else f"{op.min_inputs}..{len(op.input_names)}" if (
+            op.min_inputs < len(op.input_names)) else str(op.min_inputs)
         info.errors.append(
             InferenceError(
-                f"{info.op.label} takes {counted} input(s) ({', '.join(info.op.input_names)}),"
+                f"{info.op.label} takes {count} input(s) ({', '.join(info.op.input_names)}),"
                 f" the layer has {len(info.inputs)}",
                 layer=info.ref,
             )
@@ -464,8 +466,8 @@ class ConstantFolder:
             values.append(produced[port])
         try:
             result = info.op.kernel(*values, **info.params)
-        except IRError:
-            raise
+        except IRError as error:
+            raise with_layer(error, info.ref) from None
         except Exception:  # folding is an optimisation: a failure means "not constant"
             return None
         results = list(result) if isinstance(result, (tuple, list)) else [result]

@@ -9,7 +9,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .errors import InputError, IRError
+from .errors import InputError, IRError, with_layer
 from .plan import Plan, Step, kernel_error
 from .types import DYNAMIC, ElementType, PartialShape, TensorSpec, dims_text, element_type_of
 
@@ -305,8 +305,8 @@ def _run_steps(steps: Sequence[Step], slots: list) -> None:
             if step.release:
                 for slot in step.release:
                     slots[slot] = None
-    except IRError:
-        raise
+    except IRError as error:
+        raise with_layer(error, step.layer) from None
     except Exception as exc:
         raise kernel_error(exc, step.layer) from exc
 
@@ -326,8 +326,8 @@ def _run_observed(steps: Sequence[Step], slots: list, observe: Observer | None, 
                 values = tuple(step.kernel(*[slots[i] for i in step.inputs]))
                 for slot, value in zip(step.outputs, values):
                     slots[slot] = value
-        except IRError:
-            raise
+        except IRError as error:
+            raise with_layer(error, step.layer) from None
         except Exception as exc:
             raise kernel_error(exc, step.layer) from exc
         if observe is not None:

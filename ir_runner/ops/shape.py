@@ -11,6 +11,8 @@ them (memcpy), unlike Gather and Select.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from ..types import DYNAMIC_DIM, ELEMENT_TYPES, Dim, ElementType, PartialShape, TensorSpec, merge_dims
@@ -141,7 +143,8 @@ def _reshape_dims(ctx: OpContext, shape: PartialShape, pattern: list[Dim], minus
     out = PartialShape(tuple(dims))
     if shape.is_static and out.is_static and minus_one is None and not (special_zero and zero in pattern):
         if in_static != out_static:
-            ctx.fail(f"the target shape {out.brief()} does not have the {in_static.lo} elements of the input"
+            count = math.prod(d.lo for d in shape.dims)  # (in_static: after cancelling equal dims)
+            ctx.fail(f"the target shape {out.brief()} does not have the {count} elements of the input"
                      f" {shape.brief()}", position=1)
     return out
 

@@ -66,6 +66,17 @@ def check_inference(xml: Path) -> ir_runner.ValidationReport:
     return report
 
 
+def check_output_shapes(xml: Path, node) -> None:
+    """The model's outputs inferred as OpenVINO infers ``node``'s outputs, bounds included (an IR writes a
+    bounded dim such as ``1..`` as -1, so :func:`check_inference` cannot compare those): the printed partial
+    shapes must be equal."""
+    assert ir_runner.validate(str(xml)).ok
+    model = ir_runner.load(str(xml))
+    want = [str(node.get_output_partial_shape(i)).replace(" ", "") for i in range(node.get_output_size())]
+    got = [str(info.partial_shape) for info in model.outputs]
+    assert got == want, (got, want)
+
+
 def reference_outputs(xml: Path, feeds: dict[str, np.ndarray]) -> list[np.ndarray]:
     """OpenVINO's reference results for the model's Results: each node's ``evaluate`` in topological order."""
     model = ov.Core().read_model(str(xml))
@@ -76,7 +87,7 @@ def reference_outputs(xml: Path, feeds: dict[str, np.ndarray]) -> list[np.ndarra
         kind = node.get_type_name()
         if kind == "Parameter":
             name = node.output(0).get_any_name()
-            values[node.output(0)] = ov.Tensor(np.require(feeds[name], requirements="C"))  # keeps 0-D as 0-D
+            values[node.output(0)] = _tensor(np.array(feeds[name], order="C"))  # (ascontiguousarray: 0-D -> 1-D)
             continue
         if kind == "Result":
             continue
@@ -91,29 +102,52 @@ def reference_outputs(xml: Path, feeds: dict[str, np.ndarray]) -> list[np.ndarra
         assert node.evaluate(outputs, args), f"OpenVINO has no reference evaluate for {node}"
         for i, tensor in enumerate(outputs):
             values[node.output(i)] = tensor
-    return [np.array(values[r.input_value(0)].data, copy=True) for r in model.get_results()]
+    return [_array(values[r.input_value(0)]) for r in model.get_results()]
+
+
+def _tensor(array: np.ndarray) -> ov.Tensor:
+    """An OpenVINO tensor of ``array``; bf16 (which the Python API does not take) by its bits."""
+    if array.dtype.name != "bfloat16":
+        return ov.Tensor(array)
+    tensor = ov.Tensor(ov.Type.bf16, ov.Shape(list(array.shape)))
+    tensor.data[...] = array.view(np.float16)  # the API shows bf16 bits as float16: a bit copy
+    return tensor
+
+
+def _array(tensor: ov.Tensor) -> np.ndarray:
+    value = np.array(tensor.data, copy=True)
+    if tensor.get_element_type() == ov.Type.bf16:
+        import ml_dtypes
+
+        return value.view(ml_dtypes.bfloat16)
+    return value
 
 
 def cpu_outputs(xml: Path, feeds: dict[str, np.ndarray]) -> list[np.ndarray]:
-    """OpenVINO CPU's results (``INFERENCE_PRECISION_HINT=f32``): the oracle for operations that have no
-    ``Node.evaluate`` in the core (Convolution, AvgPool...; their reference lives in the template plugin,
-    which the wheel does not ship)."""
-    compiled = ov.Core().compile_model(str(xml), "CPU", {"INFERENCE_PRECISION_HINT": "f32"})
-    result = compiled(feeds)
-    return [np.array(result[o], copy=True) for o in compiled.outputs]
+    """OpenVINO's CPU plugin results (``INFERENCE_PRECISION_HINT=f32``), the oracle for operations without a
+    reference ``evaluate`` (Convolution, AvgPool, GatherND, GatherElements, Roll, Einsum...: their reference
+    kernels only run in the template plugin, which the wheel does not ship)."""
+    core = ov.Core()
+    model = core.read_model(str(xml))
+    compiled = core.compile_model(model, "CPU", {"INFERENCE_PRECISION_HINT": "f32"})
+    names = [p.output(0).get_any_name() for p in model.get_parameters()]
+    request = compiled.create_infer_request()
+    request.infer([_tensor(np.array(feeds[n], order="C")) for n in names])
+    return [_array(request.get_output_tensor(i)) for i in range(len(compiled.outputs))]
 
 
 def check_run(xml: Path, feeds: dict[str, np.ndarray], *, ulp: int | None = None, rtol: float | None = None,
-              atol: float = 0.0, oracle: str = "reference") -> dict[str, np.ndarray]:
-    """Run ``xml`` in ir-run on ``feeds`` and compare each output with :func:`reference_outputs` (or
-    :func:`cpu_outputs` with ``oracle="cpu"``): bit for bit by default, else within ``ulp`` units in the last
-    place or ``|got - want| <= atol + rtol * |want|`` (NaN where the oracle has NaN). Also checks that no kernel
-    returns a view of its inputs unless its declaration says ``views`` (:func:`check_ownership`), and that the
-    caller owns every output. Returns ir-run's outputs."""
+              atol: float = 0.0, oracle="reference") -> dict[str, np.ndarray]:
+    """Run ``xml`` in ir-run on ``feeds`` and compare each output with :func:`reference_outputs` (``oracle``
+    ``"cpu"``: :func:`cpu_outputs`; or any function of (xml, feeds) giving the expected outputs): bit for bit by
+    default, else within ``ulp`` units in the last place or ``|got - want| <= atol + rtol * |want|`` (NaN where
+    the oracle has NaN). Also checks that no kernel returns a view of its inputs unless its declaration says
+    ``views`` (:func:`check_ownership`), and that the caller owns every output. Returns ir-run's outputs."""
     model = ir_runner.load(str(xml))
     got = model.run(feeds)
     check_ownership(model, feeds, got)
-    want = cpu_outputs(xml, feeds) if oracle == "cpu" else reference_outputs(xml, feeds)
+    oracle = {"reference": reference_outputs, "cpu": cpu_outputs, None: reference_outputs}.get(oracle, oracle)
+    want = oracle(xml, feeds)
     assert len(got) == len(want)
     for (name, g), w in zip(got.items(), want):
         assert g.shape == w.shape, (name, g.shape, w.shape)
