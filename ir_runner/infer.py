@@ -314,11 +314,13 @@ def _infer_layer(info: LayerInference, const_value, strict: bool, weights, memo:
         info.errors.append(_unknown_op_error(info))
         info.outputs = [_declared_spec(p, info) for p in layer.outputs]
         return
-    expected = len(info.op.input_names)
-    if len(info.inputs) != expected:
+    if not info.op.takes_inputs(len(info.inputs)):
+        op = info.op
+        count = f"{op.min_inputs} or more" if op.variadic else f"{op.min_inputs}..{len(op.input_names)}" if (
+            op.min_inputs < len(op.input_names)) else str(op.min_inputs)
         info.errors.append(
             InferenceError(
-                f"{info.op.label} takes {expected} input(s) ({', '.join(info.op.input_names)}),"
+                f"{info.op.label} takes {count} input(s) ({', '.join(info.op.input_names)}),"
                 f" the layer has {len(info.inputs)}",
                 layer=info.ref,
             )

@@ -41,9 +41,11 @@ LATEST_OPSET = 17
 FOLD_MAX_BYTES = 1 << 20  # the largest layer output evaluated at load (inference, plan and validation)
 
 DECIDING_ROLES = frozenset({"axis", "axes", "shape", "target_shape", "begin", "end", "stride", "start", "stop",
-                            "step", "pads", "k", "depth", "repeats", "split_lengths", "sizes", "scales"})
+                            "step", "pads", "k", "depth", "repeats", "split_lengths", "sizes", "scales",
+                            "trip_count", "execution_condition"})
 """Input roles whose values decide an operation's output shape or kernel parameters: when such an input is
-computed at run time, the plan is made per value of the inputs it comes from."""
+computed at run time, the plan is made per value of the inputs it comes from. ``trip_count`` and
+``execution_condition``: a Loop's iteration count (the length of its concatenated outputs)."""
 
 InferFn = Callable[["OpContext"], "tuple[list[TensorSpec], dict[str, Any]]"]
 KernelFn = Callable[..., Any]
@@ -124,6 +126,8 @@ class OpDef(Record):
     - ``batch(params, inputs, outputs, axes)``: how a batch axis moves through the layer, for chunked runs
       (``axes``: per input, the batch axis or None); returns per output the batch axis (or None), or a
       string saying why the layer mixes rows. None: the op has no rule and such runs are refused.
+    - ``min_inputs``: fewer inputs a layer may have (the trailing ones are optional); ``variadic``: the last
+      input may repeat (If, Loop, TensorIterator). By default every input is required, once.
     - ``shape_only``: the outputs depend only on the inputs' shapes and types, never on their values
       (ShapeOf): a shape computed from it does not make the model's plan depend on input values.
     - ``exact``: results are bit-exact against OpenVINO's reference (False: within the bound stated in
@@ -133,14 +137,14 @@ class OpDef(Record):
 
     __slots__ = ("type", "version", "first_opset", "last_opset", "input_names", "infer", "kernel", "prepare",
                  "roles", "attrs", "value", "findings", "fit", "views", "batch", "shape_only", "exact", "domain",
-                 "origin", "deciding")
+                 "origin", "deciding", "min_inputs", "variadic")
 
     def __init__(self, type: str, version: int, first_opset: int, last_opset: int, input_names: tuple[str, ...],
                  infer: InferFn, kernel: KernelFn | None = None, prepare: PrepareFn | None = None, *,
                  roles: Sequence[str] | None = None, attrs: Sequence[Attr] = (), value: ValueFn | None = None,
                  findings: Callable | None = None, fit: Callable | None = None, views: bool = False,
                  batch: Callable | None = None, shape_only: bool = False, exact: bool = True, domain: str | None = None,
-                 origin: str | None = None) -> None:
+                 origin: str | None = None, min_inputs: int | None = None, variadic: bool = False) -> None:
         self.type = type
         self.version = version
         self.first_opset = first_opset
@@ -161,6 +165,12 @@ class OpDef(Record):
         self.domain = domain.lower() if domain else None
         self.origin = origin
         self.deciding = tuple(i for i, role in enumerate(self.roles) if role in DECIDING_ROLES)
+        self.min_inputs = len(self.input_names) if min_inputs is None else min_inputs
+        self.variadic = variadic
+
+    def takes_inputs(self, count: int) -> bool:
+        """Whether a layer with ``count`` inputs fits this operation (optional and repeated inputs)."""
+        return self.min_inputs <= count and (self.variadic or count <= len(self.input_names))
 
     @property
     def label(self) -> str:
@@ -196,6 +206,12 @@ class Body:
               ) -> dict[str, TensorSpec]:
         """The Results' specs for these Parameter specs (and constant values), by internal layer id; an
         IRError naming the outer layer and the inner one when the body cannot take them."""
+        raise NotImplementedError
+
+    def constants(self, specs: dict[str, TensorSpec], values: dict[str, np.ndarray] | None = None
+                  ) -> dict[str, np.ndarray]:
+        """The values of the Results that are constant for these Parameter specs (and constant values), by
+        internal layer id (a Loop's body condition that is always true)."""
         raise NotImplementedError
 
     def run(self, feeds: dict[str, np.ndarray]) -> dict[str, np.ndarray]:

@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     from ..ir.records import LayerRecord
 
 ENTRY_POINT_GROUP = "ir_runner.ops"
-BUILTIN_MODULES = ("io", "convert", "select", "gather")
+BUILTIN_MODULES = ("io", "convert", "select", "gather", "control")
 
 _REGISTRY: dict[str, list[OpDef]] = {}
 _loaded = False
