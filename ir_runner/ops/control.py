@@ -10,17 +10,19 @@ last iteration's value.
 If-8 (as OpenVINO's ``If::validate_and_infer_types`` and reference): a constant ``cond`` infers the chosen
 branch only; otherwise both, each output merged: the same element type, equal static dims kept, differing
 static dims as the interval ``[min, max]``, a dynamic dim dynamic, ranks differing: ``[?]`` when both are at
-most 1, else a dynamic rank. ``cond`` must be boolean with one element; the kernel runs the branch it picks.
+most 1, else a dynamic rank (a scalar branch then gives ``[1]``, as the CPU plugin; If has no evaluate in
+OpenVINO's Python API). ``cond`` must be boolean with one element; the kernel runs the branch it picks.
 
-TensorIterator-1 (as ``TensorIterator::validate_and_infer_types`` and ``reference::tensor_iterator``): with
-static sliced inputs the iteration count is ``(|end - start| + 1) / part_size`` after adding the dim to a
-negative start/end (the last sliced input decides), else, with no sliced input, ``|end - start| / part_size``
+TensorIterator-1 (as ``TensorIterator::validate_and_infer_types`` of OpenVINO 2024+ and
+``reference::tensor_iterator``): a sliced input's body Parameter is the input with ``part_size`` on the axis;
+the iteration count is ``(|end - start| + 1) / part_size`` after adding the dim to a negative start/end (the
+last sliced input whose axis dim is static decides), else, with no sliced input, ``|end - start| / part_size``
 of the first concatenated output. The reference splits a sliced input's whole axis into that many parts
 (reversed when ``stride < 0``) and concatenates outputs in iteration order (reversed when ``stride < 0``);
 ir-run refuses a slicing that does not cover the whole axis (``count * part_size != dim``: the reference
 then writes past its buffers) and a layer whose iteration count is undefined. Concatenated outputs are
-``count * part_size`` long on their axis when the count is known, else of dynamic rank (body static) or
-all dims dynamic; a scalar Result concatenates as ``[1]`` slices. Negative axes are normalised (OpenVINO
+``count * part_size`` long on their axis when the count is known, else dynamic there (a dynamic rank for a
+body Result of dynamic rank); a scalar Result concatenates as ``[1]`` slices. Negative axes are normalised (OpenVINO
 indexes with them unchecked).
 
 Loop-5 (as ``Loop::validate_and_infer_types`` and ``reference::loop``): input 0 is the trip count (negative:
@@ -276,21 +278,21 @@ def run_if(cond: np.ndarray, *inputs: np.ndarray, branches, count: int, shapes, 
         raise InputError(f"cond must have one element, it has {cond.size}", layer=layer)
     body, feeds, outputs = branches[0 if bool(cond.reshape(-1)[0]) else 1]
     arrays = (cond, *inputs)
-    results = body.run({pid: arrays[position] for position, pid in feeds})
-    return _finish(_collect(results, outputs, count), shapes, layer)
+    results = _collect(body.run({pid: arrays[position] for position, pid in feeds}), outputs, count)
+    for position, shape in enumerate(shapes):  # a scalar branch merged with a 1-D one is [1] (as the CPU plugin)
+        if shape.rank == 1 and results[position].ndim == 0:
+            results[position] = results[position].reshape(1)
+    return _finish(results, shapes, layer)
 
 
 # -- TensorIterator-1 and Loop-5: shared parts ---------------------------------------------------------------
 
-def _sliced_spec(ctx: OpContext, entry: MapEntry, spec: TensorSpec, loop: bool) -> TensorSpec:
-    """A sliced input's body Parameter: the input with ``part_size`` on the axis (TensorIterator: all dims
-    dynamic unless the input is static, as OpenVINO infers it)."""
+def _sliced_spec(ctx: OpContext, entry: MapEntry, spec: TensorSpec) -> TensorSpec:
+    """A sliced input's body Parameter: the input with ``part_size`` on the axis."""
     dims = spec.shape.dims
     if dims is None:
         return TensorSpec(spec.element_type, DYNAMIC_SHAPE)
     axis = _normalise_axis(ctx, entry.axis, len(dims), f"the sliced input {entry.position}")
-    if not loop and not spec.shape.is_static:
-        return TensorSpec(spec.element_type, PartialShape((DYNAMIC_DIM,) * len(dims)))
     new = list(dims)
     new[axis] = Dim(entry.part_size, entry.part_size)
     return TensorSpec(spec.element_type, PartialShape(tuple(new)))
@@ -313,13 +315,14 @@ def _concatenate(values: list[np.ndarray], axis: int) -> np.ndarray:
 
 # -- TensorIterator-1 ----------------------------------------------------------------------------------------
 
-def ti_iterations(sliced: list[MapEntry], concats: list[MapEntry], shapes: list[PartialShape]) -> int | None:
-    """The iteration count OpenVINO finds (None: unknown, -1: undefined)."""
+def ti_iterations(sliced: list[MapEntry], concats: list[MapEntry], shapes: list[PartialShape]) -> int:
+    """The iteration count OpenVINO finds: from the last sliced input with a static axis, else from the first
+    concatenated output when there is no sliced input; -1 when unknown."""
     count = -1
     for entry, shape in zip(sliced, shapes):
-        if not shape.is_static:
-            return None
-        dim = shape.to_shape()[entry.axis]
+        if shape.dims is None or not shape.dims[entry.axis].is_static:
+            continue
+        dim = shape.dims[entry.axis].lo
         start = entry.start + dim if entry.start < 0 else entry.start
         end = entry.end + dim if entry.end < 0 else entry.end
         count = (abs(end - start) + 1) // entry.part_size
@@ -336,10 +339,13 @@ def infer_tensor_iterator(ctx: OpContext):
     _output_positions(ctx, outputs, "port_map")
     sliced = [e for e in inputs if e.axis is not None]
     concats = [e for e in outputs if e.axis is not None]
+    if not sliced and not concats:
+        ctx.fail("the number of iterations is undefined: the TensorIterator has no sliced input and no"
+                 " concatenated output")
     specs = {}
     for entry in inputs:
         spec = ctx.inputs[entry.position]
-        specs[entry.internal] = _sliced_spec(ctx, entry, spec, False) if entry.axis is not None else spec
+        specs[entry.internal] = _sliced_spec(ctx, entry, spec) if entry.axis is not None else spec
     shapes = []
     for entry in sliced:  # normalised axes (the kernel needs them)
         shape = ctx.inputs[entry.position].shape
@@ -347,10 +353,7 @@ def infer_tensor_iterator(ctx: OpContext):
             entry.axis = _normalise_axis(ctx, entry.axis, len(shape.dims), f"the sliced input {entry.position}")
         shapes.append(shape)
     count = ti_iterations(sliced, concats, shapes)
-    if count == -1:
-        ctx.fail("the number of iterations is undefined: the TensorIterator has no sliced input and no"
-                 " concatenated output")
-    if count is not None:
+    if count >= 0:
         _check_slices(ctx, sliced, shapes, count)
     values = {e.internal: v for e in inputs if e.axis is None and e.internal not in edges
               for v in [ctx.const_value(e.position)] if v is not None}
@@ -358,23 +361,16 @@ def infer_tensor_iterator(ctx: OpContext):
     result: list = [None] * len(ctx.layer.outputs)
     for entry in outputs:
         spec = inner[entry.internal]
-        if entry.axis is None:
-            result[entry.position] = spec
-            continue
         dims = spec.shape.dims
-        if not spec.shape.is_static:
-            result[entry.position] = TensorSpec(spec.element_type, DYNAMIC_SHAPE if dims is None else
-                                                PartialShape((DYNAMIC_DIM,) * len(dims)))
+        if entry.axis is None or dims is None:
+            result[entry.position] = spec if entry.axis is None else TensorSpec(spec.element_type, DYNAMIC_SHAPE)
             continue
         if not dims and entry.axis != 0:
             ctx.fail(f"the concatenated output {entry.position} has scalar slices: its axis must be 0, not"
                      f" {entry.axis}")
         entry.axis = _concat_axis(ctx, entry, len(dims))
-        if count is None:
-            result[entry.position] = TensorSpec(spec.element_type, DYNAMIC_SHAPE)
-            continue
-        new = list(dims) or [Dim(1, 1)]
-        new[entry.axis] = Dim(count * entry.part_size, count * entry.part_size)
+        new = list(dims) or [DYNAMIC_DIM]
+        new[entry.axis] = Dim(count * entry.part_size, count * entry.part_size) if count >= 0 else DYNAMIC_DIM
         result[entry.position] = TensorSpec(spec.element_type, PartialShape(tuple(new)))
     params = {"body": body, "sliced": tuple((e.position, e.internal, e.axis, e.start, e.end, e.stride, e.part_size)
                                             for e in sliced),
@@ -389,7 +385,9 @@ def infer_tensor_iterator(ctx: OpContext):
 
 def _check_slices(ctx: OpContext, sliced: list[MapEntry], shapes: list[PartialShape], count: int) -> None:
     for entry, shape in zip(sliced, shapes):
-        dim = shape.to_shape()[entry.axis]
+        if shape.dims is None or not shape.dims[entry.axis].is_static:
+            continue
+        dim = shape.dims[entry.axis].lo
         if count * entry.part_size != dim:
             ctx.fail(
                 f"the sliced input {entry.position} has {dim} elements on axis {entry.axis}, but {count} iterations"
@@ -405,6 +403,9 @@ def run_tensor_iterator(*inputs: np.ndarray, body: Body, sliced, fixed, edges, l
     entries = [MapEntry(p, i, a, s, e, st, ps, None) for p, i, a, s, e, st, ps in sliced]
     concats = [MapEntry(p, i, a, s, e, st, ps, None) for p, i, a, st, s, e, ps in concat]
     iterations = ti_iterations(entries, concats, [PartialShape.of(inputs[e.position].shape) for e in entries])
+    if iterations <= 0:
+        raise InputError("the TensorIterator runs no iteration with these inputs (the reference's outputs would"
+                         " have no value)", layer=layer)
     parts = []
     for entry in entries:
         array = inputs[entry.position]
@@ -424,9 +425,7 @@ def run_tensor_iterator(*inputs: np.ndarray, body: Body, sliced, fixed, edges, l
             values.append(results[rid])
         for pid, rid in edges:
             feeds[pid] = results[rid]
-    outputs = _collect(results, last, count) if iterations else [None] * count
-    if not iterations and last:
-        raise InputError("the TensorIterator runs no iteration: its last-value outputs have no value", layer=layer)
+    outputs = _collect(results, last, count)
     for values, (position, _, axis, stride, *_rest) in zip(collected, concat):
         outputs[position] = _concatenate(values[::-1] if stride < 0 else values, axis)
     return _finish(outputs, shapes, layer)
@@ -492,7 +491,7 @@ def infer_loop(ctx: OpContext):
     specs: dict[str, TensorSpec] = {}
     for entry in inputs:
         spec = ctx.inputs[entry.position]
-        specs[entry.internal] = _sliced_spec(ctx, entry, spec, True) if entry.axis is not None else spec
+        specs[entry.internal] = _sliced_spec(ctx, entry, spec) if entry.axis is not None else spec
     if current is not None and not any(e.internal == current for e in inputs):
         specs[current] = _declared_parameter(ctx, current)
     invariant = {e.internal: v for e in inputs if e.axis is None and e.internal not in edges
