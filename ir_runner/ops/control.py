@@ -49,7 +49,6 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import InputError, KernelError, ModelFormatError
-from ..record import Record
 from ..types import (
     DYNAMIC,
     DYNAMIC_DIM,
@@ -66,7 +65,7 @@ LOOP_MAX_ITERATIONS = 2**31 - 1
 """The most iterations ir-run runs a Loop whose body condition is constantly true (its trip count decides)."""
 
 
-class MapEntry(Record):
+class MapEntry:
     """One ``<input>``/``<output>`` of a port map: the outer port's position (None for a Loop's special ports),
     the body Parameter/Result id, slicing attributes (``axis`` None: not sliced/concatenated) and purpose."""
 
