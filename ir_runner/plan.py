@@ -71,7 +71,8 @@ class Plan(Record):
 
 
 def build_plan(inference: Inference, memory_limit: int | None = DEFAULT_MEMORY_LIMIT, *, checked: bool = False) -> Plan:
-    """Turn an error-free inference with static shapes into a plan.
+    """Turn an error-free inference with static shapes into a plan (a layer output whose shape only its run
+    decides, such as a Loop stopped by its body's condition, is computed by the plain kernel).
 
     Layers that the constant folder can compute (all inputs constant, outputs of at most FOLD_MAX_BYTES;
     or values known from shapes alone) become constants. Plans whose tensors exceed ``memory_limit`` or
@@ -134,8 +135,16 @@ def accepts_out(kernel: KernelFn) -> bool:
     return getattr(kernel, "accepts_out", False) is True
 
 
-def _shape_and_dtype(spec) -> tuple[np.dtype, tuple[int, ...]]:
-    return spec.element_type.dtype, spec.shape.to_shape()
+def _shape_and_dtype(spec) -> tuple[np.dtype, tuple[int, ...] | None]:
+    """An output's dtype and shape; None for a shape known only when run (a Loop stopped by its body's
+    condition)."""
+    return spec.element_type.dtype, spec.shape.to_shape() if spec.shape.is_static else None
+
+
+def _static(specs) -> bool:
+    """Whether these specs are all static: a kernel is prepared for static shapes only; a tensor whose shape
+    is known only when run (a Loop's output) gets the plain kernel."""
+    return all(spec.shape.is_static for spec in specs)
 
 
 def kernel_error(exc: Exception, layer: LayerRef) -> IRError:
@@ -160,7 +169,7 @@ def _kernel_for(info, consts: list[np.ndarray | None], prepared: dict[tuple, Ker
     except TypeError:  # a parameter that cannot be hashed: prepare this one on its own
         key = kernel = None
     if kernel is None:
-        if op.prepare is not None:
+        if op.prepare is not None and _static(info.inputs) and _static(info.outputs):
             kernel = op.prepare(info.params, info.inputs, info.outputs, consts)
         else:
             kernel = functools.partial(op.kernel, **info.params)

@@ -34,6 +34,7 @@ class Subgraph(Body):
         self.parameters = tuple(layer.id for layer in graph.parameters)
         self.results = tuple(layer.id for layer in graph.results)
         self._plans: dict[tuple, object] = {}
+        self._deciding: dict[tuple, tuple[int, ...]] = {}  # per signature: the Parameters whose values decide
         self._lock = threading.Lock()
 
     def _inference(self, specs: dict[str, TensorSpec], values: dict[str, np.ndarray] | None):
@@ -56,14 +57,30 @@ class Subgraph(Body):
         inference = self._inference(specs, values)
         return {rid: inference.output_spec(*self.graph.sources[rid][0]) for rid in self.results}
 
+    def constants(self, specs: dict[str, TensorSpec], values: dict[str, np.ndarray] | None = None
+                  ) -> dict[str, np.ndarray]:
+        inference = self._inference(specs, values)
+        found = {rid: inference.folder.input_value(rid, 0) for rid in self.results}
+        return {rid: value for rid, value in found.items() if value is not None}
+
     def run(self, feeds: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+        """Planned per dtypes and shapes, and per value of the Parameters whose values decide shapes inside
+        (a nested Loop's trip count fed from outside), as a model is."""
         arrays = [feeds[pid] for pid in self.parameters]
         signature = tuple((a.dtype, a.shape) for a in arrays)
+        deciding = self._deciding.get(signature)
+        if deciding:
+            signature += tuple(arrays[i].tobytes() for i in deciding)
         plan = self._plans.get(signature)
         if plan is None:
             specs = {pid: TensorSpec(self._element_type(pid, a), PartialShape.of(a.shape))
                      for pid, a in zip(self.parameters, arrays)}
-            plan = build_plan(self._inference(specs, None), None)
+            inference = self._inference(specs, None)
+            if inference.value_inputs:
+                deciding = self._deciding[signature] = inference.value_inputs
+                signature += tuple(arrays[i].tobytes() for i in deciding)
+                inference = self._inference(specs, {self.parameters[i]: arrays[i] for i in deciding})
+            plan = build_plan(inference, None)
             with self._lock:
                 if len(self._plans) >= _MAX_PLANS:
                     self._plans.clear()

@@ -42,10 +42,11 @@ FOLD_MAX_BYTES = 1 << 20  # the largest layer output evaluated at load (inferenc
 
 DECIDING_ROLES = frozenset({"axis", "axes", "shape", "target_shape", "begin", "end", "stride", "start", "stop",
                             "step", "pads", "k", "depth", "repeats", "split_lengths", "sizes", "scales", "order",
-                            "counted"})
+                            "counted", "trip_count", "execution_condition"})
 """Input roles whose values decide an operation's output shape or kernel parameters: when such an input is
 computed at run time, the plan is made per value of the inputs it comes from. ``counted``: an input whose
-values decide an output's length (NonZero's data)."""
+values decide an output's length (NonZero's data); ``trip_count`` and ``execution_condition``: a Loop's
+iteration count (the length of its concatenated outputs)."""
 
 InferFn = Callable[["OpContext"], "tuple[list[TensorSpec], dict[str, Any]]"]
 KernelFn = Callable[..., Any]
@@ -128,7 +129,8 @@ class OpDef(Record):
       (``axes``: per input, the batch axis or None); returns per output the batch axis (or None), or a
       string saying why the layer mixes rows. None: the op has no rule and such runs are refused.
     - ``min_inputs``: fewer inputs a layer may have (the trailing ones are optional; Pad's ``pad_value``);
-      ``variadic``: the last input may repeat (Einsum, Concat). By default every input is required, once.
+      ``variadic``: the last input may repeat (Einsum, Concat, If, Loop). By default every input is required,
+      once.
     - ``shape_only``: the outputs depend only on the inputs' shapes and types, never on their values
       (ShapeOf): a shape computed from it does not make the model's plan depend on input values.
     - ``exact``: results are bit-exact against OpenVINO's reference (False: within the bound stated in
@@ -138,8 +140,7 @@ class OpDef(Record):
 
     __slots__ = ("type", "version", "first_opset", "last_opset", "input_names", "infer", "kernel", "prepare",
                  "roles", "attrs", "value", "findings", "fit", "views", "batch", "shape_only", "exact", "domain",
-                 "origin", "deciding",
-                 "min_inputs", "variadic")
+                 "origin", "deciding", "min_inputs", "variadic")
 
     def __init__(self, type: str, version: int, first_opset: int, last_opset: int, input_names: tuple[str, ...],
                  infer: InferFn, kernel: KernelFn | None = None, prepare: PrepareFn | None = None, *,
@@ -208,6 +209,12 @@ class Body:
               ) -> dict[str, TensorSpec]:
         """The Results' specs for these Parameter specs (and constant values), by internal layer id; an
         IRError naming the outer layer and the inner one when the body cannot take them."""
+        raise NotImplementedError
+
+    def constants(self, specs: dict[str, TensorSpec], values: dict[str, np.ndarray] | None = None
+                  ) -> dict[str, np.ndarray]:
+        """The values of the Results that are constant for these Parameter specs (and constant values), by
+        internal layer id (a Loop's body condition that is always true)."""
         raise NotImplementedError
 
     def run(self, feeds: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
