@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from ..ir.records import LayerRecord
 
 ENTRY_POINT_GROUP = "ir_runner.ops"
-BUILTIN_MODULES = ("io", "convert", "select", "gather")
+BUILTIN_MODULES = ("io", "convert", "select", "gather", "binary", "unary")
 
 _REGISTRY: dict[str, list[OpDef]] = {}
 _loaded = False
@@ -130,8 +130,20 @@ def supported_ops() -> list[OpDef]:
     return sorted((op for ops in _REGISTRY.values() for op in ops), key=lambda op: (op.type, op.version))
 
 
+SUMMARY_MAX_CHARS = 400
+
+
 def supported_summary() -> str:
-    return ", ".join(f"{op.label} ({op.opsets})" for op in supported_ops())
+    """The supported operation versions for a message; past SUMMARY_MAX_CHARS, their types only, clipped."""
+    ops = supported_ops()
+    full = ", ".join(f"{op.label} ({op.opsets})" for op in ops)
+    if len(full) <= SUMMARY_MAX_CHARS:
+        return full
+    types = sorted({op.type for op in ops})
+    shown = ", ".join(types)
+    if len(shown) > SUMMARY_MAX_CHARS:
+        shown = shown[:SUMMARY_MAX_CHARS].rpartition(", ")[0] + ", ..."
+    return f"{len(types)} operation types ({shown}; ir_runner.ops.registry.supported_ops() lists the versions)"
 
 
 def layer_ref(layer: LayerRecord) -> LayerRef:
