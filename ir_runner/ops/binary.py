@@ -12,10 +12,11 @@ docs/semantics.md, "Elementwise operations"):
 
 - Integers wrap on overflow. Divide: floor division (``m_pythondiv``, the default) or truncation; Mod: the
   remainder of truncating division (sign of the dividend); FloorMod: the remainder of floor division (sign
-  of the divisor). An integer division by zero is an InputError naming the layer (the reference throws for
-  Divide and Mod, and crashes for unsigned FloorMod), except signed FloorMod, where the reference's value is
-  reproduced: its double ``NaN`` cast to the integer type (i32/i64: the lowest value; i8/i16: 0).
-  ``INT_MIN / -1`` wraps to INT_MIN (the reference traps).
+  of the divisor), exact for unsigned types; signed FloorMod is ``a - b * floor(a / b)`` computed in double
+  and cast to the type as x86 does, as the reference does (so i64 beyond 2**53 loses low bits, and a zero
+  divisor gives the cast of NaN: i32/i64 the lowest value, i8/i16 0). Any other integer division by zero is
+  an InputError naming the layer (the reference throws for Divide, and crashes for Mod and unsigned
+  FloorMod). ``INT_MIN / -1`` wraps to INT_MIN (the reference traps).
 - Integer Power is ``pow`` in double cast to the type as x86 does (``1/x`` is 0 for ``|x| > 1``, ``0**-1``
   and values past the range give the lowest value).
 - Floats: Add, Subtract, Multiply, Divide, SquaredDifference (``(a-b)*(a-b)``, two roundings), Maximum
@@ -119,14 +120,14 @@ def _mod(a: np.ndarray, b: np.ndarray, out: np.ndarray) -> None:
 
 
 def _floor_mod(a: np.ndarray, b: np.ndarray, out: np.ndarray) -> None:
-    if _is_int(a):
+    if a.dtype.kind == "u":
         np.remainder(a, b, out=out)
-        if a.dtype.kind == "i" and not np.all(b):  # the reference's double NaN cast to the type
-            np.copyto(out, _NAN_AS_INT[a.dtype], where=np.broadcast_to(b, out.shape) == 0)
         return
     x, y = a.astype(np.float64), b.astype(np.float64)
     wide = x - y * np.floor(x / y)
-    if _is_ml(a):
+    if a.dtype.kind == "i":
+        out[...] = float_to_int(wide, _INT_NAMES[a.dtype])
+    elif _is_ml(a):
         out[...] = wide.astype(np.float32)
     else:
         np.copyto(out, wide, casting="unsafe")
@@ -135,8 +136,6 @@ def _floor_mod(a: np.ndarray, b: np.ndarray, out: np.ndarray) -> None:
 _INT_NAMES = {np.dtype(t): n for t, n in ((np.int8, "i8"), (np.int16, "i16"), (np.int32, "i32"), (np.int64, "i64"),
                                          (np.uint8, "u8"), (np.uint16, "u16"), (np.uint32, "u32"),
                                          (np.uint64, "u64"))}
-_NAN_AS_INT = {np.dtype(np.int8): 0, np.dtype(np.int16): 0, np.dtype(np.int32): np.iinfo(np.int32).min,
-               np.dtype(np.int64): np.iinfo(np.int64).min}
 
 
 # -- the table ------------------------------------------------------------------------------------------------

@@ -26,7 +26,10 @@ def run_elementwise(fn: Callable[..., None], operands: Sequence[np.ndarray], out
     size = out.size
     if size == 0:
         return out
-    if size <= BLOCK or shape == () or not blocked and size < PARALLEL_MIN_ELEMENTS:
+    if shape == ():  # as 1-element arrays: numpy gives scalars, not arrays, for 0-D operations
+        fn(*(op.reshape(1) for op in operands), out=out.reshape(1))
+        return out
+    if size <= BLOCK or not blocked and size < PARALLEL_MIN_ELEMENTS:
         fn(*operands, out=out)
         return out
     if all(op.shape == shape and op.flags.c_contiguous for op in operands) and out.flags.c_contiguous:
