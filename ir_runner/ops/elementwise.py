@@ -38,6 +38,10 @@ def run_elementwise(fn: Callable[..., None], operands: Sequence[np.ndarray], out
         step = BLOCK if blocked else max(BLOCK, -(-size // 64))
 
         def work_flat(start: int, stop: int) -> None:
+            with np.errstate(all="ignore"):  # (per thread: errstate does not cross threads)
+                _work_flat(start, stop)
+
+        def _work_flat(start: int, stop: int) -> None:
             for lo in range(start * step, min(stop * step, size), step):
                 hi = min(lo + step, size)
                 fn(*[x[lo:hi] for x in flat], out=flat_out[lo:hi])
@@ -53,6 +57,10 @@ def run_elementwise(fn: Callable[..., None], operands: Sequence[np.ndarray], out
     per = max(1, BLOCK // max(row, 1)) if blocked else max(1, -(-rows // 64))
 
     def work(start: int, stop: int) -> None:
+        with np.errstate(all="ignore"):  # (per thread: errstate does not cross threads)
+            _work(start, stop)
+
+    def _work(start: int, stop: int) -> None:
         for lo in range(start * per, min(stop * per, rows), per):
             hi = min(lo + per, rows)
             fn(*[v[lo:hi] for v in views], out=out_view[lo:hi])
