@@ -32,6 +32,7 @@ from typing import Any
 
 import numpy as np
 
+from ..errors import InputError
 from ..types import DYNAMIC, TensorSpec
 from .api import LATEST_OPSET, Attr, OpContext, OpDef, numpy_merge
 from .convert_rules import float_to_int
@@ -399,17 +400,17 @@ def clamp(x: np.ndarray, *, low: float, high: float, out: np.ndarray | None = No
         out = np.empty(x.shape, dtype=x.dtype)
     if x.dtype.kind in "iu":
         info = np.iinfo(x.dtype)
-        lo = x.dtype.type(min(max(math.ceil(low), info.min), info.max)) if math.isfinite(low) else \
+        lo_t = x.dtype.type(min(max(math.ceil(low), info.min), info.max)) if math.isfinite(low) else \
             x.dtype.type(info.min if low < 0 else info.max)
-        hi = x.dtype.type(min(max(math.floor(high), info.min), info.max)) if math.isfinite(high) else \
+        hi_t = x.dtype.type(min(max(math.floor(high), info.min), info.max)) if math.isfinite(high) else \
             x.dtype.type(info.max if high > 0 else info.min)
-        return run_elementwise(lambda a, out: np.clip(a, lo, hi, out=out), (x,), out)
-    lo_t, hi_t = np.array(low).astype(x.dtype), np.array(high).astype(x.dtype)
+    else:
+        lo_t, hi_t = np.array(low).astype(x.dtype), np.array(high).astype(x.dtype)
 
-    def compute(a: np.ndarray, out: np.ndarray) -> None:
+    def compute(a: np.ndarray, out: np.ndarray) -> None:  # (min first: ceil(min) may pass floor(max))
         np.copyto(out, a)
-        np.copyto(out, lo_t, where=a < lo_t)
         np.copyto(out, hi_t, where=a > hi_t)
+        np.copyto(out, lo_t, where=a < lo_t)
 
     return run_elementwise(compute, (x,), out, blocked=True)
 
@@ -473,26 +474,40 @@ selu.accepts_out = True
 def _infer_prelu(ctx: OpContext):
     data, slope = ctx.inputs
     _check_type(ctx, "PRelu", "numeric", data)
-    axis_one = (data.shape.rank is not None and data.shape.rank >= 2 and slope.shape.rank == 1
-                and slope.shape.dims[0] != data.shape.dims[1] and _channel_fit(data, slope))
-    shape = data.shape
-    if not axis_one:
+    channel = _channel_wise(data.shape.to_tuple(), slope.shape.to_tuple())
+    if channel is False:
         merged = numpy_merge(data.shape, slope.shape)
-        if merged is None or merged.rank is not None and data.shape.rank is not None and merged.rank != data.shape.rank:
-            ctx.fail(f"slope {slope.shape.brief()} does not broadcast to data {data.shape.brief()}", position=1)
-    return [TensorSpec(data.element_type, shape)], {"channel": bool(axis_one)}
+        too_long = data.shape.rank is not None and slope.shape.rank is not None and slope.shape.rank > data.shape.rank
+        if merged is None or too_long or merged.is_static and data.shape.is_static and merged != data.shape:
+            ctx.fail(f"slope {slope.shape.brief()} neither broadcasts to data {data.shape.brief()} nor fits its"
+                     " channel axis 1 (OpenVINO accepts some such shapes and reads past the slope)", position=1)
+    return [data], {"channel": channel}
 
 
-def _channel_fit(data: TensorSpec, slope: TensorSpec) -> bool:
-    """PRelu's special case: a 1-D slope as long as the channel dim (axis 1) applies along it."""
-    s, c = slope.shape.dims[0], data.shape.dims[1]
-    return s.is_static and c.is_static and s.lo == c.lo or not (s.is_static and c.is_static)
+def _channel_wise(data: tuple | None, slope: tuple | None) -> bool | None:
+    """PRelu's special case: a 1-D slope as long as the data's axis 1, but not as its last axis, applies along
+    axis 1. None: not known before the shapes are (a dynamic dim decides)."""
+    if data is None or slope is None or len(slope) != 1 or len(data) < 2:
+        return False if data is not None and slope is not None else None
+    if None in (slope[0], data[1], data[-1]):
+        return None
+    return slope[0] == data[1] != data[-1]
 
 
-def prelu(x: np.ndarray, slope: np.ndarray, *, channel: bool, out: np.ndarray | None = None) -> np.ndarray:
-    """PRelu-1: ``x < 0 ? x * slope : x``; a 1-D slope as long as the data's axis 1 (and not broadcastable
-    along the last axis) applies along axis 1, any other broadcasts numpy-style to the data's shape."""
-    if channel or slope.ndim == 1 and x.ndim >= 2 and slope.shape[0] == x.shape[1] != x.shape[-1] != slope.shape[0]:
+def _broadcasts_to(shape: tuple[int, ...], target: tuple[int, ...]) -> bool:
+    return all(s in (1, t) for s, t in zip(shape[::-1], target[::-1]))
+
+
+def prelu(x: np.ndarray, slope: np.ndarray, *, channel: bool | None, out: np.ndarray | None = None) -> np.ndarray:
+    """PRelu-1: ``x < 0 ? x * slope : x`` (in the data's type; a slope of another type is converted); a 1-D
+    slope as long as the data's axis 1 and not as its last applies along axis 1, any other broadcasts
+    numpy-style to the data's shape."""
+    if channel is None:  # decided by dims only known now
+        channel = _channel_wise(x.shape, slope.shape)
+        if not channel and (slope.ndim > x.ndim or not _broadcasts_to(slope.shape, x.shape)):
+            raise InputError(f"PRelu: slope {list(slope.shape)} neither broadcasts to data {list(x.shape)} nor fits"
+                             " its channel axis 1")
+    if channel:
         slope = slope.reshape((slope.shape[0],) + (1,) * (x.ndim - 2))
     if out is None:
         out = np.empty(x.shape, dtype=x.dtype)
@@ -503,14 +518,13 @@ def prelu(x: np.ndarray, slope: np.ndarray, *, channel: bool, out: np.ndarray | 
         np.copyto(out, a)
         np.multiply(a, s, out=out, where=a < 0)
 
+    def narrow(a: np.ndarray, s: np.ndarray, out: np.ndarray) -> None:
+        wide = np.empty(out.shape, dtype=F32)
+        compute(a.astype(F32), s.astype(F32), wide)
+        out[...] = wide
+
     with np.errstate(all="ignore"):
-        if x.dtype.kind == "V":
-            wide = np.empty(x.shape, dtype=F32)
-            compute(x.astype(F32), slope.astype(F32), wide)
-            out[...] = wide
-            return out
-        return run_elementwise(compute, (x, np.broadcast_to(slope, np.broadcast_shapes(slope.shape, x.shape))
-                                         if slope.ndim > x.ndim else slope), out, blocked=True)
+        return run_elementwise(narrow if x.dtype.kind == "V" else compute, (x, slope), out, blocked=True)
 
 
 prelu.accepts_out = True
