@@ -23,17 +23,39 @@ _TAYLOR = tuple((-1) ** n / (math.factorial(n) * (2 * n + 1)) * 2 / math.sqrt(ma
 
 
 def erfc_abs(x: np.ndarray) -> np.ndarray:
-    """erfc(|x|) in double (relative error about 1e-12)."""
+    """erfc(|x|) in double (relative error about 1e-12), in a few in-place passes over ``x``'s size."""
     a = np.abs(x)
-    clipped = np.minimum(a, 1e10)  # (erfc is 0 long before; keeps z finite for infinities)
-    z = (clipped - ERFCX_K) / (clipped + ERFCX_K)
-    two_z = 2 * z
-    b1 = np.zeros_like(z)
+    z = np.minimum(a, 1e10)  # (erfc is 0 long before; keeps z finite for infinities)
+    denominator = z + ERFCX_K
+    z -= ERFCX_K
+    z /= denominator
+    two_z, scratch = denominator, np.empty_like(z)
+    np.multiply(z, 2, out=two_z)
+    b1 = np.full_like(z, ERFCX_CHEBYSHEV[-1])
     b2 = np.zeros_like(z)
-    for c in ERFCX_CHEBYSHEV[:0:-1]:  # Clenshaw
-        b1, b2 = two_z * b1 - b2 + c, b1
-    erfcx = z * b1 - b2 + ERFCX_CHEBYSHEV[0]
-    return np.exp(-(a * a)) * erfcx
+    for c in ERFCX_CHEBYSHEV[-2:0:-1]:  # Clenshaw: b1, b2 = 2z b1 - b2 + c, b1
+        np.multiply(two_z, b1, out=scratch)
+        scratch -= b2
+        scratch += c
+        b1, b2, scratch = scratch, b1, b2
+    np.multiply(z, b1, out=scratch)
+    scratch -= b2
+    scratch += ERFCX_CHEBYSHEV[0]
+    np.multiply(a, a, out=a)
+    np.negative(a, out=a)
+    np.exp(a, out=a)
+    a *= scratch
+    return a
+
+
+def one_plus_erf(x: np.ndarray) -> np.ndarray:
+    """``1 + erf(x)`` of a double array as the reference computes it: erf rounded to double, then 1 added
+    (for x < 0 the result is erfc(-x) on the grid of 2**-53 that this rounding leaves)."""
+    erf_abs = erfc_abs(x)
+    np.subtract(1.0, erf_abs, out=erf_abs)
+    np.copysign(erf_abs, x, out=erf_abs)
+    erf_abs += 1.0
+    return erf_abs
 
 
 def erf(x: np.ndarray) -> np.ndarray:

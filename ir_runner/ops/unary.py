@@ -18,7 +18,7 @@ Values, as OpenVINO's core reference computes them (measured on OpenVINO 2026.4,
 - Floats, within bounds (``exact=False``; the largest errors against the reference measured by
   tests/ops/test_unary.py over random f32 bit patterns of the whole range, see ``ULP_BOUNDS``): the plain
   functions use numpy's own (f16 through f32, bf16 computed in f32 and rounded); Erf and Gelu compute in
-  double (``special.erf``); Sigmoid, Swish, Elu, Selu, SoftPlus and Mish follow the reference's formulas
+  double (``special``; Gelu's ``1 + erf`` rounded as the reference rounds it); Sigmoid, Swish, Elu, Selu, SoftPlus and Mish follow the reference's formulas
   in f32 with its C library calls: ``expf`` bit for bit (:func:`_expf`; SoftPlus and Mish round
   ``expf(x) + 1`` to f32, which would turn any 1-ULP difference of ``expf`` into up to 31 ULP of the
   result), ``logf`` and ``tanhf`` in double rounded to f32.
@@ -37,7 +37,7 @@ from ..types import DYNAMIC, TensorSpec
 from .api import LATEST_OPSET, Attr, OpContext, OpDef, numpy_merge
 from .convert_rules import float_to_int
 from .elementwise import broadcast_batch, run_elementwise
-from .special import erf
+from .special import erf, one_plus_erf
 
 F32 = np.float32
 F64 = np.float64
@@ -188,7 +188,10 @@ def _elu_value(x: np.ndarray, alpha) -> np.ndarray:
 
 def _gelu_erf(x: np.ndarray, out: np.ndarray) -> None:
     wide = x.astype(F64)
-    out[...] = 0.5 * wide * (1.0 + erf(wide * math.sqrt(0.5)))
+    factor = one_plus_erf(wide * math.sqrt(0.5))
+    wide *= 0.5
+    factor *= wide
+    np.copyto(out, factor, casting="unsafe")
 
 
 _TANH_TAIL = -9.0  # below it, 1 + tanh(z) in double loses the f32 result: the C library's tanh decides
