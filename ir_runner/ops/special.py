@@ -2,7 +2,8 @@
 
 erf(t): a Taylor series below |t| = 0.5 (13 terms, error below 1e-17); above, ``1 - erfc(|t|)`` with
 ``erfc(x) = exp(-x*x) * erfcx(x)`` and erfcx from an 18-degree Chebyshev series in ``(x - 3) / (x + 3)``
-(relative error 1e-12; ``scripts/fit_erfcx.py`` fitted it to the C library's erfc).
+(relative error 1e-12; ``scripts/fit_erfcx.py`` fitted it to the C library's erfc). ``one_plus_erf`` (Gelu)
+takes ``1 - erfc`` everywhere but below |x| = 1e-5, where erf is ``2x / sqrt(pi)`` to double precision.
 """
 
 from __future__ import annotations
@@ -54,8 +55,14 @@ def one_plus_erf(x: np.ndarray) -> np.ndarray:
     erf_abs = erfc_abs(x)
     np.subtract(1.0, erf_abs, out=erf_abs)
     np.copysign(erf_abs, x, out=erf_abs)
+    tiny = np.abs(x) < _TINY  # there 1 - erfc's absolute error (5e-15) would decide ties: erf = 2x/sqrt(pi)
+    if tiny.any():
+        np.multiply(x, _TAYLOR[0], out=erf_abs, where=tiny)
     erf_abs += 1.0
     return erf_abs
+
+
+_TINY = 1e-5
 
 
 def erf(x: np.ndarray) -> np.ndarray:
