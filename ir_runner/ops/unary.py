@@ -18,10 +18,10 @@ Values, as OpenVINO's core reference computes them (measured on OpenVINO 2026.4,
 - Floats, within bounds (``exact=False``; the largest errors against the reference measured by
   tests/ops/test_unary.py over random f32 bit patterns of the whole range, see ``ULP_BOUNDS``): the plain
   functions use numpy's own (f16 through f32, bf16 computed in f32 and rounded); Erf and Gelu compute in
-  double (``special``; Gelu's ``1 + erf`` rounded as the reference rounds it); Sigmoid, Swish, Elu, Selu, SoftPlus and Mish follow the reference's formulas
-  in f32 with its C library calls: ``expf`` bit for bit (:func:`_expf`; SoftPlus and Mish round
-  ``expf(x) + 1`` to f32, which would turn any 1-ULP difference of ``expf`` into up to 31 ULP of the
-  result), ``logf`` and ``tanhf`` in double rounded to f32.
+  double (``special``; Gelu's ``1 + erf`` rounded as the reference rounds it); Sigmoid, Swish, Elu, Selu,
+  SoftPlus and Mish follow the reference's formulas in f32 with its C library calls: ``expf`` bit for bit
+  (:func:`_expf`; SoftPlus and Mish round ``expf(x) + 1`` to f32, which would turn any 1-ULP difference of
+  ``expf`` into up to 31 ULP of the result), ``logf`` and ``tanhf`` in double rounded to f32.
 """
 
 from __future__ import annotations

@@ -446,3 +446,34 @@ def test_batch_axis_under_pdpd_uses_the_pdpd_offset():
     op = lookup("Add", "opset1")
     got = op.batch({"mode": "pdpd", "axis": 1}, [_spec("2,8,3,4"), _spec("8,3")], [_spec("2,8,3,4")], [1, 0])
     assert got == [1]
+
+
+def _value_context(op_type: str, partials, data=None):
+    from ir_runner.errors import LayerRef
+    from ir_runner.ir.records import LayerRecord
+    from ir_runner.ops.api import OpContext
+
+    layer = LayerRecord("7", "v", op_type, "opset1", data or {}, (), (), None, {})
+    specs = [TensorSpec(element_type("i64"), PartialShape.of((len(p),))) for p in partials]
+    return OpContext(layer, LayerRef("v", f"{op_type}-1", "7", None), lookup(op_type, "opset1"), specs,
+                     lambda layer_id, position: None, False, None, lambda layer_id, position: partials[position])
+
+
+@pytest.mark.parametrize(("op", "a", "b", "want"), [
+    ("Add", (Dim(0, None), Dim(3, 3)), (Dim(1, 1),), (Dim(1, None), Dim(4, 4))),
+    ("Multiply", (Dim(2, 4), Dim(3, 3)), (Dim(2, 2), Dim(0, None)), (Dim(4, 8), Dim(0, None))),
+    ("Subtract", (Dim(8, 8),), (Dim(3, 3), Dim(9, 9)), (Dim(5, 5), Dim(-1, -1))),
+    ("Divide", (Dim(12, 12), Dim(1, 10)), (Dim(5, 5),), (Dim(2, 2), Dim(0, 2))),
+    ("Maximum", (Dim(2, 5),), (Dim(3, 3),), (Dim(3, 5),)), ("Minimum", (Dim(2, 5),), (Dim(3, 3),), (Dim(2, 3),)),
+    ("Equal", (Dim(2, 2), Dim(0, None)), (Dim(2, 2),), (Dim(1, 1), Dim(0, 1))),
+    ("Less", (Dim(2, 2),), (Dim(3, 3),), (Dim(1, 1),)),
+])
+def test_partial_values_of_shape_arithmetic(op, a, b, want):
+    value = lookup(op, "opset1").value
+    assert value(_value_context(op, [a, b])) == [want]
+
+
+def test_partial_values_need_broadcastable_lengths_and_integers():
+    assert lookup("Add", "opset1").value(_value_context("Add", [(Dim(1, 1),) * 2, (Dim(1, 1),) * 3])) == [None]
+    context = _value_context("Divide", [(Dim(-7, -7),), (Dim(2, 2),)], {"m_pythondiv": "false"})
+    assert lookup("Divide", "opset1").value(context) == [None]

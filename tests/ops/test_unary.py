@@ -370,3 +370,11 @@ def test_batch_axis_passes_through_and_parameters_must_not_have_one():
     assert lookup("PRelu", "opset1").batch({"channel": False}, [spec, slope], [spec], [0, None]) == [0]
     assert "along the batch axis" in lookup("PRelu", "opset1").batch({"channel": True}, [spec, slope], [spec],
                                                                        [1, None])
+
+
+@pytest.mark.parametrize("make", [opset13.exp, opset13.sigmoid, opset13.softplus, opset13.mish, opset13.sign,
+                                  lambda x: opset13.gelu(x, "erf"), lambda x: opset13.clamp(x, -1.0, 1.0),
+                                  lambda x: opset13.round(x, "half_away_from_zero"), opset13.logical_not])
+def test_empty_tensors(tmp_path, make):
+    got = _run(_graph(tmp_path, make, "f32", [0, 3]), {"x": np.zeros((0, 3), np.float32)})
+    assert got.shape == (0, 3) and got.dtype == np.float32
