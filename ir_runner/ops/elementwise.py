@@ -19,9 +19,10 @@ BLOCK = 1 << 15
 
 def run_elementwise(fn: Callable[..., None], operands: Sequence[np.ndarray], out: np.ndarray, *,
                     blocked: bool = False) -> np.ndarray:
-    """``fn(*operand_views, out=out_view)`` over ``out`` (the operands broadcast to its shape), split along
-    the first axis longer than 1 over threads when ``out`` is large; ``blocked``: also cut into blocks of
-    about BLOCK elements (for ``fn`` that make several passes over their data)."""
+    """``fn(*operand_views, out=out_view)`` over ``out`` (the operands broadcast to its shape), in parts run
+    over threads when ``out`` is large: flat ranges when every operand has ``out``'s shape, else slices along
+    the first axis whose slices fit a part (the axes before it iterated); ``blocked``: parts of about BLOCK
+    elements, kept in cache (for ``fn`` that make several passes over their data, with temporaries)."""
     shape = out.shape
     size = out.size
     if size == 0:
@@ -48,24 +49,22 @@ def run_elementwise(fn: Callable[..., None], operands: Sequence[np.ndarray], out
 
         run_chunked(-(-size // step), step, work_flat)
         return out
-    axis = next((i for i, n in enumerate(shape) if n > 1), len(shape) - 1)
-    lead = (0,) * axis
-    views = [np.broadcast_to(op, shape)[lead] for op in operands]
-    out_view = out[lead]
-    rows = shape[axis]
-    row = math.prod(shape[axis + 1:])
-    per = max(1, BLOCK // max(row, 1)) if blocked else max(1, -(-rows // 64))
+    limit = BLOCK if blocked else max(BLOCK, -(-size // 64))
+    axis, row = 0, math.prod(shape[1:])
+    while row > limit:  # slices along ``axis`` (``row`` elements each) fit a block; the axes before are iterated
+        axis += 1
+        row //= shape[axis]
+    rows, per = shape[axis], max(1, limit // max(row, 1))
+    views = [np.broadcast_to(op, shape) for op in operands]
+    parts = [(*where, slice(lo, min(lo + per, rows))) for where in np.ndindex(shape[:axis])
+             for lo in range(0, rows, per)]
 
     def work(start: int, stop: int) -> None:
         with np.errstate(all="ignore"):  # (per thread: errstate does not cross threads)
-            _work(start, stop)
+            for part in parts[start:stop]:
+                fn(*[v[part] for v in views], out=out[part])
 
-    def _work(start: int, stop: int) -> None:
-        for lo in range(start * per, min(stop * per, rows), per):
-            hi = min(lo + per, rows)
-            fn(*[v[lo:hi] for v in views], out=out_view[lo:hi])
-
-    run_chunked(-(-rows // per), per * row, work)
+    run_chunked(len(parts), per * row, work)
     return out
 
 

@@ -477,3 +477,11 @@ def test_partial_values_need_broadcastable_lengths_and_integers():
     assert lookup("Add", "opset1").value(_value_context("Add", [(Dim(1, 1),) * 2, (Dim(1, 1),) * 3])) == [None]
     context = _value_context("Divide", [(Dim(-7, -7),), (Dim(2, 2),)], {"m_pythondiv": "false"})
     assert lookup("Divide", "opset1").value(context) == [None]
+
+
+def test_long_rows_are_cut_into_blocks_with_the_same_bits(tmp_path):
+    rng = np.random.default_rng(12)
+    path, _ = _graph(tmp_path, "maximum", ["f32", "f32"], [[2, 1, 700000], [2, 1, 1]])
+    a, b = rng.standard_normal((2, 1, 700000)).astype(np.float32), rng.standard_normal((2, 1, 1)).astype(np.float32)
+    got = next(iter(ir_runner.load(str(path)).run({"p0": a, "p1": b}).values()))
+    assert got.tobytes() == np.where(a < b, b, a).tobytes()
