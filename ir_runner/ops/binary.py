@@ -47,6 +47,7 @@ from .api import (
     numpy_merge,
     pdpd_merge,
     pdpd_shape,
+    quiet_f16_nans,
 )
 from .convert_rules import float_to_int
 from .elementwise import broadcast_batch, broadcast_values, interval, run_elementwise
@@ -71,6 +72,7 @@ def _maximum(a: np.ndarray, b: np.ndarray, out: np.ndarray) -> None:
         return
     np.copyto(out, np.broadcast_to(a, out.shape))
     np.copyto(out, np.broadcast_to(b, out.shape), where=np.less(a, b))
+    quiet_f16_nans(out)  # (the reference's f16 values pass through f32: NaNs come out quiet)
 
 
 def _minimum(a: np.ndarray, b: np.ndarray, out: np.ndarray) -> None:
@@ -79,6 +81,7 @@ def _minimum(a: np.ndarray, b: np.ndarray, out: np.ndarray) -> None:
         return
     np.copyto(out, np.broadcast_to(a, out.shape))
     np.copyto(out, np.broadcast_to(b, out.shape), where=np.less(b, a))
+    quiet_f16_nans(out)
 
 
 def _is_ml(x: np.ndarray) -> bool:
@@ -113,6 +116,36 @@ def _power(a: np.ndarray, b: np.ndarray, out: np.ndarray) -> None:
         out[...] = wide.astype(np.float32)
     else:
         np.copyto(out, wide, casting="unsafe")
+        _power_nans(a, b, out)
+
+
+_NAN_BITS = {2: (np.uint16, 0x0200, 0x7FFF), 4: (np.uint32, 0x00400000, 0x7FFFFFFF)}
+
+
+def _power_nans(a: np.ndarray, b: np.ndarray, out: np.ndarray) -> None:
+    """NaN results of f16/f32 Power as the reference gives them (its ``powf``; double pow sees every NaN quiet,
+    f16 operands reach powf quiet): the NaN operand quietened, the base before the exponent, with its sign,
+    cleared when the exponent is an odd integer; a quiet NaN to the power 0, or 1 to a quiet NaN, is 1 (at
+    f32 a signalling NaN there gives the NaN)."""
+    nan_a, nan_b = np.isnan(a), np.isnan(b)
+    if not (nan_a.any() or nan_b.any()):
+        return
+    unsigned, quiet, magnitude = _NAN_BITS[a.dtype.itemsize]
+    shape = out.shape
+    a_bits, b_bits = np.broadcast_to(a, shape).view(unsigned), np.broadcast_to(b, shape).view(unsigned)
+    nan_a, nan_b = np.broadcast_to(nan_a, shape), np.broadcast_to(nan_b, shape)
+    out_bits = out.view(unsigned)
+    one = a.dtype.type(1)
+    if a.dtype == np.float32:  # signalling NaNs stay NaN against 0 and 1
+        keep_a = nan_a & ((np.broadcast_to(b, shape) != 0) | (a_bits & quiet == 0))
+        keep_b = nan_b & ~nan_a & ((np.broadcast_to(a, shape) != one) | (b_bits & quiet == 0))
+    else:
+        keep_a = nan_a & (np.broadcast_to(b, shape) != 0)
+        keep_b = nan_b & ~nan_a & (np.broadcast_to(a, shape) != one)
+    exponent = np.broadcast_to(b, shape).astype(np.float64)
+    odd = np.abs(np.fmod(exponent, 2.0)) == 1.0
+    out_bits[keep_a] = np.where(odd[keep_a], (a_bits[keep_a] | quiet) & magnitude, a_bits[keep_a] | quiet)
+    out_bits[keep_b] = b_bits[keep_b] | quiet
 
 
 def _mod(a: np.ndarray, b: np.ndarray, out: np.ndarray) -> None:

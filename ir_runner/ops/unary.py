@@ -34,7 +34,7 @@ import numpy as np
 
 from ..errors import InputError
 from ..types import DYNAMIC, TensorSpec
-from .api import LATEST_OPSET, Attr, OpContext, OpDef, numpy_merge
+from .api import LATEST_OPSET, Attr, OpContext, OpDef, numpy_merge, quiet_f16_nans
 from .convert_rules import float_to_int
 from .elementwise import broadcast_batch, run_elementwise
 from .special import erf, one_plus_erf
@@ -104,6 +104,34 @@ def _c_expf():
 def _ufunc(ufunc: np.ufunc) -> Callable[..., None]:
     def compute(x: np.ndarray, out: np.ndarray) -> None:
         ufunc(x, out=out)
+
+    return compute
+
+
+_QUIET_BIT = {2: 0x0200, 4: 0x00400000, 8: 1 << 51}
+_BITS = {2: np.uint16, 4: np.uint32, 8: np.uint64}
+
+
+def _nan_kept(ufunc: np.ufunc) -> Callable[..., None]:
+    """``ufunc`` leaving NaN inputs bit for bit (the reference's Floor and Ceiling never touch them)."""
+    def compute(x: np.ndarray, out: np.ndarray) -> None:
+        ufunc(x, out=out)
+        nan = np.isnan(x)
+        if nan.any():
+            np.copyto(out, x, where=nan)
+
+    return compute
+
+
+def _nan_quieted(ufunc: Callable[..., None]) -> Callable[..., None]:
+    """``ufunc`` whose NaN results are the input NaNs quietened, sign and payload kept, as the C library's
+    functions return them (numpy's f32 SIMD functions return the default NaN instead)."""
+    def compute(x: np.ndarray, out: np.ndarray) -> None:
+        ufunc(x, out=out)
+        nan = np.isnan(x)
+        if nan.any():
+            bits = _BITS[x.dtype.itemsize]
+            out[nan] = (x[nan].view(bits) | bits(_QUIET_BIT[x.dtype.itemsize])).view(x.dtype)
 
     return compute
 
@@ -257,26 +285,31 @@ _INT_NAMES = {np.dtype(t): n for t, n in ((np.int8, "i8"), (np.int16, "i16"), (n
 class Unary:
     """One unary operation: type, first opset, which element types it takes (``numeric``: not boolean;
     ``real``: floats; ``any``; ``integral``: integers and boolean), its float and integer computations
-    (None: not defined there), whether the float one is exact, and whether it makes several passes."""
+    (None: not defined there), whether the float one is exact, whether it makes several passes, and whether
+    its f16 NaNs come out quiet (the reference's f16 values pass through f32 for most operations; not for
+    Ceiling and Round)."""
 
-    __slots__ = ("type", "first", "types", "on_float", "on_int", "exact", "passes")
+    __slots__ = ("type", "first", "types", "on_float", "on_int", "exact", "passes", "quiet_f16")
 
     def __init__(self, type: str, first: int, types: str, on_float: Callable[..., None] | None,
-                 on_int: Callable[..., None] | None, *, exact: bool = True, passes: bool = True) -> None:
+                 on_int: Callable[..., None] | None, *, exact: bool = True, passes: bool = True,
+                 quiet_f16: bool = False) -> None:
         self.type, self.first, self.types, self.on_float, self.on_int = type, first, types, on_float, on_int
-        self.exact, self.passes = exact, passes
+        self.exact, self.passes, self.quiet_f16 = exact, passes, quiet_f16
 
 
 def _transcendental(name: str, first: int, ufunc: np.ufunc, rounding: str) -> Unary:
-    return Unary(name, first, "numeric", _ufunc(ufunc), _int_via_double(ufunc, rounding), exact=False, passes=False)
+    return Unary(name, first, "numeric", _nan_quieted(ufunc), _int_via_double(ufunc, rounding), exact=False,
+                 passes=False)
 
 
 TABLE = (
-    Unary("Abs", 1, "numeric", _ufunc(np.abs), _ufunc(np.abs), passes=False),
-    Unary("Negative", 1, "numeric", _ufunc(np.negative), _ufunc(np.negative), passes=False),
-    Unary("Sign", 1, "numeric", _sign, _int_sign),
-    Unary("Floor", 1, "numeric", _ufunc(np.floor), _int_identity, passes=False),
-    Unary("Ceiling", 1, "numeric", _ufunc(np.ceil), _int_identity, passes=False),
+    Unary("Abs", 1, "numeric", _ufunc(np.abs), _ufunc(np.abs), passes=False, quiet_f16=True),
+    Unary("Negative", 1, "numeric", _ufunc(np.negative), _ufunc(np.negative), passes=False,
+          quiet_f16=True),
+    Unary("Sign", 1, "numeric", _sign, _int_sign, passes=False, quiet_f16=True),
+    Unary("Floor", 1, "numeric", _nan_kept(np.floor), _int_identity, passes=False, quiet_f16=True),
+    Unary("Ceiling", 1, "numeric", _nan_kept(np.ceil), _int_identity, passes=False),
     Unary("Sqrt", 1, "numeric", _ufunc(np.sqrt), _int_via_double(np.sqrt, "round"), passes=False),
     _transcendental("Exp", 1, np.exp, "trunc"),
     _transcendental("Log", 1, np.log, "trunc"),
@@ -292,13 +325,13 @@ TABLE = (
     _transcendental("Asinh", 3, np.arcsinh, "round"),
     _transcendental("Acosh", 3, np.arccosh, "round"),
     Unary("Atanh", 3, "numeric", _ufunc(np.arctanh), _int_atanh, exact=False, passes=False),
-    Unary("Erf", 1, "numeric", _erf, _int_via_double(erf, "round"), exact=False),
+    Unary("Erf", 1, "numeric", _nan_quieted(_erf), _int_via_double(erf, "round"), exact=False),
     Unary("Sigmoid", 1, "numeric", _sigmoid, _int_sigmoid, exact=False),
-    Unary("Relu", 1, "numeric", _relu, _int_relu),
+    Unary("Relu", 1, "numeric", _relu, _int_relu, passes=False, quiet_f16=True),
     Unary("HSwish", 4, "real", _hswish, None),
     Unary("HSigmoid", 5, "real", _hsigmoid, None),
     Unary("Mish", 4, "real", _mish, None, exact=False),
-    Unary("SoftPlus", 4, "real", _softplus, None, exact=False),
+    Unary("SoftPlus", 4, "real", _softplus, None, exact=False, quiet_f16=True),
     Unary("SoftSign", 9, "real", _softsign, None),
 )
 
@@ -346,7 +379,8 @@ def _dispatch(x: np.ndarray, on_float, on_int, passes: bool, out: np.ndarray | N
 
 def _unary_kernel(entry: Unary):
     def kernel(x: np.ndarray, *, out: np.ndarray | None = None) -> np.ndarray:
-        return _dispatch(x, entry.on_float, entry.on_int, entry.passes, out)
+        result = _dispatch(x, entry.on_float, entry.on_int, entry.passes, out)
+        return quiet_f16_nans(result) if entry.quiet_f16 else result
 
     kernel.accepts_out = True
     kernel.__doc__ = f"{entry.type}, elementwise (see the unary module docstring for its values and bound)."
@@ -414,6 +448,8 @@ def clamp(x: np.ndarray, *, low: float, high: float, out: np.ndarray | None = No
         np.copyto(out, a)
         np.copyto(out, hi_t, where=a > hi_t)
         np.copyto(out, lo_t, where=a < lo_t)
+        if out.dtype == np.float16:  # (its f16 values pass through f32: NaNs come out quiet)
+            quiet_f16_nans(out)
 
     return run_elementwise(compute, (x,), out, blocked=True)
 

@@ -485,3 +485,21 @@ def test_long_rows_are_cut_into_blocks_with_the_same_bits(tmp_path):
     a, b = rng.standard_normal((2, 1, 700000)).astype(np.float32), rng.standard_normal((2, 1, 1)).astype(np.float32)
     got = next(iter(ir_runner.load(str(path)).run({"p0": a, "p1": b}).values()))
     assert got.tobytes() == np.where(a < b, b, a).tobytes()
+
+
+NAN_BITS = {"f16": np.uint16([0x7C01, 0xFC01, 0x7E05, 0x7D00, 0xFE00]),
+            "f32": np.uint32([0x7F800001, 0xFF800001, 0x7FC00005, 0x7FA00000, 0xFFC00000])}
+
+
+@pytest.mark.parametrize("op", ["add", "subtract", "multiply", "divide", "power", "maximum", "minimum", "floor_mod",
+                                "squared_difference"])
+@pytest.mark.parametrize("et", ["f16", "f32"])
+@pytest.mark.parametrize("other", [0.0, 1.0, 2.5])
+def test_nan_payloads_signalling_and_quiet_as_the_reference(tmp_path, op, et, other):
+    if et not in REFERENCE_TYPES[op].split():
+        pytest.skip("not evaluated by the reference")
+    x = NAN_BITS[et].view(NUMPY_TYPE[et])
+    y = np.full(x.size, other, NUMPY_TYPE[et])
+    path, _ = _graph(tmp_path, op, [et, et], [[x.size], [x.size]])
+    check_run(path, {"p0": x, "p1": y})
+    check_run(path, {"p0": y, "p1": x})

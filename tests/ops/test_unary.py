@@ -378,3 +378,26 @@ def test_batch_axis_passes_through_and_parameters_must_not_have_one():
 def test_empty_tensors(tmp_path, make):
     got = _run(_graph(tmp_path, make, "f32", [0, 3]), {"x": np.zeros((0, 3), np.float32)})
     assert got.shape == (0, 3) and got.dtype == np.float32
+
+
+NAN_BITS = {"f16": np.uint16([0x7C01, 0xFC01, 0x7E05, 0x7D00, 0xFE00]),
+            "f32": np.uint32([0x7F800001, 0xFF800001, 0x7FC00005, 0x7FA00000, 0xFFC00000])}
+
+
+@pytest.mark.parametrize("op", EXACT + TRANSCENDENTAL + ["hswish", "hsigmoid", "softsign", "softplus", "mish",
+                                                         "swish", "logical_not"])
+@pytest.mark.parametrize("et", ["f16", "f32"])
+def test_nan_payloads_signalling_and_quiet_as_the_reference(tmp_path, op, et):
+    if et not in REFERENCE_TYPES[op].split():
+        pytest.skip("not evaluated by the reference")
+    x = NAN_BITS[et].view(NUMPY_TYPE[et])
+    check_run(_graph(tmp_path, _op(op), et, [x.size]), {"x": x})
+
+
+@pytest.mark.parametrize("make", [lambda x: opset13.clamp(x, -1, 1), lambda x: opset13.round(x, "half_to_even"),
+                                  lambda x: opset13.round(x, "half_away_from_zero"),
+                                  lambda x: opset13.gelu(x, "erf"), lambda x: opset13.gelu(x, "tanh")])
+@pytest.mark.parametrize("et", ["f16", "f32"])
+def test_nan_payloads_of_attribute_ops(tmp_path, make, et):
+    x = NAN_BITS[et].view(NUMPY_TYPE[et])
+    check_run(_graph(tmp_path, make, et, [x.size]), {"x": x})
