@@ -503,3 +503,15 @@ def test_nan_payloads_signalling_and_quiet_as_the_reference(tmp_path, op, et, ot
     path, _ = _graph(tmp_path, op, [et, et], [[x.size], [x.size]])
     check_run(path, {"p0": x, "p1": y})
     check_run(path, {"p0": y, "p1": x})
+
+
+@pytest.mark.parametrize(("a", "b"), [([2, 3, 4, 5], [2, 3]), ([2, 3, 4, 5], [2, 1, 4]), ([2, -1, 4, 5], [2]),
+                                      ([2, 3, 4, 5], [])])
+@pytest.mark.parametrize("op", ["multiply", "subtract", "maximum", "equal"])
+def test_pdpd_graphs_written_by_openvino_against_the_reference(tmp_path, a, b, op):
+    pa, pb = opset13.parameter(a, ov.Type.f32, name="p0"), opset13.parameter(b, ov.Type.f32, name="p1")
+    path = write_ir(getattr(opset13, op)(pa, pb, auto_broadcast="pdpd"), [pa, pb], tmp_path)
+    check_inference(path)
+    rng = np.random.default_rng(13)
+    check_run(path, {"p0": rng.standard_normal([n if n > 0 else 3 for n in a]).astype(np.float32),
+                     "p1": rng.standard_normal(b).astype(np.float32)})
