@@ -34,7 +34,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import InputError, LayerRef
+from ..errors import InputError, LayerRef, UnsupportedError
 from ..types import BOOLEAN, DYNAMIC, Dim, TensorSpec
 from .api import (
     LATEST_OPSET,
@@ -50,7 +50,7 @@ from .api import (
     quiet_f16_nans,
 )
 from .convert_rules import float_to_int
-from .elementwise import broadcast_batch, broadcast_values, interval, run_elementwise
+from .elementwise import UNCOMPUTED_TYPES, broadcast_batch, broadcast_values, interval, run_elementwise
 
 # -- computations: fn(a, b, out=...) writes ``out`` (a and b broadcast to it) ----------------------------------
 
@@ -233,6 +233,9 @@ def _infer(entry: Binary):
             ctx.fail(f"{entry.type} needs integer or boolean inputs, got {et}", position=0)
         if et.dtype is None and kind not in ("dynamic",):
             ctx.fail(f"{entry.type} does not take element type {et}", position=0)
+        if et.name in UNCOMPUTED_TYPES:
+            raise UnsupportedError(f"{entry.type} on {et} is not implemented (OpenVINO's reference has none either)",
+                                   layer=ctx.ref, hint="insert a Convert to a wider type")
         mode, axis = broadcast_read(ctx)
         if mode == "pdpd":
             shape = pdpd_merge(a.shape, b.shape, axis)

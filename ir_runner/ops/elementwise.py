@@ -13,6 +13,10 @@ import numpy as np
 from ..parallel import PARALLEL_MIN_ELEMENTS, run_chunked
 from ..types import MAX_DIM, Dim, TensorSpec
 
+UNCOMPUTED_TYPES = frozenset({"u1", "u4", "i4", "f8e4m3", "f8e5m2"})
+"""Element types the elementwise operations refuse: sub-byte integers and 8-bit floats (OpenVINO's reference
+computes none of these operations on them either)."""
+
 BLOCK = 1 << 15
 """Elements per block for computations of several passes (kept in cache between passes)."""
 

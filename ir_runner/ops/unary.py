@@ -32,11 +32,11 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import InputError
+from ..errors import InputError, UnsupportedError
 from ..types import DYNAMIC, TensorSpec
 from .api import LATEST_OPSET, Attr, OpContext, OpDef, numpy_merge, quiet_f16_nans
 from .convert_rules import float_to_int
-from .elementwise import broadcast_batch, run_elementwise
+from .elementwise import UNCOMPUTED_TYPES, broadcast_batch, run_elementwise
 from .special import erf, one_plus_erf
 
 F32 = np.float32
@@ -344,6 +344,9 @@ def _check_type(ctx: OpContext, name: str, types: str, spec: TensorSpec) -> None
                "any": ("float", "int", "uint", "bool")}[types]
     if kind != "dynamic" and (kind not in allowed or spec.element_type.dtype is None):
         ctx.fail(f"{name} does not take element type {spec.element_type}", position=0)
+    if spec.element_type.name in UNCOMPUTED_TYPES:
+        raise UnsupportedError(f"{name} on {spec.element_type} is not implemented (OpenVINO's reference has none"
+                               " either)", layer=ctx.ref, hint="insert a Convert to a wider type")
 
 
 def _same_infer(types: str, name: str):

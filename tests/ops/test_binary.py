@@ -515,3 +515,16 @@ def test_pdpd_graphs_written_by_openvino_against_the_reference(tmp_path, a, b, o
     rng = np.random.default_rng(13)
     check_run(path, {"p0": rng.standard_normal([n if n > 0 else 3 for n in a]).astype(np.float32),
                      "p1": rng.standard_normal(b).astype(np.float32)})
+
+
+@pytest.mark.parametrize(("op", "version", "et"), [("Add", "opset1", "i4"), ("Equal", "opset1", "u4"),
+                                                   ("Multiply", "opset1", "f8e4m3"), ("Exp", "opset1", "f8e5m2"),
+                                                   ("Abs", "opset1", "i4"), ("BitwiseAnd", "opset13", "u1")])
+def test_sub_byte_and_8_bit_float_types_are_unsupported(op, version, et):
+    from ir_runner.errors import UnsupportedError
+
+    b = IRBuilder()
+    inputs = [b.parameter(f"x{i}", et, "2") for i in range(1 if op in ("Exp", "Abs") else 2)]
+    b.result(b.layer(op, version, inputs))
+    with pytest.raises(UnsupportedError, match=f"{op} on {et} is not implemented"):
+        ir_runner.load(b.build()[0])
