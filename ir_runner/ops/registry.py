@@ -30,7 +30,7 @@ if TYPE_CHECKING:
 ENTRY_POINT_GROUP = "ir_runner.ops"
 BUILTIN_MODULES = ("io", "convert", "select", "gather", "reduce", "matmul", "conv", "pool", "shape", "expand",
                    "slicing", "normalize", "space", "interpolate", "attention", "recurrent", "indexing", "movement",
-                   "select_k", "einsum", "control")
+                   "select_k", "einsum", "control", "binary", "unary")
 
 _REGISTRY: dict[str, list[OpDef]] = {}
 _loaded = False
@@ -182,6 +182,8 @@ def supported_ops() -> list[OpDef]:
     """Every registered operation version, sorted by type and version."""
     _load()
     return sorted((op for ops in _REGISTRY.values() for op in ops), key=lambda op: (op.type, op.version))
+
+
 
 
 def supported_summary() -> str:

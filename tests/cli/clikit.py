@@ -99,7 +99,7 @@ def convert_cond_model(folder: Path) -> Path:
 def unsupported_model(folder: Path) -> Path:
     b = IRBuilder("unsupported")
     x = b.parameter("x", "f32", "2")
-    relu = b.layer("Relu", "opset1", [x], name="relu")
+    relu = b.layer("Proposal", "opset1", [x], name="relu")
     b.result(relu, "out")
     return b.write(folder, "unsupported")
 

@@ -55,7 +55,7 @@ def test_inspect_markdown_and_dot(tmp_path):
 
 def test_inspect_shows_unsupported_and_mismatch_without_failing(tmp_path):
     unsupported = invoke("inspect", unsupported_model(tmp_path))
-    assert unsupported.exit_code == 0 and "Relu opset1 (unsupported)" in unsupported.stdout
+    assert unsupported.exit_code == 0 and "Proposal opset1 (unsupported)" in unsupported.stdout
     assert "problems (1; see ir-run validate)" in unsupported.stdout
     mismatch = invoke("inspect", mismatch_model(tmp_path))
     assert "f32[2,4] (declared FP32[2,5]: MISMATCH)" in mismatch.stdout
@@ -94,7 +94,7 @@ def test_validate_mismatch_exit_3_text_json_md(tmp_path):
 
 def test_validate_unsupported_exit_5(tmp_path):
     result = invoke("validate", unsupported_model(tmp_path))
-    assert result.exit_code == 5 and "operation type 'Relu' is not implemented" in result.stdout
+    assert result.exit_code == 5 and "operation type 'Proposal' is not implemented" in result.stdout
 
 
 @pytest.mark.parametrize(("version", "indices", "warned"), [

@@ -1,0 +1,403 @@
+"""The elementwise unary operations (ir_runner/ops/unary.py), after the template of tests/helpers/optest.py:
+shape and type cases with graphs written by OpenVINO, value cases against its reference (``Node.evaluate``)
+for every element type it evaluates, integer corners, ULP measurements over the whole f32 range (random bit
+patterns, fixed seed) for the transcendental operations, and a seeded differential generator. Operations
+the reference cannot evaluate (Elu, Selu, BitwiseNot, Gelu-2, Swish with beta) are compared with the
+reference's formula computed here element by element with the C library."""
+
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+import math
+import sys
+from pathlib import Path
+
+import ml_dtypes
+import numpy as np
+import pytest
+
+ov = pytest.importorskip("openvino")
+from openvino import opset2, opset13  # noqa: E402
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from irbuild import IRBuilder  # noqa: E402
+
+import ir_runner  # noqa: E402
+from ir_runner.errors import InferenceError  # noqa: E402
+from ir_runner.ops.registry import lookup  # noqa: E402
+from ir_runner.ops.unary import ULP_BOUNDS  # noqa: E402
+from ir_runner.types import PartialShape, TensorSpec, element_type  # noqa: E402
+from tests.helpers.optest import check_inference, check_run, ulp_distance, write_ir  # noqa: E402
+
+NUMPY_TYPE = {"f16": np.float16, "f32": np.float32, "f64": np.float64, "bf16": ml_dtypes.bfloat16, "i8": np.int8,
+              "i16": np.int16, "i32": np.int32, "i64": np.int64, "u8": np.uint8, "u16": np.uint16, "u32": np.uint32,
+              "u64": np.uint64, "boolean": np.bool_}
+TRANSCENDENTAL = ["exp", "log", "sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "tanh", "asinh", "acosh",
+                  "atanh", "erf", "sigmoid"]
+EXACT = ["abs", "negative", "sign", "floor", "ceiling", "sqrt", "relu"]
+# element types the reference evaluates (measured on openvino 2026.4.1)
+REFERENCE_TYPES = dict.fromkeys(TRANSCENDENTAL + ["abs", "sign", "sqrt", "relu"], "f16 f32 i32 i64 u32 u64")
+REFERENCE_TYPES.update({"negative": "f16 f32 i32 i64", "floor": "f16 f32 i8 i16 i32 i64 u8 u16 u32 u64",
+                        "ceiling": "f16 f32 i8 i16 i32 i64 u8 u16 u32 u64", "sqrt": "f16 f32 f64 i32 i64 u32 u64",
+                        "logical_not": "boolean f16 f32 i32 i64 u8 u32 u64", "hswish": "f16 f32", "mish": "f16 f32",
+                        "softplus": "f16 f32", "hsigmoid": "f16 f32", "softsign": "f32 f64", "swish": "f32"})
+LABEL = {"exp": "Exp", "log": "Log", "sin": "Sin", "cos": "Cos", "tan": "Tan", "asin": "Asin", "acos": "Acos",
+         "atan": "Atan", "sinh": "Sinh", "cosh": "Cosh", "tanh": "Tanh", "asinh": "Asinh", "acosh": "Acosh",
+         "atanh": "Atanh", "erf": "Erf", "sigmoid": "Sigmoid", "mish": "Mish", "softplus": "SoftPlus",
+         "swish": "Swish"}
+
+
+def _graph(tmp_path, make, et: str, shape, name: str = "model"):
+    param = opset13.parameter(shape, getattr(ov.Type, et), name="x")
+    return write_ir(make(param), [param], tmp_path, name)
+
+
+def _op(name: str):
+    return getattr(opset13, name)
+
+
+def _values(rng: np.random.Generator, et: str, shape) -> np.ndarray:
+    dtype = NUMPY_TYPE[et]
+    if et == "boolean":
+        return rng.random(shape) < 0.5
+    if np.dtype(dtype).kind in "iu":
+        info = np.iinfo(dtype)
+        wide = rng.integers(info.min, info.max, size=shape, dtype=dtype, endpoint=True)
+        small = rng.integers(max(info.min, -30), min(info.max, 30), size=shape, endpoint=True).astype(dtype)
+        return np.where(rng.random(shape) < 0.3, wide, small)
+    values = (rng.standard_normal(shape) * 4).astype(np.float32)
+    values[rng.random(shape) < 0.05] = 0.5
+    return values.astype(dtype)
+
+
+def _whole_f32_range(seed: int, n: int = 20000) -> np.ndarray:
+    """Random f32 bit patterns (every exponent, NaNs and infinities included), normal values and corners."""
+    rng = np.random.default_rng(seed)
+    bits = rng.integers(0, 2**32, n, dtype=np.uint64).astype(np.uint32).view(np.float32)
+    corners = np.float32([0, -0.0, np.inf, -np.inf, np.nan, 1, -1, 0.5, -0.5, 3, -3, 6, -6, 88.7, -88.7, 1e-40])
+    return np.concatenate([bits, (rng.standard_normal(n) * 4).astype(np.float32), corners])
+
+
+# -- shape and type inference ------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("op", EXACT + TRANSCENDENTAL + ["logical_not", "hswish", "hsigmoid", "mish", "softplus",
+                                                         "softsign", "swish"])
+@pytest.mark.parametrize("shape", [[2, -1, 3], [], [0, 4], [-1]], ids=str)
+def test_output_spec_equals_what_openvino_declares(tmp_path, op, shape):
+    et = "f32"
+    check_inference(_graph(tmp_path, _op(op), et, shape))
+
+
+@pytest.mark.parametrize(("make", "et"), [
+    (lambda x: opset13.clamp(x, -1.5, 2.5), "i32"), (lambda x: opset13.elu(x, 0.5), "f32"),
+    (lambda x: opset13.round(x, "half_to_even"), "boolean"), (lambda x: opset13.gelu(x, "tanh"), "f16"),
+    (lambda x: opset2.gelu(x), "f32"), (lambda x: opset13.bitwise_not(x), "u16"),
+    (lambda x: opset13.prelu(x, opset13.constant(np.float32([0.1, 0.2, 0.3]))), "f32"),
+    (lambda x: opset13.selu(x, opset13.constant(np.float32([1.6])), opset13.constant(np.float32([1.05]))), "f32"),
+    (lambda x: opset13.swish(x, opset13.constant(np.float32(0.7))), "f32"), (lambda x: opset13.logical_not(x), "i32"),
+])
+def test_attribute_ops_declare_what_openvino_declares(tmp_path, make, et):
+    check_inference(_graph(tmp_path, make, et, [2, 3, -1]))
+
+
+@pytest.mark.parametrize(("op", "version", "et", "message"), [
+    ("Abs", "opset1", "boolean", "does not take element type boolean"),
+    ("Exp", "opset1", "boolean", "does not take"), ("Gelu", "opset7", "i32", "does not take element type i32"),
+    ("SoftSign", "opset9", "i64", "does not take"), ("Mish", "opset4", "u8", "does not take"),
+    ("BitwiseNot", "opset13", "f32", "does not take element type f32"), ("HSwish", "opset4", "i32", "does not take"),
+])
+def test_element_types_refused_as_openvino_refuses_them(op, version, et, message):
+    b = IRBuilder()
+    x = b.parameter("x", et, "2")
+    b.result(b.layer(op, version, [x], attrs={"approximation_mode": "erf"} if op == "Gelu" else None))
+    with pytest.raises(InferenceError, match=message):
+        ir_runner.load(b.build()[0])
+
+
+def test_versions_start_at_their_opsets():
+    assert lookup("Asinh", "opset2") is None and lookup("Asinh", "opset3").version == 3
+    assert lookup("Round", "opset4") is None and lookup("Round", "opset5").version == 5
+    assert lookup("Gelu", "opset2").version == 2 and lookup("Gelu", "opset6").version == 2
+    assert lookup("Gelu", "opset7").version == 7 and lookup("SoftSign", "opset8") is None
+    assert lookup("HSigmoid", "opset5").version == 5 and lookup("BitwiseNot", "opset13").version == 13
+
+
+def test_clamp_needs_min_not_above_max():
+    b = IRBuilder()
+    x = b.parameter("x", "f32", "2")
+    b.result(b.layer("Clamp", "opset1", [x], attrs={"min": "2", "max": "1"}))
+    with pytest.raises(InferenceError, match="must not be greater"):
+        ir_runner.load(b.build()[0])
+
+
+@pytest.mark.parametrize(("data", "slope", "ok"), [
+    ([1, 3, 4, 4], [3], True), ([2, 3], [3], True), ([1, 3, 4, 5], [5], True), ([1, 3, 4, 5], [3, 1, 1], True),
+    ([2, 3, 4], [4], True), ([2, 5], [1], True), ([2, 3, 4], [2, 3, 4], True), ([1, 3, 4, 5], [4, 5], True),
+    ([1, 3, 4, 5], [4], False), ([2, 3], [2, 3, 4], False),
+])
+def test_prelu_slope_along_the_channel_axis_or_broadcast(tmp_path, data, slope, ok):
+    rng = np.random.default_rng(2)
+    x = opset13.parameter(data, ov.Type.f32, name="x")
+    s = opset13.parameter(slope, ov.Type.f32, name="s")
+    path = write_ir(opset13.prelu(x, s), [x, s], tmp_path)
+    if not ok:  # OpenVINO accepts these and reads past the slope
+        with pytest.raises(InferenceError, match="neither broadcasts"):
+            ir_runner.load(str(path))
+        return
+    check_inference(path)
+    check_run(path, {"x": rng.standard_normal(data).astype(np.float32), "s": rng.random(slope).astype(np.float32)})
+
+
+def test_prelu_with_a_dynamic_channel_decides_at_run_time(tmp_path):
+    x = opset13.parameter([-1, -1, 4], ov.Type.f32, name="x")
+    s = opset13.parameter([3], ov.Type.f32, name="s")
+    path = write_ir(opset13.prelu(x, s), [x, s], tmp_path)
+    check_inference(path)
+    rng = np.random.default_rng(3)
+    check_run(path, {"x": rng.standard_normal((2, 3, 4)).astype(np.float32), "s": np.float32([0.1, 0.2, 0.3])})
+
+
+# -- values against the reference ------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("op", EXACT + TRANSCENDENTAL + ["logical_not", "hswish", "hsigmoid", "softsign", "softplus",
+                                                         "mish", "swish"])
+def test_every_reference_type(tmp_path, op):
+    rng = np.random.default_rng(len(op))
+    for et in REFERENCE_TYPES[op].split():
+        path = _graph(tmp_path, _op(op), et, [3, 40], name=f"m_{et}")
+        x = _values(rng, et, (3, 40))
+        bound = ULP_BOUNDS.get(LABEL.get(op, ""), 0)
+        if et[0] in "iub" or bound == 0:
+            check_run(path, {"x": x})
+        else:
+            check_run(path, {"x": x}, ulp=bound if et == "f32" else 1)
+
+
+@pytest.mark.parametrize("op", TRANSCENDENTAL + ["softplus", "mish", "swish"])
+def test_ulp_bound_over_the_whole_f32_range(tmp_path, op):
+    """The stated bound (unary.ULP_BOUNDS), measured on 40,000 f32 values of every exponent."""
+    path = _graph(tmp_path, _op(op), "f32", [-1])
+    x = _whole_f32_range(len(op))
+    check_run(path, {"x": x}, ulp=ULP_BOUNDS[LABEL[op]])
+
+
+@pytest.mark.parametrize("mode", ["erf", "tanh"])
+@pytest.mark.parametrize("et", ["f32", "f16"])
+def test_gelu_over_the_whole_range(tmp_path, mode, et):
+    path = _graph(tmp_path, lambda x: opset13.gelu(x, mode), et, [-1])
+    with np.errstate(over="ignore"):
+        x = _whole_f32_range(5).astype(NUMPY_TYPE[et])
+    got = check_run(path, {"x": x}, ulp=ULP_BOUNDS["Gelu"])
+    if mode == "erf" and et == "f32":  # measured: bit-exact
+        check_run(path, {"x": x})
+    assert next(iter(got.values())).dtype == x.dtype
+
+
+def test_gelu_2_equals_gelu_7_erf(tmp_path):
+    x = _whole_f32_range(9, 2000)
+    g2 = next(iter(ir_runner.load(str(_graph(tmp_path, opset2.gelu, "f32", [-1], "g2"))).run({"x": x}).values()))
+    g7 = next(iter(ir_runner.load(str(_graph(tmp_path, lambda p: opset13.gelu(p, "erf"), "f32", [-1], "g7"))).run(
+        {"x": x}).values()))
+    assert g2.tobytes() == g7.tobytes()
+
+
+FLOAT_CORNERS = np.float32([np.nan, -np.nan, 0.0, -0.0, 2.5, -2.5, 0.5, -0.5, 1.5, -1.5, np.inf, -np.inf, 3.7, -3.7,
+                            0.49999997, -0.49999997, 8388609, 1e-45])
+
+
+@pytest.mark.parametrize("make", [opset13.sign, opset13.relu, opset13.abs, opset13.negative, opset13.floor,
+                                  opset13.ceiling, opset13.sqrt, opset13.logical_not, opset13.hswish, opset13.hsigmoid,
+                                  opset13.softsign, lambda x: opset13.round(x, "half_to_even"),
+                                  lambda x: opset13.round(x, "half_away_from_zero"),
+                                  lambda x: opset13.clamp(x, -1.5, 2.0), lambda x: opset13.clamp(x, 0.0, math.inf)])
+def test_float_corners_bit_exact(tmp_path, make):
+    path = _graph(tmp_path, make, "f32", [FLOAT_CORNERS.size])
+    check_run(path, {"x": FLOAT_CORNERS})
+
+
+@pytest.mark.parametrize("et", ["i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64"])
+@pytest.mark.parametrize(("low", "high"), [(-1.5, 2.7), (-1e10, 1e10), (3.5, 300.0), (-300.5, -2.2)])
+def test_clamp_on_integers_rounds_the_bounds_inwards_and_saturates(tmp_path, et, low, high):
+    rng = np.random.default_rng(1)
+    path = _graph(tmp_path, lambda x: opset13.clamp(x, low, high), et, [50])
+    check_run(path, {"x": _values(rng, et, (50,))})
+
+
+@pytest.mark.parametrize("mode", ["half_to_even", "half_away_from_zero"])
+@pytest.mark.parametrize("et", ["f16", "f32", "i8", "u64", "boolean"])
+def test_round_every_type(tmp_path, mode, et):
+    rng = np.random.default_rng(6)
+    path = _graph(tmp_path, lambda x: opset13.round(x, mode), et, [60])
+    x = _values(rng, et, (60,))
+    if et[0] == "f":
+        x[:8] = np.float32([0.5, 1.5, 2.5, -0.5, -1.5, -2.5, 0.49999997, 1e4 + 0.5]).astype(x.dtype)
+    check_run(path, {"x": x})
+
+
+@pytest.mark.parametrize("op", ["exp", "log", "sqrt", "sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh",
+                                "tanh", "asinh", "acosh", "atanh", "erf", "sigmoid", "abs", "negative", "sign",
+                                "relu"])
+@pytest.mark.parametrize("et", ["i32", "i64", "u32", "u64"])
+def test_integer_inputs_match_the_reference_exactly(tmp_path, op, et):
+    if et not in REFERENCE_TYPES[op].split():
+        pytest.skip("not evaluated by the reference")
+    info = np.iinfo(NUMPY_TYPE[et])
+    x = np.concatenate([np.arange(-30, 31), [1000, 2**20 + 1, 2**31 - 1, -(2**31), 2**40 + 3, 10**18]])
+    x = x[(x >= info.min) & (x <= info.max)].astype(NUMPY_TYPE[et])
+    path = _graph(tmp_path, _op(op), et, [x.size])
+    check_run(path, {"x": x})
+
+
+def test_negative_and_abs_wrap_at_the_lowest_integer(tmp_path):
+    for op in ("negative", "abs"):
+        path = _graph(tmp_path, _op(op), "i32", [2], name=op)
+        got = check_run(path, {"x": np.int32([-(2**31), -5])})
+        assert next(iter(got.values()))[0] == -(2**31)
+
+
+# -- operations without a reference evaluate: the reference's formula, element by element with the C library -----
+
+_LIBM = ctypes.CDLL(ctypes.util.find_library("m") or "libm.so.6")
+_LIBM.expf.restype, _LIBM.expf.argtypes = ctypes.c_float, [ctypes.c_float]
+
+
+def _expf(x: np.ndarray) -> np.ndarray:
+    return np.array([_LIBM.expf(v) for v in x.tolist()], np.float32)
+
+
+def _run(path, feeds):
+    return next(iter(ir_runner.load(str(path)).run(feeds).values()))
+
+
+@pytest.mark.parametrize("alpha", [1.0, 0.5, 2.3])
+def test_elu_is_the_reference_formula_with_expf(tmp_path, alpha):
+    x = _whole_f32_range(3, 3000)
+    got = _run(_graph(tmp_path, lambda p: opset13.elu(p, alpha), "f32", [-1]), {"x": x})
+    with np.errstate(all="ignore"):
+        want = np.where(x > 0, x, (_expf(x) - np.float32(1)) * np.float32(alpha))
+    assert ulp_distance(got, want).max() <= ULP_BOUNDS["Elu"]
+
+
+def test_selu_is_the_reference_formula_with_expf(tmp_path):
+    x = _whole_f32_range(4, 3000)
+    alpha, lam = np.float32(1.6732632), np.float32(1.050701)
+    path = _graph(tmp_path, lambda p: opset13.selu(p, opset13.constant(np.float32([alpha])),
+                                                    opset13.constant(np.float32([lam]))), "f32", [-1])
+    got = _run(path, {"x": x})
+    with np.errstate(all="ignore"):
+        want = np.where(x > 0, x, (_expf(x) - np.float32(1)) * alpha) * lam
+    assert ulp_distance(got, want).max() <= ULP_BOUNDS["Selu"]
+
+
+@pytest.mark.parametrize("beta", [0.5, 1.0, 1.7])
+def test_swish_with_beta_is_the_reference_formula_with_expf(tmp_path, beta):
+    x = _whole_f32_range(5, 3000)
+    got = _run(_graph(tmp_path, lambda p: opset13.swish(p, opset13.constant(np.float32(beta))), "f32", [-1]),
+               {"x": x})
+    with np.errstate(all="ignore"):
+        want = x / (np.float32(1) + _expf(-(x * np.float32(beta))))
+    assert ulp_distance(got, want).max() <= ULP_BOUNDS["Swish"]
+
+
+@pytest.mark.parametrize("et", ["boolean", "i8", "u8", "i32", "u64"])
+def test_bitwise_not_flips_every_bit(tmp_path, et):
+    x = _values(np.random.default_rng(8), et, (40,))
+    got = _run(_graph(tmp_path, opset13.bitwise_not, et, [40]), {"x": x})
+    assert got.dtype == x.dtype and np.array_equal(got, np.invert(x))
+
+
+@pytest.mark.parametrize("make", [opset13.exp, opset13.sigmoid, opset13.tanh, opset13.sqrt, opset13.abs,
+                                  lambda x: opset13.gelu(x, "erf"), opset13.softplus])
+def test_bf16_is_computed_in_f32_and_rounded_once(tmp_path, make):
+    x = _values(np.random.default_rng(9), "bf16", (64,))
+    got = _run(_graph(tmp_path, make, "bf16", [64]), {"x": x})
+    ref32 = _run(_graph(tmp_path, make, "f32", [64], "f32"), {"x": x.astype(np.float32)})
+    assert got.dtype == x.dtype and got.tobytes() == ref32.astype(ml_dtypes.bfloat16).tobytes()
+
+
+def test_large_inputs_run_in_threads_and_blocks_with_the_same_bits(tmp_path):
+    x = _values(np.random.default_rng(10), "f32", (1200, 1024))
+    for i, make in enumerate((opset13.exp, lambda p: opset13.gelu(p, "tanh"), opset13.sigmoid, opset13.mish)):
+        model = ir_runner.load(str(_graph(tmp_path, make, "f32", [-1, 1024], name=f"big{i}")))
+        big = next(iter(model.run({"x": x}).values()))
+        rows = next(iter(model.run({"x": x[[0, 599, 1199]]}).values()))
+        assert big[[0, 599, 1199]].tobytes() == rows.tobytes()
+
+
+# -- the differential generator ----------------------------------------------------------------------------------
+
+
+def random_case(rng: np.random.Generator, tmp_path):
+    """A random unary op with a random reference-evaluable type, shape and values; returns its ULP bound."""
+    op = str(rng.choice(EXACT + TRANSCENDENTAL + ["logical_not", "hswish", "hsigmoid", "softplus", "mish", "clamp",
+                                                  "round", "gelu"]))
+    if op == "clamp":
+        low = float(rng.normal() * 3)
+        make, types, bound = (lambda p: opset13.clamp(p, low, low + float(rng.random() * 5))), "f16 f32 i8 i32 u64", 0
+    elif op == "round":
+        mode = str(rng.choice(["half_to_even", "half_away_from_zero"]))
+        make, types, bound = (lambda p: opset13.round(p, mode)), "f16 f32 i32 boolean", 0
+    elif op == "gelu":
+        mode = str(rng.choice(["erf", "tanh"]))
+        make, types, bound = (lambda p: opset13.gelu(p, mode)), "f16 f32", 1
+    else:
+        make, types, bound = _op(op), REFERENCE_TYPES[op], ULP_BOUNDS.get(LABEL.get(op, ""), 0)
+    et = str(rng.choice(types.split()))
+    shape = [int(n) for n in rng.integers(1, 6, size=int(rng.integers(1, 4)))]
+    path = _graph(tmp_path, make, et, shape)
+    x = _values(rng, et, tuple(shape))
+    return path, {"x": x}, (None if et[0] in "iub" or bound == 0 else bound if et == "f32" else 1)
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_differential_random_unary_ops(tmp_path, seed):
+    path, feeds, ulp = random_case(np.random.default_rng(seed), tmp_path)
+    check_inference(path)
+    check_run(path, feeds, ulp=ulp)
+
+
+def test_batch_axis_passes_through_and_parameters_must_not_have_one():
+    spec = TensorSpec(element_type("f32"), PartialShape.of((8, 3)))
+    one = TensorSpec(element_type("f32"), PartialShape.of((1,)))
+    assert lookup("Exp", "opset1").batch({}, [spec], [spec], [0]) == [0]
+    assert lookup("Selu", "opset1").batch({}, [spec, one, one], [spec], [0, None, None]) == [0]
+    assert "batch axis" in lookup("Selu", "opset1").batch({}, [spec, one, one], [spec], [0, 0, None])
+    slope = TensorSpec(element_type("f32"), PartialShape.of((3,)))
+    assert lookup("PRelu", "opset1").batch({"channel": False}, [spec, slope], [spec], [0, None]) == [0]
+    assert "along the batch axis" in lookup("PRelu", "opset1").batch({"channel": True}, [spec, slope], [spec],
+                                                                       [1, None])
+
+
+@pytest.mark.parametrize("make", [opset13.exp, opset13.sigmoid, opset13.softplus, opset13.mish, opset13.sign,
+                                  lambda x: opset13.gelu(x, "erf"), lambda x: opset13.clamp(x, -1.0, 1.0),
+                                  lambda x: opset13.round(x, "half_away_from_zero"), opset13.logical_not])
+def test_empty_tensors(tmp_path, make):
+    got = _run(_graph(tmp_path, make, "f32", [0, 3]), {"x": np.zeros((0, 3), np.float32)})
+    assert got.shape == (0, 3) and got.dtype == np.float32
+
+
+NAN_BITS = {"f16": np.uint16([0x7C01, 0xFC01, 0x7E05, 0x7D00, 0xFE00]),
+            "f32": np.uint32([0x7F800001, 0xFF800001, 0x7FC00005, 0x7FA00000, 0xFFC00000])}
+
+
+@pytest.mark.parametrize("op", EXACT + TRANSCENDENTAL + ["hswish", "hsigmoid", "softsign", "softplus", "mish",
+                                                         "swish", "logical_not"])
+@pytest.mark.parametrize("et", ["f16", "f32"])
+def test_nan_payloads_signalling_and_quiet_as_the_reference(tmp_path, op, et):
+    if et not in REFERENCE_TYPES[op].split():
+        pytest.skip("not evaluated by the reference")
+    x = NAN_BITS[et].view(NUMPY_TYPE[et])
+    check_run(_graph(tmp_path, _op(op), et, [x.size]), {"x": x})
+
+
+@pytest.mark.parametrize("make", [lambda x: opset13.clamp(x, -1, 1), lambda x: opset13.round(x, "half_to_even"),
+                                  lambda x: opset13.round(x, "half_away_from_zero"),
+                                  lambda x: opset13.gelu(x, "erf"), lambda x: opset13.gelu(x, "tanh")])
+@pytest.mark.parametrize("et", ["f16", "f32"])
+def test_nan_payloads_of_attribute_ops(tmp_path, make, et):
+    x = NAN_BITS[et].view(NUMPY_TYPE[et])
+    check_run(_graph(tmp_path, make, et, [x.size]), {"x": x})
