@@ -674,5 +674,5 @@ OPS = tuple(_declare(entry) for entry in TABLE) + (
     OpDef("Gelu", 7, 7, LATEST_OPSET, ("data",), _infer_gelu(7), gelu,
           attrs=(Attr("approximation_mode", "ERF", ("erf", "tanh")),), batch=_unary_batch, exact=False),
     OpDef("Swish", 4, 4, LATEST_OPSET, ("data", "beta"), _infer_swish, swish, roles=("data", "data"),
-          batch=_batch_first, exact=False),
+          batch=_batch_first, exact=False, min_inputs=1),
 )

@@ -401,3 +401,12 @@ def test_nan_payloads_signalling_and_quiet_as_the_reference(tmp_path, op, et):
 def test_nan_payloads_of_attribute_ops(tmp_path, make, et):
     x = NAN_BITS[et].view(NUMPY_TYPE[et])
     check_run(_graph(tmp_path, make, et, [x.size]), {"x": x})
+
+
+def test_swish_without_beta_takes_one_input(tmp_path):
+    """Swish-4's beta is optional: OpenVINO writes the layer with the data input alone (PyTorch's silu)."""
+    x = opset13.parameter([2, 5], ov.Type.f32, name="x")
+    path = write_ir(opset13.swish(x), [x], tmp_path)
+    check_inference(path)
+    data = np.linspace(-6, 6, 10, dtype=np.float32).reshape(2, 5)
+    check_run(path, {"x": data}, ulp=ULP_BOUNDS["Swish"])
