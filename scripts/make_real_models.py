@@ -20,7 +20,8 @@ PyTorch frontend (``openvino.convert_model(module, example_input=...)``) and wri
 
 ``models/real/manifest.json`` lists every network: its description, config, vocabulary (for token inputs),
 inputs, outputs, file sizes and the largest difference between OpenVINO and torch. Seeds and the .npz
-timestamps are fixed; the IR bytes depend on the torch/transformers/openvino versions (recorded in the manifest).
+timestamps are fixed; the IR bytes depend on the torch/transformers/openvino versions (recorded in the manifest)
+and the names OpenVINO makes up for some layers on what the same process converted before.
 
 The ONNX model-zoo CNNs are not committed (VGG-19's IR is 0.5 GB): ``tests/helpers/zoo.py`` converts
 them on demand into a cache; ``--zoo NAME`` does it from here and prints the timings.
