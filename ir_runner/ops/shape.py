@@ -16,7 +16,7 @@ import math
 import numpy as np
 
 from ..types import DYNAMIC_DIM, ELEMENT_TYPES, Dim, ElementType, PartialShape, TensorSpec, merge_dims
-from .api import LATEST_OPSET, Attr, OpContext, OpDef
+from .api import LATEST_OPSET, Attr, InputFit, OpContext, OpDef
 from .partial import (
     INT64_MAX,
     as_bounds,
@@ -487,6 +487,12 @@ def _batch_transpose(params, inputs, outputs, axes):
     return [params["order"].index(axes[0])]
 
 
+def _fit_data(params, inputs: list[TensorSpec], position: int) -> InputFit | None:
+    """Generated data: the values pass on unchanged, so what fits them is what fits the output (token ids
+    reshaped before an embedding Gather stay inside the vocabulary)."""
+    return InputFit("through") if position == 0 else None
+
+
 _CONCAT_INPUTS = tuple(f"input{i}" for i in range(1024))  # any count from 1 (the contract needs a bound)
 
 OPS = (
@@ -495,11 +501,11 @@ OPS = (
     OpDef("ShapeOf", 3, 3, LATEST_OPSET, ("data",), lambda ctx: _infer_shape_of(ctx, 3), shape_of,
           value=_value_shape_of, shape_only=True, attrs=(Attr("output_type", "i64", ("i32", "i64")),)),
     OpDef("Reshape", 1, 1, LATEST_OPSET, ("data", "shape"), _infer_reshape, reshape, value=_value_reshape,
-          views=True, attrs=(Attr("special_zero", "false", ("true", "false")),)),
+          views=True, fit=_fit_data, attrs=(Attr("special_zero", "false", ("true", "false")),)),
     OpDef("Squeeze", 1, 1, 14, ("data", "axes"), _infer_squeeze, squeeze, value=_value_squeeze, views=True,
-          min_inputs=1),
+          fit=_fit_data, min_inputs=1),
     OpDef("Unsqueeze", 1, 1, LATEST_OPSET, ("data", "axes"), _infer_unsqueeze, unsqueeze, value=_value_squeeze,
-          views=True),
+          views=True, fit=_fit_data),
     OpDef("Concat", 1, 1, LATEST_OPSET, _CONCAT_INPUTS, _infer_concat, concat,
           roles=("data",) * len(_CONCAT_INPUTS), value=_value_concat, batch=_batch_concat, attrs=(Attr("axis"),),
           min_inputs=1),

@@ -18,6 +18,7 @@ from tests.cli.clikit import (
     odd_names_model,
     typed_model,
 )
+from tests.irbuild import IRBuilder
 
 
 def test_random_gather_indices_stay_in_range_for_many_seeds(tmp_path):
@@ -61,6 +62,30 @@ def test_through_convert_to_cond_and_float_indices(tmp_path):
     assert set(np.unique(data["flag"]).tolist()) <= {0.0, 1.0}
     assert set(np.unique(data["pos"]).tolist()) <= {0.0, 1.0, 2.0}
     assert "indices of Gather-1 'g1': axis 0 has 3" in result.stdout
+
+
+def test_token_ids_through_reshape_and_unsqueeze_fit_the_embedding(tmp_path):
+    """ids -> Reshape -> Unsqueeze -> Squeeze -> Convert -> Gather(table [50,4], axis 0), as a traced GPT-2
+    embeds its tokens: the generated ids cover [0, 49]."""
+    b = IRBuilder("embed")
+    ids = b.parameter("ids", "i64", "2,6")
+    shape = b.const("shape", np.array([3, 4], dtype=np.int64))
+    reshaped = b.layer("Reshape", "opset1", [ids, shape], attrs={"special_zero": "false"}, out_specs=[("I64", [3, 4])])
+    axis = b.const("axis0", np.array([0], dtype=np.int64))
+    unsqueezed = b.layer("Unsqueeze", "opset1", [reshaped, axis], out_specs=[("I64", [1, 3, 4])])
+    squeezed = b.layer("Squeeze", "opset1", [unsqueezed, axis], out_specs=[("I64", [3, 4])])
+    converted = b.convert(squeezed, "i32")
+    table = b.const("table", np.arange(200, dtype=np.float32).reshape(50, 4))
+    gather_axis = b.const("gather_axis", np.array(0, dtype=np.int64))
+    b.result(b.layer("Gather", "opset8", [table, converted, gather_axis], attrs={"batch_dims": "0"},
+                     out_specs=[("FP32", [3, 4, 4])], name="embed"))
+    model = b.write(tmp_path, "embed")
+    out = tmp_path / "in.npz"
+    result = invoke("gen-inputs", model, "-o", out)
+    assert result.exit_code == 0, result.output
+    generated = load_npz(out)["ids"]
+    assert generated.min() >= 0 and generated.max() <= 49 and generated.max() >= 25
+    assert "random [0,49] (indices of Gather-8 'embed': axis 0 has 50)" in result.stdout
 
 
 def test_range_option_and_warning_beyond_valid_indices(tmp_path):
