@@ -57,8 +57,9 @@ class Model:
             **named: object) -> dict[str, np.ndarray]:
         """Run on ``feeds`` (by name, or a sequence in ``inputs`` order); outputs by name, in ``outputs`` order.
 
-        Feeds must have the inputs' element types unless ``cast`` ('safe', 'same_kind', 'unsafe')
-        allows a conversion, which is reported as a ``CastWarning``. ``out`` (by output name, or a
+        Feeds must have the inputs' element types unless ``cast`` ('safe', 'same_kind', 'unsafe'; None or
+        'no' allows none; see ir_runner.casting) allows a conversion, which is reported as a ``CastWarning``
+        at the caller's line. ``out`` (by output name, or a
         sequence in ``outputs`` order; None entries allowed) gives preallocated arrays to write the
         outputs into, each of exactly the output's dtype and shape, C-contiguous, writeable and sharing
         no memory with a feed or another ``out`` array; the result then holds those same arrays, reused
@@ -255,9 +256,11 @@ def _gc_paused():
                 gc.enable()
 
 
-def run(source: Source, feeds=None, weights: Source | None = None, **options) -> dict[str, np.ndarray]:
-    """Load and run in one call: ``ir_runner.run('model.xml', {'x': x})``."""
-    return load(source, weights, **options).run(feeds)
+def run(source: Source, feeds=None, weights: Source | None = None, *, cast: str | None = None,
+        **options) -> dict[str, np.ndarray]:
+    """Load and run in one call: ``ir_runner.run('model.xml', {'x': x})``; ``cast`` as in :meth:`Model.run`,
+    the other options as in :func:`load`."""
+    return load(source, weights, **options).run(feeds, cast=cast)
 
 
 class ValidationReport:

@@ -16,6 +16,7 @@ from typing import Any
 import click
 import numpy as np
 
+from ..casting import CastRefused, convert, integer_bounds, weakest_level
 from ..errors import InputError, ResourceLimitError
 from ..ir.records import Record
 from ..ir.weights import Weights, const_array
@@ -389,15 +390,12 @@ def _single(info: TensorInfo, data: dict, where: str):
 
 def int_bounds(info: TensorInfo) -> tuple[int, int]:
     """The smallest and largest value of an integer or boolean input."""
-    et = info.element_type
-    if et.kind == "bool":
-        return 0, 1
-    if et.kind == "uint":
-        return 0, 2**et.bits - 1
-    return -(2 ** (et.bits - 1)), 2 ** (et.bits - 1) - 1
+    return integer_bounds(info.element_type)
 
 
 def _cast(info: TensorInfo, array: np.ndarray, where: str, cast: str) -> tuple[np.ndarray, str | None]:
+    """File data converted to the input's type as ``--cast`` allows (ir_runner.casting, the library's
+    policy), with the note the binding table shows; refused with a hint naming a level that works."""
     expected = info.dtype
     if info.element_type.kind == "dynamic":
         if element_type_of(array.dtype) is None:
@@ -413,41 +411,19 @@ def _cast(info: TensorInfo, array: np.ndarray, where: str, cast: str) -> tuple[n
     if got is None:
         raise InputError(f"input '{info.name}' is {info.element_type.name}, {where} has dtype {array.dtype},"
                          " which is not an IR element type")
-    got_name = got.name
-    note = f"{got_name}->{info.element_type.name}"
-    if cast == "no":
-        raise InputError(f"input '{info.name}' is {info.element_type.name}, {where} holds {got_name}",
-                         hint="convert the file, or allow a conversion with --cast same_kind / --cast unsafe")
-    if cast == "unsafe":
-        with np.errstate(all="ignore"):
-            converted = array != 0 if info.element_type.kind == "bool" else array.astype(expected)
-        return converted, note + " unsafe"
-    src, dst = got.kind, info.element_type.kind
-    exact = src in ("bool", "int", "uint") and dst in ("bool", "int", "uint")
-    if not (src == "bool" or exact or (src in ("int", "uint") and dst == "float") or (src == dst == "float")):
-        raise InputError(f"input '{info.name}' is {info.element_type.name}, {where} holds {got_name}:"
-                         f" converting {src} to {dst} may lose information",
-                         hint="--cast unsafe converts anyway (floats are truncated toward zero)")
-    if exact and array.size:
-        lo, hi = int_bounds(info)
-        low, high = int(array.min()), int(array.max())
-        if low < lo or high > hi:
-            raise InputError(f"input '{info.name}' is {info.element_type.name}, {where} holds {got_name} values in"
-                             f" [{low}, {high}], outside [{lo}, {hi}]")
-    if dst == "bool":
-        return array != 0, note
-    with np.errstate(all="ignore"):
-        converted = array.astype(expected)
-    if dst == "float" and src != "bool" and array.size:
-        overflow = ~np.isfinite(converted)  # a finite value too large for the input's type
-        if src == "float":
-            overflow &= np.isfinite(array)
-        if overflow.any():
-            value = array[overflow].reshape(-1)[0]
-            raise InputError(f"input '{info.name}' is {info.element_type.name}, {where} holds {got_name} values"
-                             f" such as {value} that do not fit in it (they would become inf or NaN)",
-                             hint="--cast unsafe converts anyway")
-    return converted, note
+    note = f"{got.name}->{info.element_type.name}"
+    try:
+        converted = convert(array, info.element_type, cast)
+    except CastRefused as refused:
+        level = weakest_level(array, info.element_type)
+        why = "" if cast == "no" else f": {refused}"
+        lossy = " (floats are truncated toward zero)" if level == "unsafe" and got.kind == "float" else ""
+        raise InputError(f"input '{info.name}' is {info.element_type.name}, {where} holds {got.name}{why}",
+                         hint=f"--cast {level} converts it{lossy}" if level else "convert the file") from None
+    except TypeError:  # ml_dtypes has no int4 <-> uint4 conversion
+        raise InputError(f"input '{info.name}' is {info.element_type.name}: numpy cannot convert {where}'s"
+                         f" {got.name} to it", hint="save the data as int8 (or as the input's own type)") from None
+    return converted, note + (" unsafe" if cast == "unsafe" else "")
 
 
 def _from_json(info: TensorInfo, array: np.ndarray, where: str) -> np.ndarray:
