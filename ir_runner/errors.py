@@ -70,6 +70,10 @@ class ModelFormatError(IRError):
     """The .xml or .bin is not a well-formed IR (syntax, versions, attributes, Const data)."""
 
 
+class ModelFileNotFoundError(ModelFormatError, FileNotFoundError):
+    """The model's file does not exist: a ``ModelFormatError`` that ``except FileNotFoundError`` catches too."""
+
+
 class GraphError(IRError):
     """The edges do not form a valid graph (dangling, duplicate, unconnected, cyclic)."""
 

@@ -104,10 +104,10 @@ def _place_by_name(infos: Sequence[TensorInfo], values: Mapping, unknown: Callab
     for key, value in values.items():
         index = lookup.get(key) if isinstance(key, str) else None
         if index is None:
-            import difflib  # only for this error message
+            from .suggest import closest  # only for this error message
 
-            close = difflib.get_close_matches(str(key), list(lookup), n=1)
-            hint = f"did you mean '{close[0]}'? " if close else ""
+            close = closest(str(key), lookup)
+            hint = f"did you mean '{close}'? " if close else ""
             raise InputError(unknown(key), hint=hint + listing)
         if given[index]:
             raise InputError(twice(infos[index].name, key))

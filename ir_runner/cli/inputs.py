@@ -115,10 +115,10 @@ class Names:
         return best
 
     def unknown(self, name: str, option: str) -> InputError:
-        import difflib  # only for this error message
+        from ..suggest import closest
 
-        close = difflib.get_close_matches(name, list(self.lookup), n=1, cutoff=0.5)
-        hint = f"did you mean '{close[0]}'? " if close else ""
+        close = closest(name, self.lookup, cutoff=0.5)
+        hint = f"did you mean '{close}'? " if close else ""
         return InputError(f"{option}: the model has no input named {name!r}", hint=hint + self.listing())
 
     def listing(self) -> str:

@@ -15,7 +15,7 @@ from ..ir.records import Record
 from ..model import Model
 from ..runtime import execute
 from .common import EXIT_COMPARISON, emit, info, settings
-from .compare import Tolerances, compare_outputs, render_comparison
+from .compare import Tolerances, check_tolerance_names, compare_outputs, render_comparison
 from .files import array_sha256, file_sha256, read_arrays, same_file, save_arrays, save_json
 from .formats import array_stats, number, shape_text, table, type_name, values_text
 from .inputs import Bound, InputOptions, bind_inputs
@@ -65,6 +65,7 @@ def run_model(model: Model, arrays: list[np.ndarray]) -> dict[str, np.ndarray]:
 
 def run_command(options: RunOptions) -> None:
     model = load_model(options.model, options.weights, options.strict, options.memory_limit)
+    check_tolerance_names(options.tolerances, [info.name for info in model.outputs])
     bound = bind_inputs(model, options.inputs)
     _refuse_overwrites(options, bound)
     if options.replay is not None:
@@ -103,14 +104,24 @@ def gen_inputs_command(options: RunOptions) -> None:
     emit("gen-inputs", result, lambda r: binding_text(r, always=True) + f"\nwrote {options.output}")
 
 
+_REPLAY_HINT = ("replay reads the JSON file that --save-run writes: record a run with"
+                " `ir-run MODEL.xml --input ... --save-run run.json`, then `ir-run replay run.json`")
+
+
 def replay_command(path: str) -> None:
     """Re-run a run recorded with ``--save-run``: same model, inputs, seed and options; check the hashes."""
     from .files import read_json
 
-    record = read_json(path)
+    try:
+        record = read_json(path)
+    except InputError as error:
+        if not Path(path).is_file():
+            raise
+        raise InputError(f"{error.detail}, so it is not a run record", hint=_REPLAY_HINT) from None
     problem = _record_problem(record)
     if problem:
-        raise InputError(f"'{path}' is not a run saved by ir-run --save-run (schema {RUN_SCHEMA}): {problem}")
+        raise InputError(f"'{path}' is not a run saved by ir-run --save-run (schema {RUN_SCHEMA}): {problem}",
+                         hint=_REPLAY_HINT)
     for key in ("xml", "weights"):
         entry = record["model"].get(key)
         if entry and Path(entry["path"]).is_file() and file_sha256(entry["path"]) != entry["sha256"]:
