@@ -25,6 +25,7 @@ from ..ops.registry import layer_ref
 from ..plan import DEFAULT_MEMORY_LIMIT
 from ..runtime import TensorInfo, bind_feeds
 from ..types import NUMPY_MAX_RANK, PartialShape, TensorSpec, element_type_of, parse_partial_shape
+from .common import flag
 from .files import json_array, read_json, read_numpy, regular_file, split_key
 from .options import KEYWORDS
 
@@ -169,8 +170,8 @@ def bind_inputs(model: Model, options: InputOptions) -> Bound:
 def reshape(model: Model, shapes: dict[int, PartialShape]) -> Model:
     """The model with some inputs' partial shapes replaced (OpenVINO's reshape), re-inferred."""
     specs = [TensorSpec(info.element_type, shapes.get(i, info.partial_shape)) for i, info in enumerate(model.inputs)]
-    given = ", ".join(f"{model.inputs[i].name}={s}" for i, s in shapes.items())
-    inference = model.inference_for(specs, context=f"with --shape {given}")
+    given = " ".join(flag("--shape", model.inputs[i].name, str(s)) for i, s in shapes.items())
+    inference = model.inference_for(specs, context=f"with {given}")
     if inference is model.inference:
         return model
     return Model(model.graph, inference, strict=model.strict, memory_limit=model.memory_limit)
@@ -335,7 +336,7 @@ def _resolve(model: Model, slots: list[_Source], data_shapes: dict[int, tuple[in
         arrays[index], casts[index] = _fit(info, source, data_shapes.get(index), options.cast, layer)
         wanted = data_shapes.get(index)
         if wanted is not None and tuple(arrays[index].shape) != wanted:
-            raise InputError(f"--data-shape {info.name}={list(wanted)}, but {source.description} has shape"
+            raise InputError(f"{flag('--data-shape', info.name, _dims(wanted))}, but {source.description} has shape"
                              f" {list(arrays[index].shape)}")
     kinds = {i: source.kind for i, source in enumerate(slots) if source.kind in KEYWORDS}
     descriptions: dict[int, str] = {}
@@ -469,7 +470,7 @@ def generated_shape(info: TensorInfo, data_shape) -> tuple[int, ...]:
     shape = info.partial_shape
     if data_shape is not None:
         if not shape.accepts(data_shape):
-            raise InputError(f"--data-shape {info.name}={list(data_shape)} does not fit its shape {shape}")
+            raise InputError(f"{flag('--data-shape', info.name, _dims(data_shape))} does not fit its shape {shape}")
         return tuple(data_shape)
     if shape.is_static:
         return shape.to_shape()
@@ -483,5 +484,9 @@ def data_shape_example(info: TensorInfo) -> str:
     """A ``--data-shape`` option that fits a dynamic input: each dynamic dim at its lower bound (at least 1)."""
     dims = info.partial_shape.dims
     if dims is None:
-        return f"--data-shape {info.name}=[1,3]"
-    return f"--data-shape {info.name}=[" + ",".join(str(d.lo) if d.is_static else str(max(d.lo, 1)) for d in dims) + "]"
+        return flag("--data-shape", info.name, "[1,3]")
+    return flag("--data-shape", info.name, _dims([d.lo if d.is_static else max(d.lo, 1) for d in dims]))
+
+
+def _dims(dims) -> str:
+    return "[" + ",".join(str(d) for d in dims) + "]"
