@@ -32,6 +32,28 @@ class IRRunGroup(click.Group):
     """``run`` is the default command, commands are loaded on first use, and every failure ends as one
     message and an exit code."""
 
+    def main(self, *args: Any, **kwargs: Any) -> Any:
+        if os.environ.get("_IR_RUN_COMPLETE"):  # completing: ir-run's bash and zsh scripts
+            from .completion import register
+
+            register()
+        return super().main(*args, **kwargs)
+
+    def shell_complete(self, ctx: click.Context, incomplete: str) -> list:
+        """Commands and options, and (for the default command ``run``) model files and folders."""
+        items = super().shell_complete(ctx, incomplete)
+        if not incomplete.startswith("-"):
+            import glob
+
+            from click.shell_completion import CompletionItem
+
+            for path in sorted(glob.glob(glob.escape(incomplete) + "*"))[:50]:
+                if os.path.isdir(path):
+                    items.append(CompletionItem(path + "/"))
+                elif path.lower().endswith(".xml"):
+                    items.append(CompletionItem(path))
+        return items
+
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted({*COMMANDS, *self.commands})
 
