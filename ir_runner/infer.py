@@ -15,7 +15,6 @@ from typing import Any, NoReturn
 import numpy as np
 
 from .errors import (
-    MESSAGE_ITEMS,
     DeclaredMismatchError,
     InferenceError,
     IRError,
@@ -200,15 +199,9 @@ class Inference:
         unsupported = [e for e in errors if isinstance(e, UnsupportedError)]
         unknown = [info.ref for info in self.layers.values() if info.op is None]
         if unknown:
-            listed = "; ".join(f"{ref}: {_unknown_reason(self.layers[ref.id].layer)}"
-                               for ref in unknown[:MESSAGE_ITEMS])
-            if len(unknown) > MESSAGE_ITEMS:
-                listed += f"; and {len(unknown) - MESSAGE_ITEMS} more"
-            raise UnsupportedError(
-                f"{len(unknown)} layer(s) use operations that are not implemented in ir-run: {listed}."
-                f" Supported: {supported_summary()}",
-                hint=_unknown_hint(self.layers, unknown),
-            )
+            from .unsupported import unsupported_error
+
+            raise unsupported_error([self.layers[ref.id] for ref in unknown], _unknown_hint(self.layers, unknown))
         if unsupported:
             raise unsupported[0]
         if errors:

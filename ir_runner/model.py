@@ -268,11 +268,13 @@ class ValidationReport:
     declared-vs-inferred table of all ports."""
 
     def __init__(self, source: str, errors: list[IRError] | None = None,
-                 layers: list[LayerInference] | None = None, warnings: list[Finding] | None = None) -> None:
+                 layers: list[LayerInference] | None = None, warnings: list[Finding] | None = None,
+                 unsupported: list[LayerInference] | None = None) -> None:
         self.source = source
         self.errors: list[IRError] = errors if errors is not None else []
         self.layers: list[LayerInference] = layers if layers is not None else []
         self.warnings: list[Finding] = warnings if warnings is not None else []
+        self.unsupported: list[LayerInference] = unsupported if unsupported is not None else []
 
     def __repr__(self) -> str:
         return (f"<ValidationReport {self.source!r}: {len(self.errors)} error(s), {len(self.warnings)} warning(s),"
@@ -280,7 +282,18 @@ class ValidationReport:
 
     @property
     def ok(self) -> bool:
+        """No problem was found in what was checked (layers of unsupported operations are not checked)."""
         return not self.errors
+
+    @property
+    def complete(self) -> bool:
+        """Every layer was checked: none uses an operation ir-run does not implement yet."""
+        return not self.unsupported
+
+    @property
+    def valid(self) -> bool:
+        """Checked completely, and no problem found."""
+        return self.ok and self.complete
 
     def __str__(self) -> str:
         from .report import format_validation
@@ -295,4 +308,4 @@ def validate(source: Source, weights: Source | memoryview | None = None, *, stri
     from .report import analyse
 
     analysis = analyse(source, weights, strict=strict)
-    return ValidationReport(analysis.source, analysis.errors, analysis.layers, analysis.findings)
+    return ValidationReport(analysis.source, analysis.errors, analysis.layers, analysis.findings, analysis.unsupported)

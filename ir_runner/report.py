@@ -14,7 +14,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .errors import IRError, LayerRef, UnsupportedError, error_entry
+from .errors import IRError, LayerRef, UnsupportedError, clip_text, error_entry
+from .unsupported import INSPECT_HINT
 
 if TYPE_CHECKING:
     from .graph import Graph
@@ -53,6 +54,7 @@ class Analysis:
     inference: Inference | None = None
     errors: list[IRError] = field(default_factory=list)
     findings: list[Finding] = field(default_factory=list)
+    unsupported: list[LayerInference] = field(default_factory=list)  # layers ir-run cannot infer: not checked
 
     @property
     def layers(self) -> list[LayerInference]:
@@ -60,8 +62,9 @@ class Analysis:
 
     @property
     def exit_code(self) -> int:
-        """0 when clean; 5 when an operation is unsupported; else 3 for any error."""
-        if any(isinstance(e, UnsupportedError) for e in self.errors):
+        """0 when clean; 5 when an operation is unsupported (the model is not fully checked); else 3 for any
+        error."""
+        if self.unsupported or any(isinstance(e, UnsupportedError) for e in self.errors):
             return UnsupportedError.exit_code
         return 3 if self.errors else 0
 
@@ -89,16 +92,57 @@ def analyse(source: Source, weights: Source | memoryview | None = None, *, stric
         analysis.errors.append(error)
         return analysis
     analysis.inference = infer_graph(analysis.graph, strict=strict)
-    analysis.errors = analysis.inference.errors
+    analysis.unsupported = [info for info in analysis.inference.layers.values() if info.op is None]
+    analysis.errors = checked_errors(analysis.graph, analysis.inference)
     try:
         analysis.inference.raise_first()
     except UnsupportedError as summary:
-        if summary.hint:  # e.g. 'Constant' for 'Const': the hint only the summary carries
+        if summary.hint and analysis.unsupported and summary.hint != INSPECT_HINT:  # e.g. 'Const' for 'Constant'
             analysis.errors = [summary, *analysis.errors]
     except IRError:
         pass
     analysis.findings = index_findings(analysis.inference)
     return analysis
+
+
+def checked_errors(graph: Graph, inference: Inference) -> list[IRError]:
+    """Inference's errors, without the per-layer "not implemented" ones (reported once, grouped) and with a
+    mismatch on an edge whose producer ir-run cannot infer told as what it is: the two declared ends of
+    the edge disagree (which one is wrong, ir-run cannot say)."""
+    from .errors import DeclaredMismatchError
+
+    errors: list[IRError] = []
+    for info in inference.layers.values():
+        if info.op is None:
+            errors += [e for e in info.errors if not isinstance(e, UnsupportedError)]
+            continue
+        for error in info.errors:
+            edge = _edge_from_unsupported(graph, inference, info, error) \
+                if isinstance(error, DeclaredMismatchError) else None
+            errors.append(edge or error)
+    return errors
+
+
+def _edge_from_unsupported(graph: Graph, inference: Inference, info: LayerInference, error: IRError):
+    from .errors import DeclaredMismatchError
+    from .unsupported import type_label
+
+    for position, (source, source_position) in enumerate(graph.sources[info.layer.id]):
+        port = info.layer.inputs[position] if position < len(info.layer.inputs) else None
+        producer = inference.layers[source]
+        if port is None or producer.op is not None or error.port != f"input {port.label}":
+            continue
+        out = producer.layer.outputs[source_position]
+        return DeclaredMismatchError(
+            f"the edge from {producer.ref} output {out.label} declares {_declared(out)} at its start and"
+            f" {_declared(port)} at its end; ir-run does not implement {type_label(producer)}, so it cannot"
+            " infer which is right", layer=info.ref, port=error.port,
+            hint="make both ends of the edge declare the same <dim>s and precision")
+    return None
+
+
+def _declared(port) -> str:
+    return f"{port.precision or '?'}[{','.join(str(d) for d in port.dims)}]"
 
 
 def index_findings(inference: Inference) -> list[Finding]:
@@ -145,19 +189,38 @@ def index_findings(inference: Inference) -> list[Finding]:
 
 
 def validation_data(analysis: Analysis) -> dict[str, Any]:
+    """``ok``: no problem found in what was checked; ``complete``: every layer was checked (none of an
+    operation ir-run does not implement); ``valid``: both."""
+    from .unsupported import by_type, reason
+
     errors = [error_entry(e) for e in analysis.errors]
     return {
         "model": analysis.source,
-        "valid": not errors,
+        "ok": not errors,
+        "complete": not analysis.unsupported,
+        "valid": not errors and not analysis.unsupported,
+        "verdict": _verdict(bool(errors), analysis.unsupported),
+        "unsupported": [{"type": label, "count": len(infos), "reason": reason(infos[0]), "first": str(infos[0].ref),
+                         "layers": [{"name": clip_text(i.layer.name, 300), "id": clip_text(i.layer.id, 300)}
+                                    for i in infos]}
+                        for label, infos in by_type(analysis.unsupported).items()],
         "errors": errors,
         "warnings": [error_entry(f) for f in analysis.findings],
         "layers": _layer_ports(analysis.layers),
     }
 
 
+def _verdict(errors: bool, unsupported: list[LayerInference]) -> str:
+    if not unsupported:
+        return "INVALID" if errors else "valid"
+    groups = len({(info.layer.type, info.layer.version) for info in unsupported})
+    partial = f"not fully checked ({len(unsupported)} layer(s) of {groups} unsupported type(s))"
+    return f"INVALID, {partial}" if errors else f"{partial}; no problem found in what was checked"
+
+
 def _layer_ports(layers: list[LayerInference]) -> list[dict[str, Any]]:
     return [
-        {"id": info.layer.id, "name": info.layer.name, "type": info.ref.type_version,
+        {"id": info.layer.id, "name": info.layer.name, "type": info.ref.type_version, "checked": info.op is not None,
          "ports": [{"direction": c.direction, "position": c.port.position, "port_id": c.port.id,
                     "declared": c.declared, "inferred": c.inferred, "ok": c.ok} for c in info.checks]}
         for info in layers
@@ -169,16 +232,27 @@ def _port_rows(layers: list[dict[str, Any]]) -> list[tuple[str, ...]]:
     for layer in layers:
         for port in layer["ports"]:
             rows.append((f"{layer['name']} (id {layer['id']})", layer["type"],
-                         f"{port['direction']} {port['position']}", port["declared"], port["inferred"],
-                         "ok" if port["ok"] else "MISMATCH"))
+                         f"{port['direction']} {port['position']}", port["declared"],
+                         port["inferred"] if _checked(layer, port) else "-",
+                         ("ok" if port["ok"] else "MISMATCH") if _checked(layer, port) else "not checked"))
     return rows
+
+
+def _checked(layer: dict[str, Any], port: dict[str, Any]) -> bool:
+    """An output of a layer ir-run cannot infer is not checked (its inputs are: their producers are known)."""
+    return layer.get("checked", True) or port["direction"] == "in"
 
 
 def render_validation(data: dict[str, Any], fmt: str = "text") -> str:
     """The declared-vs-inferred table, then errors and warnings, then a verdict."""
     rows = _port_rows(data["layers"])
     problems = [("error", e["message"]) for e in data["errors"]] + [("warning", w["message"]) for w in data["warnings"]]
-    verdict = (f"{data['model']}: " + ("valid" if data["valid"] else "INVALID")
+    if data["unsupported"]:
+        problems.insert(0, ("unsupported", "operations ir-run does not implement yet (their layers are not"
+                            " checked; everything else is): " + ", ".join(
+                                f"{g['type']} x{g['count']} (first: {g['first']}: {g['reason']})"
+                                for g in data["unsupported"])))
+    verdict = (f"{data['model']}: {data['verdict']}"
                + f", {len(data['errors'])} error(s), {len(data['warnings'])} warning(s)")
     if fmt == "md":
         parts = [f"# Validation of `{data['model']}`", _md_table(rows) if len(rows) > 1 else ""]
@@ -192,7 +266,8 @@ def render_validation(data: dict[str, Any], fmt: str = "text") -> str:
 
 def format_validation(report: ValidationReport) -> str:
     """``str(ValidationReport)``: the same text as ``ir-run validate`` (ports, errors, warnings, verdict)."""
-    data = validation_data(Analysis(report.source, errors=list(report.errors), findings=list(report.warnings)))
+    data = validation_data(Analysis(report.source, errors=list(report.errors), findings=list(report.warnings),
+                                    unsupported=list(report.unsupported)))
     data["layers"] = _layer_ports(report.layers)
     return render_validation(data)
 

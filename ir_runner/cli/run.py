@@ -58,6 +58,26 @@ def load_model(path: str, weights: str | None, strict: bool, memory_limit: int |
     return load(path, weights, strict=strict, **kwargs)
 
 
+def _load_for_inputs(path: str, weights: str | None, strict: bool, memory_limit: int | None) -> Model:
+    """``load``, except that layers of unsupported operations are allowed (any other problem is raised)."""
+    from ..graph import build_graph
+    from ..infer import infer_graph
+    from ..ir.reader import read_ir
+    from ..report import checked_errors
+
+    graph = build_graph(read_ir(path, weights))
+    inference = infer_graph(graph, strict=strict)
+    if not any(info.op is None for info in inference.layers.values()):
+        return load_model(path, weights, strict, memory_limit)
+    errors = checked_errors(graph, inference)
+    if errors:
+        raise errors[0]
+    from ..plan import DEFAULT_MEMORY_LIMIT
+
+    limit = DEFAULT_MEMORY_LIMIT if memory_limit is None else memory_limit
+    return Model(graph, inference, strict=strict, memory_limit=limit)
+
+
 def run_model(model: Model, arrays: list[np.ndarray]) -> dict[str, np.ndarray]:
     """``model.run`` on arrays in input order."""
     return model.run({info.name: array for info, array in zip(model.inputs, arrays)})
@@ -94,8 +114,9 @@ def run_command(options: RunOptions) -> None:
 
 
 def gen_inputs_command(options: RunOptions) -> None:
-    """Bind (and generate) inputs, save them, and show the binding table."""
-    model = load_model(options.model, options.weights, options.strict, options.memory_limit)
+    """Bind (and generate) inputs, save them, and show the binding table. Layers of operations ir-run does
+    not implement are no obstacle: only the Parameters matter (and the layers they feed, for ranges)."""
+    model = _load_for_inputs(options.model, options.weights, options.strict, options.memory_limit)
     bound = bind_inputs(model, options.inputs)
     _refuse_overwrites(options, bound)
     save_arrays(Path(options.output), {b.info.name: b.array for b in bound.bindings})
