@@ -269,12 +269,14 @@ class ValidationReport:
 
     def __init__(self, source: str, errors: list[IRError] | None = None,
                  layers: list[LayerInference] | None = None, warnings: list[Finding] | None = None,
-                 unsupported: list[LayerInference] | None = None) -> None:
+                 unsupported: list[LayerInference] | None = None, unchecked: set[str] | None = None) -> None:
         self.source = source
         self.errors: list[IRError] = errors if errors is not None else []
         self.layers: list[LayerInference] = layers if layers is not None else []
         self.warnings: list[Finding] = warnings if warnings is not None else []
         self.unsupported: list[LayerInference] = unsupported if unsupported is not None else []
+        # ids of layers whose outputs could not be inferred (unsupported, or needing missing weights)
+        self.unchecked: set[str] = unchecked if unchecked is not None else {i.layer.id for i in self.unsupported}
 
     def __repr__(self) -> str:
         return (f"<ValidationReport {self.source!r}: {len(self.errors)} error(s), {len(self.warnings)} warning(s),"
@@ -305,7 +307,8 @@ def validate(source: Source, weights: Source | memoryview | None = None, *, stri
     """Check a model completely and return every finding, as ``ir-run validate`` does (does not stop at the
     first, does not raise for problems of the model; only an unreadable file or broken graph ends the
     report early)."""
-    from .report import analyse
+    from .report import analyse, not_inferred
 
     analysis = analyse(source, weights, strict=strict)
-    return ValidationReport(analysis.source, analysis.errors, analysis.layers, analysis.findings, analysis.unsupported)
+    return ValidationReport(analysis.source, analysis.errors, analysis.layers, analysis.findings, analysis.unsupported,
+                            not_inferred(analysis))

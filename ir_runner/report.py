@@ -106,38 +106,97 @@ def analyse(source: Source, weights: Source | memoryview | None = None, *, stric
 
 
 def checked_errors(graph: Graph, inference: Inference) -> list[IRError]:
-    """Inference's errors, without the per-layer "not implemented" ones (reported once, grouped) and with a
-    mismatch on an edge whose producer ir-run cannot infer told as what it is: the two declared ends of
-    the edge disagree (which one is wrong, ir-run cannot say)."""
-    from .errors import DeclaredMismatchError
+    """Inference's errors as validate reports them:
 
+    - without the per-layer "not implemented" ones (reported once, grouped);
+    - a missing weights file said once (not once per Const), the Consts taking their declared specs, and
+      no error that follows only from it: an inference error of a layer that needs the value of an
+      unreadable Const (such a layer's outputs are then not checked);
+    - a mismatch on an edge whose producer ir-run cannot infer (unsupported, or needing unreadable weights)
+      told as what it is: the two declared ends of the edge disagree (which one is wrong, ir-run cannot say).
+    """
+    from .errors import DeclaredMismatchError, WeightsFileNotFoundError
+
+    unreadable = {info.layer.id: e for info in inference.layers.values() for e in info.errors
+                  if isinstance(e, WeightsFileNotFoundError)}
+    blocked = _blocked_by(graph, inference, set(unreadable))
     errors: list[IRError] = []
+    if unreadable:
+        errors.append(_weights_missing(list(unreadable.values())))
     for info in inference.layers.values():
         if info.op is None:
             errors += [e for e in info.errors if not isinstance(e, UnsupportedError)]
             continue
         for error in info.errors:
-            edge = _edge_from_unsupported(graph, inference, info, error) \
+            if isinstance(error, WeightsFileNotFoundError) or (info.layer.id in blocked and not isinstance(
+                    error, DeclaredMismatchError)):
+                continue
+            edge = _edge_from_uninferred(graph, inference, info, error, blocked) \
                 if isinstance(error, DeclaredMismatchError) else None
             errors.append(edge or error)
     return errors
 
 
-def _edge_from_unsupported(graph: Graph, inference: Inference, info: LayerInference, error: IRError):
+def not_inferred(analysis: Analysis) -> set[str]:
+    """Ids of the layers whose outputs validate could not infer: unsupported, or needing unreadable weights."""
+    if analysis.inference is None or analysis.graph is None:
+        return set()
+    from .errors import WeightsFileNotFoundError
+
+    unreadable = {info.layer.id for info in analysis.layers
+                  if any(isinstance(e, WeightsFileNotFoundError) for e in info.errors)}
+    return {info.layer.id for info in analysis.unsupported} | unreadable | _blocked_by(
+        analysis.graph, analysis.inference, unreadable)
+
+
+def _blocked_by(graph: Graph, inference: Inference, unreadable: set[str]) -> set[str]:
+    """Layers whose inference failed (not for a declared mismatch) and that lie downstream of an unreadable
+    Const: their failure follows from the missing weights (e.g. a Gather axis that cannot be read)."""
+    from .errors import DeclaredMismatchError
+
+    if not unreadable:
+        return set()
+    downstream, blocked = set(unreadable), set()
+    for layer_id in graph.order:
+        if layer_id in downstream:
+            continue
+        if any(source in downstream for source, _ in graph.sources[layer_id]):
+            downstream.add(layer_id)
+            if any(not isinstance(e, DeclaredMismatchError) for e in inference.layers[layer_id].errors):
+                blocked.add(layer_id)
+    return blocked
+
+
+def _weights_missing(errors: list[IRError]):
+    from .errors import WeightsFileNotFoundError
+
+    first = errors[0]
+    names = ", ".join(repr(e.layer.name) for e in errors[:5] if e.layer) + (", ..." if len(errors) > 5 else "")
+    single = WeightsFileNotFoundError(
+        f"{len(errors)} Const layer(s) ({names}) cannot be read: the weights file '{first.weights_path}' does"
+        " not exist; their declared specs stand in, and what needs their values is not checked",
+        hint=first.hint)
+    single.weights_path = first.weights_path
+    return single
+
+
+def _edge_from_uninferred(graph: Graph, inference: Inference, info: LayerInference, error: IRError,
+                          blocked: set[str]):
     from .errors import DeclaredMismatchError
     from .unsupported import type_label
 
     for position, (source, source_position) in enumerate(graph.sources[info.layer.id]):
         port = info.layer.inputs[position] if position < len(info.layer.inputs) else None
         producer = inference.layers[source]
-        if port is None or producer.op is not None or error.port != f"input {port.label}":
+        if port is None or (producer.op is not None and source not in blocked) or error.port != f"input {port.label}":
             continue
+        why = (f"ir-run does not implement {type_label(producer)}" if producer.op is None
+               else "it needs values from the missing weights")
         out = producer.layer.outputs[source_position]
         return DeclaredMismatchError(
             f"the edge from {producer.ref} output {out.label} declares {_declared(out)} at its start and"
-            f" {_declared(port)} at its end; ir-run does not implement {type_label(producer)}, so it cannot"
-            " infer which is right", layer=info.ref, port=error.port,
-            hint="make both ends of the edge declare the same <dim>s and precision")
+            f" {_declared(port)} at its end; {why}, so ir-run cannot infer which is right",
+            layer=info.ref, port=error.port, hint="make both ends of the edge declare the same <dim>s and precision")
     return None
 
 
@@ -206,7 +265,7 @@ def validation_data(analysis: Analysis) -> dict[str, Any]:
                         for label, infos in by_type(analysis.unsupported).items()],
         "errors": errors,
         "warnings": [error_entry(f) for f in analysis.findings],
-        "layers": _layer_ports(analysis.layers),
+        "layers": _layer_ports(analysis.layers, not_inferred(analysis)),
     }
 
 
@@ -218,9 +277,11 @@ def _verdict(errors: bool, unsupported: list[LayerInference]) -> str:
     return f"INVALID, {partial}" if errors else f"{partial}; no problem found in what was checked"
 
 
-def _layer_ports(layers: list[LayerInference]) -> list[dict[str, Any]]:
+def _layer_ports(layers: list[LayerInference], unchecked: set[str] | None = None) -> list[dict[str, Any]]:
+    unchecked = unchecked if unchecked is not None else {info.layer.id for info in layers if info.op is None}
     return [
-        {"id": info.layer.id, "name": info.layer.name, "type": info.ref.type_version, "checked": info.op is not None,
+        {"id": info.layer.id, "name": info.layer.name, "type": info.ref.type_version,
+         "checked": info.layer.id not in unchecked,
          "ports": [{"direction": c.direction, "position": c.port.position, "port_id": c.port.id,
                     "declared": c.declared, "inferred": c.inferred, "ok": c.ok} for c in info.checks]}
         for info in layers
@@ -268,7 +329,7 @@ def format_validation(report: ValidationReport) -> str:
     """``str(ValidationReport)``: the same text as ``ir-run validate`` (ports, errors, warnings, verdict)."""
     data = validation_data(Analysis(report.source, errors=list(report.errors), findings=list(report.warnings),
                                     unsupported=list(report.unsupported)))
-    data["layers"] = _layer_ports(report.layers)
+    data["layers"] = _layer_ports(report.layers, report.unchecked)
     return render_validation(data)
 
 

@@ -38,22 +38,24 @@ class Session:
         self._wait(lambda screen: screen.strip() == "$", "the prompt")
 
     def complete(self, text: str) -> str:
+        self._count = getattr(self, "_count", 0) + 1
+        end = f"{END}{self._count}"  # unique, so that no earlier line can be taken for this one
         self._tmux("send-keys", "-t", "0", "-l", text)
         self._tmux("send-keys", "-t", "0", "Tab")
-        self._tmux("send-keys", "-t", "0", "-l", END)
-        line = self._wait(lambda screen: END in screen, "the completion")
+        self._tmux("send-keys", "-t", "0", "-l", end)
+        line = self._wait(lambda screen: end in screen, "the completion", end)
         self._tmux("send-keys", "-t", "0", "C-u")
         self._tmux("send-keys", "-t", "0", "clear", "Enter")
         self._wait(lambda screen: screen.strip() == "$", "the prompt")
         return line
 
-    def _wait(self, done, what: str, limit: float = 30.0) -> str:
+    def _wait(self, done, what: str, end: str = END, limit: float = 30.0) -> str:
         deadline = time.monotonic() + limit
         while True:
             screen = self._tmux("capture-pane", "-p", "-t", "0").stdout
             if done(screen):
-                lines = [line for line in screen.splitlines() if END in line]
-                return lines[-1].split(END)[0].removeprefix("$ ") if lines else screen
+                lines = [line for line in screen.splitlines() if end in line]
+                return lines[-1].split(end)[0].removeprefix("$ ") if lines else screen
             if time.monotonic() > deadline:
                 raise AssertionError(f"no {what} in the {self.socket} session:\n{screen}")
             time.sleep(0.05)
