@@ -21,6 +21,7 @@ from .errors import (
     ModelFormatError,
     ResourceLimitError,
     UnsupportedError,
+    WeightsFileNotFoundError,
 )
 
 if TYPE_CHECKING:
@@ -72,6 +73,7 @@ __all__ = [
     "TensorInfo",
     "UnsupportedError",
     "ValidationReport",
+    "WeightsFileNotFoundError",
     "__version__",
     "load",
     "run",

@@ -8,7 +8,6 @@ from pathlib import Path
 import pytest
 
 import ir_runner
-from ir_runner.errors import WeightsFileNotFoundError
 from tests.cli.clikit import invoke
 from tests.conftest import MODELS, ROOT
 
@@ -23,7 +22,7 @@ def without_bin(tmp_path) -> Path:
 def test_validate_says_once_that_the_weights_are_missing(without_bin):
     report = ir_runner.validate(without_bin / "select_gather.xml")
     (error,) = report.errors
-    assert isinstance(error, WeightsFileNotFoundError) and isinstance(error, FileNotFoundError)
+    assert isinstance(error, ir_runner.WeightsFileNotFoundError) and isinstance(error, FileNotFoundError)
     assert "2 Const layer(s) ('indices', 'axis') cannot be read: the weights file" in str(error)
     assert "select_gather.bin' does not exist" in str(error)
     assert "--weights" in error.hint
@@ -35,7 +34,7 @@ def test_validate_says_once_that_the_weights_are_missing(without_bin):
 
 def test_an_edited_layer_is_named_even_without_its_weights(without_bin):
     report = ir_runner.validate(without_bin / "edited.xml")
-    assert [type(e) for e in report.errors] == [WeightsFileNotFoundError, ir_runner.DeclaredMismatchError]
+    assert [type(e) for e in report.errors] == [ir_runner.WeightsFileNotFoundError, ir_runner.DeclaredMismatchError]
     edge = str(report.errors[1])
     assert "the edge from layer 'gather' (Gather-7" in edge and "declares FP32[3,2] at its start and FP32[2,2]" in edge
     assert "declare <dim>s" not in edge and "axis must be constant" not in str(report)
