@@ -19,9 +19,11 @@ from .errors import (
     InputError,
     IRError,
     KernelError,
+    ModelFileNotFoundError,
     ModelFormatError,
     ResourceLimitError,
     UnsupportedError,
+    WeightsFileNotFoundError,
 )
 
 if TYPE_CHECKING:
@@ -80,6 +82,7 @@ __all__ = [
     "KernelError",
     "LayerTrace",
     "Model",
+    "ModelFileNotFoundError",
     "ModelFormatError",
     "OpDef",
     "PartialShape",
@@ -88,6 +91,7 @@ __all__ = [
     "Trace",
     "UnsupportedError",
     "ValidationReport",
+    "WeightsFileNotFoundError",
     "__version__",
     "crosscheck",
     "load",

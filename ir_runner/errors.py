@@ -89,6 +89,16 @@ class ModelFormatError(IRError):
     """The .xml or .bin is not a well-formed IR (syntax, versions, attributes, Const data)."""
 
 
+class ModelFileNotFoundError(ModelFormatError, FileNotFoundError):
+    """The model's file does not exist: a ``ModelFormatError`` that ``except FileNotFoundError`` catches too."""
+
+
+class WeightsFileNotFoundError(ModelFormatError, FileNotFoundError):
+    """The weights file (.bin) a Const needs does not exist (``weights_path`` names it)."""
+
+    weights_path = ""
+
+
 class GraphError(IRError):
     """The edges do not form a valid graph (dangling, duplicate, unconnected, cyclic)."""
 

@@ -15,7 +15,6 @@ from typing import Any
 import numpy as np
 
 from .errors import (
-    MESSAGE_ITEMS,
     DeclaredMismatchError,
     InferenceError,
     IRError,
@@ -28,7 +27,7 @@ from .errors import (
 from .graph import Graph
 from .ir.records import LayerRecord, PortRecord, Record
 from .ops.api import FOLD_MAX_BYTES, OpContext, OpDef, PartialValue
-from .ops.registry import find_op, is_known_type, layer_ref, supported_summary, versions_of
+from .ops.registry import find_op, layer_ref, supported_summary
 from .types import (
     DYNAMIC,
     DYNAMIC_SHAPE,
@@ -39,6 +38,8 @@ from .types import (
     dims_text,
     element_type,
 )
+from .unsupported import reason as unsupported_reason
+from .unsupported import unsupported_error
 
 
 class PortCheck(Record):
@@ -170,15 +171,7 @@ class Inference:
         unsupported = [e for e in errors if isinstance(e, UnsupportedError)]
         unknown = [info.ref for info in self.layers.values() if info.op is None]
         if unknown:
-            listed = "; ".join(f"{ref}: {_unknown_reason(self.layers[ref.id].layer)}"
-                               for ref in unknown[:MESSAGE_ITEMS])
-            if len(unknown) > MESSAGE_ITEMS:
-                listed += f"; and {len(unknown) - MESSAGE_ITEMS} more"
-            raise UnsupportedError(
-                f"{len(unknown)} layer(s) use operations that are not implemented in ir-run: {listed}."
-                f" {supported_summary()}",
-                hint=_unknown_hint(self.layers, unknown),
-            )
+            raise unsupported_error([self.layers[ref.id] for ref in unknown], _unknown_hint(self.layers, unknown))
         if unsupported:
             raise unsupported[0]
         if errors:
@@ -227,6 +220,8 @@ def infer_graph(
             info.params = {}
         else:
             _infer_layer(info, folder.input_value, strict, graph.net.weights, memo, partial, bodies)
+            if info.op is not None and info.op.deciding and not info.errors:
+                _refuse_failed_deciding(graph, layers, info, folder.input_value)
         for spec in info.outputs:  # one cheap check per layer: an output of a rank numpy cannot hold
             dims = spec.shape.dims
             if dims is not None and len(dims) > NUMPY_MAX_RANK:
@@ -365,6 +360,32 @@ def _infer_layer(info: LayerInference, const_value, strict: bool, weights, memo:
             info.errors.append(exc)
 
 
+def _refuse_failed_deciding(graph: Graph, layers: dict[str, LayerInference], info: LayerInference,
+                            const_value) -> None:
+    """A layer whose shape-deciding input (an axis, a target shape) is not constant because a layer it comes
+    from failed (e.g. a Const whose weights cannot be read) fails too, and passes its declared specs on: what
+    it inferred without that value would hide problems downstream."""
+    for position in info.op.deciding:
+        if position >= len(info.inputs) or const_value(info.layer.id, position) is not None:
+            continue
+        stack, seen = [graph.sources[info.layer.id][position][0]], set()
+        while stack:
+            current = stack.pop()
+            if current in seen:
+                continue
+            seen.add(current)
+            producer = layers[current]
+            if producer.errors and not all(isinstance(e, DeclaredMismatchError) for e in producer.errors):
+                info.errors.append(InferenceError(
+                    f"its {info.op.roles[position]} cannot be known: it comes from {producer.ref}, which failed",
+                    layer=info.ref, port=f"input {position} ({info.op.input_names[position]})"))
+                info.outputs = [_declared_spec(p, info) for p in info.layer.outputs]
+                info.params = {}
+                return
+            if producer.op is not None and not producer.op.shape_only:
+                stack.extend(source for source, _ in graph.sources[current])
+
+
 def _check_ranks(info: LayerInference) -> None:
     """An UnsupportedError for the first output of a rank numpy cannot hold (OpenVINO has no limit), unless the
     layer failed (its declared specs stand in) or an input has such a rank: only where the rank starts."""
@@ -381,15 +402,8 @@ def _check_ranks(info: LayerInference) -> None:
     ))
 
 
-def _unknown_reason(layer: LayerRecord) -> str:
-    if is_known_type(layer.type):
-        return (f"version '{clip_text(layer.version)}' of {layer.type} is not implemented (ir-run has"
-                f" {versions_of(layer.type)})")
-    return f"operation type '{clip_text(layer.type)}' is not implemented"
-
-
 def _unknown_op_error(info: LayerInference) -> UnsupportedError:
-    return UnsupportedError(f"{_unknown_reason(info.layer)}. {supported_summary()}", layer=info.ref)
+    return UnsupportedError(f"{unsupported_reason(info)}. {supported_summary()}", layer=info.ref)
 
 
 def static_nbytes(spec: TensorSpec) -> int:

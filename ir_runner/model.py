@@ -64,8 +64,9 @@ class Model:
             **named: object) -> dict[str, np.ndarray]:
         """Run on ``feeds`` (by name, or a sequence in ``inputs`` order); outputs by name, in ``outputs`` order.
 
-        Feeds must have the inputs' element types unless ``cast`` ('safe', 'same_kind', 'unsafe')
-        allows a conversion, which is reported as a ``CastWarning``. ``out`` (by output name, or a
+        Feeds must have the inputs' element types unless ``cast`` ('safe', 'same_kind', 'unsafe'; None or
+        'no' allows none; see ir_runner.casting) allows a conversion, which is reported as a ``CastWarning``
+        at the caller's line. ``out`` (by output name, or a
         sequence in ``outputs`` order; None entries allowed) gives preallocated arrays to write the
         outputs into, each of exactly the output's dtype and shape, C-contiguous, writeable and sharing
         no memory with a feed or another ``out`` array; the result then holds those same arrays, reused
@@ -351,9 +352,11 @@ def _gc_paused():
                 gc.enable()
 
 
-def run(source: Source, feeds=None, weights: Source | None = None, **options) -> dict[str, np.ndarray]:
-    """Load and run in one call: ``ir_runner.run('model.xml', {'x': x})``."""
-    return load(source, weights, **options).run(feeds)
+def run(source: Source, feeds=None, weights: Source | None = None, *, cast: str | None = None,
+        **options) -> dict[str, np.ndarray]:
+    """Load and run in one call: ``ir_runner.run('model.xml', {'x': x})``; ``cast`` as in :meth:`Model.run`,
+    the other options as in :func:`load`."""
+    return load(source, weights, **options).run(feeds, cast=cast)
 
 
 class ValidationReport:
@@ -361,11 +364,15 @@ class ValidationReport:
     declared-vs-inferred table of all ports."""
 
     def __init__(self, source: str, errors: list[IRError] | None = None,
-                 layers: list[LayerInference] | None = None, warnings: list[Finding] | None = None) -> None:
+                 layers: list[LayerInference] | None = None, warnings: list[Finding] | None = None,
+                 unsupported: list[LayerInference] | None = None, unchecked: set[str] | None = None) -> None:
         self.source = source
         self.errors: list[IRError] = errors if errors is not None else []
         self.layers: list[LayerInference] = layers if layers is not None else []
         self.warnings: list[Finding] = warnings if warnings is not None else []
+        self.unsupported: list[LayerInference] = unsupported if unsupported is not None else []
+        # ids of layers whose outputs could not be inferred (unsupported, or needing missing weights)
+        self.unchecked: set[str] = unchecked if unchecked is not None else {i.layer.id for i in self.unsupported}
 
     def __repr__(self) -> str:
         return (f"<ValidationReport {self.source!r}: {len(self.errors)} error(s), {len(self.warnings)} warning(s),"
@@ -373,7 +380,18 @@ class ValidationReport:
 
     @property
     def ok(self) -> bool:
+        """No problem was found in what was checked (layers of unsupported operations are not checked)."""
         return not self.errors
+
+    @property
+    def complete(self) -> bool:
+        """Every layer was checked: none uses an operation ir-run does not implement yet."""
+        return not self.unsupported
+
+    @property
+    def valid(self) -> bool:
+        """Checked completely, and no problem found."""
+        return self.ok and self.complete
 
     def __str__(self) -> str:
         from .report import format_validation
@@ -385,7 +403,8 @@ def validate(source: Source, weights: Source | memoryview | None = None, *, stri
     """Check a model completely and return every finding, as ``ir-run validate`` does (does not stop at the
     first, does not raise for problems of the model; only an unreadable file or broken graph ends the
     report early)."""
-    from .report import analyse
+    from .report import analyse, not_inferred
 
     analysis = analyse(source, weights, strict=strict)
-    return ValidationReport(analysis.source, analysis.errors, analysis.layers, analysis.findings)
+    return ValidationReport(analysis.source, analysis.errors, analysis.layers, analysis.findings, analysis.unsupported,
+                            not_inferred(analysis))

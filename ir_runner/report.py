@@ -13,8 +13,9 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .errors import IRError, UnsupportedError, error_entry
+from .errors import IRError, UnsupportedError, clip_text, error_entry
 from .ops.api import Finding
+from .unsupported import INSPECT_HINT
 
 if TYPE_CHECKING:
     from .graph import Graph
@@ -33,6 +34,7 @@ class Analysis:
     inference: Inference | None = None
     errors: list[IRError] = field(default_factory=list)
     findings: list[Finding] = field(default_factory=list)
+    unsupported: list[LayerInference] = field(default_factory=list)  # layers ir-run cannot infer: not checked
 
     @property
     def layers(self) -> list[LayerInference]:
@@ -40,8 +42,9 @@ class Analysis:
 
     @property
     def exit_code(self) -> int:
-        """0 when clean; 5 when an operation is unsupported; else 3 for any error."""
-        if any(isinstance(e, UnsupportedError) for e in self.errors):
+        """0 when clean; 5 when an operation is unsupported (the model is not fully checked); else 3 for any
+        error."""
+        if self.unsupported or any(isinstance(e, UnsupportedError) for e in self.errors):
             return UnsupportedError.exit_code
         return 3 if self.errors else 0
 
@@ -69,16 +72,116 @@ def analyse(source: Source, weights: Source | memoryview | None = None, *, stric
         analysis.errors.append(error)
         return analysis
     analysis.inference = infer_graph(analysis.graph, strict=strict, body_provider=body_provider)
-    analysis.errors = analysis.inference.errors
+    analysis.unsupported = [info for info in analysis.inference.layers.values() if info.op is None]
+    analysis.errors = checked_errors(analysis.graph, analysis.inference)
     try:
         analysis.inference.raise_first()
     except UnsupportedError as summary:
-        if summary.hint:  # e.g. 'Constant' for 'Const': the hint only the summary carries
+        if summary.hint and analysis.unsupported and summary.hint != INSPECT_HINT:  # e.g. 'Const' for 'Constant'
             analysis.errors = [summary, *analysis.errors]
     except IRError:
         pass
     analysis.findings = op_findings(analysis.inference)
     return analysis
+
+
+def checked_errors(graph: Graph, inference: Inference) -> list[IRError]:
+    """Inference's errors as validate reports them:
+
+    - without the per-layer "not implemented" ones (reported once, grouped);
+    - a missing weights file said once (not once per Const), the Consts taking their declared specs, and
+      no error that follows only from it: an inference error of a layer that needs the value of an
+      unreadable Const (such a layer's outputs are then not checked);
+    - a mismatch on an edge whose producer ir-run cannot infer (unsupported, or needing unreadable weights)
+      told as what it is: the two declared ends of the edge disagree (which one is wrong, ir-run cannot say).
+    """
+    from .errors import DeclaredMismatchError, WeightsFileNotFoundError
+
+    unreadable = {info.layer.id: e for info in inference.layers.values() for e in info.errors
+                  if isinstance(e, WeightsFileNotFoundError)}
+    blocked = _blocked_by(graph, inference, set(unreadable))
+    errors: list[IRError] = []
+    if unreadable:
+        errors.append(_weights_missing(list(unreadable.values())))
+    for info in inference.layers.values():
+        if info.op is None:
+            errors += [e for e in info.errors if not isinstance(e, UnsupportedError)]
+            continue
+        for error in info.errors:
+            if isinstance(error, WeightsFileNotFoundError) or (info.layer.id in blocked and not isinstance(
+                    error, DeclaredMismatchError)):
+                continue
+            edge = _edge_from_uninferred(graph, inference, info, error, blocked) \
+                if isinstance(error, DeclaredMismatchError) else None
+            errors.append(edge or error)
+    return errors
+
+
+def not_inferred(analysis: Analysis) -> set[str]:
+    """Ids of the layers whose outputs validate could not infer: unsupported, or needing unreadable weights."""
+    if analysis.inference is None or analysis.graph is None:
+        return set()
+    from .errors import WeightsFileNotFoundError
+
+    unreadable = {info.layer.id for info in analysis.layers
+                  if any(isinstance(e, WeightsFileNotFoundError) for e in info.errors)}
+    return {info.layer.id for info in analysis.unsupported} | unreadable | _blocked_by(
+        analysis.graph, analysis.inference, unreadable)
+
+
+def _blocked_by(graph: Graph, inference: Inference, unreadable: set[str]) -> set[str]:
+    """Layers whose inference failed (not for a declared mismatch) and that lie downstream of an unreadable
+    Const: their failure follows from the missing weights (e.g. a Gather axis that cannot be read)."""
+    from .errors import DeclaredMismatchError
+
+    if not unreadable:
+        return set()
+    downstream, blocked = set(unreadable), set()
+    for layer_id in graph.order:
+        if layer_id in downstream:
+            continue
+        if any(source in downstream for source, _ in graph.sources[layer_id]):
+            downstream.add(layer_id)
+            if any(not isinstance(e, DeclaredMismatchError) for e in inference.layers[layer_id].errors):
+                blocked.add(layer_id)
+    return blocked
+
+
+def _weights_missing(errors: list[IRError]):
+    from .errors import WeightsFileNotFoundError
+
+    first = errors[0]
+    names = ", ".join(repr(e.layer.name) for e in errors[:5] if e.layer) + (", ..." if len(errors) > 5 else "")
+    single = WeightsFileNotFoundError(
+        f"{len(errors)} Const layer(s) ({names}) cannot be read: the weights file '{first.weights_path}' does"
+        " not exist; their declared specs stand in, and what needs their values is not checked",
+        hint=first.hint)
+    single.weights_path = first.weights_path
+    return single
+
+
+def _edge_from_uninferred(graph: Graph, inference: Inference, info: LayerInference, error: IRError,
+                          blocked: set[str]):
+    from .errors import DeclaredMismatchError
+    from .unsupported import type_label
+
+    for position, (source, source_position) in enumerate(graph.sources[info.layer.id]):
+        port = info.layer.inputs[position] if position < len(info.layer.inputs) else None
+        producer = inference.layers[source]
+        if port is None or (producer.op is not None and source not in blocked) or error.port != f"input {port.label}":
+            continue
+        why = (f"ir-run does not implement {type_label(producer)}" if producer.op is None
+               else "it needs values from the missing weights")
+        out = producer.layer.outputs[source_position]
+        return DeclaredMismatchError(
+            f"the edge from {producer.ref} output {out.label} declares {_declared(out)} at its start and"
+            f" {_declared(port)} at its end; {why}, so ir-run cannot infer which is right",
+            layer=info.ref, port=error.port, hint="make both ends of the edge declare the same <dim>s and precision")
+    return None
+
+
+def _declared(port) -> str:
+    return f"{port.precision or '?'}[{','.join(str(d) for d in port.dims)}]"
 
 
 def op_findings(inference: Inference) -> list[Finding]:
@@ -92,19 +195,40 @@ def op_findings(inference: Inference) -> list[Finding]:
 
 
 def validation_data(analysis: Analysis) -> dict[str, Any]:
+    """``ok``: no problem found in what was checked; ``complete``: every layer was checked (none of an
+    operation ir-run does not implement); ``valid``: both."""
+    from .unsupported import by_type, reason
+
     errors = [error_entry(e) for e in analysis.errors]
     return {
         "model": analysis.source,
-        "valid": not errors,
+        "ok": not errors,
+        "complete": not analysis.unsupported,
+        "valid": not errors and not analysis.unsupported,
+        "verdict": _verdict(bool(errors), analysis.unsupported),
+        "unsupported": [{"type": label, "count": len(infos), "reason": reason(infos[0]), "first": str(infos[0].ref),
+                         "layers": [{"name": clip_text(i.layer.name, 300), "id": clip_text(i.layer.id, 300)}
+                                    for i in infos]}
+                        for label, infos in by_type(analysis.unsupported).items()],
         "errors": errors,
         "warnings": [error_entry(f) for f in analysis.findings],
-        "layers": _layer_ports(analysis.layers),
+        "layers": _layer_ports(analysis.layers, not_inferred(analysis)),
     }
 
 
-def _layer_ports(layers: list[LayerInference]) -> list[dict[str, Any]]:
+def _verdict(errors: bool, unsupported: list[LayerInference]) -> str:
+    if not unsupported:
+        return "INVALID" if errors else "valid"
+    groups = len({(info.layer.type, info.layer.version) for info in unsupported})
+    partial = f"not fully checked ({len(unsupported)} layer(s) of {groups} unsupported type(s))"
+    return f"INVALID, {partial}" if errors else f"{partial}; no problem found in what was checked"
+
+
+def _layer_ports(layers: list[LayerInference], unchecked: set[str] | None = None) -> list[dict[str, Any]]:
+    unchecked = unchecked if unchecked is not None else {info.layer.id for info in layers if info.op is None}
     return [
         {"id": info.layer.id, "name": info.layer.name, "type": info.ref.type_version,
+         "checked": info.layer.id not in unchecked,
          "ports": [{"direction": c.direction, "position": c.port.position, "port_id": c.port.id,
                     "declared": c.declared, "inferred": c.inferred, "ok": c.ok} for c in info.checks]}
         for info in layers
@@ -116,16 +240,27 @@ def _port_rows(layers: list[dict[str, Any]]) -> list[tuple[str, ...]]:
     for layer in layers:
         for port in layer["ports"]:
             rows.append((f"{layer['name']} (id {layer['id']})", layer["type"],
-                         f"{port['direction']} {port['position']}", port["declared"], port["inferred"],
-                         "ok" if port["ok"] else "MISMATCH"))
+                         f"{port['direction']} {port['position']}", port["declared"],
+                         port["inferred"] if _checked(layer, port) else "-",
+                         ("ok" if port["ok"] else "MISMATCH") if _checked(layer, port) else "not checked"))
     return rows
+
+
+def _checked(layer: dict[str, Any], port: dict[str, Any]) -> bool:
+    """An output of a layer ir-run cannot infer is not checked (its inputs are: their producers are known)."""
+    return layer.get("checked", True) or port["direction"] == "in"
 
 
 def render_validation(data: dict[str, Any], fmt: str = "text") -> str:
     """The declared-vs-inferred table, then errors and warnings, then a verdict."""
     rows = _port_rows(data["layers"])
     problems = [("error", e["message"]) for e in data["errors"]] + [("warning", w["message"]) for w in data["warnings"]]
-    verdict = (f"{data['model']}: " + ("valid" if data["valid"] else "INVALID")
+    if data["unsupported"]:
+        problems.insert(0, ("unsupported", "operations ir-run does not implement yet (their layers are not"
+                            " checked; everything else is): " + ", ".join(
+                                f"{g['type']} x{g['count']} (first: {g['first']}: {g['reason']})"
+                                for g in data["unsupported"])))
+    verdict = (f"{data['model']}: {data['verdict']}"
                + f", {len(data['errors'])} error(s), {len(data['warnings'])} warning(s)")
     if fmt == "md":
         parts = [f"# Validation of `{data['model']}`", _md_table(rows) if len(rows) > 1 else ""]
@@ -139,8 +274,9 @@ def render_validation(data: dict[str, Any], fmt: str = "text") -> str:
 
 def format_validation(report: ValidationReport) -> str:
     """``str(ValidationReport)``: the same text as ``ir-run validate`` (ports, errors, warnings, verdict)."""
-    data = validation_data(Analysis(report.source, errors=list(report.errors), findings=list(report.warnings)))
-    data["layers"] = _layer_ports(report.layers)
+    data = validation_data(Analysis(report.source, errors=list(report.errors), findings=list(report.warnings),
+                                    unsupported=list(report.unsupported)))
+    data["layers"] = _layer_ports(report.layers, report.unchecked)
     return render_validation(data)
 
 

@@ -9,6 +9,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from .casting import LEVELS, CastRefused, caller_stacklevel, convert, is_numpy_type, weakest_level
 from .errors import InputError, IRError, with_layer
 from .plan import Plan, Step, kernel_error
 from .types import DYNAMIC, ElementType, PartialShape, TensorSpec, dims_text, element_type_of
@@ -109,10 +110,10 @@ def _place_by_name(infos: Sequence[TensorInfo], values: Mapping, unknown: Callab
     for key, value in values.items():
         index = lookup.get(key) if isinstance(key, str) else None
         if index is None:
-            import difflib  # only for this error message
+            from .suggest import closest  # only for this error message
 
-            close = difflib.get_close_matches(str(key), list(lookup), n=1)
-            hint = f"did you mean '{close[0]}'? " if close else ""
+            close = closest(str(key), lookup)
+            hint = f"did you mean '{close}'? " if close else ""
             raise InputError(unknown(key), hint=hint + listing)
         if given[index]:
             raise InputError(twice(infos[index].name, key))
@@ -129,7 +130,7 @@ def _check_value(info: TensorInfo, value, cast: str | None) -> np.ndarray:
         array = np.asarray(value)
     else:
         array = _from_python(info, value, cast)
-    unusual = info.element_type == DYNAMIC or array.dtype.kind == "V" or not _is_numpy_type(array.dtype)
+    unusual = info.element_type == DYNAMIC or array.dtype.kind == "V" or not is_numpy_type(array.dtype)
     if array.dtype.hasobject or array.dtype.kind in "USMm" or (unusual and element_type_of(array.dtype) is None):
         # (unusual: numpy's void and structured dtypes, and ml_dtypes' types the IR lacks, such as int2)
         raise InputError(f"input '{info.name}' got an array of dtype {array.dtype}, which is not an IR element type",
@@ -164,99 +165,44 @@ def _from_python(info: TensorInfo, value, cast: str | None) -> np.ndarray:
 
 
 def _cast(info: TensorInfo, array: np.ndarray, cast: str | None) -> np.ndarray:
+    """``array`` converted to the input's dtype as ``cast`` allows (ir_runner.casting), with a CastWarning
+    pointing at the caller's line; refused with a hint naming a level or a conversion that works."""
     expected = info.dtype
     got = element_type_of(array.dtype)
     got_name = got.name if got else str(array.dtype)
-    is_complex = array.dtype.kind == "c"
-    no_complex = "; the IR has no complex element type" if is_complex else ""
-    if cast is None:
-        raise InputError(
-            f"input '{info.name}' expects element type {info.element_type.name} ({expected}),"
-            f" got {got_name} ({array.dtype}){no_complex}",
-            hint=_COMPLEX_HINT if is_complex else
-            f"convert it (array.astype({_dtype_expression(expected)})) or pass cast='same_kind'",
-        )
-    if cast not in ("no", "equiv", "safe", "same_kind", "unsafe"):
-        raise InputError(f"cast={cast!r} is not one of 'safe', 'same_kind', 'unsafe'")
-    allowed = cast == "unsafe" if is_complex else can_cast(array.dtype, expected, cast)
-    if not allowed:
-        raise InputError(
-            f"input '{info.name}': cannot cast {array.dtype} to {expected} under cast={cast!r}{no_complex}",
-            hint=_COMPLEX_HINT if is_complex else "use cast='unsafe' to force it",
-        )
-    if is_complex and np.any(array.imag):  # even cast='unsafe' never drops a non-zero imaginary part
-        raise InputError(
-            f"input '{info.name}': cannot cast {array.dtype} values with non-zero imaginary parts to"
-            f" {info.element_type.name} ({expected}){no_complex}",
-            hint="pass array.real to drop the imaginary parts",
-        )
+    if cast is not None and cast not in LEVELS:
+        raise InputError(f"cast={cast!r} is not one of {', '.join(map(repr, LEVELS))}")
     try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", np.exceptions.ComplexWarning)
-            converted = array.astype(expected)
+        converted = convert(array, info.element_type, cast or "no")
+    except CastRefused as refused:
+        if cast is None:
+            raise InputError(
+                f"input '{info.name}' expects element type {info.element_type.name} ({expected}),"
+                f" got {got_name} ({array.dtype}){_no_complex(array)}", hint=_cast_hint(info, array)) from None
+        raise InputError(f"input '{info.name}': cannot cast {array.dtype} to {expected} under cast={cast!r}:"
+                         f" {refused}", hint=_cast_hint(info, array)) from None
     except TypeError:  # ml_dtypes has no int4 <-> uint4 conversion
         raise InputError(f"input '{info.name}': numpy cannot convert {array.dtype} to {expected}",
                          hint=f"convert it first, e.g. array.astype(np.int8).astype({_dtype_expression(expected)})",
                          ) from None
-    warnings.warn(f"input '{info.name}': cast {array.dtype} to {expected} (cast={cast!r})", CastWarning, stacklevel=4)
+    warnings.warn(f"input '{info.name}': cast {array.dtype} to {expected} (cast={cast!r})", CastWarning,
+                  stacklevel=caller_stacklevel())
     return converted
 
 
-def can_cast(source: np.dtype, target: np.dtype, cast: str) -> bool:
-    """numpy's ``can_cast``, except when either side is a type numpy lacks (bf16, f8, i4, u4): ml_dtypes
-    declares casts such as u8 -> f8e4m3 (255 becomes 256) 'safe' and f64 -> i4 'same_kind'. For those,
-    'safe' means every value of ``source`` is exact in ``target``, and 'same_kind' also allows a cast to the
-    same or a later kind in bool < unsigned < signed < float (numpy's order)."""
-    if _is_numpy_type(source) and _is_numpy_type(target):
-        return bool(np.can_cast(source, target, casting=cast))
-    if cast == "unsafe":
-        return True
-    if cast in ("no", "equiv"):
-        return source == target
-    if _holds_every_value(target, source):
-        return True
-    return cast == "same_kind" and "buif".index(_kind(source)) <= "buif".index(_kind(target))
+def _no_complex(array: np.ndarray) -> str:
+    return "; the IR has no complex element type" if array.dtype.kind == "c" else ""
 
 
-def _is_numpy_type(dtype: np.dtype) -> bool:
-    return dtype.type.__module__ == "numpy"  # ml_dtypes' kinds vary: bf16 'V', f8e5m2 'f'
-
-
-def _kind(dtype: np.dtype) -> str:
-    """numpy's kind letter (b, u, i or f), for ml_dtypes' types from their IR element type."""
-    if _is_numpy_type(dtype):
-        return dtype.kind
-    return {"bool": "b", "uint": "u", "int": "i", "float": "f"}[element_type_of(dtype).kind]
-
-
-def _holds_every_value(target: np.dtype, source: np.dtype) -> bool:
-    """Whether every value of ``source`` is exactly a value of ``target`` (NaN and infinities included)."""
-    import ml_dtypes
-
-    source_kind, target_kind = _kind(source), _kind(target)
-    if source_kind == "b":
-        return True
-    if target_kind == "b" or (source_kind == "f" and target_kind != "f"):
-        return False
-    if source_kind != "f":
-        low, high = int(ml_dtypes.iinfo(source).min), int(ml_dtypes.iinfo(source).max)
-        if target_kind != "f":
-            info = ml_dtypes.iinfo(target)
-            return int(info.min) <= low and high <= int(info.max)
-        info = ml_dtypes.finfo(target)  # integers up to 2**(nmant + 1) are exact
-        return max(-low, high) <= min(2 ** (info.nmant + 1), float(info.max))
-    have, want = ml_dtypes.finfo(target), ml_dtypes.finfo(source)
-    return (have.nmant >= want.nmant and float(have.max) >= float(want.max)
-            and float(have.smallest_subnormal) <= float(want.smallest_subnormal)
-            and (_has_infinity(target) or not _has_infinity(source)))
-
-
-def _has_infinity(dtype: np.dtype) -> bool:
-    with np.errstate(all="ignore"):
-        return bool(np.isinf(np.array(np.inf).astype(dtype).astype(np.float64)))
-
-
-_COMPLEX_HINT = "pass array.real to drop the imaginary parts (cast='unsafe' converts only when all of them are 0)"
+def _cast_hint(info: TensorInfo, array: np.ndarray) -> str:
+    """A call that works: the weakest level that converts this array, or a conversion to do first."""
+    level = weakest_level(array, info.element_type)
+    if array.dtype.kind == "c":
+        return "pass array.real to drop the imaginary parts (cast='unsafe' converts only when all of them are 0)"
+    if level is None:
+        return f"convert it first, e.g. array.astype({_dtype_expression(info.dtype)})"
+    lossy = " (floats are truncated toward zero)" if level == "unsafe" and array.dtype.kind == "f" else ""
+    return f"pass cast={level!r}{lossy}, or convert it first: array.astype({_dtype_expression(info.dtype)})"
 
 
 def _shape_hint(expected: PartialShape, got: tuple[int, ...]) -> str | None:

@@ -6,7 +6,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 MODELS = ROOT / "models"
-SHARED_SAMPLES = ROOT.parent / "shared" / "samples"
+SAMPLES = ROOT / "tests" / "data" / "samples"  # real IRs written by OpenVINO (their README says which)
 
 
 @pytest.fixture

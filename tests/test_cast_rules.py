@@ -1,7 +1,8 @@
 """``cast=`` levels for the types numpy lacks (bf16, f8, i4, u4): 'safe' means exact, checked exhaustively.
 
-ml_dtypes calls u8 -> f8e4m3 'safe' (255 becomes 256) and f64 -> i4 'same_kind'; ``runtime.can_cast``
-decides these itself. Every value of each type of at most 16 bits is tried.
+ml_dtypes calls u8 -> f8e4m3 'safe' (255 becomes 256) and f64 -> i4 'same_kind'; ``casting.is_safe``
+decides these itself. Every value of each type of at most 16 bits is tried. 'same_kind' checks the values
+of the array (tests/test_cast_policy.py); here each edge value of each type is tried against its rule.
 """
 
 import math
@@ -12,7 +13,8 @@ import numpy as np
 import pytest
 
 import ir_runner
-from ir_runner.runtime import can_cast
+from ir_runner.casting import CastRefused, convert, is_safe
+from ir_runner.types import element_type_of
 from tests.irbuild import IRBuilder
 
 ML_TYPES = [ml_dtypes.bfloat16, ml_dtypes.float8_e4m3fn, ml_dtypes.float8_e5m2, ml_dtypes.int4, ml_dtypes.uint4]
@@ -71,30 +73,59 @@ def test_safe_means_exact(source, target):
     values = every_value(source)
     if values is None:  # 32/64-bit sources: no ml_dtypes type holds them all; one value that does not fit
         values = np.array([np.iinfo(source).max if source.kind in "iu" else 1 + np.finfo(source).eps], source)
-    assert can_cast(source, target, "safe") == exact(values, target)
+    assert is_safe(source, target) == exact(values, target)
+
+
+def edge_values(dtype: np.dtype) -> list[np.ndarray]:
+    """Single-element arrays of 0, 1, the extremes and (floats) a fraction, NaN and the infinities."""
+    if dtype == np.bool_:
+        return [np.array([v]) for v in (False, True)]
+    if _kind(dtype) in "iu":
+        info = ml_dtypes.iinfo(dtype)
+        return [np.array([v]).astype(dtype) for v in (0, 1, int(info.min), int(info.max))]
+    info = ml_dtypes.finfo(dtype)
+    values = [0.0, 1.0, 0.5, float(info.max), -float(info.max), float("nan"), float("inf")]
+    return [np.array([v]).astype(dtype) for v in values]
 
 
 @pytest.mark.parametrize("source, target", PAIRS, ids=[f"{s.name}->{t.name}" for s, t in PAIRS])
-def test_same_kind_is_safe_or_what_numpy_says_of_stand_ins_of_the_same_kinds(source, target):
-    """numpy's own 'same_kind' on stand-ins (int4 -> int8, uint4 -> uint8, the ml_dtypes floats -> float16)
-    is the independent judge of the kind order."""
-    by_kind = np.can_cast(stand_in(source), stand_in(target), "same_kind")
-    assert can_cast(source, target, "same_kind") == (can_cast(source, target, "safe") or by_kind)
-    assert can_cast(source, target, "unsafe")
-    assert not can_cast(source, target, "no") and not can_cast(source, target, "equiv")
+def test_same_kind_keeps_every_value_of_the_array(source, target):
+    """same_kind converts a value when the pair is safe, or when the value survives: an integer or boolean
+    into an integer or boolean type that holds it; a number into a float type without becoming inf or NaN.
+    unsafe converts everything ml_dtypes can; no converts nothing."""
+    et = element_type_of(target)
+    for value in edge_values(source):
+        with warnings.catch_warnings(), np.errstate(all="ignore"):
+            warnings.simplefilter("ignore")
+            try:
+                converted = value.astype(target)
+            except TypeError:
+                converted = None
+        as_float = float(value.astype(np.float64)[0])
+        if converted is None:
+            expected = False
+        elif is_safe(source, target):
+            expected = True
+        elif _kind(target) == "f":
+            expected = not math.isfinite(as_float) or math.isfinite(float(converted.astype(np.float64)[0]))
+        else:
+            expected = _kind(source) != "f" and exact(value, target)
+        try:
+            convert(value, et, "same_kind")
+            allowed = True
+        except (CastRefused, TypeError):
+            allowed = False
+        assert allowed == expected, (value, target)
+        with pytest.raises(CastRefused):
+            convert(value, et, "no")
+        if converted is not None:
+            assert convert(value, et, "unsafe").tobytes() == converted.tobytes()
 
 
-def stand_in(dtype: np.dtype) -> np.dtype:
-    if dtype.type.__module__ == "numpy":
-        return dtype
-    return np.dtype({"int4": np.int8, "uint4": np.uint8}.get(dtype.name, np.float16))
-
-
-def test_numpy_types_keep_numpy_rules():
+def test_numpy_types_keep_numpy_safe_rule():
     for source in NATIVE_TYPES:
         for target in NATIVE_TYPES:
-            for cast in ("no", "equiv", "safe", "same_kind", "unsafe"):
-                assert can_cast(np.dtype(source), np.dtype(target), cast) == np.can_cast(source, target, cast)
+            assert is_safe(np.dtype(source), np.dtype(target)) == np.can_cast(source, target, "safe")
 
 
 def identity_model(element_type: str) -> ir_runner.Model:
@@ -115,8 +146,9 @@ def test_safe_refuses_u8_into_f8e4m3_which_would_round_255():
 
 
 def test_same_kind_refuses_floats_into_i4_and_allows_u8_into_bf16_as_safe():
-    with pytest.raises(ir_runner.InputError, match="cannot cast float64 to int4 under cast='same_kind'"):
+    with pytest.raises(ir_runner.InputError, match="cannot cast float64 to int4 under cast='same_kind'") as caught:
         identity_model("i4").run({"x": np.array([1.0, 2.0, 3.0])}, cast="same_kind")
+    assert caught.value.hint.startswith("pass cast='unsafe' (floats are truncated toward zero)")
     with pytest.warns(ir_runner.CastWarning):
         out = identity_model("bf16").run({"x": np.array([0, 128, 255], np.uint8)}, cast="safe")["x"]
     assert out.astype(np.float32).tolist() == [0.0, 128.0, 255.0]

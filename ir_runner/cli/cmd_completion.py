@@ -15,6 +15,9 @@ def completion(shell: str) -> None:
     from click.shell_completion import get_completion_class
 
     from .commands import cli
+    from .completion import register
+
+    register()
 
     completer = get_completion_class(shell)(cli, {}, "ir-run", "_IR_RUN_COMPLETE")
     click.echo(completer.source())

@@ -32,6 +32,28 @@ class IRRunGroup(click.Group):
     """``run`` is the default command, commands are loaded on first use, and every failure ends as one
     message and an exit code."""
 
+    def main(self, *args: Any, **kwargs: Any) -> Any:
+        if os.environ.get("_IR_RUN_COMPLETE"):  # completing: ir-run's bash and zsh scripts
+            from .completion import register
+
+            register()
+        return super().main(*args, **kwargs)
+
+    def shell_complete(self, ctx: click.Context, incomplete: str) -> list:
+        """Commands and options, and (for the default command ``run``) model files and folders."""
+        items = super().shell_complete(ctx, incomplete)
+        if not incomplete.startswith("-"):
+            import glob
+
+            from click.shell_completion import CompletionItem
+
+            for path in sorted(glob.glob(glob.escape(incomplete) + "*"))[:50]:
+                if os.path.isdir(path):
+                    items.append(CompletionItem(path + "/"))
+                elif path.lower().endswith(".xml"):
+                    items.append(CompletionItem(path))
+        return items
+
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted({*COMMANDS, *self.commands})
 
@@ -49,6 +71,10 @@ class IRRunGroup(click.Group):
             if _looks_like_model(first):
                 return "run", self.get_command(ctx, "run"), args
             if not ctx.resilient_parsing:  # click would suggest only from the commands loaded so far
+                model = _model_named(first)
+                if model is not None:
+                    raise click.UsageError(f"No such command '{first}'. Did you mean the model '{model}'?"
+                                           f" (ir-run {model} ...)", ctx=ctx)
                 raise click.exceptions.NoSuchCommand(first, possibilities=known, ctx=ctx)
         return super().resolve_command(ctx, args)
 
@@ -61,8 +87,8 @@ class IRRunGroup(click.Group):
         except (click.exceptions.Exit, click.exceptions.Abort):
             raise
         except click.ClickException as error:
-            if settings(ctx).json:  # one message: the JSON error and its line on stderr
-                emit_error(ctx.invoked_subcommand, error, error.exit_code, "UsageError")
+            if settings(ctx).json:  # one message: the JSON error and its line on stderr, with click's "Did you mean"
+                emit_error(ctx.invoked_subcommand, _Usage(error.format_message()), error.exit_code, "UsageError")
                 sys.exit(error.exit_code)
             raise
         except MemoryError as error:
@@ -79,6 +105,16 @@ class IRRunGroup(click.Group):
                                    " (a bug in ir-run; IR_RUN_DEBUG=1 shows the traceback)")
             emit_error(ctx.invoked_subcommand, problem, EXIT_INTERNAL, "InternalError")
             sys.exit(EXIT_INTERNAL)
+
+
+class _Usage(Exception):
+    """A click usage error's whole message (``str`` of click's exception leaves out "Did you mean")."""
+
+
+def _model_named(arg: str) -> str | None:
+    """``arg.xml`` when that file exists (``ir-run mymodel`` for mymodel.xml), else None."""
+    candidate = Path(arg + ".xml") if arg.strip(".") else None
+    return str(candidate) if candidate is not None and candidate.is_file() else None
 
 
 def _looks_like_model(arg: str) -> bool:

@@ -68,6 +68,14 @@ quiet_option = click.option(
 )
 
 
+def flag(option: str, name: str, value: str) -> str:
+    """``--option 'NAME=VALUE'`` quoted for POSIX shells, so it can be pasted: zsh reads an unquoted
+    ``x=[2,4]`` as a glob and stops with "no matches found"."""
+    import shlex
+
+    return f"{option} {shlex.quote(f'{name}={value}')}"
+
+
 def log(message: str) -> None:
     """A note or warning for people: always on stderr, so stdout stays parseable."""
     click.echo(message, err=True)

@@ -78,6 +78,7 @@ def compare_outputs(actual: Mapping[str, np.ndarray], expected: Mapping[str, np.
     ``typed`` says whether each side's dtypes are real (a .json file's are not): dtypes are compared
     only when both are, and default tolerances follow the expected side's dtype when it is typed.
     """
+    check_tolerance_names(tolerances, [*expected, *(name for name in actual if name not in expected)])
     reports = []
     for name, want in expected.items():
         if name in actual:
@@ -87,6 +88,19 @@ def compare_outputs(actual: Mapping[str, np.ndarray], expected: Mapping[str, np.
     passed = not missing and all(r["passed"] for r in reports)
     return {"rule": RULE, "passed": passed, "outputs": reports, "missing": missing, "extra": extra,
             "failed": sum(not r["passed"] for r in reports) + len(missing)}
+
+
+def check_tolerance_names(tolerances: Tolerances, names: list[str]) -> None:
+    """``--atol NAME=X`` / ``--rtol NAME=X`` must name an output compared here (a usage error otherwise)."""
+    from ..suggest import closest
+
+    for option, table in (("--atol", tolerances.atol), ("--rtol", tolerances.rtol)):
+        for name in table:
+            if name is not None and name not in names:
+                close = closest(name, names)
+                guess = f"did you mean '{close}'? " if close else ""
+                raise click.BadParameter(f"there is no output named {name!r}; {guess}the outputs are: "
+                                         + ", ".join(map(repr, names)), param_hint=option)
 
 
 def compare_array(name: str, actual: np.ndarray, expected: np.ndarray, tolerances: Tolerances,

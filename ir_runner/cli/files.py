@@ -131,7 +131,9 @@ def read_json(path: str) -> Any:
             return json.load(handle)
     except FileNotFoundError:
         raise InputError(f"the file '{path}' does not exist") from None
-    except (OSError, UnicodeDecodeError) as exc:
+    except UnicodeDecodeError:
+        raise InputError(f"'{path}' is not JSON: it is not UTF-8 text") from None
+    except OSError as exc:
         raise InputError(f"cannot read '{path}': {exc}") from None
     except json.JSONDecodeError as exc:
         raise InputError(f"'{path}' is not valid JSON: {exc}") from None

@@ -16,7 +16,7 @@ import numpy as np
 from ..errors import InputError, ResourceLimitError, human_bytes
 from ..model import Model, TensorInfo
 from ..types import PartialShape, TensorSpec, dims_text
-from .common import log
+from .common import flag, log
 from .inputs import data_shape_example, generated_shape, int_bounds
 
 DEFAULT_INT_RANGE = (0, 9)
@@ -145,11 +145,11 @@ def _plan(info: TensorInfo, uses, given: tuple[float, float] | None) -> _Generat
         lo, hi = given
         if plan.integral and et.kind != "float":
             if lo != int(lo) or hi != int(hi):
-                raise InputError(f"--range {info.name}=[{lo},{hi}]: input '{info.name}' is {et.name}, the range"
-                                 " needs whole numbers")
+                raise InputError(f"{flag('--range', info.name, f'[{lo},{hi}]')}: input '{info.name}' is {et.name},"
+                                 " the range needs whole numbers")
             low_bound, high_bound = int_bounds(info)
             if lo < low_bound or hi > high_bound:
-                raise InputError(f"--range {info.name}=[{lo},{hi}] is outside the range of {et.name}"
+                raise InputError(f"{flag('--range', info.name, f'[{lo},{hi}]')} is outside the range of {et.name}"
                                  f" [{low_bound}, {high_bound}]")
         notes = []
         if indices and (lo < 0 or hi > plan.hi):

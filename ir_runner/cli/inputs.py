@@ -16,12 +16,14 @@ from typing import Any
 import click
 import numpy as np
 
+from ..casting import CastRefused, convert, integer_bounds, weakest_level
 from ..errors import InputError, ResourceLimitError
 from ..ir.weights import Weights, const_array
 from ..model import DEFAULT_MEMORY_LIMIT, Model, TensorInfo
 from ..ops.registry import layer_ref
 from ..record import Record
 from ..types import NUMPY_MAX_RANK, PartialShape, TensorSpec, element_type_of, parse_partial_shape
+from .common import flag
 from .files import json_array, read_json, read_numpy, regular_file, split_key
 from .options import KEYWORDS
 
@@ -112,10 +114,10 @@ class Names:
         return best
 
     def unknown(self, name: str, option: str) -> InputError:
-        import difflib  # only for this error message
+        from ..suggest import closest
 
-        close = difflib.get_close_matches(name, list(self.lookup), n=1, cutoff=0.5)
-        hint = f"did you mean '{close[0]}'? " if close else ""
+        close = closest(name, self.lookup, cutoff=0.5)
+        hint = f"did you mean '{close}'? " if close else ""
         return InputError(f"{option}: the model has no input named {name!r}", hint=hint + self.listing())
 
     def listing(self) -> str:
@@ -166,8 +168,8 @@ def bind_inputs(model: Model, options: InputOptions) -> Bound:
 def reshape(model: Model, shapes: dict[int, PartialShape]) -> Model:
     """The model with some inputs' partial shapes replaced (OpenVINO's reshape), re-inferred."""
     specs = [TensorSpec(info.element_type, shapes.get(i, info.partial_shape)) for i, info in enumerate(model.inputs)]
-    given = ", ".join(f"{model.inputs[i].name}={s}" for i, s in shapes.items())
-    inference = model.inference_for(specs, context=f"with --shape {given}")
+    given = " ".join(flag("--shape", model.inputs[i].name, str(s)) for i, s in shapes.items())
+    inference = model.inference_for(specs, context=f"with {given}")
     if inference is model.inference:
         return model
     reshaped = Model(model.graph, inference, strict=model.strict, memory_limit=model.memory_limit)
@@ -334,7 +336,7 @@ def _resolve(model: Model, slots: list[_Source], data_shapes: dict[int, tuple[in
         arrays[index], casts[index] = _fit(info, source, data_shapes.get(index), options.cast, layer)
         wanted = data_shapes.get(index)
         if wanted is not None and tuple(arrays[index].shape) != wanted:
-            raise InputError(f"--data-shape {info.name}={list(wanted)}, but {source.description} has shape"
+            raise InputError(f"{flag('--data-shape', info.name, _dims(wanted))}, but {source.description} has shape"
                              f" {list(arrays[index].shape)}")
     kinds = {i: source.kind for i, source in enumerate(slots) if source.kind in KEYWORDS}
     descriptions: dict[int, str] = {}
@@ -389,15 +391,12 @@ def _single(info: TensorInfo, data: dict, where: str):
 
 def int_bounds(info: TensorInfo) -> tuple[int, int]:
     """The smallest and largest value of an integer or boolean input."""
-    et = info.element_type
-    if et.kind == "bool":
-        return 0, 1
-    if et.kind == "uint":
-        return 0, 2**et.bits - 1
-    return -(2 ** (et.bits - 1)), 2 ** (et.bits - 1) - 1
+    return integer_bounds(info.element_type)
 
 
 def _cast(info: TensorInfo, array: np.ndarray, where: str, cast: str) -> tuple[np.ndarray, str | None]:
+    """File data converted to the input's type as ``--cast`` allows (ir_runner.casting, the library's
+    policy), with the note the binding table shows; refused with a hint naming a level that works."""
     expected = info.dtype
     if info.element_type.kind == "dynamic":
         if element_type_of(array.dtype) is None:
@@ -413,41 +412,19 @@ def _cast(info: TensorInfo, array: np.ndarray, where: str, cast: str) -> tuple[n
     if got is None:
         raise InputError(f"input '{info.name}' is {info.element_type.name}, {where} has dtype {array.dtype},"
                          " which is not an IR element type")
-    got_name = got.name
-    note = f"{got_name}->{info.element_type.name}"
-    if cast == "no":
-        raise InputError(f"input '{info.name}' is {info.element_type.name}, {where} holds {got_name}",
-                         hint="convert the file, or allow a conversion with --cast same_kind / --cast unsafe")
-    if cast == "unsafe":
-        with np.errstate(all="ignore"):
-            converted = array != 0 if info.element_type.kind == "bool" else array.astype(expected)
-        return converted, note + " unsafe"
-    src, dst = got.kind, info.element_type.kind
-    exact = src in ("bool", "int", "uint") and dst in ("bool", "int", "uint")
-    if not (src == "bool" or exact or (src in ("int", "uint") and dst == "float") or (src == dst == "float")):
-        raise InputError(f"input '{info.name}' is {info.element_type.name}, {where} holds {got_name}:"
-                         f" converting {src} to {dst} may lose information",
-                         hint="--cast unsafe converts anyway (floats are truncated toward zero)")
-    if exact and array.size:
-        lo, hi = int_bounds(info)
-        low, high = int(array.min()), int(array.max())
-        if low < lo or high > hi:
-            raise InputError(f"input '{info.name}' is {info.element_type.name}, {where} holds {got_name} values in"
-                             f" [{low}, {high}], outside [{lo}, {hi}]")
-    if dst == "bool":
-        return array != 0, note
-    with np.errstate(all="ignore"):
-        converted = array.astype(expected)
-    if dst == "float" and src != "bool" and array.size:
-        overflow = ~np.isfinite(converted)  # a finite value too large for the input's type
-        if src == "float":
-            overflow &= np.isfinite(array)
-        if overflow.any():
-            value = array[overflow].reshape(-1)[0]
-            raise InputError(f"input '{info.name}' is {info.element_type.name}, {where} holds {got_name} values"
-                             f" such as {value} that do not fit in it (they would become inf or NaN)",
-                             hint="--cast unsafe converts anyway")
-    return converted, note
+    note = f"{got.name}->{info.element_type.name}"
+    try:
+        converted = convert(array, info.element_type, cast)
+    except CastRefused as refused:
+        level = weakest_level(array, info.element_type)
+        why = "" if cast == "no" else f": {refused}"
+        lossy = " (floats are truncated toward zero)" if level == "unsafe" and got.kind == "float" else ""
+        raise InputError(f"input '{info.name}' is {info.element_type.name}, {where} holds {got.name}{why}",
+                         hint=f"--cast {level} converts it{lossy}" if level else "convert the file") from None
+    except TypeError:  # ml_dtypes has no int4 <-> uint4 conversion
+        raise InputError(f"input '{info.name}' is {info.element_type.name}: numpy cannot convert {where}'s"
+                         f" {got.name} to it", hint="save the data as int8 (or as the input's own type)") from None
+    return converted, note + (" unsafe" if cast == "unsafe" else "")
 
 
 def _from_json(info: TensorInfo, array: np.ndarray, where: str) -> np.ndarray:
@@ -493,7 +470,7 @@ def generated_shape(info: TensorInfo, data_shape) -> tuple[int, ...]:
     shape = info.partial_shape
     if data_shape is not None:
         if not shape.accepts(data_shape):
-            raise InputError(f"--data-shape {info.name}={list(data_shape)} does not fit its shape {shape}")
+            raise InputError(f"{flag('--data-shape', info.name, _dims(data_shape))} does not fit its shape {shape}")
         return tuple(data_shape)
     if shape.is_static:
         return shape.to_shape()
@@ -507,5 +484,9 @@ def data_shape_example(info: TensorInfo) -> str:
     """A ``--data-shape`` option that fits a dynamic input: each dynamic dim at its lower bound (at least 1)."""
     dims = info.partial_shape.dims
     if dims is None:
-        return f"--data-shape {info.name}=[1,3]"
-    return f"--data-shape {info.name}=[" + ",".join(str(d.lo) if d.is_static else str(max(d.lo, 1)) for d in dims) + "]"
+        return flag("--data-shape", info.name, "[1,3]")
+    return flag("--data-shape", info.name, _dims([d.lo if d.is_static else max(d.lo, 1) for d in dims]))
+
+
+def _dims(dims) -> str:
+    return "[" + ",".join(str(d) for d in dims) + "]"

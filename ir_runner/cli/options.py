@@ -128,10 +128,11 @@ def input_options(fill: str):
                          help="Seed of random inputs."),
             click.option("--fill", type=click.Choice(["error", *KEYWORDS]), default=fill, show_default=True,
                          help="What inputs not given get."),
-            click.option("--cast", type=click.Choice(["no", "same_kind", "unsafe"]), default="same_kind",
+            click.option("--cast", type=click.Choice(["no", "safe", "same_kind", "unsafe"]), default="same_kind",
                          show_default=True,
-                         help="Converting file data to an input's type: same_kind refuses values that do not fit"
-                              " (integers out of range, numbers too large for a float type)."),
+                         help="Converting file data to an input's type, as the library's cast=: no; safe (the"
+                              " types keep every value); same_kind (also when every value of the data fits);"
+                              " unsafe (anything; floats truncated)."),
         ]
         for decorator in reversed(decorators):
             function = decorator(function)

@@ -14,7 +14,7 @@ from .. import InputError, load
 from ..model import Model
 from ..record import Record
 from .common import EXIT_COMPARISON, emit, info, settings
-from .compare import Tolerances, compare_outputs, render_comparison
+from .compare import Tolerances, check_tolerance_names, compare_outputs, render_comparison
 from .files import array_sha256, file_sha256, read_arrays, same_file, save_arrays, save_json
 from .formats import array_stats, number, shape_text, table, type_name, values_text
 from .inputs import Bound, InputOptions, bind_inputs
@@ -57,6 +57,26 @@ def load_model(path: str, weights: str | None, strict: bool, memory_limit: int |
     return load(path, weights, strict=strict, **kwargs)
 
 
+def _load_for_inputs(path: str, weights: str | None, strict: bool, memory_limit: int | None) -> Model:
+    """``load``, except that layers of unsupported operations are allowed (any other problem is raised)."""
+    from ..graph import build_graph
+    from ..infer import infer_graph
+    from ..ir.reader import read_ir
+    from ..report import checked_errors
+
+    graph = build_graph(read_ir(path, weights))
+    inference = infer_graph(graph, strict=strict)
+    if not any(info.op is None for info in inference.layers.values()):
+        return load_model(path, weights, strict, memory_limit)
+    errors = checked_errors(graph, inference)
+    if errors:
+        raise errors[0]
+    from ..plan import DEFAULT_MEMORY_LIMIT
+
+    limit = DEFAULT_MEMORY_LIMIT if memory_limit is None else memory_limit
+    return Model(graph, inference, strict=strict, memory_limit=limit)
+
+
 def run_model(model: Model, arrays: list[np.ndarray]) -> dict[str, np.ndarray]:
     """``model.run`` on arrays in input order."""
     return model.run({info.name: array for info, array in zip(model.inputs, arrays)})
@@ -64,6 +84,7 @@ def run_model(model: Model, arrays: list[np.ndarray]) -> dict[str, np.ndarray]:
 
 def run_command(options: RunOptions) -> None:
     model = load_model(options.model, options.weights, options.strict, options.memory_limit)
+    check_tolerance_names(options.tolerances, [info.name for info in model.outputs])
     bound = bind_inputs(model, options.inputs)
     _refuse_overwrites(options, bound)
     if options.replay is not None:
@@ -92,8 +113,9 @@ def run_command(options: RunOptions) -> None:
 
 
 def gen_inputs_command(options: RunOptions) -> None:
-    """Bind (and generate) inputs, save them, and show the binding table."""
-    model = load_model(options.model, options.weights, options.strict, options.memory_limit)
+    """Bind (and generate) inputs, save them, and show the binding table. Layers of operations ir-run does
+    not implement are no obstacle: only the Parameters matter (and the layers they feed, for ranges)."""
+    model = _load_for_inputs(options.model, options.weights, options.strict, options.memory_limit)
     bound = bind_inputs(model, options.inputs)
     _refuse_overwrites(options, bound)
     save_arrays(Path(options.output), {b.info.name: b.array for b in bound.bindings})
@@ -102,14 +124,24 @@ def gen_inputs_command(options: RunOptions) -> None:
     emit("gen-inputs", result, lambda r: binding_text(r, always=True) + f"\nwrote {options.output}")
 
 
+_REPLAY_HINT = ("replay reads the JSON file that --save-run writes: record a run with"
+                " `ir-run MODEL.xml --input ... --save-run run.json`, then `ir-run replay run.json`")
+
+
 def replay_command(path: str) -> None:
     """Re-run a run recorded with ``--save-run``: same model, inputs, seed and options; check the hashes."""
     from .files import read_json
 
-    record = read_json(path)
+    try:
+        record = read_json(path)
+    except InputError as error:
+        if not Path(path).is_file():
+            raise
+        raise InputError(f"{error.detail}, so it is not a run record", hint=_REPLAY_HINT) from None
     problem = _record_problem(record)
     if problem:
-        raise InputError(f"'{path}' is not a run saved by ir-run --save-run (schema {RUN_SCHEMA}): {problem}")
+        raise InputError(f"'{path}' is not a run saved by ir-run --save-run (schema {RUN_SCHEMA}): {problem}",
+                         hint=_REPLAY_HINT)
     for key in ("xml", "weights"):
         entry = record["model"].get(key)
         if entry and Path(entry["path"]).is_file() and file_sha256(entry["path"]) != entry["sha256"]:

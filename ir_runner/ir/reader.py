@@ -14,7 +14,7 @@ from pathlib import Path
 
 from lxml import etree
 
-from ..errors import LayerRef, ModelFormatError, UnsupportedError, clip_text
+from ..errors import LayerRef, ModelFileNotFoundError, ModelFormatError, UnsupportedError, clip_text
 from ..types import MAX_DIM, decimal_int
 from .records import EdgeRecord, LayerRecord, NetRecord, PortRecord
 from .weights import Weights
@@ -67,7 +67,9 @@ def _xml_content(source) -> tuple[bytes, Path | None]:
             raise ModelFormatError(f"'{path}' is not a regular file (a device, FIFO or socket); pass the model's .xml")
         data = path.read_bytes()
     except FileNotFoundError:
-        raise ModelFormatError(f"model file '{path}' does not exist") from None
+        named = Path(f"{path}.xml")
+        hint = f"did you mean '{named}'?" if path.suffix.lower() != ".xml" and named.is_file() else None
+        raise ModelFileNotFoundError(f"model file '{path}' does not exist", hint=hint) from None
     except IsADirectoryError:
         raise ModelFormatError(f"'{path}' is a directory, not a model .xml") from None
     except OSError as exc:
@@ -83,6 +85,9 @@ def _parse(data: bytes, path: Path | None):
         raise ModelFormatError(f"{what} is encoded as UTF-16; IR files are UTF-8", hint="re-save the file as UTF-8")
     head = data[:4096].lstrip()
     if not head.startswith(b"<") and not head.startswith(b"\xef\xbb\xbf<"):
+        other = _other_format(data, path)
+        if other is not None:
+            raise ModelFormatError(f"{what} is {other[0]}, not an OpenVINO IR (.xml)", hint=other[1])
         hint = "pass the .xml file; the .bin holds the weights" if path and path.suffix == ".bin" else None
         looks = "a binary weights file" if b"\x00" in data[:4096] else "not XML"
         raise ModelFormatError(f"{what} is {looks}: an IR model is an .xml file", hint=hint)
@@ -104,6 +109,31 @@ def _parse(data: bytes, path: Path | None):
         tag = None if root is None else clip_text(str(root.tag))
         raise ModelFormatError(f"{what} has root element <{tag}>; an IR's root element is <net>")
     return root
+
+
+_CONVERT = ("convert it to an IR first: `ovc {name}` writes {stem}.xml and {stem}.bin (ovc comes with"
+            " `pip install openvino`), or in Python: openvino.save_model(openvino.convert_model('{name}'),"
+            " '{stem}.xml')")
+_DATA = "it holds arrays, not a model: pass it with --input (or --ref), and give the model's .xml as MODEL"
+
+
+def _other_format(data: bytes, path: Path | None) -> tuple[str, str] | None:
+    """(what the file is, what to do) for the files people pass by mistake: models of other frameworks
+    (ONNX, TensorFlow, TensorFlow Lite, PaddlePaddle) and numpy's array files. By bytes, then by suffix."""
+    name = path.name if path else "model.onnx"
+    stem = path.stem if path else "model"
+    suffix = path.suffix.lower() if path else ""
+    if data.startswith(b"\x93NUMPY"):
+        return "a numpy array file (.npy)", _DATA
+    if data.startswith(b"PK\x03\x04") and suffix in (".npz", ".zip", ""):
+        return "a zip archive (numpy's .npz of arrays)", _DATA
+    onnx_bytes = data[:1] == b"\x08" and any(word in data[:512].lower() for word in (b"onnx", b"pytorch"))
+    kinds = {".onnx": "an ONNX model", ".pb": "a TensorFlow protobuf model (.pb)",
+             ".tflite": "a TensorFlow Lite model", ".pdmodel": "a PaddlePaddle model"}
+    kind = kinds.get(suffix) or ("an ONNX model" if onnx_bytes else None)
+    if kind is None:
+        return None
+    return kind, _CONVERT.format(name=name, stem=stem)
 
 
 def _doctype_refused(what: str) -> ModelFormatError:

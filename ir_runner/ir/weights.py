@@ -17,7 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..errors import LayerRef, ModelFormatError, UnsupportedError, clip_text
+from ..errors import LayerRef, ModelFormatError, UnsupportedError, WeightsFileNotFoundError, clip_text
 from ..types import ElementType, PartialShape
 
 
@@ -56,6 +56,9 @@ class Weights:
         return self._buffer
 
 
+WEIGHTS_HINT = "put the .bin next to the .xml with the same stem, or pass weights= / --weights"
+
+
 def _map_file(path: Path, needed_by: LayerRef) -> memoryview:
     try:
         if not stat.S_ISREG(os.stat(path).st_mode):
@@ -67,11 +70,13 @@ def _map_file(path: Path, needed_by: LayerRef) -> memoryview:
                 return memoryview(b"")
             return memoryview(mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ))
     except FileNotFoundError:
-        raise ModelFormatError(
+        missing = WeightsFileNotFoundError(
             f"the weights file '{path}' does not exist, and this Const needs it",
             layer=needed_by,
-            hint="put the .bin next to the .xml with the same stem, or pass weights= / --weights",
-        ) from None
+            hint=WEIGHTS_HINT,
+        )
+        missing.weights_path = str(path)
+        raise missing from None
     except OSError as exc:
         raise ModelFormatError(f"cannot read the weights file '{path}': {exc.strerror}", layer=needed_by) from None
 

@@ -131,7 +131,7 @@ def test_gen_inputs_json_template_and_zeros(tmp_path):
 def test_gen_inputs_dynamic_needs_data_shape(tmp_path):
     out = tmp_path / "in.npz"
     result = invoke("gen-inputs", DYNAMIC, "-o", out)
-    assert result.exit_code == 4 and "add --data-shape cond=[1,4]" in result.stderr
+    assert result.exit_code == 4 and "add --data-shape 'cond=[1,4]'" in result.stderr
     ok = invoke("gen-inputs", DYNAMIC, "-o", out, "--data-shape", "cond=[2,4]", "--data-shape", "then=[2,4]",
                 "--data-shape", "indices=[3,1]")
     assert ok.exit_code == 0

@@ -4,6 +4,7 @@ for --trace, --ref read before the run, one builder of JSON error entries."""
 from __future__ import annotations
 
 import json
+import shlex
 import sys
 
 import numpy as np
@@ -160,7 +161,8 @@ def test_json_error_object_names_the_layer_and_gives_the_detail():
     assert result.exit_code == 4
     error = as_json(result)["error"]
     assert list(error) == ["type", "message", "detail", "layer"]
-    assert error["type"] == "InputError" and error["detail"].startswith("with --shape cond=[3,5], then=[3,5]: ")
+    assert error["type"] == "InputError"
+    assert error["detail"].startswith("with --shape 'cond=[3,5]' --shape 'then=[3,5]': ")
     assert error["layer"] == {"name": "select", "type": "Select-1", "id": "4", "line": 39}
     assert error["message"] == f"layer 'select' (Select-1, id 4, line 39): {error['detail']}"
 
@@ -169,14 +171,14 @@ def test_every_input_missing_a_data_shape_is_named_in_one_error():
     result = invoke(DYNAMIC, "--fill", "random")
     assert result.exit_code == 4
     assert "inputs 'cond' [1..10,4], 'then' [?,4], 'indices' [?,..3] have dynamic shapes" in result.stderr
-    hint = "add --data-shape cond=[1,4] --data-shape then=[1,4] --data-shape indices=[1,1]"
+    hint = "add --data-shape 'cond=[1,4]' --data-shape 'then=[1,4]' --data-shape 'indices=[1,1]'"
     assert hint in result.stderr
-    suggested = hint.removeprefix("add ").split()
+    suggested = shlex.split(hint.removeprefix("add "))
     assert invoke(DYNAMIC, "--fill", "random", *suggested).exit_code == 0
     one_left = invoke(DYNAMIC, "--fill", "random", "--data-shape", "cond=[2,4]", "--data-shape", "then=[2,4]")
     assert one_left.exit_code == 4 and "input 'indices' has the dynamic shape [?,..3]" in one_left.stderr
     wrong_first = invoke(DYNAMIC, "--fill", "random", "--data-shape", "cond=[11,4]")
-    assert wrong_first.exit_code == 4 and "--data-shape cond=[11, 4] does not fit" in wrong_first.stderr
+    assert wrong_first.exit_code == 4 and "--data-shape 'cond=[11,4]' does not fit" in wrong_first.stderr
 
 
 def test_data_shapes_numpy_cannot_hold_are_usage_errors_and_huge_sizes_are_short(tmp_path):

@@ -310,7 +310,7 @@ def test_json_error_object_on_stdout():
 
 def test_shape_override_and_data_shape():
     missing = invoke(DYNAMIC, "--fill", "random")
-    assert missing.exit_code == 4 and "--data-shape cond=[1,4]" in missing.stderr
+    assert missing.exit_code == 4 and "--data-shape 'cond=[1,4]'" in missing.stderr
     data = as_json(invoke(DYNAMIC, "--fill", "random", "--shape", "cond=[3,4]", "--shape", "then=[3,4]",
                           "--shape", "indices=[2,2]", "--json"))
     assert [i["shape"] for i in data["inputs"]] == [[3, 4], [3, 4], [4], [2, 2]]
