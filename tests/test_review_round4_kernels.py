@@ -16,7 +16,7 @@ import ir_runner
 from ir_runner import parallel
 from ir_runner.ops import api, gather, select
 from tests import test_vs_openvino as tv
-from tests.bits import assert_same_bits
+from tests.helpers.bits import assert_same_bits
 from tests.irbuild import IRBuilder
 
 THRESHOLDS = {  # (module, name): (tiny, small); "_WORKERS": 3 threads even on a machine with fewer cores

@@ -11,7 +11,7 @@ import pytest
 from ir_runner.ops.select import bit_select, bit_select_broadcast, choose_kernel, prepare_select, row_select
 from ir_runner.parallel import PARALLEL_MIN_ELEMENTS
 from ir_runner.types import PartialShape, TensorSpec, element_type_of
-from tests.bits import assert_same_bits
+from tests.helpers.bits import assert_same_bits
 
 DTYPES = [np.float32, np.float16, np.float64, np.int8, np.uint16, np.bool_, ml_dtypes.bfloat16]
 SHAPES = {

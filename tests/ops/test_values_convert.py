@@ -26,7 +26,7 @@ from irbuild import PRECISION, IRBuilder
 
 import ir_runner
 from ir_runner.types import ELEMENT_TYPES
-from tests.bits import assert_same_bits
+from tests.helpers.bits import assert_same_bits
 
 NP = {name: et.dtype.type for name, et in ELEMENT_TYPES.items() if et.dtype is not None}  # IR name -> numpy type
 PACKED_BITS = {"u1": 1, "u4": 4, "i4": 4}
