@@ -9,10 +9,10 @@ import pytest
 
 import ir_runner
 from ir_runner.parallel import PARALLEL_MIN_ELEMENTS
-from tests.bits import same_bits
 from tests.conftest import MODELS
+from tests.helpers.bits import same_bits
+from tests.helpers.threads import in_threads
 from tests.irbuild import IRBuilder
-from tests.threads import in_threads
 
 THREADS = 8
 

@@ -9,8 +9,8 @@ import pytest
 
 import ir_runner
 from tests.conftest import MODELS
+from tests.helpers.threads import in_threads
 from tests.irbuild import IRBuilder
-from tests.threads import in_threads
 
 
 def boolean_const_convert_model() -> tuple[bytes, bytes]:

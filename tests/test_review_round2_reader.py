@@ -15,7 +15,7 @@ from ir_runner.ops.select import bit_select, bit_select_broadcast
 from ir_runner.parallel import worker_count
 from ir_runner.report import error_entry
 from ir_runner.types import ELEMENT_TYPES, MAX_DIM, Dim, decimal_int, parse_dim, parse_partial_shape
-from tests.bits import same_bits
+from tests.helpers.bits import same_bits
 from tests.irbuild import IRBuilder
 
 HUGE = "1" * 5000  # beyond the 4300 digits Python's int() accepts

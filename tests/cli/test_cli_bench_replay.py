@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import io
 import json
+import shlex
 
 import numpy as np
 
 from ir_runner.cli.bench import Progress, measure
-from tests.cli.clikit import DYNAMIC, SELECT_GATHER, as_json, invoke, load_npz
+from tests.cli.clikit import DYNAMIC, SELECT_GATHER, as_json, inputs_of, invoke, load_npz
 
 
 def test_bench_iterations_percentiles_and_per_layer():
@@ -98,3 +99,14 @@ def test_replay_detects_changed_inputs_and_outputs(tmp_path):
     assert invoke("replay", record).exit_code == 4
     (tmp_path / "other.json").write_text("{}")
     assert invoke("replay", tmp_path / "other.json").exit_code == 4
+
+
+def test_record_command_is_shell_quoted(tmp_path):
+    folder = tmp_path / "a b"
+    folder.mkdir()
+    np.savez(folder / "in's.npz", **inputs_of("select_gather"))
+    path = tmp_path / "run.json"
+    assert invoke(SELECT_GATHER, "--input", folder / "in's.npz", "--save-run", path).exit_code == 0
+    record = json.loads(path.read_text())
+    assert shlex.split(record["command"]) == ["ir-run", "run", *record["args"]]
+    assert invoke("replay", path).exit_code == 0

@@ -1,14 +1,17 @@
 """Each fast path of the Gather kernel gives the reference result: the chunked, threaded take for
 non-constant indices (in-range chunks and chunks with negative or out-of-range values), the single take
-for constant indices, and the flattened-rows take for batch_dims > 0."""
+for constant indices, and the flattened-rows take for batch_dims > 0; and strict mode checks the indices even
+when an empty axis or output means nothing is read."""
 
 import ml_dtypes
 import numpy as np
 import pytest
 
+import ir_runner
 from ir_runner.ops.gather import _INDEX_CHUNK, GatherKernel
 from ir_runner.parallel import PARALLEL_MIN_ELEMENTS
 from tests.gather_reference import gather_with_zeros
+from tests.irbuild import IRBuilder
 
 
 def run(data, indices, axis=0, constant=False):
@@ -105,3 +108,41 @@ def test_negative_indices_at_the_limits_of_the_index_type(dtype):
     indices = rng.integers(max(info.min, -dim), min(info.max, dim - 1), _INDEX_CHUNK + 5).astype(dtype)
     indices[:3] = [max(info.min, -dim), -1, 0]
     assert run(data, indices).tobytes() == gather_with_zeros(data, indices, 0).tobytes()
+
+
+# ----------------------------------------------------------------------------- strict mode when nothing is read
+
+
+def gather_ir(data_shape: str, indices, axis: int, version: str = "opset8") -> tuple[bytes, bytes]:
+    """f32 data Parameter ``d``; indices a Parameter ``i`` (i64, shape given as text) or a Const (a list)."""
+    b = IRBuilder("gather")
+    data = b.parameter("d", "f32", data_shape)
+    if isinstance(indices, str):
+        idx = b.parameter("i", "i64", indices)
+        idx_shape = [int(x) for x in indices.split(",") if x]
+    else:
+        idx = b.const("i", np.array(indices, np.int64))
+        idx_shape = list(np.shape(indices))
+    dims = [int(x) for x in data_shape.split(",")]
+    out = dims[:axis] + idx_shape + dims[axis + 1:]
+    node = b.layer("Gather", version, [data, idx, b.const("a", np.array(axis, np.int64))], out_specs=[("f32", out)],
+                   name="g")
+    b.result(node, "out")
+    return b.build()
+
+
+@pytest.mark.parametrize("data_shape", ["0,3", "3,0", "2,0,3"])
+@pytest.mark.parametrize("constant", [False, True], ids=["fed", "const"])
+def test_strict_checks_indices_even_when_nothing_is_read(data_shape, constant):
+    """An axis of size 0, or an empty output, reads no element; strict mode must still refuse index 5 (and, for
+    an axis of size 0, every index), whether the indices are fed or constant (they were only checked when
+    constant: the fed ones gave zeros or an empty output)."""
+    dims = tuple(int(x) for x in data_shape.split(","))
+    feeds = {"d": np.zeros(dims, np.float32)}
+    if not constant:
+        feeds["i"] = np.array([0, 5])
+    built = gather_ir(data_shape, [0, 5] if constant else "2", 0)
+    with pytest.raises(ir_runner.IndexOutOfRangeError, match=r"'g'.*index (0|5) at position \[[01]\]"):
+        ir_runner.load(*built, strict=True).run(feeds)
+    loose = ir_runner.load(*built).run(feeds)["out"]  # without strict: zeros (or nothing) as the reference
+    assert loose.shape == (2,) + dims[1:] and not loose.any()

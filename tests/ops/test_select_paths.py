@@ -1,6 +1,7 @@
 """Each Select kernel path gives np.where's bits: np.where for small outputs, bit-select for large
 same-shape inputs, and the blocked broadcast bit-select for large broadcast inputs (also threaded),
-for every element width and for cond bytes other than 0/1. (Whole-row copies: test_select_rows.py.)"""
+for every element width and for cond bytes other than 0/1; the broadcast bit-select works in cache-sized
+blocks even when the output's leading axes are 1. (Whole-row copies: test_select_rows.py.)"""
 
 import functools
 
@@ -8,10 +9,12 @@ import ml_dtypes
 import numpy as np
 import pytest
 
+from ir_runner import parallel
+from ir_runner.ops import select
 from ir_runner.ops.select import bit_select, bit_select_broadcast, choose_kernel, prepare_select, row_select
 from ir_runner.parallel import PARALLEL_MIN_ELEMENTS
 from ir_runner.types import PartialShape, TensorSpec, element_type_of
-from tests.bits import assert_same_bits
+from tests.helpers.bits import assert_same_bits
 
 DTYPES = [np.float32, np.float16, np.float64, np.int8, np.uint16, np.bool_, ml_dtypes.bfloat16]
 SHAPES = {
@@ -58,3 +61,48 @@ def test_paths_are_the_ones_intended():
     assert isinstance(broadcast, functools.partial) and broadcast.func is bit_select_broadcast
     rows = choose_kernel(*SHAPES["cond_column"], f32)
     assert isinstance(rows, functools.partial) and rows.func is row_select
+
+
+# ----------------------------------------------------------------------------- Select blocking with leading 1s
+
+
+def record_units(monkeypatch) -> list[tuple[int, int]]:
+    """Spy on the Select kernels' ``run_chunked`` (each call's units and elements per unit), with the
+    bit-select kernels chosen from the smallest outputs on."""
+    calls: list[tuple[int, int]] = []
+    monkeypatch.setattr(select, "BITSELECT_MIN_ELEMENTS", 1)
+
+    def spy(total, per_unit, work, **kwargs):
+        calls.append((total, per_unit))
+        parallel.run_chunked(total, per_unit, work, **kwargs)
+
+    monkeypatch.setattr(select, "run_chunked", spy)
+    return calls
+
+
+@pytest.mark.parametrize("cond_shape, then_shape, else_shape", [
+    ((1, 48, 40), (1, 48, 40), ()),  # a batch of 1: blocks along the rows, not one block for everything
+    ((1, 1, 48, 40), (48, 40), (40,)),
+    ((2, 48, 40), (2, 48, 40), (1,)),  # two huge rows
+    ((3, 5000), (3, 5000), (1, 1)),  # rows longer than a block: split along them
+])
+def test_broadcast_bit_select_works_in_cache_sized_blocks(monkeypatch, cond_shape, then_shape, else_shape):
+    """The broadcast bit-select handled an output with a small first axis (a batch of 1, common in IRs) as one
+    block of the whole output: full-size temporaries and no threading, 3-4x slower than the same output without
+    the leading 1. Every block must now be at most 4 * _CHUNK elements, and the result np.where's bits."""
+    monkeypatch.setattr(select, "_CHUNK", 64)
+    monkeypatch.setattr(parallel, "_WORKERS", 3)
+    monkeypatch.setattr(parallel, "PARALLEL_MIN_ELEMENTS", 1000)
+    calls = record_units(monkeypatch)
+    rng = np.random.default_rng(3)
+    cond = rng.integers(0, 3, cond_shape).astype(np.uint8).view(np.bool_)
+    then, else_ = rng.standard_normal(then_shape).astype(np.float32), rng.standard_normal(else_shape).astype(np.float32)
+    out_shape = np.broadcast_shapes(cond_shape, then_shape, else_shape)
+    kernel = select.choose_kernel(cond_shape, then_shape, else_shape, np.dtype(np.float32))
+    assert kernel.func is select.bit_select_broadcast
+    assert_same_bits(kernel(cond, then, else_), np.where(cond, then, else_))
+    buffer = np.empty(out_shape, np.float32)
+    assert kernel(cond, then, else_, out=buffer) is buffer
+    assert_same_bits(buffer, np.where(cond, then, else_))
+    (units, per_unit), _ = calls
+    assert per_unit <= 256 and units * per_unit >= np.prod(out_shape) and units > 1

@@ -9,16 +9,21 @@ with the source as a Parameter and once as a Const (whose Convert ir-run folds a
 measured by ``scripts/measure_convert.py`` (rules in ``docs/convert-semantics.md``). ir-run matches it bit for
 bit except in its two documented deviations: -> bf16 rounds to nearest even, and f32 -> u32 outside
 ``[-2**31, 2**32)`` always takes the reference's scalar rule (``f32__u32__ref_scalar``).
+
+Float -> integer around the 32- and 64-bit truncation limits is also built with the ``openvino`` API and run
+every way (strided feeds, out= buffers) against ``Node.evaluate`` (``tests/helpers/reference_runs.py``).
 """
 
 from __future__ import annotations
 
+import random
 import sys
 from pathlib import Path
 
 import ml_dtypes
 import numpy as np
 import pytest
+from openvino import opset1
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
@@ -26,7 +31,9 @@ from irbuild import PRECISION, IRBuilder
 
 import ir_runner
 from ir_runner.types import ELEMENT_TYPES
-from tests.bits import assert_same_bits
+from tests import test_vs_openvino as tv
+from tests.helpers.bits import assert_same_bits
+from tests.helpers.reference_runs import check_every_way
 
 NP = {name: et.dtype.type for name, et in ELEMENT_TYPES.items() if et.dtype is not None}  # IR name -> numpy type
 PACKED_BITS = {"u1": 1, "u4": 4, "i4": 4}
@@ -342,3 +349,32 @@ def test_decompression_pattern(src):
     via_const = run_convert(x, src, "f32", as_const=True)
     assert_same_bits(via_const, run_convert(x, src, "f32"))
     assert_same_bits(via_const, x.astype(np.float32))
+
+
+# ----------------------------------------------------------------------------- Convert float -> integer limits
+
+
+def limits(wide: type) -> np.ndarray:
+    """Values at and around the 32- and 64-bit truncation limits, NaNs and infinities, in ``wide``."""
+    values = [0.0, -0.0, 0.5, -0.99, 2.5, -2.5, 255.5, -129.0, 65535.9, np.nan, -np.nan, np.inf, -np.inf]
+    for edge in (2.0**31, 2.0**32, 2.0**63, 2.0**64):
+        for sign in (1, -1):
+            base = wide(sign * edge)
+            values += [base, np.nextafter(base, wide(0)), np.nextafter(base, wide(sign * np.inf))]
+    values += [-2147483648.5, -2147483649.0, 2147483647.99, 4294967295.5] if wide is np.float64 else []
+    return np.array(values, wide)
+
+
+@pytest.mark.parametrize("src", ["f32", "f64", "f16", "bf16"])
+@pytest.mark.parametrize("dst", ["i8", "u8", "i16", "u16", "i32", "u32", "i64", "u64", "u1", "u4", "i4"])
+def test_float_to_integer_at_the_truncation_limits(src, dst, tmp_path):
+    """Float -> integer truncates, and a value whose truncation is outside the signed 32-bit (i32 and narrower)
+    or 64-bit (i64, u64, u32) range, NaN and ±inf give the reference's 'integer indefinite' (then wrapped), as
+    OpenVINO's reference computes, around every limit. f32 -> u32 follows the reference's scalar rule (the
+    documented deviation: tv.reference_outputs evaluates it one element at a time)."""
+    values = limits(np.float64 if src == "f64" else np.float32)
+    with np.errstate(over="ignore"):  # f16 and bf16 overflow to inf
+        values = np.concatenate([values, -values]).astype(NP[src])
+    inputs = tv.Inputs(random.Random(0))
+    node = opset1.convert(inputs.add("x", src, values, p_const=0.0), dst)
+    check_every_way(tv.single(node, inputs, "convert"), inputs.feeds, tmp_path)

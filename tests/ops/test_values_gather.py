@@ -23,8 +23,8 @@ from irbuild import IRBuilder
 import ir_runner
 from ir_runner.parallel import PARALLEL_MIN_ELEMENTS
 from ir_runner.types import ELEMENT_TYPES
-from tests.bits import assert_same_bits
 from tests.gather_reference import gather_with_zeros
+from tests.helpers.bits import assert_same_bits
 
 NP = {name: et.dtype.type for name, et in ELEMENT_TYPES.items() if et.dtype is not None}  # IR name -> numpy type
 INT_TYPES = ("i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64")

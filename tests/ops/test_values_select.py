@@ -22,7 +22,7 @@ from irbuild import IRBuilder
 import ir_runner
 from ir_runner.parallel import PARALLEL_MIN_ELEMENTS
 from ir_runner.types import ELEMENT_TYPES
-from tests.bits import assert_same_bits
+from tests.helpers.bits import assert_same_bits
 
 NP = {name: et.dtype.type for name, et in ELEMENT_TYPES.items() if et.dtype is not None}  # IR name -> numpy type
 ALL_TYPES = tuple(NP)

@@ -1,4 +1,6 @@
-"""Regression tests for the second review of inference, validation and the Gather index checks."""
+"""Whole-model inference and validation: ports a Result or Parameter declares, the constant-folding size limit
+(above it a value is "not constant"), the Gather index warnings (exactly what strict loading refuses), and one
+validation pipeline and one error entry (``report.error_entry``) for the API and the CLI."""
 
 from __future__ import annotations
 
@@ -6,9 +8,10 @@ import numpy as np
 import pytest
 
 import ir_runner
+from ir_runner.errors import LayerRef
 from ir_runner.infer import static_nbytes
 from ir_runner.ops.api import FOLD_MAX_BYTES
-from ir_runner.report import analyse
+from ir_runner.report import Finding, analyse, error_entry
 from ir_runner.types import PartialShape, TensorSpec, element_type
 from tests.cli.clikit import as_json, const_gather_model, invoke
 from tests.irbuild import IRBuilder
@@ -209,7 +212,7 @@ def test_strict_validate_reports_the_index_as_an_error_not_a_warning():
     assert [type(e) for e in report.errors] == [ir_runner.IndexOutOfRangeError] and not report.warnings
 
 
-# -- one validation pipeline for the API and the CLI -----------------------------------------------
+# -- one validation pipeline and one error entry for the API and the CLI --------------------------
 
 
 def test_validate_matches_the_cli(tmp_path):
@@ -235,3 +238,16 @@ def test_validate_gives_the_constant_hint():
     report = ir_runner.validate(xml, weights)
     assert not report.ok
     assert any(e.hint and "'Const', not 'Constant'" in e.hint for e in report.errors)
+
+
+def test_error_entry_for_the_cli_and_for_validate():
+    error = ir_runner.InputError("bad", layer=LayerRef("g", "Gather-8", "3", 7), port="input 1", hint="fix it")
+    assert error_entry(error) == {"type": "InputError", "message": str(error),
+                                  "layer": {"name": "g", "type": "Gather-8", "id": "3", "line": 7},
+                                  "port": "input 1", "hint": "fix it"}
+    cli = error_entry(error, "InputError", detail=True)
+    assert list(cli) == ["type", "message", "detail", "layer", "port", "hint"] and cli["detail"] == "bad"
+    assert error_entry(RuntimeError("internal error: x"), "InternalError", detail=True) == {
+        "type": "InternalError", "message": "internal error: x"}
+    finding = Finding(LayerRef("g", "Gather-8", "3"), "input 1 (indices)", "outside")
+    assert error_entry(finding)["type"] == "warning" and "detail" not in error_entry(finding, detail=True)
