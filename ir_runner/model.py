@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from .errors import InputError, IRError, LayerRef
+from .errors import InputError, IRError, LayerRef, UnsupportedError
 from .graph import Graph, read_graph
 from .infer import Inference, LayerInference, infer_graph
 from .ops.api import FOLD_MAX_BYTES
@@ -20,7 +20,7 @@ from .record import Record
 from .runtime import TensorInfo, bind_feeds, bind_outputs, execute
 from .signature import input_infos, output_infos
 from .subgraph import body_provider
-from .types import TensorSpec
+from .types import PartialShape, TensorSpec
 
 if TYPE_CHECKING:
     from .ops.api import Finding
@@ -32,15 +32,18 @@ _PLAN_CACHE_SIZE = 64
 class Model:
     """A loaded, checked model, ready to run. Safe to run from several threads at once."""
 
-    def __init__(self, graph: Graph, inference: Inference, *, strict: bool, memory_limit: int | None) -> None:
+    def __init__(self, graph: Graph, inference: Inference, *, strict: bool, memory_limit: int | None,
+                 unsupported: IRError | None = None) -> None:
         self.graph = graph
+        self.unsupported = unsupported  # set by load(allow_unsupported=True): what running would raise
         self.inference = inference
         self.strict = strict
         self.memory_limit = memory_limit
         self.inputs: tuple[TensorInfo, ...] = input_infos(graph, inference)
         self.outputs: tuple[TensorInfo, ...] = output_infos(graph, inference)
         self._value_inputs = inference.value_inputs
-        static_inputs = all(info.partial_shape.is_static and info.dtype is not None for info in self.inputs)
+        static_inputs = unsupported is None and all(info.partial_shape.is_static and info.dtype is not None
+                                                    for info in self.inputs)
         self._static = static_inputs and not self._value_inputs  # one plan for every run
         if self._static:
             check_memory(inference, memory_limit)  # refuse now; the plan itself is built on the first run
@@ -159,6 +162,8 @@ class Model:
 
         Shapes that do not fit the model (e.g. two dynamic dims that must be equal) raise InputError.
         """
+        if self.unsupported is not None:
+            raise self.unsupported
         if self._static:
             if self._static_plan is None:
                 with self._lock, _gc_paused():
@@ -309,21 +314,60 @@ def load(
     *,
     strict: bool = False,
     memory_limit: int | None = DEFAULT_MEMORY_LIMIT,
+    allow_unsupported: bool = False,
 ) -> Model:
     """Read, check and prepare a model; raise one IRError (subclass) for anything wrong with it.
 
     ``source`` is a path to the .xml, or the XML itself as bytes. ``weights`` is a path or bytes; for a
     path it defaults to the XML's stem + ``.bin``. ``strict=True`` makes index values outside the
     operations' spec ranges errors. ``memory_limit`` (bytes, None for no limit) caps the tensors a run
-    may allocate; models above it are refused before anything is allocated.
+    may allocate; models above it are refused before anything is allocated. ``allow_unsupported=True``
+    loads a model that uses operations ir-run does not implement, when nothing else is wrong with it, for
+    its inputs and outputs (to make data for it); running it raises the UnsupportedError load would.
     """
     with _gc_paused():
         graph = read_graph(source, weights)
         inference = infer_graph(graph, strict=strict, body_provider=body_provider)
-        inference.raise_first()
-        model = Model(graph, inference, strict=strict, memory_limit=memory_limit)
+        unsupported = None
+        try:
+            inference.raise_first()
+        except UnsupportedError as error:
+            if not allow_unsupported or not any(info.op is None for info in inference.layers.values()):
+                raise
+            from .report import checked_errors
+
+            remaining = checked_errors(graph, inference)
+            if remaining:
+                raise remaining[0] from None
+            unsupported = error
+        model = Model(graph, inference, strict=strict, memory_limit=memory_limit, unsupported=unsupported)
         model.source, model.weights_source = source, weights
         return model
+
+
+def input_names(source: Source) -> list[str]:
+    """Every name a model's inputs go by (tensor names, then layer names), read from the XML alone, without
+    inference (for shell completion); an IRError when it cannot be read."""
+    from .ir.reader import read_ir
+
+    names: list[str] = []
+    for layer in read_ir(source).layers:
+        if layer.type.lower() == "parameter":
+            for name in (*(layer.outputs[0].names if layer.outputs else ()), layer.name):
+                if name not in names:
+                    names.append(name)
+    return names
+
+
+def array_from_bytes(model: Model, position: int, raw: bytes | memoryview, shape: tuple[int, ...]) -> np.ndarray:
+    """The values of input ``position`` (of this shape) from raw bytes laid out as the IR lays out a Const's:
+    C order, packed types (u1, u4, i4) several to a byte. A new array; errors name the input's layer."""
+    from .ir.weights import Weights, const_array
+    from .ops.registry import layer_ref
+
+    info, layer = model.inputs[position], model.graph.parameters[position]
+    spec_shape = PartialShape.of(shape)
+    return np.array(const_array(layer_ref(layer), info.element_type, spec_shape, 0, len(raw), Weights(raw)))
 
 
 _gc_lock = threading.Lock()

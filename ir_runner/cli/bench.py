@@ -17,7 +17,8 @@ import numpy as np
 
 from .common import emit
 from .formats import number, table
-from .inputs import InputOptions, bind_inputs
+from .inputs import bind_inputs
+from .options import InputOptions
 from .run import binding_rows, binding_text, load_model
 
 DEFAULT_ITERATIONS = 100

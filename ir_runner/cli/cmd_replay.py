@@ -13,6 +13,6 @@ from .common import EXIT_CODES_HELP, json_option, quiet_option
 @quiet_option
 def replay(record: str) -> None:
     """Re-run a run saved with --save-run and check inputs and outputs are identical to the recording."""
-    from .run import replay_command
+    from .replay import replay_command
 
     replay_command(record)

@@ -10,7 +10,8 @@ from ..divergence import AGREE, DEFAULT_TOLERANCES, DIVERGES, INHERITED, UNOBSER
 from ..record import Record
 from .common import EXIT_COMPARISON, emit
 from .formats import shape_text, table
-from .inputs import InputOptions, bind_inputs
+from .inputs import bind_inputs
+from .options import InputOptions
 from .run import binding_rows, binding_text, load_model
 
 

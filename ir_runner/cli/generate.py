@@ -17,7 +17,7 @@ from ..errors import InputError, ResourceLimitError, human_bytes
 from ..model import Model, TensorInfo
 from ..types import PartialShape, TensorSpec, dims_text
 from .common import flag, log
-from .inputs import data_shape_example, generated_shape, int_bounds
+from .shapes import data_shape_example, generated_shape, int_bounds
 
 DEFAULT_INT_RANGE = (0, 9)
 DEFAULT_FLOAT_RANGE = (0.0, 1.0)

@@ -16,34 +16,15 @@ from typing import Any
 import click
 import numpy as np
 
-from ..casting import CastRefused, convert, integer_bounds, weakest_level
+from ..casting import CastRefused, convert, weakest_level
 from ..errors import InputError, ResourceLimitError
-from ..ir.weights import Weights, const_array
-from ..model import DEFAULT_MEMORY_LIMIT, Model, TensorInfo
-from ..ops.registry import layer_ref
+from ..model import DEFAULT_MEMORY_LIMIT, Model, TensorInfo, array_from_bytes
 from ..record import Record
 from ..types import NUMPY_MAX_RANK, PartialShape, TensorSpec, element_type_of, parse_partial_shape
 from .common import flag
 from .files import json_array, read_json, read_numpy, regular_file, split_key
-from .options import KEYWORDS
-
-
-class InputOptions(Record):
-    """The input-related options of ``run``, ``bench`` and ``gen-inputs``, as given."""
-
-    __slots__ = ("inputs", "values", "shapes", "data_shapes", "ranges", "seed", "fill", "cast")
-
-    def __init__(self, inputs: tuple[str, ...] = (), values: tuple[str, ...] = (), shapes: tuple[str, ...] = (),
-                 data_shapes: tuple[str, ...] = (), ranges: tuple[str, ...] = (), seed: int = 0, fill: str = "error",
-                 cast: str = "same_kind") -> None:
-        self.inputs = inputs
-        self.values = values
-        self.shapes = shapes
-        self.data_shapes = data_shapes
-        self.ranges = ranges
-        self.seed = seed
-        self.fill = fill
-        self.cast = cast
+from .options import KEYWORDS, InputOptions
+from .shapes import dims_text, generated_shape, int_bounds
 
 
 class Binding(Record):
@@ -330,13 +311,13 @@ def _resolve(model: Model, slots: list[_Source], data_shapes: dict[int, tuple[in
              ranges: dict[int, tuple[float, float]], options: InputOptions) -> Bound:
     arrays: list[np.ndarray | None] = [None] * len(slots)
     casts: list[str | None] = [None] * len(slots)
-    for index, (info, source, layer) in enumerate(zip(model.inputs, slots, model.graph.parameters)):
+    for index, (info, source) in enumerate(zip(model.inputs, slots)):
         if source.kind in KEYWORDS:
             continue
-        arrays[index], casts[index] = _fit(info, source, data_shapes.get(index), options.cast, layer)
+        arrays[index], casts[index] = _fit(model, index, source, data_shapes.get(index), options.cast)
         wanted = data_shapes.get(index)
         if wanted is not None and tuple(arrays[index].shape) != wanted:
-            raise InputError(f"{flag('--data-shape', info.name, _dims(wanted))}, but {source.description} has shape"
+            raise InputError(f"{flag('--data-shape', info.name, dims_text(wanted))}, but {source.description} has shape"
                              f" {list(arrays[index].shape)}")
     kinds = {i: source.kind for i, source in enumerate(slots) if source.kind in KEYWORDS}
     descriptions: dict[int, str] = {}
@@ -355,10 +336,11 @@ def _resolve(model: Model, slots: list[_Source], data_shapes: dict[int, tuple[in
     return Bound(model, bindings, options.seed)
 
 
-def _fit(info: TensorInfo, source: _Source, data_shape, cast: str, layer) -> tuple[np.ndarray, str | None]:
+def _fit(model: Model, position: int, source: _Source, data_shape, cast: str) -> tuple[np.ndarray, str | None]:
+    info = model.inputs[position]
     where = source.description
     if source.kind == "bin":
-        return _from_bin(info, layer, source.data, where, data_shape), None
+        return _from_bin(model, position, source.data, where, data_shape), None
     if source.kind == "json":
         data = source.data
         if isinstance(data, dict):
@@ -387,11 +369,6 @@ def _single(info: TensorInfo, data: dict, where: str):
         return next(iter(data.values()))
     raise InputError(f"{where} holds {len(data)} arrays ({', '.join(data)}) and none is named '{info.name}'",
                      hint=f"pick one with FILE:KEY, e.g. --input {info.name}={where}:{next(iter(data))}")
-
-
-def int_bounds(info: TensorInfo) -> tuple[int, int]:
-    """The smallest and largest value of an integer or boolean input."""
-    return integer_bounds(info.element_type)
 
 
 def _cast(info: TensorInfo, array: np.ndarray, where: str, cast: str) -> tuple[np.ndarray, str | None]:
@@ -449,7 +426,8 @@ def _from_json(info: TensorInfo, array: np.ndarray, where: str) -> np.ndarray:
     return array.astype(et.dtype)
 
 
-def _from_bin(info: TensorInfo, layer, raw: bytes, where: str, data_shape) -> np.ndarray:
+def _from_bin(model: Model, position: int, raw: bytes, where: str, data_shape) -> np.ndarray:
+    info = model.inputs[position]
     et = info.element_type
     if et.dtype is None:
         raise InputError(f"input '{info.name}' has element type {et}: a raw .bin cannot be read for it")
@@ -462,31 +440,4 @@ def _from_bin(info: TensorInfo, layer, raw: bytes, where: str, data_shape) -> np
             f" {needed} bytes ({count} elements of {et.bits} bits)",
             hint="a raw .bin holds exactly the input's elements, in C order, without a header",
         )
-    return np.array(const_array(layer_ref(layer), et, PartialShape.of(shape), 0, needed, Weights(raw)))
-
-
-def generated_shape(info: TensorInfo, data_shape) -> tuple[int, ...]:
-    """The concrete shape of an input's data: ``--data-shape``, else its static shape (else an error)."""
-    shape = info.partial_shape
-    if data_shape is not None:
-        if not shape.accepts(data_shape):
-            raise InputError(f"{flag('--data-shape', info.name, _dims(data_shape))} does not fit its shape {shape}")
-        return tuple(data_shape)
-    if shape.is_static:
-        return shape.to_shape()
-    raise InputError(
-        f"input '{info.name}' has the dynamic shape {shape}: ir-run needs the concrete shape of its data",
-        hint=f"add {data_shape_example(info)} (or give the data in a file)",
-    )
-
-
-def data_shape_example(info: TensorInfo) -> str:
-    """A ``--data-shape`` option that fits a dynamic input: each dynamic dim at its lower bound (at least 1)."""
-    dims = info.partial_shape.dims
-    if dims is None:
-        return flag("--data-shape", info.name, "[1,3]")
-    return flag("--data-shape", info.name, _dims([d.lo if d.is_static else max(d.lo, 1) for d in dims]))
-
-
-def _dims(dims) -> str:
-    return "[" + ",".join(str(d) for d in dims) + "]"
+    return array_from_bytes(model, position, raw, shape)

@@ -12,16 +12,34 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from ..errors import IRError
+from ..record import Record
 
 if TYPE_CHECKING:
     from click.shell_completion import CompletionItem
 
     from .compare import Tolerances
-    from .inputs import InputOptions
 
 KEYWORDS = ("random", "zeros", "ones")
 _UNITS = {"": 1, "b": 1, "k": 2**10, "kb": 10**3, "kib": 2**10, "m": 2**20, "mb": 10**6, "mib": 2**20,
           "g": 2**30, "gb": 10**9, "gib": 2**30, "t": 2**40, "tb": 10**12, "tib": 2**40}
+
+
+class InputOptions(Record):
+    """The input-related options of ``run``, ``bench`` and ``gen-inputs``, as given."""
+
+    __slots__ = ("inputs", "values", "shapes", "data_shapes", "ranges", "seed", "fill", "cast")
+
+    def __init__(self, inputs: tuple[str, ...] = (), values: tuple[str, ...] = (), shapes: tuple[str, ...] = (),
+                 data_shapes: tuple[str, ...] = (), ranges: tuple[str, ...] = (), seed: int = 0, fill: str = "error",
+                 cast: str = "same_kind") -> None:
+        self.inputs = inputs
+        self.values = values
+        self.shapes = shapes
+        self.data_shapes = data_shapes
+        self.ranges = ranges
+        self.seed = seed
+        self.fill = fill
+        self.cast = cast
 
 
 # -- shell completion -----------------------------------------------------------------------------
@@ -33,20 +51,12 @@ def _input_names(ctx: click.Context) -> list[str]:
     model = model or next((a for a in ctx.args if a.lower().endswith(".xml") and os.path.isfile(a)), None)
     if not model:
         return []
-    try:
-        from ..ir.reader import read_ir
+    from ..model import input_names
 
-        net = read_ir(model)
+    try:
+        return input_names(model)
     except (IRError, OSError, ValueError):
         return []
-    names: list[str] = []
-    for layer in net.layers:
-        if layer.type.lower() == "parameter":
-            port_names = layer.outputs[0].names if layer.outputs else ()
-            for name in (*port_names, layer.name):
-                if name not in names:
-                    names.append(name)
-    return names
 
 
 def _files(prefix: str) -> list[str]:
@@ -156,8 +166,6 @@ def tolerance_options(function):
 
 def pop_input_options(kw: dict[str, Any]) -> InputOptions:
     """The ``input_options`` values, taken out of a command's keyword arguments."""
-    from .inputs import InputOptions
-
     return InputOptions(kw.pop("inputs"), kw.pop("values"), kw.pop("shapes"), kw.pop("data_shapes"),
                         kw.pop("ranges"), kw.pop("seed"), kw.pop("fill"), kw.pop("cast"))
 

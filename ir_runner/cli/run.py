@@ -8,7 +8,6 @@ from typing import Any
 
 import click
 import numpy as np
-from click.core import ParameterSource
 
 from .. import InputError, load
 from ..model import Model
@@ -17,7 +16,8 @@ from .common import EXIT_COMPARISON, emit, info, settings
 from .compare import Tolerances, check_tolerance_names, compare_outputs, render_comparison
 from .files import array_sha256, file_sha256, read_arrays, same_file, save_arrays, save_json
 from .formats import array_stats, number, shape_text, table, type_name, values_text
-from .inputs import Bound, InputOptions, bind_inputs
+from .inputs import Bound, bind_inputs
+from .options import InputOptions
 
 RUN_SCHEMA = "ir-run/run/1"
 # the run options _run_record writes into a record's args: replay accepts no other (none writes a file)
@@ -52,29 +52,12 @@ class RunOptions(Record):
         self.replay = replay
 
 
-def load_model(path: str, weights: str | None, strict: bool, memory_limit: int | None) -> Model:
+def load_model(path: str, weights: str | None, strict: bool, memory_limit: int | None, *,
+               allow_unsupported: bool = False) -> Model:
+    """``ir_runner.load`` with the CLI's options (``allow_unsupported``: for gen-inputs, which needs only the
+    model's inputs)."""
     kwargs = {} if memory_limit is None else {"memory_limit": memory_limit}
-    return load(path, weights, strict=strict, **kwargs)
-
-
-def _load_for_inputs(path: str, weights: str | None, strict: bool, memory_limit: int | None) -> Model:
-    """``load``, except that layers of unsupported operations are allowed (any other problem is raised)."""
-    from ..graph import build_graph
-    from ..infer import infer_graph
-    from ..ir.reader import read_ir
-    from ..report import checked_errors
-
-    graph = build_graph(read_ir(path, weights))
-    inference = infer_graph(graph, strict=strict)
-    if not any(info.op is None for info in inference.layers.values()):
-        return load_model(path, weights, strict, memory_limit)
-    errors = checked_errors(graph, inference)
-    if errors:
-        raise errors[0]
-    from ..plan import DEFAULT_MEMORY_LIMIT
-
-    limit = DEFAULT_MEMORY_LIMIT if memory_limit is None else memory_limit
-    return Model(graph, inference, strict=strict, memory_limit=limit)
+    return load(path, weights, strict=strict, allow_unsupported=allow_unsupported, **kwargs)
 
 
 def run_model(model: Model, arrays: list[np.ndarray]) -> dict[str, np.ndarray]:
@@ -115,57 +98,14 @@ def run_command(options: RunOptions) -> None:
 def gen_inputs_command(options: RunOptions) -> None:
     """Bind (and generate) inputs, save them, and show the binding table. Layers of operations ir-run does
     not implement are no obstacle: only the Parameters matter (and the layers they feed, for ranges)."""
-    model = _load_for_inputs(options.model, options.weights, options.strict, options.memory_limit)
+    model = load_model(options.model, options.weights, options.strict, options.memory_limit,
+                       allow_unsupported=True)
     bound = bind_inputs(model, options.inputs)
     _refuse_overwrites(options, bound)
     save_arrays(Path(options.output), {b.info.name: b.array for b in bound.bindings})
     result = {"model": _model_entry(options), "seed": bound.seed, "inputs": binding_rows(bound),
               "files": {"inputs": options.output}}
     emit("gen-inputs", result, lambda r: binding_text(r, always=True) + f"\nwrote {options.output}")
-
-
-_REPLAY_HINT = ("replay reads the JSON file that --save-run writes: record a run with"
-                " `ir-run MODEL.xml --input ... --save-run run.json`, then `ir-run replay run.json`")
-
-
-def replay_command(path: str) -> None:
-    """Re-run a run recorded with ``--save-run``: same model, inputs, seed and options; check the hashes."""
-    from .files import read_json
-
-    try:
-        record = read_json(path)
-    except InputError as error:
-        if not Path(path).is_file():
-            raise
-        raise InputError(f"{error.detail}, so it is not a run record", hint=_REPLAY_HINT) from None
-    problem = _record_problem(record)
-    if problem:
-        raise InputError(f"'{path}' is not a run saved by ir-run --save-run (schema {RUN_SCHEMA}): {problem}",
-                         hint=_REPLAY_HINT)
-    for key in ("xml", "weights"):
-        entry = record["model"].get(key)
-        if entry and Path(entry["path"]).is_file() and file_sha256(entry["path"]) != entry["sha256"]:
-            raise InputError(f"'{entry['path']}' changed since the run was recorded (sha256 differs)",
-                             hint="replay needs the exact files of the recording")
-    from .cmd_run import run as run_cmd
-
-    args, ctx = record["args"], click.get_current_context()
-    # first parsed without callbacks, so that no option acts (--help, --json) before the args are checked
-    probe = run_cmd.make_context("run", list(args), parent=ctx, resilient_parsing=True)
-    refused = [p.name for p in run_cmd.get_params(probe) if p.name not in REPLAY_PARAMETERS
-               and probe.get_parameter_source(p.name) == ParameterSource.COMMANDLINE]
-    if refused or args[0] != record["model"]["xml"]["path"]:
-        what = f"options ir-run never records ({', '.join(refused)})" if refused else "another model than its own"
-        raise InputError(f"'{path}' is not a run saved by ir-run --save-run: its args name {what}",
-                         hint="replay refuses records that would write files or run something else")
-    try:
-        sub = run_cmd.make_context("run", list(args), parent=ctx)
-    except click.ClickException as exc:
-        raise InputError(f"'{path}' is not a run saved by ir-run --save-run: its args: {exc.format_message()}") \
-            from None
-    sub.meta["ir_run.replay"] = record
-    with sub:
-        run_cmd.invoke(sub)
 
 
 # -- pieces ---------------------------------------------------------------------------------------
@@ -334,29 +274,6 @@ def _run_record(options: RunOptions, bound: Bound, outputs: dict[str, np.ndarray
         "args": args,
         "command": shlex.join(["ir-run", "run", *args]),
     }
-
-
-def _record_problem(record: Any) -> str | None:
-    """What is wrong with the shape of a run record (None when it has every field replay reads)."""
-    if not isinstance(record, dict) or record.get("schema") != RUN_SCHEMA:
-        return "it has another schema"
-    model = record.get("model")
-    if not isinstance(model, dict) or not _hashed(model.get("xml")) or not (
-        model.get("weights") is None or _hashed(model["weights"])
-    ):
-        return "its 'model' lacks the xml (and weights) path and sha256"
-    for key in ("inputs", "outputs"):
-        entries = record.get(key)
-        if not isinstance(entries, list) or not all(_hashed(e, "name") for e in entries):
-            return f"its '{key}' is not a list of name and sha256"
-    args = record.get("args")
-    if not isinstance(args, list) or not args or not all(isinstance(a, str) for a in args):
-        return "its 'args' is not a list of strings"
-    return None
-
-
-def _hashed(entry: Any, key: str = "path") -> bool:
-    return isinstance(entry, dict) and isinstance(entry.get(key), str) and isinstance(entry.get("sha256"), str)
 
 
 def _check_replay_inputs(options: RunOptions, bound: Bound) -> None:

@@ -1,0 +1,137 @@
+"""The package's import graph points one way: no cycles (deferred imports included), operations import only the
+op API and the base modules, the reader knows no operation, and the CLI uses the public API.
+
+Imports are read from the sources (``ast``), so a deferred import inside a function counts like any other;
+imports under ``if TYPE_CHECKING:`` do not (they never run)."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+PACKAGE = Path(__file__).resolve().parent.parent / "ir_runner"
+
+
+def _module_name(path: Path) -> str:
+    parts = list(path.relative_to(PACKAGE.parent).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def _is_type_checking(node: ast.If) -> bool:
+    test = node.test
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING")
+
+
+def _imports(path: Path) -> set[str]:
+    """The ir_runner modules ``path`` imports at run time (absolute names)."""
+    name = _module_name(path)
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    found: set[str] = set()
+
+    def visit(node: ast.AST) -> None:
+        if isinstance(node, ast.If) and _is_type_checking(node):
+            for child in node.orelse:
+                visit(child)
+            return
+        if isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")
+                base = base[:len(base) - node.level + 1]
+                target = ".".join(base + ([node.module] if node.module else []))
+            else:
+                target = node.module or ""
+            if target.startswith("ir_runner"):
+                found.add(target)
+                for alias in node.names:  # ``from . import x`` / ``from .ops import api`` import submodules
+                    candidate = f"{target}.{alias.name}"
+                    if _exists(candidate):
+                        found.add(candidate)
+        elif isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names if alias.name.startswith("ir_runner"))
+        for child in ast.iter_child_nodes(node):
+            visit(child)
+
+    visit(ast.parse(path.read_text()))
+    return {module for module in found if module != name}
+
+
+def _exists(module: str) -> bool:
+    relative = Path(*module.split(".")[1:])
+    return (PACKAGE / relative).with_suffix(".py").exists() or (PACKAGE / relative / "__init__.py").exists()
+
+
+def _graph() -> dict[str, set[str]]:
+    graph = {_module_name(path): _imports(path) for path in PACKAGE.rglob("*.py")}
+    # a package's __init__ runs before any of its submodules: importing ``a.b`` imports ``a`` (unless the
+    # importer is inside ``a``, which is then already being imported)
+    for importer, imports in graph.items():
+        for module in list(imports):
+            parts = module.split(".")
+            imports.update(parent for parent in (".".join(parts[:i]) for i in range(2, len(parts)))
+                           if not importer.startswith(parent + ".") and parent != importer)
+    return graph
+
+
+def _cycle(graph: dict[str, set[str]]) -> list[str] | None:
+    state: dict[str, int] = {}
+    stack: list[str] = []
+
+    def visit(node: str) -> list[str] | None:
+        state[node] = 1
+        stack.append(node)
+        for nxt in sorted(graph.get(node, ())):
+            if state.get(nxt) == 1:
+                return stack[stack.index(nxt):] + [nxt]
+            if nxt not in state:
+                found = visit(nxt)
+                if found:
+                    return found
+        stack.pop()
+        state[node] = 2
+        return None
+
+    for node in sorted(graph):
+        if node not in state:
+            found = visit(node)
+            if found:
+                return found
+    return None
+
+
+def test_no_import_cycles():
+    cycle = _cycle(_graph())
+    assert cycle is None, " -> ".join(cycle)
+
+
+def test_operations_import_only_the_op_api_and_base_modules():
+    forbidden = ("infer", "plan", "runtime", "model", "report", "cli", "graph", "divergence", "device")
+    graph = _graph()
+    bad = {module: sorted(i for i in imports if i.split(".")[1] in forbidden)
+           for module, imports in graph.items() if module.startswith("ir_runner.ops.")}
+    assert not {m: i for m, i in bad.items() if i}
+
+
+def test_the_reader_knows_no_operation():
+    graph = _graph()
+    bad = {module: sorted(i for i in imports if i.startswith("ir_runner.ops"))
+           for module, imports in graph.items() if module.startswith("ir_runner.ir")}
+    assert not {m: i for m, i in bad.items() if i}
+
+
+def test_the_cli_uses_the_public_api():
+    """The CLI imports ir_runner's public names (the package, ``model``, ``errors``, ``types``), never the engine's
+    internals (inference, plan, runtime, the registry or the operations)."""
+    internal = ("ir_runner.infer", "ir_runner.plan", "ir_runner.runtime", "ir_runner.ops", "ir_runner.graph",
+                "ir_runner.ir")
+    graph = _graph()
+    bad = {module: sorted(i for i in imports if i.startswith(internal))
+           for module, imports in graph.items() if module.startswith("ir_runner.cli")}
+    assert not {m: i for m, i in bad.items() if i}
+
+
+def test_the_checker_finds_a_cycle():
+    assert _cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
+    assert _cycle({"a": {"b"}, "b": set()}) is None
