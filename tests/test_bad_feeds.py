@@ -12,9 +12,9 @@ import numpy as np
 import pytest
 
 import ir_runner
+from tests.helpers.irbuild import IRBuilder
 from tests.hostile.base import FEEDS, base_model
 from tests.hostile.procs import in_process_cli, subprocess_run
-from tests.irbuild import IRBuilder
 
 EXPECTED = np.array([[2, 0], [-5, -3]], dtype=np.float32)
 

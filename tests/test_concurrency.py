@@ -11,8 +11,8 @@ import ir_runner
 from ir_runner.parallel import PARALLEL_MIN_ELEMENTS
 from tests.conftest import MODELS
 from tests.helpers.bits import same_bits
+from tests.helpers.irbuild import IRBuilder
 from tests.helpers.threads import in_threads
-from tests.irbuild import IRBuilder
 
 THREADS = 8
 

@@ -12,7 +12,7 @@ import pytest
 
 import ir_runner
 from ir_runner.errors import BatchError, InputError
-from tests.irbuild import IRBuilder
+from tests.helpers.irbuild import IRBuilder
 
 da = pytest.importorskip("dask.array")
 ird = pytest.importorskip("ir_runner.dask")

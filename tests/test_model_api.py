@@ -1,7 +1,7 @@
 """The Model.run / feeds API: how inputs are given and checked, what comes back, dynamic shapes and their
 re-inference (``Model.inference_for``, ``TensorInfo.spec_for``) and strict mode.
 
-Models are built with ``tests/irbuild.py`` and loaded from bytes.
+Models are built with ``tests/helpers/irbuild.py`` and loaded from bytes.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import ir_runner
 import ir_runner.model
 from ir_runner import IndexOutOfRangeError, InputError
 from ir_runner.types import ELEMENT_TYPES, PartialShape, TensorSpec, parse_partial_shape
-from tests.irbuild import IRBuilder, read_with_openvino
+from tests.helpers.irbuild import IRBuilder, read_with_openvino
 
 F32 = ELEMENT_TYPES["f32"]
 

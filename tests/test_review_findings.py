@@ -9,8 +9,8 @@ import pytest
 
 import ir_runner
 from tests.conftest import MODELS
+from tests.helpers.irbuild import IRBuilder
 from tests.helpers.threads import in_threads
-from tests.irbuild import IRBuilder
 
 
 def boolean_const_convert_model() -> tuple[bytes, bytes]:

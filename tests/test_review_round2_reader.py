@@ -16,7 +16,7 @@ from ir_runner.parallel import worker_count
 from ir_runner.report import error_entry
 from ir_runner.types import ELEMENT_TYPES, MAX_DIM, Dim, decimal_int, parse_dim, parse_partial_shape
 from tests.helpers.bits import same_bits
-from tests.irbuild import IRBuilder
+from tests.helpers.irbuild import IRBuilder
 
 HUGE = "1" * 5000  # beyond the 4300 digits Python's int() accepts
 

@@ -12,7 +12,7 @@ from ir_runner.errors import LayerRef, clip_text
 from ir_runner.ir.reader import read_ir
 from ir_runner.types import MAX_DIM
 from tests.cli.clikit import invoke
-from tests.irbuild import IRBuilder
+from tests.helpers.irbuild import IRBuilder
 
 MESSAGE_MAX = 400  # every message below stays short, whatever the size of the text that caused it
 HUGE_INT = "1" + "0" * 4000  # int() parses it (below 4300 digits): a value far beyond int64

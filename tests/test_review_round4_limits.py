@@ -9,7 +9,7 @@ import ir_runner
 from ir_runner import DeclaredMismatchError, InferenceError, InputError, ModelFormatError, UnsupportedError, types
 from ir_runner.types import MAX_DIM, PartialShape, parse_dim, parse_partial_shape
 from tests.cli.clikit import invoke
-from tests.irbuild import IRBuilder, read_with_openvino
+from tests.helpers.irbuild import IRBuilder, read_with_openvino
 
 MESSAGE_MAX = 1000  # a message with MESSAGE_DIMS dims and as many differing dims; HEAD wrote megabytes
 HUGE_RANK = 100_000

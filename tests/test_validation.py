@@ -14,7 +14,7 @@ from ir_runner.ops.api import FOLD_MAX_BYTES
 from ir_runner.report import Finding, analyse, error_entry
 from ir_runner.types import PartialShape, TensorSpec, element_type
 from tests.cli.clikit import as_json, const_gather_model, invoke
-from tests.irbuild import IRBuilder
+from tests.helpers.irbuild import IRBuilder
 
 # -- a Result declaring output ports ---------------------------------------------------------------
 

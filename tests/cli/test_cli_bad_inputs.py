@@ -13,8 +13,7 @@ import zipfile
 import numpy as np
 import pytest
 
-from tests.cli.clikit import SELECT_GATHER, as_json, invoke, typed_model
-from tests.cli.test_cli_subprocess import _ir_run
+from tests.cli.clikit import SELECT_GATHER, as_json, invoke, ir_run, typed_model
 
 INPUTS = SELECT_GATHER.with_suffix(".inputs.npz")
 OTHERS = ("--input", f"cond={INPUTS}:cond", "--input", f"else={INPUTS}:else")  # 'then' left to each test
@@ -80,7 +79,7 @@ def test_u1_values_are_checked_on_every_path(tmp_path, options):
 def test_fifo_inputs_are_refused_without_reading(tmp_path, suffix):
     fifo = tmp_path / f"pipe{suffix}"
     os.mkfifo(fifo)
-    done = _ir_run(SELECT_GATHER, *OTHERS, "--input", f"then={fifo}")  # would block on open
+    done = ir_run(SELECT_GATHER, *OTHERS, "--input", f"then={fifo}")  # would block on open
     assert done.returncode == 4 and "not a regular file" in done.stderr and "Traceback" not in done.stderr
 
 

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import ir_runner
-from tests.irbuild import IRBuilder
+from tests.helpers.irbuild import IRBuilder
 from tests.test_dask import feeds, same_bits, select_gather_model
 
 zarr = pytest.importorskip("zarr")

@@ -18,7 +18,7 @@ from tests.cli.clikit import (
     odd_names_model,
     typed_model,
 )
-from tests.irbuild import IRBuilder
+from tests.helpers.irbuild import IRBuilder
 
 
 def test_random_gather_indices_stay_in_range_for_many_seeds(tmp_path):

@@ -17,7 +17,7 @@ from ir_runner.cli import run as run_module
 from ir_runner.model import Model
 from tests.cli.clikit import DYNAMIC, SELECT_GATHER, as_json, invoke
 from tests.conftest import MODELS
-from tests.irbuild import IRBuilder
+from tests.helpers.irbuild import IRBuilder
 
 
 @pytest.fixture
