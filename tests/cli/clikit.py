@@ -124,3 +124,13 @@ def mismatch_model(folder: Path) -> Path:
     sel = b.layer("Select", "opset1", [cond, then, then], out_specs=[("FP32", [2, 5])], name="sel")
     b.result(sel, "out", in_spec=("FP32", [2, 5]))
     return b.write(folder, "mismatch")
+
+
+def dynamic_type_model(folder: Path) -> str:
+    """x of element type dynamic -> Convert to f32 -> r1, y f32[2,3] -> r2."""
+    b = IRBuilder("dyn")
+    x = b.parameter("x", "dynamic", "2,3", names="x")
+    y = b.parameter("y", "f32", "2,3", names="y")
+    b.result(b.convert(x, "f32"), "r1")
+    b.result(y, "r2")
+    return str(b.write(folder, "dyn"))
