@@ -592,8 +592,8 @@ def chain(ctx: Context) -> list[Row]:
     _say("chain of 1,000 layers")
     import sys as _sys
 
-    _sys.path.insert(0, str(ROOT / "tests"))
-    from irbuild import IRBuilder
+    _sys.path.insert(0, str(ROOT))
+    from tests.helpers.irbuild import IRBuilder
 
     b = IRBuilder("chain")
     cond = b.parameter("cond", "boolean", "8")

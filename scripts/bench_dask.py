@@ -44,7 +44,7 @@ def build_model(folder: Path, columns: int) -> Path:
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
     import numpy as np
 
-    from tests.irbuild import IRBuilder
+    from tests.helpers.irbuild import IRBuilder
 
     b = IRBuilder("bench_dask")
     cond = b.parameter("cond", "boolean", f"?,{columns}")

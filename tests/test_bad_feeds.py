@@ -1,5 +1,8 @@
 """Bad and unusual data fed to a model: each bad feed ends in one InputError naming the input; unusual but
-valid arrays (non-contiguous, read-only, aliased, NaN/Inf) work; outputs never alias a Const or a feed."""
+valid arrays (non-contiguous, read-only, aliased, NaN/Inf) work; outputs never alias a Const or a feed. Feeds
+that are no mapping or sequence, an input given twice, string, complex and datetime feeds are refused (complex
+ones with no numpy warning leaking, and never losing an imaginary part under ``cast="unsafe"``), and a dtype
+hint spells the dtype as Python does."""
 
 from __future__ import annotations
 
@@ -12,9 +15,12 @@ import numpy as np
 import pytest
 
 import ir_runner
+from ir_runner import InputError
+from tests.conftest import MODELS
+from tests.helpers.irbuild import IRBuilder
+from tests.helpers.limits import short
 from tests.hostile.base import FEEDS, base_model
 from tests.hostile.procs import in_process_cli, subprocess_run
-from tests.irbuild import IRBuilder
 
 EXPECTED = np.array([[2, 0], [-5, -3]], dtype=np.float32)
 
@@ -378,3 +384,111 @@ def test_input_file_declaring_a_huge_array(tmp_path: Path, container: str):
     assert "Traceback" not in ran.text, ran.text[-2000:]
     assert ran.code in (4, 6), ran.text
     assert feed.name in ran.stderr, ran.stderr
+
+
+def select_gather():
+    return ir_runner.load(MODELS / "select_gather.xml")
+
+
+@pytest.mark.parametrize("value", [np.array([["x"] * 3] * 2), [["x"] * 3] * 2, np.array([[b"x"] * 3] * 2)])
+def test_string_feeds_are_refused_even_with_unsafe_cast(value):
+    model = select_gather()
+    feeds = {"cond": np.ones((2, 3), bool), "then": value, "else": np.zeros((2, 3), np.float32)}
+    with pytest.raises(ir_runner.InputError, match="'then'"):
+        model.run(feeds, cast="unsafe")
+
+
+@pytest.mark.parametrize("feeds", [5, "cond", 2.5])
+def test_feeds_that_are_neither_mapping_nor_sequence(feeds):
+    with pytest.raises(ir_runner.InputError, match="mapping"):
+        select_gather().run(feeds)
+
+
+def test_input_given_in_mapping_and_by_keyword():
+    model = select_gather()
+    feeds = {"cond": np.ones((2, 3), bool), "then": np.ones((2, 3), np.float32),
+             "else": np.zeros((2, 3), np.float32)}
+    with pytest.raises(ir_runner.InputError, match="given twice"):
+        model.run(feeds, cond=np.zeros((2, 3), bool))
+
+
+# -- complex and other non-IR feeds --------------------------------------------------------------------------------
+
+
+MESSAGE_MAX = 400  # a refused feed's message stays short
+
+
+def passthrough(element_type: str = "f32", shape: str = "2") -> ir_runner.Model:
+    b = IRBuilder()
+    b.result(b.parameter("x", element_type, shape), "out")
+    return ir_runner.load(*b.build())
+COMPLEX_FEEDS = {
+    "python_list": [1 + 2j, 3],
+    "python_zero_imag": [1 + 0j, 3],
+    "complex128": np.array([1 + 2j, 3]),
+    "complex64_zero_imag": np.array([1, 3], np.complex64),
+    "nan_imag": np.array([1 + 1j * np.nan, 3]),
+}
+
+
+@pytest.mark.parametrize("element_type", ["f32", "f16", "bf16", "f8e4m3", "i32", "u8", "i4", "boolean"])
+@pytest.mark.parametrize("feed", list(COMPLEX_FEEDS))
+@pytest.mark.parametrize("cast", [None, "safe", "same_kind"])
+def test_complex_feeds_are_one_input_error_without_warnings(element_type, feed, cast):
+    model = passthrough(element_type)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(InputError) as caught:
+            model.run({"x": COMPLEX_FEEDS[feed]}, cast=cast)
+    text = short(caught.value, MESSAGE_MAX)
+    assert "input 'x'" in text and "complex" in text and "the IR has no complex element type" in text
+    if cast is None:
+        assert f"expects element type {element_type} " in text
+    assert "array.real" in caught.value.hint
+
+
+@pytest.mark.parametrize("feed", ["python_list", "complex128", "nan_imag"])
+def test_unsafe_cast_never_drops_a_non_zero_imaginary_part(feed):
+    model = passthrough()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(InputError, match=r"cannot cast complex128 to float32 .*non-zero imaginary"):
+            model.run({"x": COMPLEX_FEEDS[feed]}, cast="unsafe")
+
+
+@pytest.mark.parametrize("feed", ["python_zero_imag", "complex64_zero_imag"])
+def test_unsafe_cast_of_complex_values_with_zero_imaginary_parts_warns_only_cast_warning(feed):
+    model = passthrough()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        out = model.run({"x": COMPLEX_FEEDS[feed]}, cast="unsafe")
+    assert [w.category for w in caught] == [ir_runner.CastWarning]
+    np.testing.assert_array_equal(next(iter(out.values())), np.array([1, 3], np.float32))
+
+
+def test_complex_scalar_feed_is_refused():
+    with pytest.raises(InputError, match=r"'x' expects element type f32 \(float32\), got complex64"):
+        passthrough(shape="").run({"x": np.complex64(1)})
+
+
+def test_complex_feed_for_a_dynamic_element_type_is_refused():
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(InputError, match=r"'x' got an array of dtype complex128"):
+            passthrough("dynamic").run({"x": [1 + 2j, 3]})
+
+
+@pytest.mark.parametrize("element_type", ["f32", "bf16", "f8e5m2", "i4", "u4", "i32"])
+@pytest.mark.parametrize("value", [[np.datetime64("2020-01-01"), np.datetime64("2021-01-01")],
+                                   [np.timedelta64(1, "D"), np.timedelta64(2, "D")]])
+def test_python_lists_of_datetimes_are_one_input_error(element_type, value):
+    with pytest.raises(InputError, match=r"'x' got an array of dtype (datetime|timedelta)64\[D\], which is not an IR"):
+        passthrough(element_type).run({"x": value})
+
+
+@pytest.mark.parametrize(("element_type", "spelled"), [("bf16", "ml_dtypes.bfloat16"), ("f32", "np.float32"),
+                                                       ("i4", "ml_dtypes.int4")])
+def test_dtype_hint_spells_the_dtype_as_python_does(element_type, spelled):
+    with pytest.raises(InputError) as caught:
+        passthrough(element_type).run({"x": np.zeros(2, np.float64)})
+    assert f"array.astype({spelled})" in caught.value.hint

@@ -10,7 +10,7 @@ from ir_runner.batching import trace_batch
 from ir_runner.errors import BatchError
 from ir_runner.ops import convert, gather, io, select
 from ir_runner.types import TensorSpec, element_type, parse_partial_shape
-from tests.irbuild import IRBuilder
+from tests.helpers.irbuild import IRBuilder
 
 
 def specs(*shapes: str) -> list[TensorSpec]:

@@ -15,7 +15,7 @@ import pytest
 import ir_runner
 from ir_runner.casting import CastRefused, convert, is_safe
 from ir_runner.types import element_type_of
-from tests.irbuild import IRBuilder
+from tests.helpers.irbuild import IRBuilder
 
 ML_TYPES = [ml_dtypes.bfloat16, ml_dtypes.float8_e4m3fn, ml_dtypes.float8_e5m2, ml_dtypes.int4, ml_dtypes.uint4]
 NATIVE_TYPES = [np.bool_, np.int8, np.uint8, np.int16, np.uint16, np.float16, np.int32, np.uint32, np.float32,

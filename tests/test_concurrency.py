@@ -1,18 +1,25 @@
-"""One Model run from several threads at once gives exactly the results of serial runs."""
+"""Threads: one Model run from several threads at once gives exactly the results of serial runs; the first use
+of the operation registry from many threads at once, and concurrent loads, succeed and leave the garbage
+collector on; IR_RUN_THREADS is read only when it is a plain positive count."""
 
 from __future__ import annotations
 
 import itertools
+import os
+import subprocess
+import sys
+import textwrap
 
 import numpy as np
 import pytest
 
 import ir_runner
-from ir_runner.parallel import PARALLEL_MIN_ELEMENTS
+from ir_runner.parallel import PARALLEL_MIN_ELEMENTS, worker_count
 from tests.conftest import MODELS
 from tests.helpers.bits import same_bits
+from tests.helpers.irbuild import IRBuilder
+from tests.helpers.limits import HUGE
 from tests.helpers.threads import in_threads
-from tests.irbuild import IRBuilder
 
 THREADS = 8
 
@@ -127,3 +134,46 @@ def test_computed_indices_on_the_kernels_thread_pool_do_not_mix_callers():
         return np.array_equal(model.run(feeds)["out"], selected[feeds["idx"]])
 
     assert all(in_threads(work, 4))
+
+
+def test_first_use_from_many_threads_at_once():
+    """The operation registry is filled once, under a lock: concurrent first loads all succeed."""
+    script = textwrap.dedent(f"""
+        import threading, ir_runner
+        barrier, errors = threading.Barrier(8), []
+        def work():
+            barrier.wait()
+            try:
+                ir_runner.load({str(MODELS / "gather1.xml")!r})
+            except Exception as exc:
+                errors.append(exc)
+        threads = [threading.Thread(target=work) for _ in range(8)]
+        [t.start() for t in threads]
+        [t.join() for t in threads]
+        print(len(errors))
+    """)
+    for _ in range(3):
+        result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
+        assert result.stdout.strip() == "0", result.stdout + result.stderr
+
+
+def test_concurrent_loads_leave_the_garbage_collector_on():
+    import gc
+
+    assert gc.isenabled()
+    feeds = dict(np.load(MODELS / "dynamic.inputs.npz"))
+
+    def work(_: int) -> None:
+        for _ in range(20):
+            ir_runner.load(MODELS / "dynamic.xml").run(feeds)
+
+    in_threads(work)
+    assert gc.isenabled()
+
+
+@pytest.mark.parametrize(("configured", "expected"), [("3", 3), ("1", 1), (HUGE, None), ("0", None), ("-2", None),
+                                                     (" 3", None), ("", None)])
+def test_worker_count_ignores_values_it_cannot_read(monkeypatch, configured, expected):
+    monkeypatch.setenv("IR_RUN_THREADS", configured)
+    cores = len(os.sched_getaffinity(0))
+    assert worker_count() == (cores if expected is None else expected)

@@ -11,7 +11,7 @@ import pytest
 
 import ir_runner
 from ir_runner.divergence import AGREE, DIVERGES, INHERITED, Tolerance
-from tests.crosscheck_models import FAULTS, negative_gather
+from tests.helpers.crosscheck_models import FAULTS, negative_gather
 
 
 def _check(builder, feeds, **options) -> ir_runner.CrosscheckReport:
@@ -103,8 +103,8 @@ def test_without_openvino_the_error_says_how_to_install_it(tmp_path):
 
 
 def test_feeding_bf16_inputs_moves_their_bits():
-    from tests.crosscheck_models import BF16
-    from tests.irbuild import IRBuilder
+    from tests.helpers.crosscheck_models import BF16
+    from tests.helpers.irbuild import IRBuilder
 
     b = IRBuilder("bf16_in")
     x = b.parameter("x", "bf16", "3")

@@ -1,13 +1,17 @@
 """Execution order: document order when every edge points forward, else the topological order that
-takes the earliest ready layer in the document at each step; cycles are still refused."""
+takes the earliest ready layer in the document at each step; cycles are still refused, a long one listed
+briefly."""
 
 from __future__ import annotations
 
 import pytest
 
+import ir_runner
 from ir_runner.errors import GraphError
 from ir_runner.graph import build_graph
 from ir_runner.ir.reader import read_ir
+from tests.helpers.irbuild import IRBuilder
+from tests.helpers.limits import load_error, short
 
 
 def _layer(lid: str, name: str, kind: str, inputs: int) -> str:
@@ -56,3 +60,19 @@ def test_cycles_are_refused_whatever_the_document_order(backward):
     )
     with pytest.raises(GraphError, match="cycle"):
         build_graph(read_ir(xml))
+
+
+def test_a_long_cycle_is_listed_briefly():
+    b = IRBuilder()
+    first = b.parameter("p", "f32", "2")
+    chain = first
+    for i in range(50):
+        chain = b.convert(chain, "f32", name=f"c{i}")
+    b.result(chain, "r")
+    xml = b.build()[0].decode()
+    # close the cycle: the first Convert (id 1) takes the last one's output (id 50, port 1), not the Parameter's
+    first_edge = '<edge from-layer="0" from-port="0" to-layer="1" to-port="0"/>'
+    assert first_edge in xml
+    looped = xml.replace(first_edge, '<edge from-layer="50" from-port="1" to-layer="1" to-port="0"/>')
+    message = short(load_error(looped.encode(), kind=ir_runner.GraphError))
+    assert "the edges form a cycle" in message and "(50 layers in the cycle)" in message

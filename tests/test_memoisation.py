@@ -18,8 +18,7 @@ from ir_runner.errors import DeclaredMismatchError, InferenceError
 from ir_runner.graph import build_graph
 from ir_runner.infer import infer_graph
 from ir_runner.ir.reader import read_ir
-
-from .irbuild import IRBuilder
+from tests.helpers.irbuild import IRBuilder
 
 
 def _gather(b: IRBuilder, data, axis: int, name: str, *, out_dims, version: str = "opset8", batch_dims=None,

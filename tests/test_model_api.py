@@ -1,7 +1,7 @@
 """The Model.run / feeds API: how inputs are given and checked, what comes back, dynamic shapes and their
-re-inference (``Model.inference_for``, ``TensorInfo.spec_for``) and strict mode.
+re-inference (``Model.inference_for``, ``TensorInfo.spec_for``) and strict mode (NaN float indices included).
 
-Models are built with ``tests/irbuild.py`` and loaded from bytes.
+Models are built with ``tests/helpers/irbuild.py`` and loaded from bytes.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import ir_runner
 import ir_runner.model
 from ir_runner import IndexOutOfRangeError, InputError
 from ir_runner.types import ELEMENT_TYPES, PartialShape, TensorSpec, parse_partial_shape
-from tests.irbuild import IRBuilder, read_with_openvino
+from tests.helpers.irbuild import IRBuilder, read_with_openvino
 
 F32 = ELEMENT_TYPES["f32"]
 
@@ -482,3 +482,15 @@ def test_strict_index_errors_keep_their_class_and_get_the_context():
     assert error.detail.startswith("the inputs' shapes do not fit the model: index 3 at position [0]")
     assert error.port == "input 1 (indices)" and error.layer.name == "gather"
     assert model.run({"data": np.arange(8, dtype=np.float32).reshape(4, 2)})["out"].tolist() == [[6.0, 7.0]]
+
+
+def test_strict_gather_refuses_nan_float_indices():
+    b = IRBuilder("nan_index")
+    data = b.parameter("data", "f32", "3")
+    indices = b.parameter("indices", "f32", "1")
+    axis = b.const("axis", np.array(0, np.int64))
+    g = b.layer("Gather", "opset1", [data, indices, axis], out_specs=[("FP32", [1])])
+    b.result(g, "out")
+    model = ir_runner.load(*b.build(), strict=True)
+    with pytest.raises(ir_runner.IndexOutOfRangeError, match="nan"):
+        model.run({"data": np.zeros(3, np.float32), "indices": np.array([np.nan], np.float32)})

@@ -1,4 +1,5 @@
-"""What the library says about a missing model file and about names that differ only in case."""
+"""What the library says about a missing model file, a path with a NUL byte, and names that differ only in
+case."""
 
 import numpy as np
 import pytest
@@ -31,3 +32,8 @@ def test_an_input_name_in_another_case_is_suggested():
     with pytest.raises(ir_runner.InputError, match="no input named 'COND'") as caught:
         model.run(feeds)
     assert caught.value.hint.startswith("did you mean 'cond'?")
+
+
+def test_nul_byte_in_model_path():
+    with pytest.raises(ir_runner.ModelFormatError, match="cannot read"):
+        ir_runner.load("model\x00.xml")

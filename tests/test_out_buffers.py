@@ -18,7 +18,7 @@ from ir_runner.ops.gather import _INDEX_CHUNK
 from ir_runner.parallel import PARALLEL_MIN_ELEMENTS
 from tests.conftest import MODELS
 from tests.helpers.bits import same_bits
-from tests.irbuild import DTYPE, IRBuilder
+from tests.helpers.irbuild import DTYPE, IRBuilder
 
 UNSIGNED = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
 

@@ -17,7 +17,7 @@ from hypothesis.extra import numpy as hnp
 import ir_runner
 from ir_runner.ops.api import quiet_f16_nans
 from tests.helpers.bits import assert_same_bits
-from tests.irbuild import IRBuilder
+from tests.helpers.irbuild import IRBuilder
 
 SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 NP = {

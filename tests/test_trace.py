@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import ir_runner
-from tests.irbuild import IRBuilder
+from tests.helpers.irbuild import IRBuilder
 
 
 def _model() -> ir_runner.Model:

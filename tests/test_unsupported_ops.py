@@ -11,7 +11,7 @@ import pytest
 
 import ir_runner
 from tests.cli.clikit import invoke
-from tests.irbuild import IRBuilder
+from tests.helpers.irbuild import IRBuilder
 
 
 @pytest.fixture(scope="module")

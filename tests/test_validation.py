@@ -1,6 +1,7 @@
-"""Whole-model inference and validation: ports a Result or Parameter declares, the constant-folding size limit
-(above it a value is "not constant"), the Gather index warnings (exactly what strict loading refuses), and one
-validation pipeline and one error entry (``report.error_entry``) for the API and the CLI."""
+"""Whole-model inference and validation: ports a Result or Parameter declares, the constant-folding size limit (above
+it a value is "not constant"), the Gather index warnings (exactly what strict loading refuses, and
+``validate(strict=True)`` reports), and one validation pipeline and one error entry (``report.error_entry``) for the
+API and the CLI."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from ir_runner.ops.api import FOLD_MAX_BYTES
 from ir_runner.report import Finding, analyse, error_entry
 from ir_runner.types import PartialShape, TensorSpec, element_type
 from tests.cli.clikit import as_json, const_gather_model, invoke
-from tests.irbuild import IRBuilder
+from tests.helpers.irbuild import IRBuilder
 
 # -- a Result declaring output ports ---------------------------------------------------------------
 
@@ -251,3 +252,23 @@ def test_error_entry_for_the_cli_and_for_validate():
         "type": "InternalError", "message": "internal error: x"}
     finding = Finding(LayerRef("g", "Gather-8", "3"), "input 1 (indices)", "outside")
     assert error_entry(finding)["type"] == "warning" and "detail" not in error_entry(finding, detail=True)
+
+
+def strict_gather_model() -> tuple[bytes, bytes]:
+    b = IRBuilder("strict")
+    data = b.parameter("data", "f32", "3")
+    indices = b.const("indices", np.array([0, 5], np.int64))
+    axis = b.const("axis", np.array(0, np.int64))
+    g = b.layer("Gather", "opset8", [data, indices, axis], attrs={"batch_dims": 0}, out_specs=[("FP32", [2])])
+    b.result(g, "out")
+    return b.build()
+
+
+def test_validate_strict_reports_constant_indices_like_load_strict():
+    xml, weights = strict_gather_model()
+    with pytest.raises(ir_runner.IndexOutOfRangeError, match="index 5"):
+        ir_runner.load(xml, weights, strict=True)
+    report = ir_runner.validate(xml, weights, strict=True)
+    assert not report.ok
+    assert any("index 5" in str(error) for error in report.errors)
+    assert ir_runner.validate(xml, weights).ok

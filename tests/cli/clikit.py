@@ -1,8 +1,12 @@
-"""Helpers for the CLI tests: invoking ``ir-run`` in-process, and small models built with IRBuilder."""
+"""Helpers for the CLI tests: invoking ``ir-run`` in-process or as a real process, and small models built with
+IRBuilder."""
 
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -10,7 +14,7 @@ from click.testing import CliRunner, Result
 
 from ir_runner.cli import cli
 from tests.conftest import MODELS
-from tests.irbuild import IRBuilder
+from tests.helpers.irbuild import IRBuilder
 
 SELECT_GATHER = MODELS / "select_gather.xml"
 DYNAMIC = MODELS / "dynamic.xml"
@@ -24,6 +28,14 @@ def invoke(*args: object, debug: bool = True, env: dict | None = None) -> Result
         raise result.exception
     assert "Traceback" not in result.output
     return result
+
+
+def ir_run(*args: object, env: dict | None = None) -> subprocess.CompletedProcess:
+    """``ir-run`` as a real process (``python -m ir_runner``), without the caller's IR_RUN_DEBUG."""
+    environment = {k: v for k, v in os.environ.items() if k != "IR_RUN_DEBUG"}
+    environment.update(env or {})
+    return subprocess.run([sys.executable, "-m", "ir_runner", *map(str, args)], capture_output=True, text=True,
+                          env=environment, timeout=60)
 
 
 def as_json(result: Result) -> dict:
@@ -112,3 +124,13 @@ def mismatch_model(folder: Path) -> Path:
     sel = b.layer("Select", "opset1", [cond, then, then], out_specs=[("FP32", [2, 5])], name="sel")
     b.result(sel, "out", in_spec=("FP32", [2, 5]))
     return b.write(folder, "mismatch")
+
+
+def dynamic_type_model(folder: Path) -> str:
+    """x of element type dynamic -> Convert to f32 -> r1, y f32[2,3] -> r2."""
+    b = IRBuilder("dyn")
+    x = b.parameter("x", "dynamic", "2,3", names="x")
+    y = b.parameter("y", "f32", "2,3", names="y")
+    b.result(b.convert(x, "f32"), "r1")
+    b.result(y, "r2")
+    return str(b.write(folder, "dyn"))

@@ -1,20 +1,28 @@
 """What the CLI refuses, and how: arrays of non-IR dtypes or values the cast cannot keep, FIFOs and odd files,
 malformed or file-writing run records for ``replay``, folders as models, bad option values (memory limit,
-bench time) and usage errors with --json. Each ends in one message and its documented exit code, never 70
-(an internal error). Also: ``-q`` is accepted after every command."""
+bench time) and usage errors with --json, deeply nested JSON inputs, complex .npy files, port dims above
+int64 and ranks or data shapes numpy cannot hold, generated inputs above the memory limit. Each ends in one
+message and its documented exit code, never 70 (an internal error). Also: ``-q`` is accepted after every
+command."""
 
 from __future__ import annotations
 
 import json
 import os
+import subprocess
+import sys
 import threading
+import warnings
 import zipfile
 
 import numpy as np
 import pytest
 
-from tests.cli.clikit import SELECT_GATHER, as_json, invoke, typed_model
-from tests.cli.test_cli_subprocess import _ir_run
+from ir_runner.types import MAX_DIM
+from tests.cli.clikit import SELECT_GATHER, as_json, invoke, ir_run, typed_model
+from tests.conftest import MODELS
+from tests.helpers.irbuild import IRBuilder
+from tests.helpers.limits import ones, param_with_port_dim, parameter_model
 
 INPUTS = SELECT_GATHER.with_suffix(".inputs.npz")
 OTHERS = ("--input", f"cond={INPUTS}:cond", "--input", f"else={INPUTS}:else")  # 'then' left to each test
@@ -80,7 +88,7 @@ def test_u1_values_are_checked_on_every_path(tmp_path, options):
 def test_fifo_inputs_are_refused_without_reading(tmp_path, suffix):
     fifo = tmp_path / f"pipe{suffix}"
     os.mkfifo(fifo)
-    done = _ir_run(SELECT_GATHER, *OTHERS, "--input", f"then={fifo}")  # would block on open
+    done = ir_run(SELECT_GATHER, *OTHERS, "--input", f"then={fifo}")  # would block on open
     assert done.returncode == 4 and "not a regular file" in done.stderr and "Traceback" not in done.stderr
 
 
@@ -206,3 +214,86 @@ def test_usage_errors_with_json_print_one_message():
                                      ["compare", INPUTS, INPUTS]])
 def test_quiet_is_accepted_after_every_command(command):
     assert invoke(*command, "-q").exit_code == 0
+
+
+def run_cli(*args: str, cwd) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "ir_runner", *args], capture_output=True, text=True, cwd=cwd,
+                          timeout=60)
+
+
+def test_cli_deeply_nested_json_input_is_a_bad_input(tmp_path):
+    (tmp_path / "deep.json").write_text("[" * 100_000 + "]" * 100_000)
+    result = run_cli(str(MODELS / "gather1.xml"), "--input", "data=deep.json", "--input", "indices=random",
+                     cwd=tmp_path)
+    assert result.returncode == 4, result.stderr
+    assert "too deeply" in result.stderr and "Traceback" not in result.stderr
+
+
+def test_cli_generated_input_respects_the_memory_limit(tmp_path):
+    result = run_cli(str(MODELS / "dynamic.xml"), "--fill", "random", "--data-shape", "cond=[3,4]",
+                     "--data-shape", "then=[3,4]", "--data-shape", "indices=[50000000,3]",
+                     "--memory-limit", "1MiB", cwd=tmp_path)
+    assert result.returncode == 6, result.stderr
+    assert "generating input 'indices'" in result.stderr
+
+
+@pytest.mark.parametrize("command", [["validate"], []])
+def test_cli_reports_a_port_dim_above_int64_without_traceback(tmp_path, command):
+    path = tmp_path / "big.xml"
+    path.write_bytes(param_with_port_dim(str(10**23)))
+    result = invoke(*command, path, debug=False)
+    assert result.exit_code == 3
+    assert "<dim>100000000000000000000000</dim>" in result.output and "layer 'p'" in result.output
+    assert "port id 0" in result.output
+
+
+@pytest.mark.parametrize("cast", [[], ["--cast", "unsafe"]])
+@pytest.mark.parametrize("array", [np.array([1 + 2j, 3], np.complex64), np.array([1, 3], np.complex128)])
+def test_cli_refuses_complex_npy_without_traceback(tmp_path, cast, array):
+    b = IRBuilder()
+    b.result(b.parameter("x", "f32", "2"), "out")
+    model = b.write(tmp_path)
+    np.save(tmp_path / "x.npy", array)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        result = invoke(model, "--input", f"x={tmp_path / 'x.npy'}", *cast, debug=False)
+    assert result.exit_code == 4
+    assert f"input 'x' is f32, {tmp_path / 'x.npy'} has dtype {array.dtype}, which is not an IR element type" in (
+        result.output.replace("\n", " "))
+
+
+@pytest.mark.parametrize("fill", ["zeros", "random"])
+def test_cli_shape_of_a_rank_above_the_limit_is_an_input_error(tmp_path, fill):
+    path = tmp_path / "any_rank.xml"
+    path.write_bytes(parameter_model("..."))
+    result = invoke(path, "--shape", f"p=[{ones(65)}]", "--fill", fill, debug=False)
+    assert result.exit_code == 4
+    assert "rank 65 is above numpy's limit of 64 dims" in result.output
+
+
+@pytest.mark.parametrize("command", [["validate"], []])
+def test_cli_reports_a_rank_above_the_limit_with_exit_code_5(tmp_path, command):
+    path = tmp_path / "deep.xml"
+    path.write_bytes(parameter_model(ones(65)))
+    result = invoke(*command, path, debug=False)
+    assert result.exit_code == 5
+    assert "layer 'p'" in result.output and "rank 65 is above numpy's limit of 64 dims" in result.output
+
+
+def test_generating_an_empty_input_numpy_cannot_describe_is_an_input_error(tmp_path):
+    b = IRBuilder()
+    b.result(b.parameter("x", "f32", "..."))
+    model = b.write(tmp_path)
+    for fill in ("zeros", "random"):
+        result = invoke(model, "--fill", fill, "--data-shape", f"x=[0,{MAX_DIM}]")
+        assert result.exit_code == 4 and "has no elements, but its other dims multiply beyond" in result.stderr
+
+
+def test_data_shapes_numpy_cannot_hold_are_usage_errors_and_huge_sizes_are_short(tmp_path):
+    b = IRBuilder()
+    b.result(b.parameter("x", "f32", "..."))
+    model = b.write(tmp_path)
+    too_many = invoke(model, "--fill", "zeros", "--data-shape", "x=[" + ",".join(["1"] * 70) + "]")
+    assert too_many.exit_code == 2 and "rank 70 is above numpy's limit of 64 dims" in too_many.stderr
+    huge = invoke(model, "--fill", "zeros", "--data-shape", "x=[" + ",".join(["90000"] * 10) + "]")
+    assert huge.exit_code == 6 and "would take more than 1 EiB, above the memory limit of 16.0 GiB" in huge.stderr

@@ -9,7 +9,7 @@ import sys
 import numpy as np
 
 from tests.cli.clikit import as_json, invoke
-from tests.crosscheck_models import FAULTS, negative_gather, out_of_range_gather
+from tests.helpers.crosscheck_models import FAULTS, negative_gather, out_of_range_gather
 
 
 def _files(tmp_path, made):

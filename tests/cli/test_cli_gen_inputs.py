@@ -1,24 +1,33 @@
-"""``gen-inputs`` and ``--input random``: data that fits the layers each input feeds."""
+"""``gen-inputs`` and ``--input random``: data that fits the layers each input feeds, with no needless second
+inference; inputs of dynamic element type need a file; every input missing a ``--data-shape`` is named in one
+error whose suggested flags then work."""
 
 from __future__ import annotations
 
 import json
+import shlex
+import sys
 
 import ml_dtypes
 import numpy as np
 import pytest
 
+import ir_runner.cli.generate
+import ir_runner.cli.inputs
+import ir_runner.infer
 from tests.cli.clikit import (
     DYNAMIC,
     SELECT_GATHER,
     as_json,
     convert_cond_model,
+    dynamic_type_model,
     invoke,
     load_npz,
     odd_names_model,
     typed_model,
 )
-from tests.irbuild import IRBuilder
+from tests.conftest import MODELS
+from tests.helpers.irbuild import IRBuilder
 
 
 def test_random_gather_indices_stay_in_range_for_many_seeds(tmp_path):
@@ -144,3 +153,67 @@ def test_gen_inputs_dynamic_needs_data_shape(tmp_path):
 
 def test_gen_inputs_requires_output():
     assert invoke("gen-inputs", SELECT_GATHER).exit_code == 2
+
+
+@pytest.fixture
+def infer_calls(monkeypatch) -> list[int]:
+    """Counts calls of ``infer_graph``, wherever an ir_runner module imported it (the CLI modules that
+    import lazily are imported above, so that they are patched too)."""
+    original = ir_runner.infer.infer_graph
+    calls: list[int] = []
+
+    def counting(*args, **kwargs):
+        calls.append(1)
+        return original(*args, **kwargs)
+
+    for name, module in list(sys.modules.items()):
+        if name.startswith("ir_runner") and getattr(module, "infer_graph", None) is original:
+            monkeypatch.setattr(module, "infer_graph", counting)
+    return calls
+
+
+def test_random_inputs_of_a_static_model_need_no_second_inference(infer_calls):
+    result = invoke(MODELS / "gather7_example1.xml", "--fill", "random")
+    assert result.exit_code == 0, result.output
+    assert "random [0,4] (indices of Gather-7 'gather': axis 0 has 5)" in result.stdout  # ranges still from the layers
+    assert len(infer_calls) == 1  # the load's
+
+
+def test_random_inputs_of_a_dynamic_model_are_inferred_with_their_shapes(infer_calls):
+    data = as_json(invoke(DYNAMIC, "--fill", "random", "--data-shape", "cond=[5,4]", "--data-shape", "then=[1,4]",
+                          "--data-shape", "indices=[1,3]", "--json"))
+    assert data["outputs"][0]["shape"] == [5, 4]
+    assert len(infer_calls) == 2  # load, then the random inputs' ranges (the run's plan reuses that inference)
+
+
+def test_shape_that_changes_nothing_keeps_the_model(infer_calls):
+    result = invoke(SELECT_GATHER, "--shape", "cond=[2,3]", "--fill", "zeros")
+    assert result.exit_code == 0, result.output
+    assert len(infer_calls) == 1
+
+
+@pytest.mark.parametrize("options", [["--fill", "random"], ["--input", "x=zeros", "--input", "y=random"]])
+def test_generating_data_for_a_dynamic_element_type_is_bad_input(tmp_path, options):
+    result = invoke(dynamic_type_model(tmp_path), *options, debug=False)
+    assert result.exit_code == 4, result.output
+    assert "input 'x' has element type dynamic: give its data in a file" in result.stderr
+
+
+def test_random_next_to_a_file_for_a_dynamic_element_type(tmp_path):
+    np.save(tmp_path / "x.npy", np.arange(6, dtype=np.int32).reshape(2, 3))
+    data = as_json(invoke(dynamic_type_model(tmp_path), "-i", f"x={tmp_path / 'x.npy'}", "-i", "y=random", "--json"))
+    assert data["outputs"][0]["values"] == [0.0, 1.0, 2.0, 3.0, 4.0, 5.0]
+
+
+def test_every_input_missing_a_data_shape_is_named_in_one_error():
+    result = invoke(DYNAMIC, "--fill", "random")
+    assert result.exit_code == 4
+    assert "inputs 'cond' [1..10,4], 'then' [?,4], 'indices' [?,..3] have dynamic shapes" in result.stderr
+    hint = "add --data-shape 'cond=[1,4]' --data-shape 'then=[1,4]' --data-shape 'indices=[1,1]'"
+    assert hint in result.stderr
+    suggested = shlex.split(hint.removeprefix("add "))
+    assert invoke(DYNAMIC, "--fill", "random", *suggested).exit_code == 0
+    one_left = invoke(DYNAMIC, "--fill", "random", "--data-shape", "cond=[2,4]", "--data-shape", "then=[2,4]")
+    assert one_left.exit_code == 4 and "input 'indices' has the dynamic shape [?,..3]" in one_left.stderr
+    wrong_first = invoke(DYNAMIC, "--fill", "random", "--data-shape", "cond=[11,4]")
+    assert wrong_first.exit_code == 4 and "--data-shape 'cond=[11,4]' does not fit" in wrong_first.stderr

@@ -1,4 +1,6 @@
-"""``ir-run run`` (the default command): binding, outputs, files, errors and exit codes."""
+"""``ir-run run`` (the default command): binding, outputs, files, errors and exit codes; layer statistics
+computed only for --trace (and --dump-intermediate's index agreeing with the trace); --ref read and checked
+before the run; the JSON error object."""
 
 from __future__ import annotations
 
@@ -9,10 +11,12 @@ import numpy as np
 import pytest
 
 import ir_runner.cli.run as run_module
+from ir_runner.model import Model
 from tests.cli.clikit import (
     DYNAMIC,
     SELECT_GATHER,
     as_json,
+    dynamic_type_model,
     expected_of,
     inputs_of,
     invoke,
@@ -357,3 +361,91 @@ def test_unwritable_output_exit_74_and_nothing_left(tmp_path):
     (tmp_path / "dir.npz").mkdir()
     assert invoke(SELECT_GATHER, "--fill", "zeros", "-o", tmp_path / "dir.npz").exit_code == 2
     assert sorted(p.name for p in tmp_path.iterdir()) == ["dir.npz"]
+
+
+@pytest.fixture
+def stats_calls(monkeypatch) -> list[tuple]:
+    original = run_module.array_stats
+    calls: list[tuple] = []
+
+    def counting(array):
+        calls.append(array.shape)
+        return original(array)
+
+    monkeypatch.setattr(run_module, "array_stats", counting)
+    return calls
+
+
+def test_dump_intermediate_alone_computes_no_layer_statistics(tmp_path, stats_calls):
+    folder = tmp_path / "layers"
+    result = invoke(SELECT_GATHER, "-i", SELECT_GATHER.with_suffix(".inputs.npz"), "--dump-intermediate", folder)
+    assert result.exit_code == 0, result.output
+    assert stats_calls == [(2, 2)]  # the output row's only
+    index = json.loads((folder / "index.json").read_text())["layers"]
+    assert index == [
+        {"file": "0000_select.npy", "layer": "select", "id": "3", "type": "Select-1", "element_type": "f32",
+         "shape": [2, 3]},
+        {"file": "0001_gather.npy", "layer": "gather", "id": "6", "type": "Gather-7", "element_type": "f32",
+         "shape": [2, 2]},
+    ]
+
+
+def test_trace_and_index_describe_the_same_layers(tmp_path, stats_calls):
+    folder = tmp_path / "layers"
+    data = as_json(invoke(SELECT_GATHER, "-i", SELECT_GATHER.with_suffix(".inputs.npz"), "--trace", "--json",
+                          "--dump-intermediate", folder))
+    assert stats_calls == [(2, 3), (2, 2), (2, 2)]  # each layer once, then the output
+    index = json.loads((folder / "index.json").read_text())["layers"]
+    keys = ["layer", "id", "type", "element_type", "shape"]
+    assert [{k: row[k] for k in keys} for row in data["trace"]] == [{k: e[k] for k in keys} for e in index]
+    assert list(data["trace"][0]) == ["step", *keys, "min", "max", "mean", "nan", "inf", "ms"]
+    assert [row["step"] for row in data["trace"]] == [0, 1]
+
+
+@pytest.fixture
+def no_run(monkeypatch):
+    def refuse(*args, **kwargs):
+        raise AssertionError("the model ran")
+
+    monkeypatch.setattr(Model, "run", refuse)
+    monkeypatch.setattr(Model, "trace", refuse)
+
+
+@pytest.mark.parametrize("trace", [[], ["--trace"]])
+def test_a_missing_reference_fails_before_the_run(tmp_path, no_run, trace):
+    result = invoke(SELECT_GATHER, "-i", SELECT_GATHER.with_suffix(".inputs.npz"), "--ref", tmp_path / "no.npz",
+                    *trace)
+    assert result.exit_code == 4
+    assert f"error: the file '{tmp_path / 'no.npz'}' does not exist" in result.stderr
+
+
+def test_an_unreadable_reference_fails_before_the_run(tmp_path, no_run):
+    (tmp_path / "bad.npy").write_bytes(b"not numpy")
+    result = invoke(SELECT_GATHER, "-i", SELECT_GATHER.with_suffix(".inputs.npz"), "--ref", tmp_path / "bad.npy")
+    assert result.exit_code == 4 and "is not a .npy or .npz file" in result.stderr
+
+
+def test_a_single_array_reference_for_two_outputs_fails_before_the_run(tmp_path, no_run):
+    np.save(tmp_path / "one.npy", np.zeros((2, 3), np.float32))
+    result = invoke(dynamic_type_model(tmp_path), "-i", "y=zeros", "--value", "x=[[1,2,3],[4,5,6]]",
+                    "--ref", tmp_path / "one.npy")
+    assert result.exit_code == 4
+    assert f"'{tmp_path / 'one.npy'}' holds one array, the model has 2 outputs" in result.stderr
+
+
+def test_reference_still_compared_after_the_run(tmp_path):
+    np.save(tmp_path / "one.npy", np.array([[3, 1], [60, 40]], np.float32))
+    data = as_json(invoke(SELECT_GATHER, "-i", SELECT_GATHER.with_suffix(".inputs.npz"), "--ref",
+                          tmp_path / "one.npy", "--json"))
+    assert data["comparison"]["passed"] is True and data["comparison"]["reference"] == str(tmp_path / "one.npy")
+
+
+def test_json_error_object_names_the_layer_and_gives_the_detail():
+    result = invoke(DYNAMIC, "--fill", "random", "--shape", "cond=[3,5]", "--shape", "then=[3,5]", "--json")
+    assert result.exit_code == 4
+    error = as_json(result)["error"]
+    assert list(error) == ["type", "message", "detail", "layer"]
+    assert error["type"] == "InputError"
+    assert error["detail"].startswith("with --shape 'cond=[3,5]' --shape 'then=[3,5]': ")
+    assert error["layer"] == {"name": "select", "type": "Select-1", "id": "4", "line": 39}
+    assert error["message"] == f"layer 'select' (Select-1, id 4, line 39): {error['detail']}"

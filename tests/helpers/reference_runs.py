@@ -1,6 +1,6 @@
 """Run an OpenVINO-built model through ir-run every way a caller may, and compare with OpenVINO's reference.
 
-Needs ``openvino`` (a test dependency); the reference is ``tests/test_vs_openvino.py``'s ``Node.evaluate`` walk.
+Needs ``openvino`` (a test dependency); the reference is ``tests/helpers/ov_random.py``'s ``Node.evaluate`` walk.
 """
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import numpy as np
 import openvino as ov
 
 import ir_runner
-from tests import test_vs_openvino as tv
+from tests.helpers import ov_random as tv
 from tests.helpers.bits import assert_same_bits
 
 

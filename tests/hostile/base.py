@@ -13,7 +13,7 @@ from collections.abc import Callable
 import numpy as np
 from lxml import etree
 
-from tests.irbuild import IRBuilder
+from tests.helpers.irbuild import IRBuilder
 
 FEEDS = {
     "cond": np.array([[True, False, True], [False, True, False]]),

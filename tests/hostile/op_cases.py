@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from ir_runner import IndexOutOfRangeError, InferenceError, ResourceLimitError, UnsupportedError
-from tests.irbuild import IRBuilder
+from tests.helpers.irbuild import IRBuilder
 
 from .base import FEEDS, base_model
 from .case import SIZE, Case

@@ -6,9 +6,6 @@ type (the bitwise ones, SquaredDifference outside f32...) are compared with nump
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
 import ml_dtypes
 import numpy as np
 import pytest
@@ -16,15 +13,12 @@ import pytest
 ov = pytest.importorskip("openvino")
 from openvino import opset13  # noqa: E402
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from irbuild import IRBuilder  # noqa: E402
-
 import ir_runner  # noqa: E402
 from ir_runner.errors import InferenceError, InputError  # noqa: E402
 from ir_runner.ops.elementwise import interval  # noqa: E402
 from ir_runner.ops.registry import lookup  # noqa: E402
 from ir_runner.types import Dim, PartialShape, TensorSpec, element_type  # noqa: E402
+from tests.helpers.irbuild import IRBuilder  # noqa: E402
 from tests.helpers.optest import check_inference, check_run, write_ir  # noqa: E402
 
 ARITH = ["add", "subtract", "multiply", "divide", "power", "maximum", "minimum", "squared_difference", "mod",

@@ -10,8 +10,8 @@ import pytest
 import ir_runner
 from ir_runner.ops.gather import _INDEX_CHUNK, GatherKernel
 from ir_runner.parallel import PARALLEL_MIN_ELEMENTS
-from tests.gather_reference import gather_with_zeros
-from tests.irbuild import IRBuilder
+from tests.helpers.gather_reference import gather_with_zeros
+from tests.helpers.irbuild import IRBuilder
 
 
 def run(data, indices, axis=0, constant=False):

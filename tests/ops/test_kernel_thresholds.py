@@ -1,7 +1,7 @@
 """Select, Gather and Convert with the kernels' size thresholds lowered, so that their chunked, blocked and
 threaded paths run on small tensors: random models, strict Gather, and every f16 bit pattern, each run through
 ``ir_runner.load(...).run`` and compared bit for bit with OpenVINO's reference (``Node.evaluate``, through
-``tests/test_vs_openvino.py``'s helpers)."""
+``tests/helpers/ov_random.py``'s helpers)."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from openvino import opset1, opset7, opset8
 import ir_runner
 from ir_runner import parallel
 from ir_runner.ops import api, gather, select
-from tests import test_vs_openvino as tv
+from tests.helpers import ov_random as tv
 from tests.helpers.reference_runs import check_every_way, strided
 
 THRESHOLDS = {  # (module, name): (tiny, small); "_WORKERS": 3 threads even on a machine with fewer cores

@@ -20,8 +20,8 @@ from openvino import opset1, opset3, opset4, opset5  # noqa: E402
 import ir_runner  # noqa: E402
 from ir_runner.errors import InferenceError, IRError, UnsupportedError  # noqa: E402
 from ir_runner.ops.registry import lookup  # noqa: E402
+from tests.helpers.irbuild import IRBuilder  # noqa: E402
 from tests.helpers.optest import check_inference, write_ir  # noqa: E402
-from tests.irbuild import IRBuilder  # noqa: E402
 
 BOUND = 1e-5
 GATES = {"lstm": 4, "gru": 3, "rnn": 1}

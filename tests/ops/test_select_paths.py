@@ -1,7 +1,8 @@
 """Each Select kernel path gives np.where's bits: np.where for small outputs, bit-select for large
 same-shape inputs, and the blocked broadcast bit-select for large broadcast inputs (also threaded),
 for every element width and for cond bytes other than 0/1; the broadcast bit-select works in cache-sized
-blocks even when the output's leading axes are 1. (Whole-row copies: test_select_rows.py.)"""
+blocks even when the output's leading axes are 1; both bit-selects handle every IR element type. (Whole-row
+copies: test_select_rows.py.)"""
 
 import functools
 
@@ -13,8 +14,8 @@ from ir_runner import parallel
 from ir_runner.ops import select
 from ir_runner.ops.select import bit_select, bit_select_broadcast, choose_kernel, prepare_select, row_select
 from ir_runner.parallel import PARALLEL_MIN_ELEMENTS
-from ir_runner.types import PartialShape, TensorSpec, element_type_of
-from tests.helpers.bits import assert_same_bits
+from ir_runner.types import ELEMENT_TYPES, PartialShape, TensorSpec, element_type_of
+from tests.helpers.bits import assert_same_bits, same_bits
 
 DTYPES = [np.float32, np.float16, np.float64, np.int8, np.uint16, np.bool_, ml_dtypes.bfloat16]
 SHAPES = {
@@ -106,3 +107,16 @@ def test_broadcast_bit_select_works_in_cache_sized_blocks(monkeypatch, cond_shap
     assert_same_bits(buffer, np.where(cond, then, else_))
     (units, per_unit), _ = calls
     assert per_unit <= 256 and units * per_unit >= np.prod(out_shape) and units > 1
+
+
+@pytest.mark.parametrize("name", sorted(n for n, t in ELEMENT_TYPES.items() if t.dtype is not None))
+def test_bit_selects_handle_every_ir_element_type(name):
+    """The bit-selects view every IR element type as a same-width unsigned integer (no fallback needed)."""
+    dtype = ELEMENT_TYPES[name].dtype
+    rng = np.random.default_rng(7)
+    then, else_ = (rng.integers(0, 256, (4, 8 * dtype.itemsize), np.uint8).view(dtype) for _ in range(2))
+    cond = rng.integers(0, 3, then.shape, np.uint8).view(np.bool_)
+    want = np.where(cond, then, else_)
+    assert same_bits(bit_select(cond, then, else_), want)
+    row_cond = cond[:, :1]
+    assert same_bits(bit_select_broadcast(row_cond, then, else_[:1], then.shape), np.where(row_cond, then, else_[:1]))

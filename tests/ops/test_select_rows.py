@@ -24,7 +24,7 @@ from ir_runner.ops.select import (
 from ir_runner.parallel import PARALLEL_MIN_ELEMENTS
 from ir_runner.types import PartialShape, TensorSpec, element_type_of
 from tests.helpers.bits import same_bits
-from tests.irbuild import IRBuilder
+from tests.helpers.irbuild import IRBuilder
 
 DTYPES = [np.float32, np.float16, np.float64, ml_dtypes.bfloat16, np.int8, np.int64, np.uint16, np.bool_]
 UNSIGNED = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}

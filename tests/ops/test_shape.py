@@ -91,7 +91,7 @@ def test_reshape_shapes(shape, target, special_zero, tmp_path):
 ])
 def test_reshape_errors(shape, target, special_zero, tmp_path):
     """Invalid targets: one IRError naming the Reshape layer (written by hand: OpenVINO refuses to build them)."""
-    from tests.irbuild import IRBuilder
+    from tests.helpers.irbuild import IRBuilder
 
     b = IRBuilder("bad")
     x = b.parameter("x", "f32", ",".join(map(str, shape)))

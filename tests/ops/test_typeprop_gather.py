@@ -9,17 +9,12 @@ except where ir-run deliberately differs (marked below): a non-constant axis and
 from __future__ import annotations
 
 import re
-import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from irbuild import IRBuilder, port_dims, read_with_openvino
-
 import ir_runner
+from tests.helpers.irbuild import IRBuilder, port_dims, read_with_openvino
 
 ALL = ("opset1", "opset7", "opset8")
 V78 = ("opset7", "opset8")

@@ -8,18 +8,13 @@ concrete element types (IR Parameters of type ``dynamic`` are out of scope here)
 from __future__ import annotations
 
 import re
-import sys
-from pathlib import Path
 
 import ml_dtypes
 import numpy as np
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from irbuild import IRBuilder, port_dims, read_with_openvino
-
 import ir_runner
+from tests.helpers.irbuild import IRBuilder, port_dims, read_with_openvino
 
 NUMPY = {"auto_broadcast": "numpy"}
 NONE = {"auto_broadcast": "none"}

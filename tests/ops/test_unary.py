@@ -10,8 +10,6 @@ from __future__ import annotations
 import ctypes
 import ctypes.util
 import math
-import sys
-from pathlib import Path
 
 import ml_dtypes
 import numpy as np
@@ -20,15 +18,12 @@ import pytest
 ov = pytest.importorskip("openvino")
 from openvino import opset2, opset13  # noqa: E402
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from irbuild import IRBuilder  # noqa: E402
-
 import ir_runner  # noqa: E402
 from ir_runner.errors import InferenceError  # noqa: E402
 from ir_runner.ops.registry import lookup  # noqa: E402
 from ir_runner.ops.unary import ULP_BOUNDS  # noqa: E402
 from ir_runner.types import PartialShape, TensorSpec, element_type  # noqa: E402
+from tests.helpers.irbuild import IRBuilder  # noqa: E402
 from tests.helpers.optest import check_inference, check_run, ulp_distance, write_ir  # noqa: E402
 
 NUMPY_TYPE = {"f16": np.float16, "f32": np.float32, "f64": np.float64, "bf16": ml_dtypes.bfloat16, "i8": np.int8,

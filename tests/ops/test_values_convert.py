@@ -1,6 +1,6 @@
 """Convert-1 values: OpenVINO's op_reference cases, the measured reference for all 306 type pairs, corners.
 
-Every case is a one-layer IR built with ``tests/irbuild.py`` and run with ``ir_runner.load(...).run``, once
+Every case is a one-layer IR built with ``tests/helpers/irbuild.py`` and run with ``ir_runner.load(...).run``, once
 with the source as a Parameter and once as a Const (whose Convert ir-run folds at load). Packed types
 (u1, u4, i4) enter as the bytes OpenVINO's tests use, through a packed Const, and as unpacked arrays
 (``uint8`` 0/1, ``ml_dtypes.uint4``/``int4``) through a Parameter.
@@ -17,7 +17,6 @@ every way (strided feeds, out= buffers) against ``Node.evaluate`` (``tests/helpe
 from __future__ import annotations
 
 import random
-import sys
 from pathlib import Path
 
 import ml_dtypes
@@ -25,14 +24,11 @@ import numpy as np
 import pytest
 from openvino import opset1
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from irbuild import PRECISION, IRBuilder
-
 import ir_runner
 from ir_runner.types import ELEMENT_TYPES
-from tests import test_vs_openvino as tv
+from tests.helpers import ov_random as tv
 from tests.helpers.bits import assert_same_bits
+from tests.helpers.irbuild import PRECISION, IRBuilder
 from tests.helpers.reference_runs import check_every_way
 
 NP = {name: et.dtype.type for name, et in ELEMENT_TYPES.items() if et.dtype is not None}  # IR name -> numpy type

@@ -1,6 +1,6 @@
 """Gather-1/7/8 values: spec examples, OpenVINO's op_reference cases, index corners, every element type.
 
-Each case builds a one-layer IR with ``tests/irbuild.py`` (data and indices Parameters, axis a Const)
+Each case builds a one-layer IR with ``tests/helpers/irbuild.py`` (data and indices Parameters, axis a Const)
 and runs it with ``ir_runner.load(...).run``. Expected outputs are literal values or come from
 ``expected_gather`` below, a loop over index positions written from the reference semantics: a negative
 index gets ``dim`` added, an index still outside ``[0, dim-1]`` gives zeros. Comparisons are bit for bit.
@@ -9,22 +9,17 @@ index gets ``dim`` added, an index still outside ``[0, dim-1]`` gives zeros. Com
 from __future__ import annotations
 
 import re
-import sys
-from pathlib import Path
 
 import ml_dtypes
 import numpy as np
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from irbuild import IRBuilder
-
 import ir_runner
 from ir_runner.parallel import PARALLEL_MIN_ELEMENTS
 from ir_runner.types import ELEMENT_TYPES
-from tests.gather_reference import gather_with_zeros
 from tests.helpers.bits import assert_same_bits
+from tests.helpers.gather_reference import gather_with_zeros
+from tests.helpers.irbuild import IRBuilder
 
 NP = {name: et.dtype.type for name, et in ELEMENT_TYPES.items() if et.dtype is not None}  # IR name -> numpy type
 INT_TYPES = ("i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64")

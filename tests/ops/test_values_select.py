@@ -1,6 +1,6 @@
 """Select-1 values: the spec example, OpenVINO's op_reference cases, every element type and broadcast mode.
 
-Each case builds a one-layer IR with ``tests/irbuild.py`` and runs it with ``ir_runner.load(...).run``.
+Each case builds a one-layer IR with ``tests/helpers/irbuild.py`` and runs it with ``ir_runner.load(...).run``.
 Expected outputs are literal values or come from ``expected_select`` below, an element-by-element
 loop written from the semantics (not ``np.where``). Outputs are compared as bits: dtype, shape and bytes.
 """
@@ -8,21 +8,16 @@ loop written from the semantics (not ``np.where``). Outputs are compared as bits
 from __future__ import annotations
 
 import itertools
-import sys
-from pathlib import Path
 
 import ml_dtypes
 import numpy as np
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from irbuild import IRBuilder
-
 import ir_runner
 from ir_runner.parallel import PARALLEL_MIN_ELEMENTS
 from ir_runner.types import ELEMENT_TYPES
 from tests.helpers.bits import assert_same_bits
+from tests.helpers.irbuild import IRBuilder
 
 NP = {name: et.dtype.type for name, et in ELEMENT_TYPES.items() if et.dtype is not None}  # IR name -> numpy type
 ALL_TYPES = tuple(NP)

@@ -9,7 +9,7 @@ from __future__ import annotations
 import ml_dtypes
 import numpy as np
 
-from tests.irbuild import IRBuilder
+from tests.helpers.irbuild import IRBuilder
 
 
 def _tail(b: IRBuilder, src, n: int, et: str):
