@@ -143,16 +143,25 @@ def crosscheck(model: Model | str | os.PathLike | bytes, feeds: Mapping[str, obj
     device_run = run_on_device(model.source, model.weights_source, keys, fed, device, precision)
     rows: list[LayerComparison] = []
     tainted: set[tuple[str, int]] = set()  # outputs that diverged, or are unobservable and read one that did
+    inexact: set[tuple[str, int]] = set()  # outputs that agree within the tolerance but not bit for bit
     for record in trace.layers:
         info = model.inference.layers[record.layer.id]
         value = np.asarray(record.value)
         exact = getattr(info.op, "exact", True)
+        sources = model.graph.sources.get(record.layer.id, ())
+        # an exact operation on inputs that agree only within the tolerance can agree only within it too
+        exact = exact and not any(source in inexact for source in sources)
         row = LayerComparison(record.layer, record.position, record.port, record.source, _type_name(value.dtype),
                               value.shape, _rule(value.dtype, exact, precision))
         key = (record.layer.name, record.position)
-        inherited = any(source in tainted for source in model.graph.sources.get(record.layer.id, ()))
+        inherited = any(source in tainted for source in sources)
         if key in device_run.values:
-            _compare(row, value, device_run.values[key], bound)
+            device_value = device_run.values[key]
+            _compare(row, value, device_value, bound)
+            if not row.mismatches and _is_float(value.dtype) and (
+                    device_value.shape != value.shape or device_value.dtype != value.dtype
+                    or value.tobytes() != device_value.tobytes()):
+                inexact.add((record.layer.id, record.position))
             if row.mismatches:
                 row.status = INHERITED if inherited else DIVERGES
         else:

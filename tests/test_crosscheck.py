@@ -111,3 +111,18 @@ def test_feeding_bf16_inputs_moves_their_bits():
     b.result(b.convert(x, "f32", name="widen"))
     report = _check(b, {"x": np.array([1.5, -2.25, 3e38], BF16)})
     assert report.ok and [row.rule for row in report.layers] == ["bits", "bits"]
+
+
+@pytest.mark.parametrize("network", ["resnet_block", "gpt2"])
+def test_exact_layers_after_bounded_ones_are_compared_within_the_tolerance(network):
+    """A real network: an exact operation (the Add after a Convolution, a Reshape after a MatMul) reading outputs
+    that agree only within the tolerance is compared within it too, not by bits, so nothing diverges."""
+    pytest.importorskip("openvino")
+    from pathlib import Path
+
+    folder = Path(__file__).resolve().parent.parent / "models" / "real" / network
+    feeds = dict(np.load(folder / "inputs.npz"))
+    report = ir_runner.crosscheck(str(folder / "model.xml"), feeds)
+    assert report.ok, [(str(r.layer), r.rule, r.max_abs) for r in report.layers if r.diverged]
+    exact_after_bounded = [r for r in report.layers if r.rule == "tolerance" and r.layer.type_version.startswith("Add")]
+    assert exact_after_bounded  # the Add of a bias after a Convolution/MatMul
