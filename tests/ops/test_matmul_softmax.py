@@ -14,8 +14,8 @@ from openvino import opset1  # noqa: E402
 from openvino import opset13 as ops  # noqa: E402
 
 import ir_runner  # noqa: E402
+from tests.helpers.node_eval import BF16, NP_TYPES, OV_TYPES, evaluate  # noqa: E402
 from tests.helpers.optest import assert_same_bits, check_inference, write_ir  # noqa: E402
-from tests.ops.test_reduce import BF16, NP_TYPES, OV_TYPES, evaluate  # noqa: E402
 
 F32_EPS = float(np.finfo(np.float32).eps)
 

@@ -12,13 +12,9 @@ ov = pytest.importorskip("openvino")
 from openvino import opset13 as ops  # noqa: E402
 
 import ir_runner  # noqa: E402
+from tests.helpers.node_eval import BF16, NP_TYPES, OV_TYPES, evaluate  # noqa: E402
 from tests.helpers.optest import assert_same_bits, check_inference, check_run, write_ir  # noqa: E402
 
-BF16 = np.dtype(ml_dtypes.bfloat16)
-OV_TYPES = {"f16": ov.Type.f16, "bf16": ov.Type.bf16, "f32": ov.Type.f32, "i8": ov.Type.i8, "u8": ov.Type.u8,
-            "i32": ov.Type.i32, "u32": ov.Type.u32, "i64": ov.Type.i64, "u64": ov.Type.u64, "boolean": ov.Type.boolean}
-NP_TYPES = {"f16": np.float16, "bf16": BF16, "f32": np.float32, "i8": np.int8, "u8": np.uint8, "i32": np.int32,
-            "u32": np.uint32, "i64": np.int64, "u64": np.uint64, "boolean": np.bool_}
 BUILDERS = {"sum": ops.reduce_sum, "mean": ops.reduce_mean, "prod": ops.reduce_prod, "max": ops.reduce_max,
             "min": ops.reduce_min, "l1": ops.reduce_l1, "l2": ops.reduce_l2, "and": ops.reduce_logical_and,
             "or": ops.reduce_logical_or}
@@ -29,27 +25,6 @@ EVALUATED = {  # the element types OpenVINO's reference evaluates (2026.4)
     "max": ("f16", "bf16", "f32", "i8", "u8", "i32", "u32", "i64", "u64"),
     "min": ("f16", "bf16", "f32", "i8", "u8", "i32", "u32", "i64", "u64"),
     "l1": ("f16", "bf16", "f32", "i32", "i64"), "l2": ("f16", "bf16", "f32"), "and": ("boolean",), "or": ("boolean",)}
-
-
-def evaluate(node, arrays) -> np.ndarray:
-    """``node.evaluate`` on one node whose Parameters take ``arrays`` (bf16 given as its bits)."""
-    tensors = []
-    for array in arrays:
-        if array.dtype == BF16:
-            tensor = ov.Tensor(ov.Type.bf16, ov.Shape(list(array.shape)))
-            tensor.data.view(np.uint16)[...] = array.view(np.uint16)
-            tensors.append(tensor)
-        else:
-            tensors.append(ov.Tensor(np.ascontiguousarray(array)))
-    inputs = []
-    it = iter(tensors)
-    for port in node.inputs():
-        source = port.get_source_output().get_node()
-        inputs.append(ov.Tensor(source.get_data().copy()) if source.get_type_name() == "Constant" else next(it))
-    out = ov.Tensor(node.get_output_element_type(0), ov.Shape([0]))
-    assert node.evaluate([out], inputs)
-    result = np.array(out.data, copy=True)
-    return result.view(np.uint16).view(BF16) if node.get_output_element_type(0) == ov.Type.bf16 else result
 
 
 def run_one(tmp_path, kind: str, x: np.ndarray, axes, keep_dims: bool, et: str):
