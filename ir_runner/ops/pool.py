@@ -25,6 +25,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import UnsupportedError
+from ..parallel import run_chunked
 from ..types import DYNAMIC_DIM, DYNAMIC_SHAPE, Dim, PartialShape, TensorSpec, element_type
 from .api import LATEST_OPSET, Attr, OpContext, OpDef
 from .window import AUTO_PADS, as_dim, batch_axis_zero, ceil_div, dim_add, dim_sub, floor_div, same_padding, windows
@@ -217,36 +218,85 @@ def _lowest(dtype: np.dtype):
     return np.finfo(dtype).min
 
 
+def _sign_bit_zero(x: np.ndarray) -> bool:
+    """Whether a float ``x`` may hold -0.0 (``fmax`` may then pick another zero than the reference's first)."""
+    if x.dtype.kind != "f":
+        return False
+    if not x.flags.c_contiguous:
+        return True
+    bits = x.view(np.dtype(f"u{x.dtype.itemsize}"))
+    return bool(np.equal(bits, 1 << (8 * x.dtype.itemsize - 1)).any())
+
+
+def _filled(x: np.ndarray, begin, end, value, dtype=None) -> np.ndarray:
+    """``x`` (as ``dtype``) with ``begin``/``end`` elements of ``value`` around its trailing spatial axes, in
+    one preallocated buffer; ``x`` itself when there is nothing to pad."""
+    dtype = x.dtype if dtype is None else dtype
+    if not any(begin) and not any(end):
+        return x.astype(dtype, copy=False)
+    n = len(begin)
+    shape = x.shape[:-n] + tuple(d + b + e for d, b, e in zip(x.shape[-n:], begin, end))
+    out = np.full(shape, value, dtype=dtype)
+    out[(Ellipsis,) + tuple(slice(b, b + d) for b, d in zip(begin, x.shape[-n:]))] = x
+    return out
+
+
+def _flat_rows(x: np.ndarray) -> np.ndarray:
+    """``x`` [N, C, *S] as [N*C, *S] (a view when it can be)."""
+    return x.reshape((x.shape[0] * x.shape[1],) + x.shape[2:])
+
+
 def max_pool(x, *, kernel, strides, dilations, pads_begin, pads_end, auto_pad, rounding, axis=None,
              index_type=None):
-    """MaxPool as the reference scans it (see the module docstring); one vectorised step per kernel tap."""
+    """MaxPool as the reference scans it (see the module docstring); one vectorised step per kernel tap
+    over channel blocks split across threads. Without indices and without -0.0 in the data, a running
+    ``fmax`` gives the scan's result (NaN never wins; equal values are equal bits); otherwise each tap
+    replaces the running maximum where strictly greater and records its tap number."""
     if x.dtype.kind not in "iuf" and x.dtype.name != "bfloat16":
         raise UnsupportedError(f"MaxPool of element type {x.dtype} is not implemented")
     n = len(kernel)
     begin, end, out_spatial, fit_end = _geometry(x.shape, kernel, strides, dilations, pads_begin, pads_end,
                                                  auto_pad, rounding)
     lowest = _lowest(x.dtype)
-    widths = [(0, 0), (0, 0)] + [(b, e) for b, e in zip(begin, fit_end)]
-    padded = np.pad(x, widths, constant_values=lowest)
-    view = windows(padded, kernel, strides, dilations, out_spatial)  # [N, C, *O, *K]
-    best = np.full(x.shape[:2] + tuple(out_spatial), lowest, dtype=x.dtype)
+    rows = x.shape[0] * x.shape[1]
+    view = windows(_flat_rows(_filled(x, begin, fit_end, lowest)), kernel, strides, dilations, out_spatial)
+    best = np.empty((rows,) + tuple(out_spatial), dtype=x.dtype)
     want_indices = index_type is not None
-    if want_indices:
-        index = np.zeros(best.shape, dtype=np.int64)
-        spatial_strides = [int(np.prod(x.shape[2 + i + 1:])) for i in range(n)]
-        starts = [np.arange(o) * s - b for o, s, b in zip(out_spatial, strides, begin)]
-    for tap in np.ndindex(*kernel):
-        values = view[(Ellipsis,) + tap]
-        better = values > best
-        np.copyto(best, values, where=better)
-        if want_indices:
-            flat = 0
-            for i in range(n):
-                position = (starts[i] + tap[i] * dilations[i]) * spatial_strides[i]
-                flat = flat + position.reshape((-1,) + (1,) * (n - 1 - i))
-            np.copyto(index, np.broadcast_to(flat, index.shape), where=better)
+    plain = x.dtype.kind in "iuf" and not _sign_bit_zero(x)  # fmax keeps the scan's bits
+    taps = list(np.ndindex(*kernel))
+    chosen = np.zeros(best.shape, dtype=np.uint8 if len(taps) < 256 else np.int32) if want_indices else None
+
+    def work(lo: int, hi: int) -> None:
+        part = best[lo:hi]
+        part.fill(lowest)
+        rows_view = view[lo:hi]
+        better = np.empty(part.shape, dtype=bool) if want_indices or not plain else None
+        number_where = np.empty(part.shape, dtype=chosen.dtype) if want_indices else None
+        for number, tap in enumerate(taps):
+            values = rows_view[(Ellipsis,) + tap]
+            if want_indices or not plain:
+                np.greater(values, part, out=better)
+            if plain:
+                np.fmax(part, values, out=part)
+            else:
+                np.copyto(part, values, where=better)
+            if want_indices:  # tap numbers grow: the last tap that was greater is the largest number
+                np.multiply(better, chosen.dtype.type(number), out=number_where)
+                np.maximum(chosen[lo:hi], number_where, out=chosen[lo:hi])
+
+    run_chunked(rows, max(best[:1].size, 1) * len(taps), work, min_elements=1 << 18)
+    best = best.reshape(x.shape[:2] + tuple(out_spatial))
     if not want_indices:
         return best
+    spatial_strides = [int(np.prod(x.shape[2 + i + 1:])) for i in range(n)]
+    tap_offsets = np.array([sum(t[i] * dilations[i] * spatial_strides[i] for i in range(n)) for t in taps],
+                           dtype=np.int64)
+    base = np.zeros((), dtype=np.int64)
+    for i in range(n):
+        base = base[..., None] + (np.arange(out_spatial[i]) * strides[i] - begin[i]) * spatial_strides[i]
+    index = tap_offsets[chosen].reshape(best.shape)
+    index += base
+    index[best == lowest] = 0  # no tap was greater than the start value: the scan's index stays 0
     channel_size = int(np.prod(x.shape[2:]))
     offsets = (np.arange(x.shape[0])[:, None] * x.shape[1] + np.arange(x.shape[1])[None, :]) * channel_size
     index += offsets.reshape(offsets.shape + (1,) * n)
@@ -270,23 +320,34 @@ def avg_pool(x, *, kernel, strides, dilations, pads_begin, pads_end, auto_pad, r
     begin, end, out_spatial, fit_end = _geometry(x.shape, kernel, strides, dilations, pads_begin, pads_end,
                                                  auto_pad, rounding)
     work = np.float64 if x.dtype == np.float64 else np.float32
-    padded = np.pad(x.astype(work, copy=False), [(0, 0), (0, 0)] + list(zip(begin, fit_end)))
-    view = windows(padded, kernel, strides, dilations, out_spatial)
-    total = np.zeros(x.shape[:2] + tuple(out_spatial), dtype=work)
-    for tap in np.ndindex(*kernel):
-        total += view[(Ellipsis,) + tap]
+    rows = x.shape[0] * x.shape[1]
+    view = windows(_flat_rows(_filled(x, begin, fit_end, 0, work)), kernel, strides, dilations, out_spatial)
+    total = np.empty((rows,) + tuple(out_spatial), dtype=work)
+    taps = list(np.ndindex(*kernel))
+
+    def add_taps(lo: int, hi: int) -> None:
+        part = total[lo:hi]
+        np.copyto(part, view[(slice(lo, hi), Ellipsis) + taps[0]])
+        for tap in taps[1:]:
+            np.add(part, view[(slice(lo, hi), Ellipsis) + tap], out=part)
+
+    run_chunked(rows, max(total[:1].size, 1) * len(taps), add_taps, min_elements=1 << 18)
+    total = total.reshape(x.shape[:2] + tuple(out_spatial))
     if not exclude_pad and any(begin) + any(end):
         count = np.full(tuple(out_spatial), float(np.prod(kernel)), dtype=work)
     else:
         count = np.ones((), dtype=work)
         for i in range(n):
             starts = np.arange(out_spatial[i]) * strides[i] - begin[i]
-            taps = np.arange(kernel[i])
-            inside = ((starts[:, None] + taps) >= 0) & ((starts[:, None] + taps) < x.shape[2 + i])
+            positions = starts[:, None] + np.arange(kernel[i])
+            inside = (positions >= 0) & (positions < x.shape[2 + i])
             count = count[..., None] * inside.sum(axis=1).astype(work)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        result = np.where(count > 0, total / np.where(count > 0, count, 1), 0)
-    return result.astype(x.dtype)
+    if (count > 0).all():
+        result = np.divide(total, count, out=total)
+    else:
+        with np.errstate(invalid="ignore", divide="ignore"):
+            result = np.where(count > 0, total / np.where(count > 0, count, 1), 0)
+    return result.astype(x.dtype, copy=False)
 
 
 def _bins(size: int, count: int) -> tuple[np.ndarray, np.ndarray]:
