@@ -7,9 +7,10 @@ and ``same_lower`` give ``ceil(dim / stride)`` and compute pads from static dims
 with OpenVINO's clipped interval arithmetic (:mod:`.window`). Run-time pads are recomputed from the
 actual input shapes, as OpenVINO re-infers a dynamic model per shape.
 
-Kernels: im2col (``sliding_window_view`` copied into ``[N, G, Cg*K, P]``) times the filters with one
-BLAS matmul per group (no copy for unit 1x1 convolutions); depthwise convolutions accumulate one fused
-multiply per kernel tap; transposed convolutions are one matmul followed by a scatter-add per kernel tap.
+Kernels: im2col (one strided copy per kernel tap into ``[N, G, Cg*K, P]``) times the filters with one
+BLAS matmul per group (no copy for unit 1x1 convolutions); depthwise convolutions accumulate one multiply
+and one add per kernel tap into preallocated buffers, channel blocks split across threads; transposed
+convolutions are one matmul followed by a scatter-add per kernel tap.
 
 Accuracy (``exact=False``): the reference sums ``K = C_in/group * kernel volume`` products in the
 element type in its own order; ir-run sums in another order (f16/bf16 in f32, rounded once), so
@@ -23,6 +24,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import UnsupportedError
+from ..parallel import run_chunked
 from ..types import DYNAMIC, DYNAMIC_DIM, DYNAMIC_SHAPE, Dim, PartialShape, TensorSpec, merge_dims
 from .api import LATEST_OPSET, Attr, OpContext, OpDef
 from .window import (
@@ -395,7 +397,6 @@ def forward(x: np.ndarray, w: np.ndarray, groups_view: bool, strides, dilations,
     """Convolution of ``x`` [N, C, *S] with ``w`` [G, Co/G, C/G, *K] (``groups_view``) or [Co, C, *K]."""
     if not groups_view:
         w = w[None]
-    n = x.ndim - 2
     kernel = w.shape[3:]
     g, cog, cg = w.shape[:3]
     begin, end = _run_pads(x.shape[2:], kernel, strides, dilations, pads_begin, pads_end, auto_pad)
@@ -410,22 +411,57 @@ def forward(x: np.ndarray, w: np.ndarray, groups_view: bool, strides, dilations,
     wk = w.astype(work, copy=False)
     if batch == 0 or positions == 0 or g * cog == 0:
         return np.zeros((batch, g * cog, *out_spatial), dtype=out_dtype)
-    if cg == 1 and taps > 1:  # depthwise: one fused multiply-add per kernel tap
-        view = windows(xp, kernel, strides, dilations, out_spatial).reshape(batch, g, 1, *out_spatial, taps)
-        wt = wk.reshape(g, cog, taps)
-        out = np.zeros((batch, g, cog, *out_spatial), dtype=work)
-        shape = (1, g, cog) + (1,) * n
-        for t in range(taps):
-            out += view[..., t] * wt[:, :, t].reshape(shape)
-        return _finish(out.reshape(batch, g * cog, *out_spatial), out_dtype)
+    if cg == 1 and taps > 1:  # depthwise: one multiply and one add per kernel tap, channel blocks on threads
+        return _finish(_depthwise(xp, wk, kernel, strides, dilations, out_spatial), out_dtype)
     if taps == 1 and all(s == 1 for s in strides):
         cols = xp.reshape(batch, g, cg, positions)
     else:
-        view = windows(xp, kernel, strides, dilations, out_spatial)  # [N, C, *O, *K]
-        order = (0, 1) + tuple(range(2 + n, 2 + 2 * n)) + tuple(range(2, 2 + n))
-        cols = np.ascontiguousarray(view.transpose(order)).reshape(batch, g, cg * taps, positions)
+        cols = _im2col(xp, kernel, strides, dilations, out_spatial).reshape(batch, g, cg * taps, positions)
     out = np.matmul(wk.reshape(g, cog, cg * taps), cols)  # [N, G, Co/G, P]
     return _finish(out.reshape(batch, g * cog, *out_spatial), out_dtype)
+
+
+def _im2col(xp: np.ndarray, kernel, strides, dilations, out_spatial) -> np.ndarray:
+    """``[N, C, *K, *O]``: the padded input at each kernel tap's output positions, one strided copy per tap
+    (channel blocks split across threads)."""
+    view = windows(xp, kernel, strides, dilations, out_spatial)  # [N, C, *O, *K]
+    batch, channels = xp.shape[:2]
+    cols = np.empty((batch, channels, *kernel, *out_spatial), dtype=xp.dtype)
+    taps = list(np.ndindex(*kernel))
+
+    def copy(lo: int, hi: int) -> None:
+        for tap in taps:
+            cols[(slice(None), slice(lo, hi)) + tap] = view[(slice(None), slice(lo, hi), Ellipsis) + tap]
+
+    run_chunked(channels, cols[:, :1].size, copy, min_elements=1 << 19)
+    return cols
+
+
+def _depthwise(xp: np.ndarray, w: np.ndarray, kernel, strides, dilations, out_spatial) -> np.ndarray:
+    """Grouped convolution with one input channel per group: ``out[n, g, m] = Σ_taps x[n, g, tap] · w[g, m,
+    tap]`` with ``out=`` buffers (the sum starts from the first tap's product)."""
+    n = len(kernel)
+    batch = xp.shape[0]
+    g, cog = w.shape[:2]
+    view = windows(xp, kernel, strides, dilations, out_spatial)[:, :, None]  # [N, G, 1, *O, *K]
+    wt = w.reshape(g, cog, -1)
+    out = np.empty((batch, g, cog, *out_spatial), dtype=xp.dtype)
+    taps = list(np.ndindex(*kernel))
+
+    def run(lo: int, hi: int) -> None:
+        part = out[:, lo:hi]
+        product = np.empty_like(part)
+        for number, tap in enumerate(taps):
+            weights = wt[lo:hi, :, number].reshape((1, hi - lo, cog) + (1,) * n)
+            values = view[(slice(None), slice(lo, hi), Ellipsis) + tap]
+            if number == 0:
+                np.multiply(values, weights, out=part)
+            else:
+                np.multiply(values, weights, out=product)
+                np.add(part, product, out=part)
+
+    run_chunked(g, out[:, :1].size * len(taps), run, min_elements=1 << 19)
+    return out.reshape(batch, g * cog, *out_spatial)
 
 
 def convolution(x, w, *, strides, dilations, pads_begin, pads_end, auto_pad, grouped):

@@ -101,8 +101,11 @@ def pad_input(x: np.ndarray, begin, end, value=0) -> np.ndarray:
     x = x[(Ellipsis,) + crop]
     if all(b <= 0 and e <= 0 for b, e in zip(begin, end)):
         return x
-    widths = [(0, 0)] * (x.ndim - spatial) + [(max(b, 0), max(e, 0)) for b, e in zip(begin, end)]
-    return np.pad(x, widths, constant_values=value)
+    shape = x.shape[:-spatial] + tuple(d + max(b, 0) + max(e, 0)
+                                       for d, b, e in zip(x.shape[-spatial:], begin, end))
+    out = np.zeros(shape, dtype=x.dtype) if value == 0 else np.full(shape, value, dtype=x.dtype)
+    out[(Ellipsis,) + tuple(slice(max(b, 0), max(b, 0) + d) for b, d in zip(begin, x.shape[-spatial:]))] = x
+    return out
 
 
 def windows(x: np.ndarray, kernel, strides, dilations, out_spatial) -> np.ndarray:
