@@ -39,7 +39,7 @@ from .window import (
     floor_div,
     pad_input,
     same_padding,
-    windows,
+    tap_views,
 )
 
 S_MAX = 2**63 - 1
@@ -422,18 +422,18 @@ def forward(x: np.ndarray, w: np.ndarray, groups_view: bool, strides, dilations,
 
 
 def _im2col(xp: np.ndarray, kernel, strides, dilations, out_spatial) -> np.ndarray:
-    """``[N, C, *K, *O]``: the padded input at each kernel tap's output positions, one strided copy per tap
+    """``[N, C, *K, *O]``: the padded input at each kernel tap's output positions, one copy per tap
     (channel blocks split across threads)."""
-    view = windows(xp, kernel, strides, dilations, out_spatial)  # [N, C, *O, *K]
+    views = tap_views(xp, kernel, strides, dilations, out_spatial)  # per tap: [N, C, *O]
     batch, channels = xp.shape[:2]
     cols = np.empty((batch, channels, *kernel, *out_spatial), dtype=xp.dtype)
     taps = list(np.ndindex(*kernel))
 
     def copy(lo: int, hi: int) -> None:
-        for tap in taps:
-            cols[(slice(None), slice(lo, hi)) + tap] = view[(slice(None), slice(lo, hi), Ellipsis) + tap]
+        for tap, view in zip(taps, views):
+            cols[(slice(None), slice(lo, hi)) + tap] = view[:, lo:hi]
 
-    run_chunked(channels, cols[:, :1].size, copy, min_elements=1 << 19)
+    run_chunked(channels, cols[:, :1].size, copy)
     return cols
 
 
@@ -443,24 +443,23 @@ def _depthwise(xp: np.ndarray, w: np.ndarray, kernel, strides, dilations, out_sp
     n = len(kernel)
     batch = xp.shape[0]
     g, cog = w.shape[:2]
-    view = windows(xp, kernel, strides, dilations, out_spatial)[:, :, None]  # [N, G, 1, *O, *K]
+    views = tap_views(xp, kernel, strides, dilations, out_spatial)  # per tap: [N, G, *O]
     wt = w.reshape(g, cog, -1)
     out = np.empty((batch, g, cog, *out_spatial), dtype=xp.dtype)
-    taps = list(np.ndindex(*kernel))
 
     def run(lo: int, hi: int) -> None:
         part = out[:, lo:hi]
         product = np.empty_like(part)
-        for number, tap in enumerate(taps):
+        for number, view in enumerate(views):
             weights = wt[lo:hi, :, number].reshape((1, hi - lo, cog) + (1,) * n)
-            values = view[(slice(None), slice(lo, hi), Ellipsis) + tap]
+            values = view[:, lo:hi, None]
             if number == 0:
                 np.multiply(values, weights, out=part)
             else:
                 np.multiply(values, weights, out=product)
                 np.add(part, product, out=part)
 
-    run_chunked(g, out[:, :1].size * len(taps), run, min_elements=1 << 19)
+    run_chunked(g, out[:, :1].size * len(views), run)
     return out.reshape(batch, g * cog, *out_spatial)
 
 

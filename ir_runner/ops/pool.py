@@ -28,7 +28,7 @@ from ..errors import UnsupportedError
 from ..parallel import run_chunked
 from ..types import DYNAMIC_DIM, DYNAMIC_SHAPE, Dim, PartialShape, TensorSpec, element_type
 from .api import LATEST_OPSET, Attr, OpContext, OpDef
-from .window import AUTO_PADS, as_dim, batch_axis_zero, ceil_div, dim_add, dim_sub, floor_div, same_padding, windows
+from .window import AUTO_PADS, as_dim, batch_axis_zero, ceil_div, dim_add, dim_sub, floor_div, same_padding, tap_views
 
 ROUNDING = {"floor": "floor", "ceil": "ceil", "ceil_torch": "ceil_torch"}
 INDEX_TYPES = ("i32", "i64")
@@ -259,7 +259,7 @@ def max_pool(x, *, kernel, strides, dilations, pads_begin, pads_end, auto_pad, r
                                                  auto_pad, rounding)
     lowest = _lowest(x.dtype)
     rows = x.shape[0] * x.shape[1]
-    view = windows(_flat_rows(_filled(x, begin, fit_end, lowest)), kernel, strides, dilations, out_spatial)
+    views = tap_views(_flat_rows(_filled(x, begin, fit_end, lowest)), kernel, strides, dilations, out_spatial)
     best = np.empty((rows,) + tuple(out_spatial), dtype=x.dtype)
     want_indices = index_type is not None
     plain = x.dtype.kind in "iuf" and not _sign_bit_zero(x)  # fmax keeps the scan's bits
@@ -269,11 +269,10 @@ def max_pool(x, *, kernel, strides, dilations, pads_begin, pads_end, auto_pad, r
     def work(lo: int, hi: int) -> None:
         part = best[lo:hi]
         part.fill(lowest)
-        rows_view = view[lo:hi]
         better = np.empty(part.shape, dtype=bool) if want_indices or not plain else None
         number_where = np.empty(part.shape, dtype=chosen.dtype) if want_indices else None
-        for number, tap in enumerate(taps):
-            values = rows_view[(Ellipsis,) + tap]
+        for number, view in enumerate(views):
+            values = view[lo:hi]
             if want_indices or not plain:
                 np.greater(values, part, out=better)
             if plain:
@@ -284,7 +283,7 @@ def max_pool(x, *, kernel, strides, dilations, pads_begin, pads_end, auto_pad, r
                 np.multiply(better, chosen.dtype.type(number), out=number_where)
                 np.maximum(chosen[lo:hi], number_where, out=chosen[lo:hi])
 
-    run_chunked(rows, max(best[:1].size, 1) * len(taps), work, min_elements=1 << 18)
+    run_chunked(rows, max(best[:1].size, 1) * len(taps), work)
     best = best.reshape(x.shape[:2] + tuple(out_spatial))
     if not want_indices:
         return best
@@ -294,16 +293,19 @@ def max_pool(x, *, kernel, strides, dilations, pads_begin, pads_end, auto_pad, r
     base = np.zeros((), dtype=np.int64)
     for i in range(n):
         base = base[..., None] + (np.arange(out_spatial[i]) * strides[i] - begin[i]) * spatial_strides[i]
-    index = tap_offsets[chosen].reshape(best.shape)
+    index = np.take(tap_offsets, chosen).reshape(best.shape)
     index += base
-    index[best == lowest] = 0  # no tap was greater than the start value: the scan's index stays 0
+    start_kept = best == lowest  # no tap was greater than the start value: the scan's index stays 0
+    if start_kept.any():
+        index[start_kept] = 0
     channel_size = int(np.prod(x.shape[2:]))
-    offsets = (np.arange(x.shape[0])[:, None] * x.shape[1] + np.arange(x.shape[1])[None, :]) * channel_size
-    index += offsets.reshape(offsets.shape + (1,) * n)
-    if axis:
-        index %= max(int(np.prod(x.shape[axis:])), 1)
+    if axis != 2:  # positions counted from the tensor's start (then reduced modulo the dims from ``axis`` on)
+        rows = np.arange(x.shape[0] * x.shape[1], dtype=np.int64) * channel_size
+        index += rows.reshape(x.shape[:2] + (1,) * n)
+        if axis:
+            index %= max(int(np.prod(x.shape[axis:])), 1)
     with np.errstate(over="ignore"):
-        return best, index.astype(np.int32 if index_type == "i32" else np.int64)
+        return best, index.astype(np.int32 if index_type == "i32" else np.int64, copy=False)
 
 
 def max_pool_v1(x, **params):
@@ -321,17 +323,16 @@ def avg_pool(x, *, kernel, strides, dilations, pads_begin, pads_end, auto_pad, r
                                                  auto_pad, rounding)
     work = np.float64 if x.dtype == np.float64 else np.float32
     rows = x.shape[0] * x.shape[1]
-    view = windows(_flat_rows(_filled(x, begin, fit_end, 0, work)), kernel, strides, dilations, out_spatial)
+    views = tap_views(_flat_rows(_filled(x, begin, fit_end, 0, work)), kernel, strides, dilations, out_spatial)
     total = np.empty((rows,) + tuple(out_spatial), dtype=work)
-    taps = list(np.ndindex(*kernel))
 
     def add_taps(lo: int, hi: int) -> None:
         part = total[lo:hi]
-        np.copyto(part, view[(slice(lo, hi), Ellipsis) + taps[0]])
-        for tap in taps[1:]:
-            np.add(part, view[(slice(lo, hi), Ellipsis) + tap], out=part)
+        np.copyto(part, views[0][lo:hi])
+        for view in views[1:]:
+            np.add(part, view[lo:hi], out=part)
 
-    run_chunked(rows, max(total[:1].size, 1) * len(taps), add_taps, min_elements=1 << 18)
+    run_chunked(rows, max(total[:1].size, 1) * len(views), add_taps)
     total = total.reshape(x.shape[:2] + tuple(out_spatial))
     if not exclude_pad and any(begin) + any(end):
         count = np.full(tuple(out_spatial), float(np.prod(kernel)), dtype=work)

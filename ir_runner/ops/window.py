@@ -108,16 +108,29 @@ def pad_input(x: np.ndarray, begin, end, value=0) -> np.ndarray:
     return out
 
 
-def windows(x: np.ndarray, kernel, strides, dilations, out_spatial) -> np.ndarray:
-    """The view ``x[..., o*s + k*d]`` of shape ``x.shape[:-n] + out_spatial + kernel`` over the trailing
-    ``n`` spatial axes (``x`` already padded; windows that would leave it are cut off by ``out_spatial``)."""
+def tap_views(x: np.ndarray, kernel, strides, dilations, out_spatial) -> list[np.ndarray]:
+    """Per kernel tap (in ``np.ndindex`` order), the view ``x[..., o*s + k*d]`` of shape ``x.shape[:-n] +
+    out_spatial`` (``x`` already padded). With a stride above 1 on the last axis and several taps along it,
+    that axis is first split into contiguous phase planes (``x[..., p::s]``, one copy of ``x`` in all), so
+    that every view reads unit-stride rows and numpy's vector loops apply."""
     n = len(kernel)
-    spans = [(k - 1) * d + 1 for k, d in zip(kernel, dilations)]
-    view = np.lib.stride_tricks.sliding_window_view(x, spans, axis=tuple(range(x.ndim - n, x.ndim)))
-    index = [slice(None)] * (x.ndim - n)
-    index += [slice(0, (o - 1) * s + 1 if o > 0 else 0, s) for o, s in zip(out_spatial, strides)]
-    index += [slice(None, None, d) for d in dilations]
-    return view[tuple(index)]
+    lead = (slice(None),) * (x.ndim - n)
+    step, dilation, count = strides[-1], dilations[-1], out_spatial[-1]
+    planes: dict[int, np.ndarray] | None = {} if step > 1 and kernel[-1] > 1 and count > 1 else None
+    views = []
+    for tap in np.ndindex(*kernel):
+        index = lead + tuple(slice(k * d, k * d + (o - 1) * s + 1, s) if o > 0 else slice(0, 0)
+                             for k, d, o, s in zip(tap[:-1], dilations[:-1], out_spatial[:-1], strides[:-1]))
+        start = tap[-1] * dilation
+        if planes is None:
+            last = slice(start, start + (count - 1) * step + 1, step) if count > 0 else slice(0, 0)
+            views.append(x[index + (last,)])
+            continue
+        phase, shift = start % step, start // step
+        if phase not in planes:
+            planes[phase] = np.ascontiguousarray(x[..., phase::step])
+        views.append(planes[phase][index + (slice(shift, shift + count),)])
+    return views
 
 
 def batch_axis_zero(params, inputs, outputs, axes) -> list | str:
