@@ -29,6 +29,7 @@ from ..types import DYNAMIC, DYNAMIC_DIM, DYNAMIC_SHAPE, Dim, PartialShape, Tens
 from .api import LATEST_OPSET, Attr, OpContext, OpDef
 from .window import (
     AUTO_PADS,
+    FlatTaps,
     as_dim,
     batch_axis_zero,
     ceil_div,
@@ -439,19 +440,19 @@ def _im2col(xp: np.ndarray, kernel, strides, dilations, out_spatial) -> np.ndarr
 
 def _depthwise(xp: np.ndarray, w: np.ndarray, kernel, strides, dilations, out_spatial) -> np.ndarray:
     """Grouped convolution with one input channel per group: ``out[n, g, m] = Σ_taps x[n, g, tap] · w[g, m,
-    tap]`` with ``out=`` buffers (the sum starts from the first tap's product)."""
-    n = len(kernel)
+    tap]`` over flat tap runs (:class:`FlatTaps`) with ``out=`` buffers (the sum starts from the first tap's
+    product)."""
     batch = xp.shape[0]
     g, cog = w.shape[:2]
-    views = tap_views(xp, kernel, strides, dilations, out_spatial)  # per tap: [N, G, *O]
+    taps = FlatTaps(xp, kernel, strides, dilations, out_spatial)  # per tap: [N, G, span]
     wt = w.reshape(g, cog, -1)
-    out = np.empty((batch, g, cog, *out_spatial), dtype=xp.dtype)
+    acc = np.empty((batch, g, cog, taps.length), dtype=xp.dtype)
 
     def run(lo: int, hi: int) -> None:
-        part = out[:, lo:hi]
+        part = acc[:, lo:hi, :, :taps.span]
         product = np.empty_like(part)
-        for number, view in enumerate(views):
-            weights = wt[lo:hi, :, number].reshape((1, hi - lo, cog) + (1,) * n)
+        for number, view in enumerate(taps.views):
+            weights = wt[lo:hi, :, number, None]
             values = view[:, lo:hi, None]
             if number == 0:
                 np.multiply(values, weights, out=part)
@@ -459,8 +460,8 @@ def _depthwise(xp: np.ndarray, w: np.ndarray, kernel, strides, dilations, out_sp
                 np.multiply(values, weights, out=product)
                 np.add(part, product, out=part)
 
-    run_chunked(g, out[:, :1].size * len(views), run)
-    return out.reshape(batch, g * cog, *out_spatial)
+    run_chunked(g, batch * cog * taps.span * len(taps.views), run)
+    return taps.crop(acc).reshape(batch, g * cog, *out_spatial)
 
 
 def convolution(x, w, *, strides, dilations, pads_begin, pads_end, auto_pad, grouped):

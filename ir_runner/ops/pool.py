@@ -28,7 +28,7 @@ from ..errors import UnsupportedError
 from ..parallel import run_chunked
 from ..types import DYNAMIC_DIM, DYNAMIC_SHAPE, Dim, PartialShape, TensorSpec, element_type
 from .api import LATEST_OPSET, Attr, OpContext, OpDef
-from .window import AUTO_PADS, as_dim, batch_axis_zero, ceil_div, dim_add, dim_sub, floor_div, same_padding, tap_views
+from .window import AUTO_PADS, FlatTaps, as_dim, batch_axis_zero, ceil_div, dim_add, dim_sub, floor_div, same_padding
 
 ROUNDING = {"floor": "floor", "ceil": "ceil", "ceil_torch": "ceil_torch"}
 INDEX_TYPES = ("i32", "i64")
@@ -246,6 +246,37 @@ def _flat_rows(x: np.ndarray) -> np.ndarray:
     return x.reshape((x.shape[0] * x.shape[1],) + x.shape[2:])
 
 
+def _max_scan(padded: np.ndarray, kernel, strides, dilations, out_spatial, lowest, want_indices: bool,
+              index_dtype) -> tuple[np.ndarray, np.ndarray | None]:
+    """The running maximum of [rows, *S] over the kernel taps and, with ``want_indices``, the number of the
+    tap that set it (0 when none was greater than ``lowest``)."""
+    rows = padded.shape[0]
+    taps = FlatTaps(padded, kernel, strides, dilations, out_spatial)
+    best = np.empty((rows, taps.length), dtype=padded.dtype)
+    chosen = np.zeros((rows, taps.length), dtype=index_dtype) if want_indices else None
+    plain = padded.dtype.kind in "iuf" and not _sign_bit_zero(padded)  # fmax keeps the scan's bits
+
+    def work(lo: int, hi: int) -> None:
+        part = best[lo:hi, :taps.span]
+        part.fill(lowest)
+        better = np.empty(part.shape, dtype=bool) if want_indices or not plain else None
+        number_where = np.empty(part.shape, dtype=index_dtype) if want_indices else None
+        for number, view in enumerate(taps.views):
+            values = view[lo:hi]
+            if want_indices or not plain:
+                np.greater(values, part, out=better)
+            if plain:
+                np.fmax(part, values, out=part)
+            else:
+                np.copyto(part, values, where=better)
+            if want_indices:  # tap numbers grow: the last tap that was greater is the largest number
+                np.multiply(better, index_dtype(number), out=number_where)
+                np.maximum(chosen[lo:hi, :taps.span], number_where, out=chosen[lo:hi, :taps.span])
+
+    run_chunked(rows, taps.span * len(taps.views), work)
+    return taps.crop(best), taps.crop(chosen) if want_indices else None
+
+
 def max_pool(x, *, kernel, strides, dilations, pads_begin, pads_end, auto_pad, rounding, axis=None,
              index_type=None):
     """MaxPool as the reference scans it (see the module docstring); one vectorised step per kernel tap
@@ -259,31 +290,15 @@ def max_pool(x, *, kernel, strides, dilations, pads_begin, pads_end, auto_pad, r
                                                  auto_pad, rounding)
     lowest = _lowest(x.dtype)
     rows = x.shape[0] * x.shape[1]
-    views = tap_views(_flat_rows(_filled(x, begin, fit_end, lowest)), kernel, strides, dilations, out_spatial)
-    best = np.empty((rows,) + tuple(out_spatial), dtype=x.dtype)
     want_indices = index_type is not None
-    plain = x.dtype.kind in "iuf" and not _sign_bit_zero(x)  # fmax keeps the scan's bits
     taps = list(np.ndindex(*kernel))
-    chosen = np.zeros(best.shape, dtype=np.uint8 if len(taps) < 256 else np.int32) if want_indices else None
-
-    def work(lo: int, hi: int) -> None:
-        part = best[lo:hi]
-        part.fill(lowest)
-        better = np.empty(part.shape, dtype=bool) if want_indices or not plain else None
-        number_where = np.empty(part.shape, dtype=chosen.dtype) if want_indices else None
-        for number, view in enumerate(views):
-            values = view[lo:hi]
-            if want_indices or not plain:
-                np.greater(values, part, out=better)
-            if plain:
-                np.fmax(part, values, out=part)
-            else:
-                np.copyto(part, values, where=better)
-            if want_indices:  # tap numbers grow: the last tap that was greater is the largest number
-                np.multiply(better, chosen.dtype.type(number), out=number_where)
-                np.maximum(chosen[lo:hi], number_where, out=chosen[lo:hi])
-
-    run_chunked(rows, max(best[:1].size, 1) * len(taps), work)
+    index_dtype = np.uint8 if len(taps) < 256 else np.int32
+    if rows == 0 or 0 in out_spatial:
+        best = np.full((rows,) + tuple(out_spatial), lowest, dtype=x.dtype)
+        chosen = np.zeros(best.shape, dtype=index_dtype)
+    else:
+        best, chosen = _max_scan(_filled(_flat_rows(x), begin, fit_end, lowest), kernel, strides, dilations,
+                                 out_spatial, lowest, want_indices, index_dtype)
     best = best.reshape(x.shape[:2] + tuple(out_spatial))
     if not want_indices:
         return best
@@ -293,7 +308,7 @@ def max_pool(x, *, kernel, strides, dilations, pads_begin, pads_end, auto_pad, r
     base = np.zeros((), dtype=np.int64)
     for i in range(n):
         base = base[..., None] + (np.arange(out_spatial[i]) * strides[i] - begin[i]) * spatial_strides[i]
-    index = np.take(tap_offsets, chosen).reshape(best.shape)
+    index = np.take(tap_offsets, chosen.reshape(best.shape))
     index += base
     start_kept = best == lowest  # no tap was greater than the start value: the scan's index stays 0
     if start_kept.any():
@@ -323,16 +338,19 @@ def avg_pool(x, *, kernel, strides, dilations, pads_begin, pads_end, auto_pad, r
                                                  auto_pad, rounding)
     work = np.float64 if x.dtype == np.float64 else np.float32
     rows = x.shape[0] * x.shape[1]
-    views = tap_views(_flat_rows(_filled(x, begin, fit_end, 0, work)), kernel, strides, dilations, out_spatial)
-    total = np.empty((rows,) + tuple(out_spatial), dtype=work)
+    total = np.zeros((rows,) + tuple(out_spatial), dtype=work)
+    if rows and 0 not in out_spatial:
+        taps = FlatTaps(_filled(_flat_rows(x), begin, fit_end, 0, work), kernel, strides, dilations, out_spatial)
+        sums = np.empty((rows, taps.length), dtype=work)
 
-    def add_taps(lo: int, hi: int) -> None:
-        part = total[lo:hi]
-        np.copyto(part, views[0][lo:hi])
-        for view in views[1:]:
-            np.add(part, view[lo:hi], out=part)
+        def add_taps(lo: int, hi: int) -> None:
+            part = sums[lo:hi, :taps.span]
+            np.copyto(part, taps.views[0][lo:hi])
+            for view in taps.views[1:]:
+                np.add(part, view[lo:hi], out=part)
 
-    run_chunked(rows, max(total[:1].size, 1) * len(views), add_taps)
+        run_chunked(rows, taps.span * len(taps.views), add_taps)
+        total = taps.crop(sums)
     total = total.reshape(x.shape[:2] + tuple(out_spatial))
     if not exclude_pad and any(begin) + any(end):
         count = np.full(tuple(out_spatial), float(np.prod(kernel)), dtype=work)

@@ -9,6 +9,8 @@ value is 0 (so a pad sum of -1 makes a padded dim dynamic, as it does in OpenVIN
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from ..types import DYNAMIC_DIM, Dim
@@ -131,6 +133,47 @@ def tap_views(x: np.ndarray, kernel, strides, dilations, out_spatial) -> list[np
             planes[phase] = np.ascontiguousarray(x[..., phase::step])
         views.append(planes[phase][index + (slice(shift, shift + count),)])
     return views
+
+
+class FlatTaps:
+    """The kernel taps of a windowed op as 1-D runs: ``x`` (padded) is cut into stride phase planes (one copy,
+    its spatial dims first extended to multiples of the strides), each plane flattened per leading index.
+    Output position ``o`` of tap ``t`` is then ``views[t][..., Σ o_i·pitch_i]``: every tap is one contiguous
+    run of ``span`` elements, so elementwise loops over taps run long unit-stride rows even for small
+    spatial dims. Positions between rows (``o_i >= out_i`` past the first axis) hold values of no window;
+    :meth:`crop` drops them from a ``[..., length]`` accumulator."""
+
+    def __init__(self, x: np.ndarray, kernel, strides, dilations, out_spatial) -> None:
+        n = len(kernel)
+        lead = x.shape[:-n]
+        dims = x.shape[-n:]
+        wanted = tuple(-(-d // s) * s for d, s in zip(dims, strides))
+        if wanted != dims:
+            grown = np.zeros(lead + wanted, dtype=x.dtype)
+            grown[(Ellipsis,) + tuple(slice(0, d) for d in dims)] = x
+            x = grown
+        planes = tuple(d // s for d, s in zip(wanted, strides))
+        if any(s > 1 for s in strides):
+            split = x.reshape(lead + tuple(v for p, s in zip(planes, strides) for v in (p, s)))
+            order = tuple(range(len(lead))) + tuple(len(lead) + 2 * i + 1 for i in range(n)) + \
+                tuple(len(lead) + 2 * i for i in range(n))
+            x = split.transpose(order)
+        flat = np.ascontiguousarray(x).reshape(lead + (math.prod(strides), math.prod(planes)))
+        self.pitch = tuple(math.prod(planes[i + 1:]) for i in range(n))
+        self.lead, self.out_spatial, self.planes = lead, tuple(out_spatial), planes
+        self.span = sum((o - 1) * p for o, p in zip(out_spatial, self.pitch)) + 1
+        self.length = out_spatial[0] * self.pitch[0]
+        self.views = []
+        for tap in np.ndindex(*kernel):
+            phase = [k * d % s for k, d, s in zip(tap, dilations, strides)]
+            shift = sum(k * d // s * p for k, d, s, p in zip(tap, dilations, strides, self.pitch))
+            self.views.append(flat[..., int(np.ravel_multi_index(phase, strides)), shift:shift + self.span])
+
+    def crop(self, acc: np.ndarray) -> np.ndarray:
+        """``acc`` [..., length] as a new C-contiguous [..., *out_spatial] array."""
+        full = acc.reshape(acc.shape[:-1] + (self.out_spatial[0],) + self.planes[1:])
+        return np.ascontiguousarray(full[(Ellipsis,) + tuple(slice(0, o) for o in self.out_spatial[1:])]) \
+            if len(self.out_spatial) > 1 else acc
 
 
 def batch_axis_zero(params, inputs, outputs, axes) -> list | str:
