@@ -8,9 +8,9 @@ with OpenVINO's clipped interval arithmetic (:mod:`.window`). Run-time pads are 
 actual input shapes, as OpenVINO re-infers a dynamic model per shape.
 
 Kernels: im2col (one strided copy per kernel tap into ``[N, G, Cg*K, P]``) times the filters with one
-BLAS matmul per group (no copy for unit 1x1 convolutions); depthwise convolutions accumulate one multiply
-and one add per kernel tap into preallocated buffers, channel blocks split across threads; transposed
-convolutions are one matmul followed by a scatter-add per kernel tap.
+BLAS matmul per group (no copy for unit 1x1 convolutions); depthwise convolutions copy each tap as one
+contiguous run per channel (stride phase planes, :class:`~.window.FlatTaps`), then one small matmul per
+channel; transposed convolutions are one matmul followed by a scatter-add per kernel tap.
 
 Accuracy (``exact=False``): the reference sums ``K = C_in/group * kernel volume`` products in the
 element type in its own order; ir-run sums in another order (f16/bf16 in f32, rounded once), so
@@ -440,28 +440,21 @@ def _im2col(xp: np.ndarray, kernel, strides, dilations, out_spatial) -> np.ndarr
 
 def _depthwise(xp: np.ndarray, w: np.ndarray, kernel, strides, dilations, out_spatial) -> np.ndarray:
     """Grouped convolution with one input channel per group: ``out[n, g, m] = Σ_taps x[n, g, tap] · w[g, m,
-    tap]`` over flat tap runs (:class:`FlatTaps`) with ``out=`` buffers (the sum starts from the first tap's
-    product)."""
+    tap]``: the flat tap runs (:class:`FlatTaps`) copied into ``[N, G, taps, length]`` (channel blocks split
+    across threads), then one small matmul per channel."""
     batch = xp.shape[0]
     g, cog = w.shape[:2]
     taps = FlatTaps(xp, kernel, strides, dilations, out_spatial)  # per tap: [N, G, span]
-    wt = w.reshape(g, cog, -1)
-    acc = np.empty((batch, g, cog, taps.length), dtype=xp.dtype)
+    cols = np.empty((batch, g, len(taps.views), taps.length), dtype=xp.dtype)
+    cols[..., taps.span:] = 0
 
-    def run(lo: int, hi: int) -> None:
-        part = acc[:, lo:hi, :, :taps.span]
-        product = np.empty_like(part)
+    def copy(lo: int, hi: int) -> None:
         for number, view in enumerate(taps.views):
-            weights = wt[lo:hi, :, number, None]
-            values = view[:, lo:hi, None]
-            if number == 0:
-                np.multiply(values, weights, out=part)
-            else:
-                np.multiply(values, weights, out=product)
-                np.add(part, product, out=part)
+            cols[:, lo:hi, number, :taps.span] = view[:, lo:hi]
 
-    run_chunked(g, batch * cog * taps.span * len(taps.views), run)
-    return taps.crop(acc).reshape(batch, g * cog, *out_spatial)
+    run_chunked(g, batch * taps.length * len(taps.views), copy)
+    out = np.matmul(w.reshape(g, cog, -1), cols)  # [N, G, cog, length]
+    return taps.crop(out).reshape(batch, g * cog, *out_spatial)
 
 
 def convolution(x, w, *, strides, dilations, pads_begin, pads_end, auto_pad, grouped):
