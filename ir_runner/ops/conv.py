@@ -440,20 +440,19 @@ def _im2col(xp: np.ndarray, kernel, strides, dilations, out_spatial) -> np.ndarr
 
 def _depthwise(xp: np.ndarray, w: np.ndarray, kernel, strides, dilations, out_spatial) -> np.ndarray:
     """Grouped convolution with one input channel per group: ``out[n, g, m] = Σ_taps x[n, g, tap] · w[g, m,
-    tap]``: the flat tap runs (:class:`FlatTaps`) copied into ``[N, G, taps, length]`` (channel blocks split
+    tap]``: the flat tap runs (:class:`FlatTaps`) copied into ``[N, G, taps, span]`` (channel blocks split
     across threads), then one small matmul per channel."""
     batch = xp.shape[0]
     g, cog = w.shape[:2]
     taps = FlatTaps(xp, kernel, strides, dilations, out_spatial)  # per tap: [N, G, span]
-    cols = np.empty((batch, g, len(taps.views), taps.length), dtype=xp.dtype)
-    cols[..., taps.span:] = 0
+    cols = np.empty((batch, g, len(taps.views), taps.span), dtype=xp.dtype)
 
     def copy(lo: int, hi: int) -> None:
         for number, view in enumerate(taps.views):
-            cols[:, lo:hi, number, :taps.span] = view[:, lo:hi]
+            cols[:, lo:hi, number] = view[:, lo:hi]
 
-    run_chunked(g, batch * taps.length * len(taps.views), copy)
-    out = np.matmul(w.reshape(g, cog, -1), cols)  # [N, G, cog, length]
+    run_chunked(g, batch * taps.span * len(taps.views), copy)
+    out = np.matmul(w.reshape(g, cog, -1), cols)  # [N, G, cog, span]
     return taps.crop(out).reshape(batch, g * cog, *out_spatial)
 
 

@@ -252,12 +252,12 @@ def _max_scan(padded: np.ndarray, kernel, strides, dilations, out_spatial, lowes
     tap that set it (0 when none was greater than ``lowest``)."""
     rows = padded.shape[0]
     taps = FlatTaps(padded, kernel, strides, dilations, out_spatial)
-    best = np.empty((rows, taps.length), dtype=padded.dtype)
-    chosen = np.zeros((rows, taps.length), dtype=index_dtype) if want_indices else None
+    best = np.empty((rows, taps.span), dtype=padded.dtype)
+    chosen = np.zeros((rows, taps.span), dtype=index_dtype) if want_indices else None
     plain = padded.dtype.kind in "iuf" and not _sign_bit_zero(padded)  # fmax keeps the scan's bits
 
     def work(lo: int, hi: int) -> None:
-        part = best[lo:hi, :taps.span]
+        part = best[lo:hi]
         part.fill(lowest)
         better = np.empty(part.shape, dtype=bool) if want_indices or not plain else None
         number_where = np.empty(part.shape, dtype=index_dtype) if want_indices else None
@@ -271,7 +271,7 @@ def _max_scan(padded: np.ndarray, kernel, strides, dilations, out_spatial, lowes
                 np.copyto(part, values, where=better)
             if want_indices:  # tap numbers grow: the last tap that was greater is the largest number
                 np.multiply(better, index_dtype(number), out=number_where)
-                np.maximum(chosen[lo:hi, :taps.span], number_where, out=chosen[lo:hi, :taps.span])
+                np.maximum(chosen[lo:hi], number_where, out=chosen[lo:hi])
 
     run_chunked(rows, taps.span * len(taps.views), work)
     return taps.crop(best), taps.crop(chosen) if want_indices else None
@@ -341,10 +341,10 @@ def avg_pool(x, *, kernel, strides, dilations, pads_begin, pads_end, auto_pad, r
     total = np.zeros((rows,) + tuple(out_spatial), dtype=work)
     if rows and 0 not in out_spatial:
         taps = FlatTaps(_filled(_flat_rows(x), begin, fit_end, 0, work), kernel, strides, dilations, out_spatial)
-        sums = np.empty((rows, taps.length), dtype=work)
+        sums = np.empty((rows, taps.span), dtype=work)
 
         def add_taps(lo: int, hi: int) -> None:
-            part = sums[lo:hi, :taps.span]
+            part = sums[lo:hi]
             np.copyto(part, taps.views[0][lo:hi])
             for view in taps.views[1:]:
                 np.add(part, view[lo:hi], out=part)

@@ -141,7 +141,7 @@ class FlatTaps:
     Output position ``o`` of tap ``t`` is then ``views[t][..., Σ o_i·pitch_i]``: every tap is one contiguous
     run of ``span`` elements, so elementwise loops over taps run long unit-stride rows even for small
     spatial dims. Positions between rows (``o_i >= out_i`` past the first axis) hold values of no window;
-    :meth:`crop` drops them from a ``[..., length]`` accumulator."""
+    :meth:`crop` drops them from a ``[..., span]`` accumulator."""
 
     def __init__(self, x: np.ndarray, kernel, strides, dilations, out_spatial) -> None:
         n = len(kernel)
@@ -162,7 +162,6 @@ class FlatTaps:
         self.pitch = tuple(math.prod(planes[i + 1:]) for i in range(n))
         self.lead, self.out_spatial, self.planes = lead, tuple(out_spatial), planes
         self.span = sum((o - 1) * p for o, p in zip(out_spatial, self.pitch)) + 1
-        self.length = out_spatial[0] * self.pitch[0]
         self.views = []
         for tap in np.ndindex(*kernel):
             phase = [k * d % s for k, d, s in zip(tap, dilations, strides)]
@@ -170,10 +169,12 @@ class FlatTaps:
             self.views.append(flat[..., int(np.ravel_multi_index(phase, strides)), shift:shift + self.span])
 
     def crop(self, acc: np.ndarray) -> np.ndarray:
-        """``acc`` [..., length] as a new C-contiguous [..., *out_spatial] array."""
-        full = acc.reshape(acc.shape[:-1] + (self.out_spatial[0],) + self.planes[1:])
-        return np.ascontiguousarray(full[(Ellipsis,) + tuple(slice(0, o) for o in self.out_spatial[1:])]) \
-            if len(self.out_spatial) > 1 else acc
+        """``acc`` [..., span] (C-contiguous) as a new C-contiguous [..., *out_spatial] array."""
+        if self.out_spatial[1:] == self.planes[1:]:  # no positions between rows
+            return acc.reshape(acc.shape[:-1] + self.out_spatial)
+        strides = acc.strides[:-1] + tuple(p * acc.itemsize for p in self.pitch)
+        view = np.lib.stride_tricks.as_strided(acc, acc.shape[:-1] + self.out_spatial, strides, writeable=False)
+        return view.copy()
 
 
 def batch_axis_zero(params, inputs, outputs, axes) -> list | str:
