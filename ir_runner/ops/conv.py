@@ -33,6 +33,7 @@ from .window import (
     as_dim,
     batch_axis_zero,
     ceil_div,
+    crop_negative,
     dilated,
     dim_add,
     dim_mul,
@@ -403,17 +404,19 @@ def forward(x: np.ndarray, w: np.ndarray, groups_view: bool, strides, dilations,
     begin, end = _run_pads(x.shape[2:], kernel, strides, dilations, pads_begin, pads_end, auto_pad)
     out_dtype = x.dtype
     work = _compute_dtype(out_dtype)
-    xp = pad_input(x.astype(work, copy=False), begin, end)
-    out_spatial = tuple(max((p - ((k - 1) * d + 1)) // s + 1, 0)
-                        for p, k, d, s in zip(xp.shape[2:], kernel, dilations, strides))
+    xc, begin, end = crop_negative(x.astype(work, copy=False), begin, end)
+    out_spatial = tuple(max((p + b + e - ((k - 1) * d + 1)) // s + 1, 0)
+                        for p, b, e, k, d, s in zip(xc.shape[2:], begin, end, kernel, dilations, strides))
     batch = x.shape[0]
     positions = int(np.prod(out_spatial))
     taps = int(np.prod(kernel))
     wk = w.astype(work, copy=False)
     if batch == 0 or positions == 0 or g * cog == 0:
         return np.zeros((batch, g * cog, *out_spatial), dtype=out_dtype)
-    if cg == 1 and taps > 1:  # depthwise: one multiply and one add per kernel tap, channel blocks on threads
-        return _finish(_depthwise(xp, wk, kernel, strides, dilations, out_spatial), out_dtype)
+    if cg == 1 and taps > 1:
+        taps_runs = FlatTaps(xc, begin, end, 0, kernel, strides, dilations, out_spatial)
+        return _finish(_depthwise(taps_runs, wk, batch), out_dtype)
+    xp = pad_input(xc, begin, end)
     if taps == 1 and all(s == 1 for s in strides):
         cols = xp.reshape(batch, g, cg, positions)
     else:
@@ -438,14 +441,12 @@ def _im2col(xp: np.ndarray, kernel, strides, dilations, out_spatial) -> np.ndarr
     return cols
 
 
-def _depthwise(xp: np.ndarray, w: np.ndarray, kernel, strides, dilations, out_spatial) -> np.ndarray:
+def _depthwise(taps: FlatTaps, w: np.ndarray, batch: int) -> np.ndarray:
     """Grouped convolution with one input channel per group: ``out[n, g, m] = Σ_taps x[n, g, tap] · w[g, m,
-    tap]``: the flat tap runs (:class:`FlatTaps`) copied into ``[N, G, taps, span]`` (channel blocks split
-    across threads), then one small matmul per channel."""
-    batch = xp.shape[0]
+    tap]``: the flat tap runs copied into ``[N, G, taps, span]`` (channel blocks split across threads), then
+    one small matmul per channel."""
     g, cog = w.shape[:2]
-    taps = FlatTaps(xp, kernel, strides, dilations, out_spatial)  # per tap: [N, G, span]
-    cols = np.empty((batch, g, len(taps.views), taps.span), dtype=xp.dtype)
+    cols = np.empty((batch, g, len(taps.views), taps.span), dtype=w.dtype)
 
     def copy(lo: int, hi: int) -> None:
         for number, view in enumerate(taps.views):
@@ -453,7 +454,7 @@ def _depthwise(xp: np.ndarray, w: np.ndarray, kernel, strides, dilations, out_sp
 
     run_chunked(g, batch * taps.span * len(taps.views), copy)
     out = np.matmul(w.reshape(g, cog, -1), cols)  # [N, G, cog, span]
-    return taps.crop(out).reshape(batch, g * cog, *out_spatial)
+    return taps.crop(out).reshape(batch, g * cog, *taps.out_spatial)
 
 
 def convolution(x, w, *, strides, dilations, pads_begin, pads_end, auto_pad, grouped):

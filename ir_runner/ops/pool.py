@@ -228,33 +228,20 @@ def _sign_bit_zero(x: np.ndarray) -> bool:
     return bool(np.equal(bits, 1 << (8 * x.dtype.itemsize - 1)).any())
 
 
-def _filled(x: np.ndarray, begin, end, value, dtype=None) -> np.ndarray:
-    """``x`` (as ``dtype``) with ``begin``/``end`` elements of ``value`` around its trailing spatial axes, in
-    one preallocated buffer; ``x`` itself when there is nothing to pad."""
-    dtype = x.dtype if dtype is None else dtype
-    if not any(begin) and not any(end):
-        return x.astype(dtype, copy=False)
-    n = len(begin)
-    shape = x.shape[:-n] + tuple(d + b + e for d, b, e in zip(x.shape[-n:], begin, end))
-    out = np.full(shape, value, dtype=dtype)
-    out[(Ellipsis,) + tuple(slice(b, b + d) for b, d in zip(begin, x.shape[-n:]))] = x
-    return out
-
-
 def _flat_rows(x: np.ndarray) -> np.ndarray:
     """``x`` [N, C, *S] as [N*C, *S] (a view when it can be)."""
     return x.reshape((x.shape[0] * x.shape[1],) + x.shape[2:])
 
 
-def _max_scan(padded: np.ndarray, kernel, strides, dilations, out_spatial, lowest, want_indices: bool,
+def _max_scan(x: np.ndarray, begin, end, kernel, strides, dilations, out_spatial, lowest, want_indices: bool,
               index_dtype) -> tuple[np.ndarray, np.ndarray | None]:
-    """The running maximum of [rows, *S] over the kernel taps and, with ``want_indices``, the number of the
-    tap that set it (0 when none was greater than ``lowest``)."""
-    rows = padded.shape[0]
-    taps = FlatTaps(padded, kernel, strides, dilations, out_spatial)
-    best = np.empty((rows, taps.span), dtype=padded.dtype)
+    """The running maximum of [rows, *S] padded with ``lowest`` over the kernel taps and, with
+    ``want_indices``, the number of the tap that set it (0 when none was greater than ``lowest``)."""
+    rows = x.shape[0]
+    taps = FlatTaps(x, begin, end, lowest, kernel, strides, dilations, out_spatial)
+    best = np.empty((rows, taps.span), dtype=x.dtype)
     chosen = np.zeros((rows, taps.span), dtype=index_dtype) if want_indices else None
-    plain = padded.dtype.kind in "iuf" and not _sign_bit_zero(padded)  # fmax keeps the scan's bits
+    plain = x.dtype.kind in "iuf" and not _sign_bit_zero(x)  # fmax keeps the scan's bits
 
     def work(lo: int, hi: int) -> None:
         part = best[lo:hi]
@@ -297,8 +284,8 @@ def max_pool(x, *, kernel, strides, dilations, pads_begin, pads_end, auto_pad, r
         best = np.full((rows,) + tuple(out_spatial), lowest, dtype=x.dtype)
         chosen = np.zeros(best.shape, dtype=index_dtype)
     else:
-        best, chosen = _max_scan(_filled(_flat_rows(x), begin, fit_end, lowest), kernel, strides, dilations,
-                                 out_spatial, lowest, want_indices, index_dtype)
+        best, chosen = _max_scan(_flat_rows(x), begin, fit_end, kernel, strides, dilations, out_spatial, lowest,
+                                 want_indices, index_dtype)
     best = best.reshape(x.shape[:2] + tuple(out_spatial))
     if not want_indices:
         return best
@@ -340,7 +327,8 @@ def avg_pool(x, *, kernel, strides, dilations, pads_begin, pads_end, auto_pad, r
     rows = x.shape[0] * x.shape[1]
     total = np.zeros((rows,) + tuple(out_spatial), dtype=work)
     if rows and 0 not in out_spatial:
-        taps = FlatTaps(_filled(_flat_rows(x), begin, fit_end, 0, work), kernel, strides, dilations, out_spatial)
+        taps = FlatTaps(_flat_rows(x).astype(work, copy=False), begin, fit_end, 0, kernel, strides, dilations,
+                        out_spatial)
         sums = np.empty((rows, taps.span), dtype=work)
 
         def add_taps(lo: int, hi: int) -> None:

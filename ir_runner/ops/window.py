@@ -95,18 +95,23 @@ def check_positive(ctx: OpContext, name: str, values: list[int]) -> None:
         ctx.fail(f"{name} has zero dimension(s): {values}")
 
 
-def pad_input(x: np.ndarray, begin, end, value=0) -> np.ndarray:
-    """``x`` padded (or cropped, for negative pads) on its trailing spatial axes."""
+def crop_negative(x: np.ndarray, begin, end) -> tuple[np.ndarray, tuple, tuple]:
+    """``x`` cropped where pads are negative (a view) and the pads that remain (all >= 0)."""
     spatial = len(begin)
     crop = tuple(slice(max(-b, 0), x.shape[x.ndim - spatial + i] - max(-e, 0))
                  for i, (b, e) in enumerate(zip(begin, end)))
-    x = x[(Ellipsis,) + crop]
-    if all(b <= 0 and e <= 0 for b, e in zip(begin, end)):
+    return x[(Ellipsis,) + crop], tuple(max(b, 0) for b in begin), tuple(max(e, 0) for e in end)
+
+
+def pad_input(x: np.ndarray, begin, end, value=0) -> np.ndarray:
+    """``x`` padded (or cropped, for negative pads) on its trailing spatial axes."""
+    x, begin, end = crop_negative(x, begin, end)
+    if not any(begin) and not any(end):
         return x
-    shape = x.shape[:-spatial] + tuple(d + max(b, 0) + max(e, 0)
-                                       for d, b, e in zip(x.shape[-spatial:], begin, end))
+    spatial = len(begin)
+    shape = x.shape[:-spatial] + tuple(d + b + e for d, b, e in zip(x.shape[-spatial:], begin, end))
     out = np.zeros(shape, dtype=x.dtype) if value == 0 else np.full(shape, value, dtype=x.dtype)
-    out[(Ellipsis,) + tuple(slice(max(b, 0), max(b, 0) + d) for b, d in zip(begin, x.shape[-spatial:]))] = x
+    out[(Ellipsis,) + tuple(slice(b, b + d) for b, d in zip(begin, x.shape[-spatial:]))] = x
     return out
 
 
@@ -136,31 +141,38 @@ def tap_views(x: np.ndarray, kernel, strides, dilations, out_spatial) -> list[np
 
 
 class FlatTaps:
-    """The kernel taps of a windowed op as 1-D runs: ``x`` (padded) is cut into stride phase planes (one copy,
-    its spatial dims first extended to multiples of the strides), each plane flattened per leading index.
-    Output position ``o`` of tap ``t`` is then ``views[t][..., Σ o_i·pitch_i]``: every tap is one contiguous
-    run of ``span`` elements, so elementwise loops over taps run long unit-stride rows even for small
-    spatial dims. Positions between rows (``o_i >= out_i`` past the first axis) hold values of no window;
-    :meth:`crop` drops them from a ``[..., span]`` accumulator."""
+    """The kernel taps of a windowed op as 1-D runs. ``x`` padded by ``begin``/``end`` (>= 0) elements of
+    ``value`` is written straight into stride phase planes (one buffer, each spatial dim rounded up to a
+    multiple of its stride), each plane flat per leading index. Output position ``o`` of tap ``t`` is then
+    ``views[t][..., Σ o_i·pitch_i]``: every tap is one contiguous run of ``span`` elements, so elementwise
+    loops over taps run long unit-stride rows even for small spatial dims. Positions between rows
+    (``o_i >= out_i`` past the first axis) hold values of no window; :meth:`crop` drops them from a
+    ``[..., span]`` accumulator."""
 
-    def __init__(self, x: np.ndarray, kernel, strides, dilations, out_spatial) -> None:
+    def __init__(self, x: np.ndarray, begin, end, value, kernel, strides, dilations, out_spatial) -> None:
         n = len(kernel)
-        lead = x.shape[:-n]
-        dims = x.shape[-n:]
-        wanted = tuple(-(-d // s) * s for d, s in zip(dims, strides))
-        if wanted != dims:
-            grown = np.zeros(lead + wanted, dtype=x.dtype)
-            grown[(Ellipsis,) + tuple(slice(0, d) for d in dims)] = x
-            x = grown
-        planes = tuple(d // s for d, s in zip(wanted, strides))
-        if any(s > 1 for s in strides):
-            split = x.reshape(lead + tuple(v for p, s in zip(planes, strides) for v in (p, s)))
-            order = tuple(range(len(lead))) + tuple(len(lead) + 2 * i + 1 for i in range(n)) + \
-                tuple(len(lead) + 2 * i for i in range(n))
-            x = split.transpose(order)
-        flat = np.ascontiguousarray(x).reshape(lead + (math.prod(strides), math.prod(planes)))
+        lead, dims = x.shape[:-n], x.shape[-n:]
+        planes = tuple(-(-(d + b + e) // s) for d, b, e, s in zip(dims, begin, end, strides))
+        if all(s == 1 for s in strides) and not any(begin) and not any(end):
+            flat = np.ascontiguousarray(x).reshape(lead + (1, math.prod(planes)))
+        else:
+            buffer = np.zeros(lead + tuple(strides) + planes, dtype=x.dtype) if value == 0 else \
+                np.full(lead + tuple(strides) + planes, value, dtype=x.dtype)
+            for phase in np.ndindex(*strides):
+                source, target = [], []
+                for p, s, b, d in zip(phase, strides, begin, dims):
+                    first = max(-(-(b - p) // s), 0)  # first plane index inside the data
+                    start = first * s + p - b
+                    if start >= d:
+                        break
+                    count = -(-(d - start) // s)
+                    source.append(slice(start, start + (count - 1) * s + 1, s))
+                    target.append(slice(first, first + count))
+                else:
+                    buffer[(Ellipsis,) + phase + tuple(target)] = x[(Ellipsis,) + tuple(source)]
+            flat = buffer.reshape(lead + (math.prod(strides), math.prod(planes)))
         self.pitch = tuple(math.prod(planes[i + 1:]) for i in range(n))
-        self.lead, self.out_spatial, self.planes = lead, tuple(out_spatial), planes
+        self.out_spatial, self.planes = tuple(out_spatial), planes
         self.span = sum((o - 1) * p for o, p in zip(out_spatial, self.pitch)) + 1
         self.views = []
         for tap in np.ndindex(*kernel):
