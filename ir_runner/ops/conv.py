@@ -8,7 +8,8 @@ with OpenVINO's clipped interval arithmetic (:mod:`.window`). Run-time pads are 
 actual input shapes, as OpenVINO re-infers a dynamic model per shape.
 
 Kernels: im2col (one strided copy per kernel tap into ``[N, G, Cg*K, P]``) times the filters with one
-BLAS matmul per group (no copy for unit 1x1 convolutions); depthwise convolutions copy each tap as one
+BLAS matmul per group (no copy for unit 1x1 convolutions; few output channels from many input channels:
+one matmul per kernel tap on its flat runs, summed); depthwise convolutions copy each tap as one
 contiguous run per channel (stride phase planes, :class:`~.window.FlatTaps`), then one small matmul per
 channel; transposed convolutions are one matmul followed by a scatter-add per kernel tap.
 
@@ -45,6 +46,10 @@ from .window import (
 )
 
 S_MAX = 2**63 - 1
+# a convolution with at most this many output channels per group from at least this many input channels sums
+# one matmul per kernel tap instead of copying an im2col matrix (measured on DenseNet's 128 -> 32 3x3 layers)
+TAP_SUM_MAX_OUT = 32
+TAP_SUM_MIN_IN = 64
 
 
 # -- shape inference ------------------------------------------------------------------------------------------
@@ -416,6 +421,9 @@ def forward(x: np.ndarray, w: np.ndarray, groups_view: bool, strides, dilations,
     if cg == 1 and taps > 1:
         taps_runs = FlatTaps(xc, begin, end, 0, kernel, strides, dilations, out_spatial)
         return _finish(_depthwise(taps_runs, wk, batch), out_dtype)
+    if taps > 1 and cog <= TAP_SUM_MAX_OUT and cg >= TAP_SUM_MIN_IN:
+        taps_runs = FlatTaps(xc, begin, end, 0, kernel, strides, dilations, out_spatial)
+        return _finish(_tap_sum(taps_runs, wk, batch), out_dtype)
     xp = pad_input(xc, begin, end)
     if taps == 1 and all(s == 1 for s in strides):
         cols = xp.reshape(batch, g, cg, positions)
@@ -439,6 +447,23 @@ def _im2col(xp: np.ndarray, kernel, strides, dilations, out_spatial) -> np.ndarr
 
     run_chunked(channels, cols[:, :1].size, copy)
     return cols
+
+
+def _tap_sum(taps: FlatTaps, w: np.ndarray, batch: int) -> np.ndarray:
+    """Few output channels from many input channels: no im2col copy, one matmul per kernel tap straight on
+    its flat runs (``[Co/G, C/G] @ [C/G, span]`` per group), summed with ``out=`` buffers."""
+    g, cog, cg = w.shape[:3]
+    per_tap = np.ascontiguousarray(w.reshape(g, cog, cg, -1).transpose(3, 0, 1, 2))  # [taps, G, Co/G, C/G]
+    out = tmp = None
+    for weights, view in zip(per_tap, taps.views):
+        runs = view.reshape(batch, g, cg, taps.span)
+        if out is None:
+            out = np.matmul(weights, runs)
+            tmp = np.empty_like(out)
+        else:
+            np.matmul(weights, runs, out=tmp)
+            np.add(out, tmp, out=out)
+    return taps.crop(out).reshape(batch, g * cog, *taps.out_spatial)
 
 
 def _depthwise(taps: FlatTaps, w: np.ndarray, batch: int) -> np.ndarray:

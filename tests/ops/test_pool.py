@@ -138,7 +138,7 @@ def test_max_pool_zero_ties_and_threads(version, negative_zero, tmp_path):
     """Windows whose maximum is zero keep the first zero's sign (+0.0 and -0.0 compare equal), with padding,
     on an input large enough to be split over threads."""
     rng = np.random.default_rng(7)
-    x = -np.abs(rng.standard_normal((2, 8, 40, 40))).astype(np.float32)
+    x = -np.abs(rng.standard_normal((2, 16, 64, 64))).astype(np.float32)
     zeros = rng.random(x.shape) < 0.4
     x[zeros] = np.where(rng.random(int(zeros.sum())) < 0.5, -0.0, 0.0) if negative_zero else 0.0
     x[0, 0, 5, 5] = np.nan
