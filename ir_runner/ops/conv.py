@@ -10,8 +10,9 @@ actual input shapes, as OpenVINO re-infers a dynamic model per shape.
 Kernels: im2col (one strided copy per kernel tap into ``[N, G, Cg*K, P]``) times the filters with one
 BLAS matmul per group (no copy for unit 1x1 convolutions; few output channels from many input channels:
 one matmul per kernel tap on its flat runs, summed); depthwise convolutions copy each tap as one
-contiguous run per channel (stride phase planes, :class:`~.window.FlatTaps`), then one small matmul per
-channel; transposed convolutions are one matmul followed by a scatter-add per kernel tap.
+contiguous run per channel (stride phase planes, :class:`~.window.FlatTaps`) into a small reused buffer per
+block of channels, then one small matmul per channel; transposed convolutions are one matmul followed by a
+scatter-add per kernel tap.
 
 Accuracy (``exact=False``): the reference sums ``K = C_in/group * kernel volume`` products in the
 element type in its own order; ir-run sums in another order (f16/bf16 in f32, rounded once), so
@@ -50,6 +51,7 @@ S_MAX = 2**63 - 1
 # one matmul per kernel tap instead of copying an im2col matrix (measured on DenseNet's 128 -> 32 3x3 layers)
 TAP_SUM_MAX_OUT = 32
 TAP_SUM_MIN_IN = 64
+DEPTHWISE_BLOCK_BYTES = 1 << 21  # per block of depthwise channels: a reused im2col buffer
 
 
 # -- shape inference ------------------------------------------------------------------------------------------
@@ -468,17 +470,24 @@ def _tap_sum(taps: FlatTaps, w: np.ndarray, batch: int) -> np.ndarray:
 
 def _depthwise(taps: FlatTaps, w: np.ndarray, batch: int) -> np.ndarray:
     """Grouped convolution with one input channel per group: ``out[n, g, m] = Σ_taps x[n, g, tap] · w[g, m,
-    tap]``: the flat tap runs copied into ``[N, G, taps, span]`` (channel blocks split across threads), then
-    one small matmul per channel."""
+    tap]``: for blocks of channels (split across threads), the flat tap runs are copied into one reused
+    ``[N, block, taps, span]`` buffer of about DEPTHWISE_BLOCK_BYTES, then one small matmul per channel."""
     g, cog = w.shape[:2]
-    cols = np.empty((batch, g, len(taps.views), taps.span), dtype=w.dtype)
+    count = len(taps.views)
+    wt = w.reshape(g, cog, count)
+    out = np.empty((batch, g, cog, taps.span), dtype=w.dtype)
+    block = max(1, DEPTHWISE_BLOCK_BYTES // max(batch * count * taps.span * w.itemsize, 1))
 
-    def copy(lo: int, hi: int) -> None:
-        for number, view in enumerate(taps.views):
-            cols[:, lo:hi, number] = view[:, lo:hi]
+    def run(lo: int, hi: int) -> None:
+        cols = np.empty((batch, min(block, hi - lo), count, taps.span), dtype=w.dtype)
+        for start in range(lo, hi, block):
+            stop = min(start + block, hi)
+            part = cols[:, :stop - start]
+            for number, view in enumerate(taps.views):
+                part[:, :, number] = view[:, start:stop]
+            np.matmul(wt[start:stop], part, out=out[:, start:stop])
 
-    run_chunked(g, batch * taps.span * len(taps.views), copy)
-    out = np.matmul(w.reshape(g, cog, -1), cols)  # [N, G, cog, span]
+    run_chunked(g, batch * taps.span * count, run)
     return taps.crop(out).reshape(batch, g * cog, *taps.out_spatial)
 
 
