@@ -500,6 +500,10 @@ def quiet_f16_nans(out: np.ndarray) -> np.ndarray:
     Scans in cache-sized chunks over threads; a chunk without an all-ones exponent costs one pass."""
     if out.dtype != np.float16 or not out.size:
         return out
+    if not out.flags.c_contiguous:  # (reshape(-1) would copy: set the bits through a view of the same strides)
+        bits = out.view(np.uint16)
+        bits[((bits & 0x7E00) == 0x7C00) & ((bits & 0x01FF) != 0)] |= 0x0200
+        return out
     bits = out.reshape(-1).view(np.uint16)
 
     def work(start: int, stop: int) -> None:

@@ -7,9 +7,12 @@ and ``same_lower`` give ``ceil(dim / stride)`` and compute pads from static dims
 with OpenVINO's clipped interval arithmetic (:mod:`.window`). Run-time pads are recomputed from the
 actual input shapes, as OpenVINO re-infers a dynamic model per shape.
 
-Kernels: im2col (``sliding_window_view`` copied into ``[N, G, Cg*K, P]``) times the filters with one
-BLAS matmul per group (no copy for unit 1x1 convolutions); depthwise convolutions accumulate one fused
-multiply per kernel tap; transposed convolutions are one matmul followed by a scatter-add per kernel tap.
+Kernels: im2col (one strided copy per kernel tap into ``[N, G, Cg*K, P]``) times the filters with one
+BLAS matmul per group (no copy for unit 1x1 convolutions; few output channels from many input channels:
+one matmul per kernel tap on its flat runs, summed); depthwise convolutions copy each tap as one
+contiguous run per channel (stride phase planes, :class:`~.window.FlatTaps`) into a small reused buffer per
+block of channels, then one small matmul per channel; transposed convolutions are one matmul followed by a
+scatter-add per kernel tap.
 
 Accuracy (``exact=False``): the reference sums ``K = C_in/group * kernel volume`` products in the
 element type in its own order; ir-run sums in another order (f16/bf16 in f32, rounded once), so
@@ -23,13 +26,16 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import UnsupportedError
+from ..parallel import run_chunked
 from ..types import DYNAMIC, DYNAMIC_DIM, DYNAMIC_SHAPE, Dim, PartialShape, TensorSpec, merge_dims
 from .api import LATEST_OPSET, Attr, OpContext, OpDef
 from .window import (
     AUTO_PADS,
+    FlatTaps,
     as_dim,
     batch_axis_zero,
     ceil_div,
+    crop_negative,
     dilated,
     dim_add,
     dim_mul,
@@ -37,10 +43,15 @@ from .window import (
     floor_div,
     pad_input,
     same_padding,
-    windows,
+    tap_views,
 )
 
 S_MAX = 2**63 - 1
+# a convolution with at most this many output channels per group from at least this many input channels sums
+# one matmul per kernel tap instead of copying an im2col matrix (measured on DenseNet's 128 -> 32 3x3 layers)
+TAP_SUM_MAX_OUT = 32
+TAP_SUM_MIN_IN = 64
+DEPTHWISE_BLOCK_BYTES = 1 << 21  # per block of depthwise channels: a reused im2col buffer
 
 
 # -- shape inference ------------------------------------------------------------------------------------------
@@ -395,37 +406,89 @@ def forward(x: np.ndarray, w: np.ndarray, groups_view: bool, strides, dilations,
     """Convolution of ``x`` [N, C, *S] with ``w`` [G, Co/G, C/G, *K] (``groups_view``) or [Co, C, *K]."""
     if not groups_view:
         w = w[None]
-    n = x.ndim - 2
     kernel = w.shape[3:]
     g, cog, cg = w.shape[:3]
     begin, end = _run_pads(x.shape[2:], kernel, strides, dilations, pads_begin, pads_end, auto_pad)
     out_dtype = x.dtype
     work = _compute_dtype(out_dtype)
-    xp = pad_input(x.astype(work, copy=False), begin, end)
-    out_spatial = tuple(max((p - ((k - 1) * d + 1)) // s + 1, 0)
-                        for p, k, d, s in zip(xp.shape[2:], kernel, dilations, strides))
+    xc, begin, end = crop_negative(x.astype(work, copy=False), begin, end)
+    out_spatial = tuple(max((p + b + e - ((k - 1) * d + 1)) // s + 1, 0)
+                        for p, b, e, k, d, s in zip(xc.shape[2:], begin, end, kernel, dilations, strides))
     batch = x.shape[0]
     positions = int(np.prod(out_spatial))
     taps = int(np.prod(kernel))
     wk = w.astype(work, copy=False)
     if batch == 0 or positions == 0 or g * cog == 0:
         return np.zeros((batch, g * cog, *out_spatial), dtype=out_dtype)
-    if cg == 1 and taps > 1:  # depthwise: one fused multiply-add per kernel tap
-        view = windows(xp, kernel, strides, dilations, out_spatial).reshape(batch, g, 1, *out_spatial, taps)
-        wt = wk.reshape(g, cog, taps)
-        out = np.zeros((batch, g, cog, *out_spatial), dtype=work)
-        shape = (1, g, cog) + (1,) * n
-        for t in range(taps):
-            out += view[..., t] * wt[:, :, t].reshape(shape)
-        return _finish(out.reshape(batch, g * cog, *out_spatial), out_dtype)
+    if cg == 1 and taps > 1:
+        taps_runs = FlatTaps(xc, begin, end, 0, kernel, strides, dilations, out_spatial)
+        return _finish(_depthwise(taps_runs, wk, batch), out_dtype)
+    if taps > 1 and cog <= TAP_SUM_MAX_OUT and cg >= TAP_SUM_MIN_IN:
+        taps_runs = FlatTaps(xc, begin, end, 0, kernel, strides, dilations, out_spatial)
+        return _finish(_tap_sum(taps_runs, wk, batch), out_dtype)
+    xp = pad_input(xc, begin, end)
     if taps == 1 and all(s == 1 for s in strides):
         cols = xp.reshape(batch, g, cg, positions)
     else:
-        view = windows(xp, kernel, strides, dilations, out_spatial)  # [N, C, *O, *K]
-        order = (0, 1) + tuple(range(2 + n, 2 + 2 * n)) + tuple(range(2, 2 + n))
-        cols = np.ascontiguousarray(view.transpose(order)).reshape(batch, g, cg * taps, positions)
+        cols = _im2col(xp, kernel, strides, dilations, out_spatial).reshape(batch, g, cg * taps, positions)
     out = np.matmul(wk.reshape(g, cog, cg * taps), cols)  # [N, G, Co/G, P]
     return _finish(out.reshape(batch, g * cog, *out_spatial), out_dtype)
+
+
+def _im2col(xp: np.ndarray, kernel, strides, dilations, out_spatial) -> np.ndarray:
+    """``[N, C, *K, *O]``: the padded input at each kernel tap's output positions, one copy per tap
+    (channel blocks split across threads)."""
+    views = tap_views(xp, kernel, strides, dilations, out_spatial)  # per tap: [N, C, *O]
+    batch, channels = xp.shape[:2]
+    cols = np.empty((batch, channels, *kernel, *out_spatial), dtype=xp.dtype)
+    taps = list(np.ndindex(*kernel))
+
+    def copy(lo: int, hi: int) -> None:
+        for tap, view in zip(taps, views):
+            cols[(slice(None), slice(lo, hi)) + tap] = view[:, lo:hi]
+
+    run_chunked(channels, cols[:, :1].size, copy)
+    return cols
+
+
+def _tap_sum(taps: FlatTaps, w: np.ndarray, batch: int) -> np.ndarray:
+    """Few output channels from many input channels: no im2col copy, one matmul per kernel tap straight on
+    its flat runs (``[Co/G, C/G] @ [C/G, span]`` per group), summed with ``out=`` buffers."""
+    g, cog, cg = w.shape[:3]
+    per_tap = np.ascontiguousarray(w.reshape(g, cog, cg, -1).transpose(3, 0, 1, 2))  # [taps, G, Co/G, C/G]
+    out = tmp = None
+    for weights, view in zip(per_tap, taps.views):
+        runs = view.reshape(batch, g, cg, taps.span)
+        if out is None:
+            out = np.matmul(weights, runs)
+            tmp = np.empty_like(out)
+        else:
+            np.matmul(weights, runs, out=tmp)
+            np.add(out, tmp, out=out)
+    return taps.crop(out).reshape(batch, g * cog, *taps.out_spatial)
+
+
+def _depthwise(taps: FlatTaps, w: np.ndarray, batch: int) -> np.ndarray:
+    """Grouped convolution with one input channel per group: ``out[n, g, m] = Σ_taps x[n, g, tap] · w[g, m,
+    tap]``: for blocks of channels (split across threads), the flat tap runs are copied into one reused
+    ``[N, block, taps, span]`` buffer of about DEPTHWISE_BLOCK_BYTES, then one small matmul per channel."""
+    g, cog = w.shape[:2]
+    count = len(taps.views)
+    wt = w.reshape(g, cog, count)
+    out = np.empty((batch, g, cog, taps.span), dtype=w.dtype)
+    block = max(1, DEPTHWISE_BLOCK_BYTES // max(batch * count * taps.span * w.itemsize, 1))
+
+    def run(lo: int, hi: int) -> None:
+        cols = np.empty((batch, min(block, hi - lo), count, taps.span), dtype=w.dtype)
+        for start in range(lo, hi, block):
+            stop = min(start + block, hi)
+            part = cols[:, :stop - start]
+            for number, view in enumerate(taps.views):
+                part[:, :, number] = view[:, start:stop]
+            np.matmul(wt[start:stop], part, out=out[:, start:stop])
+
+    run_chunked(g, batch * taps.span * count, run)
+    return taps.crop(out).reshape(batch, g * cog, *taps.out_spatial)
 
 
 def convolution(x, w, *, strides, dilations, pads_begin, pads_end, auto_pad, grouped):

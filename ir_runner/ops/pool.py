@@ -25,9 +25,10 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import UnsupportedError
+from ..parallel import run_chunked
 from ..types import DYNAMIC_DIM, DYNAMIC_SHAPE, Dim, PartialShape, TensorSpec, element_type
 from .api import LATEST_OPSET, Attr, OpContext, OpDef
-from .window import AUTO_PADS, as_dim, batch_axis_zero, ceil_div, dim_add, dim_sub, floor_div, same_padding, windows
+from .window import AUTO_PADS, FlatTaps, as_dim, batch_axis_zero, ceil_div, dim_add, dim_sub, floor_div, same_padding
 
 ROUNDING = {"floor": "floor", "ceil": "ceil", "ceil_torch": "ceil_torch"}
 INDEX_TYPES = ("i32", "i64")
@@ -217,43 +218,96 @@ def _lowest(dtype: np.dtype):
     return np.finfo(dtype).min
 
 
+def _sign_bit_zero(x: np.ndarray) -> bool:
+    """Whether a float ``x`` may hold -0.0 (``fmax`` may then pick another zero than the reference's first)."""
+    if x.dtype.kind != "f":
+        return False
+    if not x.flags.c_contiguous:
+        return True
+    bits = x.view(np.dtype(f"u{x.dtype.itemsize}"))
+    return bool(np.equal(bits, 1 << (8 * x.dtype.itemsize - 1)).any())
+
+
+def _flat_rows(x: np.ndarray) -> np.ndarray:
+    """``x`` [N, C, *S] as [N*C, *S] (a view when it can be)."""
+    return x.reshape((x.shape[0] * x.shape[1],) + x.shape[2:])
+
+
+def _max_scan(x: np.ndarray, begin, end, kernel, strides, dilations, out_spatial, lowest, want_indices: bool,
+              index_dtype) -> tuple[np.ndarray, np.ndarray | None]:
+    """The running maximum of [rows, *S] padded with ``lowest`` over the kernel taps and, with
+    ``want_indices``, the number of the tap that set it (0 when none was greater than ``lowest``)."""
+    rows = x.shape[0]
+    taps = FlatTaps(x, begin, end, lowest, kernel, strides, dilations, out_spatial)
+    best = np.empty((rows, taps.span), dtype=x.dtype)
+    chosen = np.zeros((rows, taps.span), dtype=index_dtype) if want_indices else None
+    plain = x.dtype.kind in "iuf" and not _sign_bit_zero(x)  # fmax keeps the scan's bits
+
+    def work(lo: int, hi: int) -> None:
+        part = best[lo:hi]
+        part.fill(lowest)
+        better = np.empty(part.shape, dtype=bool) if want_indices or not plain else None
+        number_where = np.empty(part.shape, dtype=index_dtype) if want_indices else None
+        for number, view in enumerate(taps.views):
+            values = view[lo:hi]
+            if want_indices or not plain:
+                np.greater(values, part, out=better)
+            if plain:
+                np.fmax(part, values, out=part)
+            else:
+                np.copyto(part, values, where=better)
+            if want_indices:  # tap numbers grow: the last tap that was greater is the largest number
+                np.multiply(better, index_dtype(number), out=number_where)
+                np.maximum(chosen[lo:hi], number_where, out=chosen[lo:hi])
+
+    run_chunked(rows, taps.span * len(taps.views), work)
+    return taps.crop(best), taps.crop(chosen) if want_indices else None
+
+
 def max_pool(x, *, kernel, strides, dilations, pads_begin, pads_end, auto_pad, rounding, axis=None,
              index_type=None):
-    """MaxPool as the reference scans it (see the module docstring); one vectorised step per kernel tap."""
+    """MaxPool as the reference scans it (see the module docstring); one vectorised step per kernel tap
+    over channel blocks split across threads. Without indices and without -0.0 in the data, a running
+    ``fmax`` gives the scan's result (NaN never wins; equal values are equal bits); otherwise each tap
+    replaces the running maximum where strictly greater and records its tap number."""
     if x.dtype.kind not in "iuf" and x.dtype.name != "bfloat16":
         raise UnsupportedError(f"MaxPool of element type {x.dtype} is not implemented")
     n = len(kernel)
     begin, end, out_spatial, fit_end = _geometry(x.shape, kernel, strides, dilations, pads_begin, pads_end,
                                                  auto_pad, rounding)
     lowest = _lowest(x.dtype)
-    widths = [(0, 0), (0, 0)] + [(b, e) for b, e in zip(begin, fit_end)]
-    padded = np.pad(x, widths, constant_values=lowest)
-    view = windows(padded, kernel, strides, dilations, out_spatial)  # [N, C, *O, *K]
-    best = np.full(x.shape[:2] + tuple(out_spatial), lowest, dtype=x.dtype)
+    rows = x.shape[0] * x.shape[1]
     want_indices = index_type is not None
-    if want_indices:
-        index = np.zeros(best.shape, dtype=np.int64)
-        spatial_strides = [int(np.prod(x.shape[2 + i + 1:])) for i in range(n)]
-        starts = [np.arange(o) * s - b for o, s, b in zip(out_spatial, strides, begin)]
-    for tap in np.ndindex(*kernel):
-        values = view[(Ellipsis,) + tap]
-        better = values > best
-        np.copyto(best, values, where=better)
-        if want_indices:
-            flat = 0
-            for i in range(n):
-                position = (starts[i] + tap[i] * dilations[i]) * spatial_strides[i]
-                flat = flat + position.reshape((-1,) + (1,) * (n - 1 - i))
-            np.copyto(index, np.broadcast_to(flat, index.shape), where=better)
+    taps = list(np.ndindex(*kernel))
+    index_dtype = np.uint8 if len(taps) < 256 else np.int32
+    if rows == 0 or 0 in out_spatial:
+        best = np.full((rows,) + tuple(out_spatial), lowest, dtype=x.dtype)
+        chosen = np.zeros(best.shape, dtype=index_dtype)
+    else:
+        best, chosen = _max_scan(_flat_rows(x), begin, fit_end, kernel, strides, dilations, out_spatial, lowest,
+                                 want_indices, index_dtype)
+    best = best.reshape(x.shape[:2] + tuple(out_spatial))
     if not want_indices:
         return best
+    spatial_strides = [int(np.prod(x.shape[2 + i + 1:])) for i in range(n)]
+    tap_offsets = np.array([sum(t[i] * dilations[i] * spatial_strides[i] for i in range(n)) for t in taps],
+                           dtype=np.int64)
+    base = np.zeros((), dtype=np.int64)
+    for i in range(n):
+        base = base[..., None] + (np.arange(out_spatial[i]) * strides[i] - begin[i]) * spatial_strides[i]
+    index = np.take(tap_offsets, chosen.reshape(best.shape))
+    index += base
+    start_kept = best == lowest  # no tap was greater than the start value: the scan's index stays 0
+    if start_kept.any():
+        index[start_kept] = 0
     channel_size = int(np.prod(x.shape[2:]))
-    offsets = (np.arange(x.shape[0])[:, None] * x.shape[1] + np.arange(x.shape[1])[None, :]) * channel_size
-    index += offsets.reshape(offsets.shape + (1,) * n)
-    if axis:
-        index %= max(int(np.prod(x.shape[axis:])), 1)
+    if axis != 2:  # positions counted from the tensor's start (then reduced modulo the dims from ``axis`` on)
+        rows = np.arange(x.shape[0] * x.shape[1], dtype=np.int64) * channel_size
+        index += rows.reshape(x.shape[:2] + (1,) * n)
+        if axis:
+            index %= max(int(np.prod(x.shape[axis:])), 1)
     with np.errstate(over="ignore"):
-        return best, index.astype(np.int32 if index_type == "i32" else np.int64)
+        return best, index.astype(np.int32 if index_type == "i32" else np.int64, copy=False)
 
 
 def max_pool_v1(x, **params):
@@ -270,23 +324,37 @@ def avg_pool(x, *, kernel, strides, dilations, pads_begin, pads_end, auto_pad, r
     begin, end, out_spatial, fit_end = _geometry(x.shape, kernel, strides, dilations, pads_begin, pads_end,
                                                  auto_pad, rounding)
     work = np.float64 if x.dtype == np.float64 else np.float32
-    padded = np.pad(x.astype(work, copy=False), [(0, 0), (0, 0)] + list(zip(begin, fit_end)))
-    view = windows(padded, kernel, strides, dilations, out_spatial)
-    total = np.zeros(x.shape[:2] + tuple(out_spatial), dtype=work)
-    for tap in np.ndindex(*kernel):
-        total += view[(Ellipsis,) + tap]
+    rows = x.shape[0] * x.shape[1]
+    total = np.zeros((rows,) + tuple(out_spatial), dtype=work)
+    if rows and 0 not in out_spatial:
+        taps = FlatTaps(_flat_rows(x).astype(work, copy=False), begin, fit_end, 0, kernel, strides, dilations,
+                        out_spatial)
+        sums = np.empty((rows, taps.span), dtype=work)
+
+        def add_taps(lo: int, hi: int) -> None:
+            part = sums[lo:hi]
+            np.copyto(part, taps.views[0][lo:hi])
+            for view in taps.views[1:]:
+                np.add(part, view[lo:hi], out=part)
+
+        run_chunked(rows, taps.span * len(taps.views), add_taps)
+        total = taps.crop(sums)
+    total = total.reshape(x.shape[:2] + tuple(out_spatial))
     if not exclude_pad and any(begin) + any(end):
         count = np.full(tuple(out_spatial), float(np.prod(kernel)), dtype=work)
     else:
         count = np.ones((), dtype=work)
         for i in range(n):
             starts = np.arange(out_spatial[i]) * strides[i] - begin[i]
-            taps = np.arange(kernel[i])
-            inside = ((starts[:, None] + taps) >= 0) & ((starts[:, None] + taps) < x.shape[2 + i])
+            positions = starts[:, None] + np.arange(kernel[i])
+            inside = (positions >= 0) & (positions < x.shape[2 + i])
             count = count[..., None] * inside.sum(axis=1).astype(work)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        result = np.where(count > 0, total / np.where(count > 0, count, 1), 0)
-    return result.astype(x.dtype)
+    if (count > 0).all():
+        result = np.divide(total, count, out=total)
+    else:
+        with np.errstate(invalid="ignore", divide="ignore"):
+            result = np.where(count > 0, total / np.where(count > 0, count, 1), 0)
+    return result.astype(x.dtype, copy=False)
 
 
 def _bins(size: int, count: int) -> tuple[np.ndarray, np.ndarray]:

@@ -9,6 +9,8 @@ value is 0 (so a pad sum of -1 makes a padded dim dynamic, as it does in OpenVIN
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from ..types import DYNAMIC_DIM, Dim
@@ -93,28 +95,98 @@ def check_positive(ctx: OpContext, name: str, values: list[int]) -> None:
         ctx.fail(f"{name} has zero dimension(s): {values}")
 
 
-def pad_input(x: np.ndarray, begin, end, value=0) -> np.ndarray:
-    """``x`` padded (or cropped, for negative pads) on its trailing spatial axes."""
+def crop_negative(x: np.ndarray, begin, end) -> tuple[np.ndarray, tuple, tuple]:
+    """``x`` cropped where pads are negative (a view) and the pads that remain (all >= 0)."""
     spatial = len(begin)
     crop = tuple(slice(max(-b, 0), x.shape[x.ndim - spatial + i] - max(-e, 0))
                  for i, (b, e) in enumerate(zip(begin, end)))
-    x = x[(Ellipsis,) + crop]
-    if all(b <= 0 and e <= 0 for b, e in zip(begin, end)):
+    return x[(Ellipsis,) + crop], tuple(max(b, 0) for b in begin), tuple(max(e, 0) for e in end)
+
+
+def pad_input(x: np.ndarray, begin, end, value=0) -> np.ndarray:
+    """``x`` padded (or cropped, for negative pads) on its trailing spatial axes."""
+    x, begin, end = crop_negative(x, begin, end)
+    if not any(begin) and not any(end):
         return x
-    widths = [(0, 0)] * (x.ndim - spatial) + [(max(b, 0), max(e, 0)) for b, e in zip(begin, end)]
-    return np.pad(x, widths, constant_values=value)
+    spatial = len(begin)
+    shape = x.shape[:-spatial] + tuple(d + b + e for d, b, e in zip(x.shape[-spatial:], begin, end))
+    out = np.zeros(shape, dtype=x.dtype) if value == 0 else np.full(shape, value, dtype=x.dtype)
+    out[(Ellipsis,) + tuple(slice(b, b + d) for b, d in zip(begin, x.shape[-spatial:]))] = x
+    return out
 
 
-def windows(x: np.ndarray, kernel, strides, dilations, out_spatial) -> np.ndarray:
-    """The view ``x[..., o*s + k*d]`` of shape ``x.shape[:-n] + out_spatial + kernel`` over the trailing
-    ``n`` spatial axes (``x`` already padded; windows that would leave it are cut off by ``out_spatial``)."""
+def tap_views(x: np.ndarray, kernel, strides, dilations, out_spatial) -> list[np.ndarray]:
+    """Per kernel tap (in ``np.ndindex`` order), the view ``x[..., o*s + k*d]`` of shape ``x.shape[:-n] +
+    out_spatial`` (``x`` already padded). With a stride above 1 on the last axis and several taps along it,
+    that axis is first split into contiguous phase planes (``x[..., p::s]``, one copy of ``x`` in all), so
+    that every view reads unit-stride rows and numpy's vector loops apply."""
     n = len(kernel)
-    spans = [(k - 1) * d + 1 for k, d in zip(kernel, dilations)]
-    view = np.lib.stride_tricks.sliding_window_view(x, spans, axis=tuple(range(x.ndim - n, x.ndim)))
-    index = [slice(None)] * (x.ndim - n)
-    index += [slice(0, (o - 1) * s + 1 if o > 0 else 0, s) for o, s in zip(out_spatial, strides)]
-    index += [slice(None, None, d) for d in dilations]
-    return view[tuple(index)]
+    lead = (slice(None),) * (x.ndim - n)
+    step, dilation, count = strides[-1], dilations[-1], out_spatial[-1]
+    planes: dict[int, np.ndarray] | None = {} if step > 1 and kernel[-1] > 1 and count > 1 else None
+    views = []
+    for tap in np.ndindex(*kernel):
+        index = lead + tuple(slice(k * d, k * d + (o - 1) * s + 1, s) if o > 0 else slice(0, 0)
+                             for k, d, o, s in zip(tap[:-1], dilations[:-1], out_spatial[:-1], strides[:-1]))
+        start = tap[-1] * dilation
+        if planes is None:
+            last = slice(start, start + (count - 1) * step + 1, step) if count > 0 else slice(0, 0)
+            views.append(x[index + (last,)])
+            continue
+        phase, shift = start % step, start // step
+        if phase not in planes:
+            planes[phase] = np.ascontiguousarray(x[..., phase::step])
+        views.append(planes[phase][index + (slice(shift, shift + count),)])
+    return views
+
+
+class FlatTaps:
+    """The kernel taps of a windowed op as 1-D runs. ``x`` padded by ``begin``/``end`` (>= 0) elements of
+    ``value`` is written straight into stride phase planes (one buffer, each spatial dim rounded up to a
+    multiple of its stride), each plane flat per leading index. Output position ``o`` of tap ``t`` is then
+    ``views[t][..., Σ o_i·pitch_i]``: every tap is one contiguous run of ``span`` elements, so elementwise
+    loops over taps run long unit-stride rows even for small spatial dims. Positions between rows
+    (``o_i >= out_i`` past the first axis) hold values of no window; :meth:`crop` drops them from a
+    ``[..., span]`` accumulator."""
+
+    def __init__(self, x: np.ndarray, begin, end, value, kernel, strides, dilations, out_spatial) -> None:
+        n = len(kernel)
+        lead, dims = x.shape[:-n], x.shape[-n:]
+        planes = tuple(-(-(d + b + e) // s) for d, b, e, s in zip(dims, begin, end, strides))
+        if all(s == 1 for s in strides) and not any(begin) and not any(end):
+            flat = np.ascontiguousarray(x).reshape(lead + (1, math.prod(planes)))
+        else:
+            buffer = np.zeros(lead + tuple(strides) + planes, dtype=x.dtype) if value == 0 else \
+                np.full(lead + tuple(strides) + planes, value, dtype=x.dtype)
+            for phase in np.ndindex(*strides):
+                source, target = [], []
+                for p, s, b, d in zip(phase, strides, begin, dims):
+                    first = max(-(-(b - p) // s), 0)  # first plane index inside the data
+                    start = first * s + p - b
+                    if start >= d:
+                        break
+                    count = -(-(d - start) // s)
+                    source.append(slice(start, start + (count - 1) * s + 1, s))
+                    target.append(slice(first, first + count))
+                else:
+                    buffer[(Ellipsis,) + phase + tuple(target)] = x[(Ellipsis,) + tuple(source)]
+            flat = buffer.reshape(lead + (math.prod(strides), math.prod(planes)))
+        self.pitch = tuple(math.prod(planes[i + 1:]) for i in range(n))
+        self.out_spatial, self.planes = tuple(out_spatial), planes
+        self.span = sum((o - 1) * p for o, p in zip(out_spatial, self.pitch)) + 1
+        self.views = []
+        for tap in np.ndindex(*kernel):
+            phase = [k * d % s for k, d, s in zip(tap, dilations, strides)]
+            shift = sum(k * d // s * p for k, d, s, p in zip(tap, dilations, strides, self.pitch))
+            self.views.append(flat[..., int(np.ravel_multi_index(phase, strides)), shift:shift + self.span])
+
+    def crop(self, acc: np.ndarray) -> np.ndarray:
+        """``acc`` [..., span] (C-contiguous) as a new C-contiguous [..., *out_spatial] array."""
+        if self.out_spatial[1:] == self.planes[1:]:  # no positions between rows
+            return acc.reshape(acc.shape[:-1] + self.out_spatial)
+        strides = acc.strides[:-1] + tuple(p * acc.itemsize for p in self.pitch)
+        view = np.lib.stride_tricks.as_strided(acc, acc.shape[:-1] + self.out_spatial, strides, writeable=False)
+        return view.copy()
 
 
 def batch_axis_zero(params, inputs, outputs, axes) -> list | str:

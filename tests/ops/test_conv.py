@@ -249,6 +249,57 @@ def test_differential(seed, tmp_path):
     check_run(path, feeds, rtol=rtol, atol=atol, oracle="cpu")
 
 
+@pytest.mark.parametrize("group, cg, cog, strides, dilations, auto_pad", [
+    (1, 64, 8, [1, 1], [1, 1], "explicit"),
+    (1, 64, 32, [2, 2], [1, 1], "same_upper"),
+    (2, 64, 4, [2, 1], [2, 1], "explicit"),
+    (1, 72, 3, [3, 2], [1, 2], "same_lower"),
+])
+def test_tap_sum_path(group, cg, cog, strides, dilations, auto_pad, tmp_path):
+    """Few output channels from many input channels: one matmul per kernel tap on the flat tap runs (stride
+    phase planes, rows between windows cropped)."""
+    rng = np.random.default_rng(group * cg + cog)
+    x = rng.standard_normal((2, group * cg, 11, 9)).astype(np.float32)
+    filters = (group, cog, cg, 3, 3) if group > 1 else (cog, cg, 3, 3)
+    attrs = dict(strides=strides, pads_begin=[1, 2], pads_end=[2, 0], dilations=dilations, auto_pad=auto_pad)
+    node, params = _build("group" if group > 1 else "conv", ps(*x.shape), filters, attrs, rng)
+    path = write_ir(node, params, tmp_path)
+    check_inference(path)
+    w = node.input_value(1).get_node().get_data()
+    rtol, atol = _tolerance(x, w, cg * 9)
+    check_run(path, {"x": x}, rtol=rtol, atol=atol, oracle="cpu")
+
+
+def test_tap_sum_integers_wrap(tmp_path):
+    """The tap-sum path on integers: products and sums modulo 2**32 as the reference's ``T sum``."""
+    rng = np.random.default_rng(11)
+    data = o8.parameter([1, 64, 5, 5], ov.Type.i32, name="x")
+    w = rng.integers(-3, 4, size=(4, 64, 3, 3)).astype(np.int32)
+    node = o8.convolution(data, o8.constant(w), [1, 1], [1, 1], [1, 1], [1, 1])
+    path = write_ir(node, [data], tmp_path)
+    x = rng.integers(-5, 6, size=(1, 64, 5, 5)).astype(np.int32)
+    check_run(path, {"x": x}, oracle="cpu")
+    big = np.full((1, 64, 5, 5), 2**28, dtype=np.int32)
+    got = next(iter(ir_runner.load(str(path)).run({"x": big}).values()))
+    exact = sum(int(v) for v in w[0, :, 1:, 1:].reshape(-1)) * 2**28  # output (0, 0) sees taps 1..2 x 1..2
+    assert got.dtype == np.int32 and int(got[0, 0, 0, 0]) == (exact + 2**31) % 2**32 - 2**31
+
+
+@pytest.mark.parametrize("strides, dilations", [([2, 2], [1, 1]), ([1, 2], [2, 1]), ([3, 3], [2, 2])])
+def test_depthwise_wide(strides, dilations, tmp_path):
+    """Depthwise (and channel-multiplier 2) convolutions on many channels (the first two cases are large
+    enough to be split across threads)."""
+    rng = np.random.default_rng(strides[0] * 10 + dilations[0])
+    x = rng.standard_normal((1, 128, 72, 70)).astype(np.float32)
+    for cog in (1, 2):
+        attrs = dict(strides=strides, pads_begin=[1, 1], pads_end=[1, 2], dilations=dilations, auto_pad="explicit")
+        node, params = _build("group", ps(*x.shape), (128, cog, 1, 3, 3), attrs, rng)
+        path = write_ir(node, params, tmp_path)
+        w = node.input_value(1).get_node().get_data()
+        rtol, atol = _tolerance(x, w, 9)
+        check_run(path, {"x": x}, rtol=rtol, atol=atol, oracle="cpu")
+
+
 def test_resnet_block_values(tmp_path):
     rng = np.random.default_rng(7)
     data = o8.parameter([1, 8, 14, 14], F32, name="x")

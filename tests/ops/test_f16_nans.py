@@ -30,3 +30,17 @@ def test_other_types_and_empty_arrays_are_untouched():
 def test_works_on_a_scalar_array():
     scalar = np.array(0x7C01, np.uint16).view(np.float16)
     assert quiet_f16_nans(scalar.copy()).view(np.uint16) == 0x7E01
+
+
+def test_non_contiguous_arrays_are_quietened_in_place():
+    """An array of any strides (a copy of a broadcast keeps odd strides) has its signalling NaNs set in place."""
+    then = np.zeros((2, 1), np.float16)
+    out = np.array(np.broadcast_to(then, (2, 1, 2, 1)))
+    out.view(np.uint16)[1] = 0x7C01
+    strided = np.zeros((4, 6), np.float16)[:, ::2]
+    strided.view(np.uint16)[:, 1] = 0x7C01
+    assert not strided.flags.c_contiguous
+    for array in (out, strided):
+        result = quiet_f16_nans(array)
+        assert result is array
+        assert sorted(set(array.view(np.uint16).reshape(-1).tolist())) == [0, 0x7E01]

@@ -132,6 +132,21 @@ def test_max_pool_lowest_value_rules(tmp_path):
     assert indices.reshape(-1).tolist() == [0, 3]
 
 
+@pytest.mark.parametrize("version", [1, 8])
+@pytest.mark.parametrize("negative_zero", [False, True], ids=["zeros", "signed_zeros"])
+def test_max_pool_zero_ties_and_threads(version, negative_zero, tmp_path):
+    """Windows whose maximum is zero keep the first zero's sign (+0.0 and -0.0 compare equal), with padding,
+    on an input large enough to be split over threads."""
+    rng = np.random.default_rng(7)
+    x = -np.abs(rng.standard_normal((2, 16, 64, 64))).astype(np.float32)
+    zeros = rng.random(x.shape) < 0.4
+    x[zeros] = np.where(rng.random(int(zeros.sum())) < 0.5, -0.0, 0.0) if negative_zero else 0.0
+    x[0, 0, 5, 5] = np.nan
+    data = o8.parameter(list(x.shape), F32, name="x")
+    path = write_ir(_max(version, data, [1, 1], [1, 1], [1, 1], [1, 1], [3, 3]), [data], tmp_path)
+    check_run(path, {"x": x})
+
+
 @pytest.mark.parametrize("seed", range(20))
 def test_avg_pool_differential(seed, tmp_path):
     rng = np.random.default_rng(100 + seed)
