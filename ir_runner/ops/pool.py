@@ -432,7 +432,7 @@ OPS = (
           attrs=_MAX8, batch=batch_axis_zero),
     OpDef("AvgPool", 1, 1, 13, ("data",), lambda ctx: infer_pool(ctx, "avg", 1), avg_pool, attrs=_AVG,
           batch=batch_axis_zero, exact=False),
-    OpDef("AvgPool", 14, 14, LATEST_OPSET, ("data",), lambda ctx: infer_pool(ctx, "avg", 14), avg_pool,
+    OpDef("AvgPool", 14, 14, 15, ("data",), lambda ctx: infer_pool(ctx, "avg", 14), avg_pool,  # opset16: AvgPool-16
           attrs=_AVG, batch=batch_axis_zero, exact=False),
     OpDef("AdaptiveAvgPool", 8, 8, LATEST_OPSET, ("data", "output_shape"),
           lambda ctx: infer_adaptive(ctx, "avg"), adaptive_avg_pool, roles=("data", "shape"),
