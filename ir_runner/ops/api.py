@@ -23,6 +23,7 @@ from ..errors import InferenceError, LayerRef, ModelFormatError, UnsupportedErro
 from ..parallel import run_chunked
 from ..record import Record
 from ..types import (
+    DYNAMIC,
     DYNAMIC_SHAPE,
     Dim,
     ElementType,
@@ -366,6 +367,19 @@ class OpContext:
                 f"attribute {self.attr_shown(name)} is not one of {', '.join(sorted(choices))}", layer=self.ref
             )
         return value
+
+    def common_element_type(self, *positions: int) -> ElementType:
+        """The element type the inputs at ``positions`` share (a dynamic one takes the others'); an
+        InferenceError at the first input that differs."""
+        et = self.inputs[positions[0]].element_type
+        for position in positions[1:]:
+            other = self.inputs[position].element_type
+            if et == DYNAMIC:
+                et = other
+            elif other != DYNAMIC and other != et:
+                names = ", ".join(self.op.input_names[p] for p in positions if p < len(self.op.input_names))
+                self.fail(f"element types of {names} must be equal, got {et} and {other}", position=position)
+        return et
 
     def attr_element_type(self, name: str) -> ElementType:
         text = self.attr(name)

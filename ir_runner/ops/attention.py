@@ -29,11 +29,7 @@ def infer_sdpa(ctx: OpContext):
         ctx.fail("query, key and value are required")
     causal = ctx.attr_bool("causal", False)
     q, k, v = (ctx.inputs[i].shape for i in range(3))
-    et = ctx.inputs[0].element_type
-    for i in (1, 2):
-        other = ctx.inputs[i].element_type
-        if other != et and "dynamic" not in (other.name, et.name):
-            ctx.fail(f"{names[i]} has element type {other}, query has {et}", position=i)
+    et = ctx.common_element_type(0, 1, 2)
     if q.dims is not None and len(q.dims) < 3:
         ctx.fail(f"query must have rank >= 3, got {q.brief()}", position=0)
     batch = PartialShape(q.dims[:-2]) if q.dims is not None else q

@@ -66,22 +66,18 @@ def _plain(ufunc: np.ufunc) -> Callable[..., None]:
     return compute
 
 
-def _maximum(a: np.ndarray, b: np.ndarray, out: np.ndarray) -> None:
-    if a.dtype.kind != "f" and not _is_ml(a):
-        np.maximum(a, b, out=out)
-        return
-    np.copyto(out, np.broadcast_to(a, out.shape))
-    np.copyto(out, np.broadcast_to(b, out.shape), where=np.less(a, b))
-    quiet_f16_nans(out)  # (the reference's f16 values pass through f32: NaNs come out quiet)
+def _extremum(ufunc, b_wins):
+    """Maximum/Minimum: ``ufunc`` for integers; for floats ``a`` unless ``b_wins(a, b)`` (a NaN ``a`` stays, as
+    the reference's comparison keeps it), f16 NaNs quietened as the reference's f32 pass leaves them."""
+    def compute(a: np.ndarray, b: np.ndarray, out: np.ndarray) -> None:
+        if a.dtype.kind != "f" and not _is_ml(a):
+            ufunc(a, b, out=out)
+            return
+        np.copyto(out, np.broadcast_to(a, out.shape))
+        np.copyto(out, np.broadcast_to(b, out.shape), where=b_wins(a, b))
+        quiet_f16_nans(out)
 
-
-def _minimum(a: np.ndarray, b: np.ndarray, out: np.ndarray) -> None:
-    if a.dtype.kind != "f" and not _is_ml(a):
-        np.minimum(a, b, out=out)
-        return
-    np.copyto(out, np.broadcast_to(a, out.shape))
-    np.copyto(out, np.broadcast_to(b, out.shape), where=np.less(b, a))
-    quiet_f16_nans(out)
+    return compute
 
 
 def _is_ml(x: np.ndarray) -> bool:
@@ -194,8 +190,8 @@ TABLE = (
     Binary("Multiply", 1, "arith", _plain(np.multiply), value="multiply"),
     Binary("Divide", 1, "arith", _divide, True, value="divide", divides=True),
     Binary("Power", 1, "arith", _power, True),
-    Binary("Maximum", 1, "arith", _maximum, True, value="maximum"),
-    Binary("Minimum", 1, "arith", _minimum, True, value="minimum"),
+    Binary("Maximum", 1, "arith", _extremum(np.maximum, np.less), True, value="maximum"),
+    Binary("Minimum", 1, "arith", _extremum(np.minimum, np.greater), True, value="minimum"),
     Binary("SquaredDifference", 1, "arith", _squared_difference, True),
     Binary("Mod", 1, "arith", _mod, divides=True),
     Binary("FloorMod", 1, "arith", _floor_mod, True, divides=True),

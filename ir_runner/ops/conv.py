@@ -27,7 +27,7 @@ import numpy as np
 
 from ..errors import UnsupportedError
 from ..parallel import run_chunked
-from ..types import DYNAMIC, DYNAMIC_DIM, DYNAMIC_SHAPE, Dim, PartialShape, TensorSpec, merge_dims
+from ..types import DYNAMIC_DIM, DYNAMIC_SHAPE, Dim, PartialShape, TensorSpec, merge_dims
 from .api import LATEST_OPSET, Attr, OpContext, OpDef
 from .window import (
     AUTO_PADS,
@@ -103,14 +103,7 @@ class _Attrs:
 
 
 def _element_type(ctx: OpContext, *positions: int):
-    et = DYNAMIC
-    for p in positions:
-        other = ctx.inputs[p].element_type
-        if other == DYNAMIC:
-            continue
-        if et != DYNAMIC and other != et:
-            ctx.fail(f"element types of the inputs do not match: {et} and {other}", position=p)
-        et = other
+    et = ctx.common_element_type(*positions)
     if et.kind in ("bool", "string"):
         ctx.fail(f"element type must be numeric, got {et}", position=positions[0])
     return et
@@ -124,6 +117,25 @@ def _rank_ok(ctx: OpContext, shape: PartialShape, ranks, what: str, position: in
 
 def _compatible(a: Dim, b: Dim) -> bool:
     return merge_dims(a, b) is not None
+
+
+def _output_channels(ctx: OpContext, data: PartialShape, filters: PartialShape, grouped: bool, *, plain: int,
+                     per_group: int, times: int) -> Dim:
+    """The output channels: the filters' dim ``plain`` (ungrouped), else groups (filter dim 0, checked against the
+    data channels over the filters' input channels at dim ``per_group``) times the filters' dim ``times``."""
+    if filters.rank is None:
+        return DYNAMIC_DIM
+    if not grouped:
+        return filters.dims[plain]
+    channels = filters.dims[0]
+    inputs = filters.dims[per_group]
+    if data.rank is not None and inputs.is_static:
+        groups = _dim_div(data.dims[1], inputs.lo) if inputs.lo else None
+        channels = merge_dims(channels, groups) if groups is not None else None
+        if channels is None:
+            ctx.fail(f"data channels ({data.dims[1]}) are incompatible with the filter groups"
+                     f" ({filters.dims[0]}) and input channels ({inputs})", position=1)
+    return _dim_times(channels, filters.dims[times])
 
 
 def _dim_div(d: Dim, k: int) -> Dim | None:
@@ -198,19 +210,7 @@ def infer_convolution(ctx: OpContext, grouped: bool):
                  position=1)
     attrs.validate(ctx, n)
     batch = data.dims[0] if data.rank is not None else DYNAMIC_DIM
-    if not grouped:
-        channels = filters.dims[0] if filters.rank is not None else DYNAMIC_DIM
-    elif filters.rank is not None:
-        channels = filters.dims[0]
-        if data.rank is not None and filters.dims[2].is_static:
-            per_group = _dim_div(data.dims[1], filters.dims[2].lo) if filters.dims[2].lo else None
-            channels = merge_dims(channels, per_group) if per_group is not None else None
-            if channels is None:
-                ctx.fail(f"data channels ({data.dims[1]}) are incompatible with the filter groups"
-                         f" ({filters.dims[0]}) and input channels ({filters.dims[2]})", position=1)
-        channels = _dim_times(channels, filters.dims[1])
-    else:
-        channels = DYNAMIC_DIM
+    channels = _output_channels(ctx, data, filters, grouped, plain=0, per_group=2, times=1)
     spatial = _forward_spatial(ctx, attrs, data, filters, n)
     return [TensorSpec(et, PartialShape((batch, channels, *spatial)))], {**attrs.params(), "grouped": grouped}
 
@@ -277,19 +277,7 @@ def infer_backprop(ctx: OpContext, grouped: bool):
     elif attrs.same or attrs.auto_pad == "valid":
         attrs.pads_begin, attrs.pads_end = [0] * n, [0] * n
     batch = data.dims[0] if data.rank is not None else DYNAMIC_DIM
-    if not grouped:
-        channels = filters.dims[1] if filters.rank is not None else DYNAMIC_DIM
-    elif filters.rank is not None:
-        channels = filters.dims[0]
-        if data.rank is not None and filters.dims[1].is_static:
-            per_group = _dim_div(data.dims[1], filters.dims[1].lo) if filters.dims[1].lo else None
-            channels = merge_dims(channels, per_group) if per_group is not None else None
-            if channels is None:
-                ctx.fail(f"data channels ({data.dims[1]}) are incompatible with the filter groups"
-                         f" ({filters.dims[0]}) and input channels ({filters.dims[1]})", position=1)
-        channels = _dim_times(channels, filters.dims[2])
-    else:
-        channels = DYNAMIC_DIM
+    channels = _output_channels(ctx, data, filters, grouped, plain=1, per_group=1, times=2)
     if out_spatial is not None:
         spatial = list(out_spatial.dims) if out_spatial.dims is not None else [DYNAMIC_DIM] * n
     else:

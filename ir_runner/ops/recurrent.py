@@ -79,16 +79,8 @@ def _check_ranks(ctx: OpContext, ranks: tuple[int, ...]) -> None:
 
 
 def _element_type(ctx: OpContext, positions: tuple[int, ...]) -> ElementType:
-    """The element type shared by the inputs at ``positions`` (dynamic ones merge with anything)."""
-    et = DYNAMIC
-    for i in positions:
-        other = ctx.inputs[i].element_type
-        if other == DYNAMIC:
-            continue
-        if et != DYNAMIC and other != et:
-            names = ", ".join(ctx.op.input_names[p] for p in positions)
-            ctx.fail(f"element types of {names} do not match ({et} vs {other})", position=i)
-        et = other
+    """The element type shared by the inputs at ``positions``: floating-point only."""
+    et = ctx.common_element_type(*positions)
     if et != DYNAMIC and et.name not in _FLOATS:
         raise UnsupportedError(f"{ctx.op.label} runs on floating-point tensors only, got {et}", layer=ctx.ref)
     return et
