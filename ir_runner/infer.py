@@ -17,6 +17,7 @@ import numpy as np
 from .errors import (
     DeclaredMismatchError,
     InferenceError,
+    InputError,
     IRError,
     LayerRef,
     ModelFormatError,
@@ -125,6 +126,15 @@ class Inference:
                     found.append((layer_id, position))
         return found
 
+    def refuse_unknown_deciding(self) -> None:
+        """An InputError for an input that decides a shape and is still unknown with the values the model's
+        inputs were given (it is computed through a layer output above the folding limit)."""
+        for layer_id, port in self.deciding_inputs():
+            info = self.layers[layer_id]
+            raise InputError(f"{info.op.roles[port]} cannot be computed before the run: it goes through a layer"
+                             f" output above the folding limit of {FOLD_MAX_BYTES} bytes", layer=info.ref,
+                             port=f"input {port} ({info.op.input_names[port]})")
+
     def _find_value_inputs(self) -> None:
         """Which model inputs (Parameter positions) decide a shape or kernel parameter through their values
         (not through their shapes alone: the walk stops at ``shape_only`` layers such as ShapeOf). A deciding
@@ -206,6 +216,7 @@ def infer_graph(
     folder = ConstantFolder(graph, layers, input_values)
     partial = _partial_values(graph, layers)
     bodies = body_provider(graph, strict, layer_ref) if body_provider is not None else None
+    failed = False  # a layer before failed (only then can a shape-deciding value depend on a failure)
     memo = None if strict else _InferenceMemo(folder.input_value, graph.net.weights, partial)
 
     for layer_id in graph.order:
@@ -220,8 +231,9 @@ def infer_graph(
             info.params = {}
         else:
             _infer_layer(info, folder.input_value, strict, graph.net.weights, memo, partial, bodies)
-            if info.op is not None and info.op.deciding and not info.errors:
+            if failed and info.op is not None and info.op.deciding and not info.errors:
                 _refuse_failed_deciding(graph, layers, info, folder.input_value)
+            failed = failed or any(not isinstance(e, DeclaredMismatchError) for e in info.errors)
         for spec in info.outputs:  # one cheap check per layer: an output of a rank numpy cannot hold
             dims = spec.shape.dims
             if dims is not None and len(dims) > NUMPY_MAX_RANK:

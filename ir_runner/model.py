@@ -14,7 +14,6 @@ import numpy as np
 from .errors import InputError, IRError, LayerRef, UnsupportedError
 from .graph import Graph, read_graph
 from .infer import Inference, LayerInference, infer_graph
-from .ops.api import FOLD_MAX_BYTES
 from .plan import DEFAULT_MEMORY_LIMIT, Plan, Step, build_plan, check_memory
 from .record import Record
 from .runtime import TensorInfo, bind_feeds, bind_outputs, execute
@@ -162,8 +161,9 @@ class Model:
 
         Shapes that do not fit the model (e.g. two dynamic dims that must be equal) raise InputError.
         """
-        if self.unsupported is not None:
-            raise self.unsupported
+        if self.unsupported is not None:  # (a new error each time: re-raising one would keep every caller's frames)
+            error = self.unsupported
+            raise type(error)(error.detail, layer=error.layer, port=error.port, hint=error.hint)
         if self._static:
             if self._static_plan is None:
                 with self._lock, _gc_paused():
@@ -213,7 +213,7 @@ class Model:
         try:
             inference.raise_first()
             if values is not None:
-                refuse_unknown_deciding(inference)
+                inference.refuse_unknown_deciding()
         except IRError as error:
             kind = type(error) if isinstance(error, InputError) else InputError
             raise kind(f"{context}: {error.detail}", layer=error.layer, port=error.port, hint=error.hint) from None
@@ -224,16 +224,6 @@ class Model:
         ins = ", ".join(str(i) for i in self.inputs)
         outs = ", ".join(str(o) for o in self.outputs)
         return f"<Model {self.name!r} ({ins}) -> ({outs})>"
-
-
-def refuse_unknown_deciding(inference: Inference) -> None:
-    """An InputError for an input that decides a shape and is still unknown with the fed values (it is
-    computed through a layer output above the folding limit)."""
-    for layer_id, port in inference.deciding_inputs():
-        info = inference.layers[layer_id]
-        raise InputError(f"{info.op.roles[port]} cannot be computed before the run: it goes through a layer output"
-                         f" above the folding limit of {FOLD_MAX_BYTES} bytes", layer=info.ref,
-                         port=f"input {port} ({info.op.input_names[port]})")
 
 
 class LayerTrace(Record):

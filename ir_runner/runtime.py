@@ -246,7 +246,7 @@ def _run_steps(steps: Sequence[Step], slots: list) -> None:
             if step.outputs is None:
                 slots[step.output] = step.kernel(*step.fetch(slots))
             else:
-                for slot, value in zip(step.outputs, tuple(step.kernel(*step.fetch(slots)))):
+                for slot, value in zip(step.outputs, step.kernel(*step.fetch(slots))):
                     slots[slot] = value
             if step.release:
                 for slot in step.release:
@@ -264,12 +264,12 @@ def _run_observed(steps: Sequence[Step], slots: list, observe: Observer | None, 
         target = into.get(step.output) if into else None
         try:
             if target is not None:
-                step.kernel(*[slots[i] for i in step.inputs], out=target)
+                step.kernel(*step.fetch(slots), out=target)
                 slots[step.output] = target
             elif step.outputs is None:
-                slots[step.output] = step.kernel(*[slots[i] for i in step.inputs])
+                slots[step.output] = step.kernel(*step.fetch(slots))
             else:
-                values = tuple(step.kernel(*[slots[i] for i in step.inputs]))
+                values = step.kernel(*step.fetch(slots))
                 for slot, value in zip(step.outputs, values):
                     slots[slot] = value
         except IRError as error:
@@ -328,6 +328,9 @@ def bind_outputs(inputs: Sequence[TensorInfo], outputs: Sequence[TensorInfo], pl
     for info, (dtype, shape), target in zip(outputs, plan.output_specs, ordered):
         if target is None:
             continue
+        if shape is None:
+            raise InputError(f"output '{info.name}' has a shape only the run decides: out= cannot hold a buffer for it",
+                             hint="pass None in its place (a new array is returned)")
         if not (isinstance(target, np.ndarray) and target.dtype == dtype and target.shape == shape
                 and target.flags.c_contiguous and target.flags.writeable):
             raise _target_error(info, dtype, shape, target)

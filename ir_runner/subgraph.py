@@ -46,6 +46,8 @@ class Subgraph(Body):
                                 check_declared=False)
         try:
             inference.raise_first()
+            if values is not None:
+                inference.refuse_unknown_deciding()
         except IRError as error:
             inner = f"{error.layer}, " if error.layer else ""
             raise type(error)(f"in <{self.tag}>: {inner}{error.detail}", layer=self.owner, port=error.port,
@@ -86,7 +88,6 @@ class Subgraph(Body):
                     self._plans.clear()
                 self._plans[signature] = plan
         return dict(zip(self.results, execute(plan, arrays)))
-
 
     def _element_type(self, parameter: str, array: np.ndarray):
         """A Parameter's declared element type (packed types are held one element per byte), else the array's."""

@@ -19,7 +19,8 @@ import numpy as np
 from ..errors import KernelError, UnsupportedError
 from ..types import DYNAMIC_DIM, Dim, PartialShape, TensorSpec, broadcast_dims
 from .api import LATEST_OPSET, Attr, OpContext, OpDef, numpy_merge
-from .partial import INT64_MAX, as_bounds, check_integer_input, dim_mul, input_ints, moved_value
+from .index_rules import require_integer
+from .partial import INT64_MAX, as_bounds, dim_mul, input_ints, moved_value
 
 
 def _shape_from_value(ctx: OpContext, position: int, negative_to_zero: bool = False) -> PartialShape | None:
@@ -53,7 +54,7 @@ def _infer_broadcast(ctx: OpContext, version: int):
         ctx.fail("axes_mapping must be given in explicit mode")
     if version == 3 and mode != "explicit" and len(ctx.inputs) != 2:
         ctx.fail("axes_mapping must not be given in modes other than explicit")
-    check_integer_input(ctx, 1, "target_shape")
+    require_integer(ctx, 1, "target_shape")
     if target.shape.rank is not None and target.shape.rank != 1:
         ctx.fail(f"target_shape must be 1-D, got shape {target.shape.brief()}", position=1)
     target_shape = _shape_from_value(ctx, 1)
@@ -146,7 +147,7 @@ def _value_broadcast(ctx: OpContext):
 
 def _infer_tile(ctx: OpContext):
     data, repeats_spec = ctx.inputs
-    check_integer_input(ctx, 1, "repeats")
+    require_integer(ctx, 1, "repeats")
     if repeats_spec.shape.rank is not None and repeats_spec.shape.rank != 1:
         ctx.fail(f"repeats must be 1-D, got shape {repeats_spec.shape.brief()}", position=1)
     repeats = _shape_from_value(ctx, 1, negative_to_zero=True)

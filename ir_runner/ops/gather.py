@@ -11,6 +11,8 @@ Gather-8: ``[-dim, dim-1]``) is an error naming the layer, the value and its pos
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from ..errors import IndexOutOfRangeError, LayerRef
@@ -158,10 +160,10 @@ class GatherKernel:
 
     def __init__(self, data_shape, indices_shape, axis: int, batch_dims: int, strict_low, layer) -> None:
         self.dim = data_shape[axis]
-        self.n_batch = _prod(data_shape[:batch_dims])
-        self.n_outer = _prod(data_shape[batch_dims:axis])
-        self.n_inner = _prod(data_shape[axis + 1:])
-        self.n_idx = _prod(indices_shape[batch_dims:])
+        self.n_batch = math.prod(data_shape[:batch_dims])
+        self.n_outer = math.prod(data_shape[batch_dims:axis])
+        self.n_inner = math.prod(data_shape[axis + 1:])
+        self.n_idx = math.prod(indices_shape[batch_dims:])
         self.out_shape = tuple(data_shape[:axis]) + tuple(indices_shape[batch_dims:]) + tuple(data_shape[axis + 1:])
         self.strict_low, self.layer = strict_low, layer
         self.fixed: tuple[np.ndarray, np.ndarray | None] | None = None
@@ -296,13 +298,6 @@ def _wrap_negatives(chunk: np.ndarray, dim: int) -> np.ndarray:
     sign_bits &= chunk.dtype.type(dim)
     sign_bits += chunk
     return sign_bits
-
-
-def _prod(dims) -> int:
-    result = 1
-    for d in dims:
-        result *= int(d)
-    return result
 
 
 def as_int64(indices: np.ndarray) -> np.ndarray:

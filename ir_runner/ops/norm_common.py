@@ -22,13 +22,6 @@ def require_float(ctx: OpContext, position: int = 0, what: str = "data") -> None
                  position=position)
 
 
-def require_int(ctx: OpContext, position: int, what: str) -> None:
-    kind = ctx.inputs[position].element_type.kind
-    if kind not in ("int", "uint", "dynamic"):
-        ctx.fail(f"{what} must have an integer element type, got {ctx.inputs[position].element_type}",
-                 position=position)
-
-
 def const_axes(ctx: OpContext, position: int, rank: int | None, *, unique: bool = True) -> tuple[int, ...] | None:
     """The constant axes of input ``position`` normalised to ``[0, rank)`` (sorted; None when not constant
     or the rank is unknown). Fails for an axis out of range or repeated."""

@@ -21,6 +21,7 @@ import numpy as np
 
 from ..types import ElementType, PartialShape, TensorSpec, element_type, merge_dims
 from .api import LATEST_OPSET, Attr, OpContext, OpDef
+from .index_rules import require_integer
 from .norm_common import (
     as_compute,
     const_axes,
@@ -28,7 +29,6 @@ from .norm_common import (
     merge_channel,
     normalise_axes,
     require_float,
-    require_int,
     same_spec,
 )
 
@@ -37,7 +37,7 @@ from .norm_common import (
 
 def infer_lrn(ctx: OpContext):
     require_float(ctx)
-    require_int(ctx, 1, "axes")
+    require_integer(ctx, 1, "axes")
     size = ctx.attr_int("size", 5)
     if size <= 0:
         ctx.fail(f"size={size} must be positive")
@@ -106,7 +106,7 @@ def infer_mvn1(ctx: OpContext):
 
 def infer_mvn6(ctx: OpContext):
     require_float(ctx)
-    require_int(ctx, 1, "axes")
+    require_integer(ctx, 1, "axes")
     eps_mode = ctx.attr_choice("eps_mode", _EPS_MODES, None)
     if eps_mode is None:
         ctx.fail("the attribute eps_mode (inside_sqrt or outside_sqrt) is required")
@@ -202,7 +202,7 @@ def _batch_norm_rule(data_at: int):
 
 def infer_normalize_l2(ctx: OpContext):
     require_float(ctx)
-    require_int(ctx, 1, "axes")
+    require_integer(ctx, 1, "axes")
     axes = const_axes(ctx, 1, ctx.inputs[0].shape.rank)
     mode = ctx.attr_choice("eps_mode", {"add": "add", "max": "max"}, None)
     if mode is None:

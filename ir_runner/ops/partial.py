@@ -101,13 +101,6 @@ def input_ints(ctx: OpContext, position: int) -> list[int] | None:
     return exact_ints(ctx.partial_value(position))
 
 
-def check_integer_input(ctx: OpContext, position: int, what: str) -> None:
-    kind = ctx.inputs[position].element_type.kind
-    if kind not in ("int", "uint", "dynamic"):
-        ctx.fail(f"{what} must have an integer element type, got {ctx.inputs[position].element_type}",
-                 position=position)
-
-
 def check_rank_at_most_1(ctx: OpContext, position: int, what: str) -> None:
     rank = ctx.inputs[position].shape.rank
     if rank is not None and rank > 1:

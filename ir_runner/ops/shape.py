@@ -17,10 +17,10 @@ import numpy as np
 
 from ..types import DYNAMIC_DIM, ELEMENT_TYPES, Dim, ElementType, PartialShape, TensorSpec, merge_dims
 from .api import LATEST_OPSET, Attr, InputFit, OpContext, OpDef
+from .index_rules import require_integer
 from .partial import (
     INT64_MAX,
     as_bounds,
-    check_integer_input,
     check_rank_at_most_1,
     dim_add,
     dim_div,
@@ -83,7 +83,7 @@ def _pattern_dims(ctx: OpContext, bounds: list[tuple[int, int]]) -> tuple[list[D
 
 def _infer_reshape(ctx: OpContext):
     data, pattern = ctx.inputs
-    check_integer_input(ctx, 1, "shape")
+    require_integer(ctx, 1, "shape")
     prank = pattern.shape.rank
     if prank is not None and prank > 1:
         ctx.fail(f"the target shape must be 1-D or a scalar, got shape {pattern.shape.brief()}", position=1)
@@ -212,7 +212,7 @@ def _infer_squeeze(ctx: OpContext):
     shape = data.shape
     axes: set[int] | None = set()
     if len(ctx.inputs) == 2:
-        check_integer_input(ctx, 1, "axes")
+        require_integer(ctx, 1, "axes")
         check_rank_at_most_1(ctx, 1, "axes")
         axes = None
         axes_shape = ctx.inputs[1].shape
@@ -240,7 +240,7 @@ def _infer_squeeze(ctx: OpContext):
 
 def _infer_unsqueeze(ctx: OpContext):
     data = ctx.inputs[0]
-    check_integer_input(ctx, 1, "axes")
+    require_integer(ctx, 1, "axes")
     check_rank_at_most_1(ctx, 1, "axes")
     values = input_ints(ctx, 1)
     shape = data.shape
@@ -335,7 +335,7 @@ def _value_concat(ctx: OpContext):
 # -- Split / VariadicSplit ----------------------------------------------------------------------------------
 
 def _split_axis(ctx: OpContext, shape: PartialShape) -> int | None:
-    check_integer_input(ctx, 1, "axis")
+    require_integer(ctx, 1, "axis")
     axis_shape = ctx.inputs[1].shape
     if axis_shape.rank is not None and axis_shape.rank != 0:
         ctx.fail(f"axis must be a scalar, got shape {axis_shape.brief()}", position=1)
@@ -373,7 +373,7 @@ def split(data: np.ndarray, axis_input: np.ndarray, *, axis: int, sections) -> t
 
 def _infer_variadic_split(ctx: OpContext):
     data = ctx.inputs[0]
-    check_integer_input(ctx, 2, "split_lengths")
+    require_integer(ctx, 2, "split_lengths")
     lengths_shape = ctx.inputs[2].shape
     if lengths_shape.rank is not None and lengths_shape.rank != 1:
         ctx.fail(f"split_lengths must be 1-D, got shape {lengths_shape.brief()}", position=2)
@@ -430,7 +430,7 @@ def _value_split(ctx: OpContext):
 
 def _infer_transpose(ctx: OpContext):
     data, order_spec = ctx.inputs
-    check_integer_input(ctx, 1, "order")
+    require_integer(ctx, 1, "order")
     if order_spec.shape.rank is not None and order_spec.shape.rank > 1:
         ctx.fail(f"order must be 1-D, got shape {order_spec.shape.brief()}", position=1)
     order = input_ints(ctx, 1)
@@ -509,7 +509,8 @@ OPS = (
     OpDef("Concat", 1, 1, LATEST_OPSET, _CONCAT_INPUTS, _infer_concat, concat,
           roles=("data",) * len(_CONCAT_INPUTS), value=_value_concat, batch=_batch_concat, attrs=(Attr("axis"),),
           min_inputs=1),
-    OpDef("Split", 1, 1, LATEST_OPSET, ("data", "axis"), _infer_split, split, value=_value_split, views=True),
+    OpDef("Split", 1, 1, LATEST_OPSET, ("data", "axis"), _infer_split, split, attrs=(Attr("num_splits"),),
+          value=_value_split, views=True),
     OpDef("VariadicSplit", 1, 1, LATEST_OPSET, ("data", "axis", "split_lengths"), _infer_variadic_split,
           variadic_split, value=_value_split, views=True),
     OpDef("Transpose", 1, 1, LATEST_OPSET, ("data", "order"), _infer_transpose, transpose,

@@ -14,7 +14,8 @@ import numpy as np
 from ..errors import KernelError
 from ..types import Dim, PartialShape, TensorSpec
 from .api import LATEST_OPSET, Attr, OpContext, OpDef
-from .partial import INT64_MAX, INT64_MIN, as_bounds, check_integer_input, input_ints, moved_value, normalise_axis
+from .index_rules import require_integer
+from .partial import INT64_MAX, INT64_MIN, as_bounds, input_ints, moved_value, normalise_axis
 
 _INF = -1  # OpenVINO's inf_bound in sliced-value arithmetic
 
@@ -74,7 +75,7 @@ def _sliced_dim(dim: Dim, start: tuple[int, int], stop: tuple[int, int], step: i
 
 
 def _check_1d(ctx: OpContext, position: int, name: str) -> None:
-    check_integer_input(ctx, position, name)
+    require_integer(ctx, position, name)
     rank = ctx.inputs[position].shape.rank
     if rank is not None and rank != 1:
         ctx.fail(f"{name} must be 1-D, got shape {ctx.inputs[position].shape.brief()}", position=position)
