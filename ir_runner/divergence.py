@@ -160,7 +160,7 @@ def crosscheck(model: Model | str | os.PathLike | bytes, feeds: Mapping[str, obj
             _compare(row, value, device_value, bound)
             if not row.mismatches and _is_float(value.dtype) and (
                     device_value.shape != value.shape or device_value.dtype != value.dtype
-                    or value.tobytes() != device_value.tobytes()):
+                    or not np.array_equal(_bits(value), _bits(device_value))):
                 inexact.add((record.layer.id, record.position))
             if row.mismatches:
                 row.status = INHERITED if inherited else DIVERGES

@@ -28,7 +28,7 @@ from .options import input_options, model_options, pop_input_options, pop_tolera
               help="Chunked run (Dask): the axis of the rows, cut into blocks (default 0). See docs/scale.md.")
 @click.option("--chunk", type=click.IntRange(min=1), default=None, metavar="ROWS",
               help="Chunked run: rows per block (default: about 64 MiB of inputs).")
-@click.option("--scheduler", default=None, metavar="threads|processes|ADDRESS",
+@click.option("--scheduler", default=None, metavar="threads|processes|sync|ADDRESS",
               help="Chunked run: Dask's local threads (default) or processes, or a dask.distributed scheduler"
                    " such as tcp://host:8786.")
 @json_option

@@ -13,11 +13,12 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..casting import integer_bounds
 from ..errors import InputError, ResourceLimitError, human_bytes
 from ..model import Model, TensorInfo
 from ..types import PartialShape, TensorSpec, dims_text
 from .common import flag, log
-from .shapes import data_shape_example, generated_shape, int_bounds
+from .shapes import data_shape_example, generated_shape
 
 DEFAULT_INT_RANGE = (0, 9)
 DEFAULT_FLOAT_RANGE = (0.0, 1.0)
@@ -130,7 +131,7 @@ def _plan(info: TensorInfo, uses, given: tuple[float, float] | None) -> _Generat
     plan = _Generation(*DEFAULT_FLOAT_RANGE, integral=False)
     if integral:
         lo, hi = DEFAULT_INT_RANGE
-        low_bound, high_bound = int_bounds(info) if et.kind != "float" else (-(2**53), 2**53)
+        low_bound, high_bound = integer_bounds(info.element_type) if et.kind != "float" else (-(2**53), 2**53)
         plan = _Generation(max(lo, low_bound), min(hi, high_bound), True)
     if indices:
         last = min(u[1] for u in indices)
@@ -147,7 +148,7 @@ def _plan(info: TensorInfo, uses, given: tuple[float, float] | None) -> _Generat
             if lo != int(lo) or hi != int(hi):
                 raise InputError(f"{flag('--range', info.name, f'[{lo},{hi}]')}: input '{info.name}' is {et.name},"
                                  " the range needs whole numbers")
-            low_bound, high_bound = int_bounds(info)
+            low_bound, high_bound = integer_bounds(info.element_type)
             if lo < low_bound or hi > high_bound:
                 raise InputError(f"{flag('--range', info.name, f'[{lo},{hi}]')} is outside the range of {et.name}"
                                  f" [{low_bound}, {high_bound}]")

@@ -16,7 +16,7 @@ from typing import Any
 import click
 import numpy as np
 
-from ..casting import CastRefused, convert, weakest_level
+from ..casting import CastRefused, convert, integer_bounds, weakest_level
 from ..errors import InputError, ResourceLimitError
 from ..model import DEFAULT_MEMORY_LIMIT, Model, TensorInfo, array_from_bytes
 from ..record import Record
@@ -24,7 +24,7 @@ from ..types import NUMPY_MAX_RANK, PartialShape, TensorSpec, element_type_of, p
 from .common import flag
 from .files import json_array, read_json, read_numpy, regular_file, split_key
 from .options import KEYWORDS, InputOptions
-from .shapes import dims_text, generated_shape, int_bounds
+from .shapes import bracketed, generated_shape
 
 
 class Binding(Record):
@@ -317,7 +317,7 @@ def _resolve(model: Model, slots: list[_Source], data_shapes: dict[int, tuple[in
         arrays[index], casts[index] = _fit(model, index, source, data_shapes.get(index), options.cast)
         wanted = data_shapes.get(index)
         if wanted is not None and tuple(arrays[index].shape) != wanted:
-            raise InputError(f"{flag('--data-shape', info.name, dims_text(wanted))}, but {source.description} has shape"
+            raise InputError(f"{flag('--data-shape', info.name, bracketed(wanted))}, but {source.description} has shape"
                              f" {list(arrays[index].shape)}")
     kinds = {i: source.kind for i, source in enumerate(slots) if source.kind in KEYWORDS}
     descriptions: dict[int, str] = {}
@@ -415,7 +415,7 @@ def _from_json(info: TensorInfo, array: np.ndarray, where: str) -> np.ndarray:
         if array.dtype.kind == "f" and array.size and not np.all(np.isfinite(array) & (array == np.trunc(array))):
             raise InputError(f"input '{info.name}' is {et.name}, {where} holds numbers that are not whole")
         if array.size:
-            lo, hi = int_bounds(info)
+            lo, hi = integer_bounds(info.element_type)
             low, high = array.min().item(), array.max().item()
             if low < lo or high > hi:
                 raise InputError(f"input '{info.name}' is {et.name}, {where} holds values in [{low}, {high}],"

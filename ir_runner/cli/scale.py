@@ -50,6 +50,12 @@ def scale_command(kw: dict[str, Any]) -> None:
                                    " --chunk, --scheduler)")
     if kw.get("fill") not in (None, "error"):
         raise click.UsageError("--fill cannot be used in a chunked run: every input must come from a file")
+    if kw.get("cast") not in (None, "same_kind"):
+        raise click.UsageError("--cast cannot be used in a chunked run: it never casts, convert the data first")
+    scheduler = kw.get("scheduler")
+    if scheduler is not None and scheduler not in SCHEDULERS and ":" not in scheduler:
+        raise click.BadParameter(f"{scheduler!r} is not one of {', '.join(SCHEDULERS)}, nor a scheduler address such"
+                                 " as tcp://host:8786", param_hint="--scheduler")
     output = kw.get("output")
     if not output or not _is_zarr(output):
         raise click.BadParameter("a chunked run writes its outputs as Zarr: give --output OUT.zarr",

@@ -110,6 +110,11 @@ def test_usage_errors(case):
     assert done.returncode == 2 and "give --output OUT.zarr" in done.stderr
     done = _ir_run(*args, "--output", folder / "o.zarr", "--trace")
     assert done.returncode == 2 and "--trace cannot be used in a chunked run" in done.stderr
+    done = _ir_run(*args, "--output", folder / "o.zarr", "--cast", "unsafe")
+    assert done.returncode == 2 and "--cast cannot be used in a chunked run" in done.stderr
+    done = _ir_run(*args, "--output", folder / "o.zarr", "--scheduler", "thread")  # a typo, not an address
+    assert done.returncode == 2 and "'thread' is not one of threads, processes, sync" in done.stderr
+    assert "Traceback" not in done.stderr and not (folder / "o.zarr").exists()
 
 
 def test_without_dask_the_extra_is_named(case, tmp_path):
