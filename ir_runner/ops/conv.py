@@ -25,12 +25,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import UnsupportedError
 from ..parallel import run_chunked
 from ..types import DYNAMIC_DIM, DYNAMIC_SHAPE, Dim, PartialShape, TensorSpec, merge_dims
 from .api import LATEST_OPSET, Attr, OpContext, OpDef
 from .window import (
     AUTO_PADS,
+    FLOAT_TYPES,
+    INTEGER_TYPES,
     FlatTaps,
     as_dim,
     batch_axis_zero,
@@ -42,6 +43,7 @@ from .window import (
     dim_sub,
     floor_div,
     pad_input,
+    refuse_element_type,
     same_padding,
     tap_views,
 )
@@ -106,6 +108,7 @@ def _element_type(ctx: OpContext, *positions: int):
     et = ctx.common_element_type(*positions)
     if et.kind in ("bool", "string"):
         ctx.fail(f"element type must be numeric, got {et}", position=positions[0])
+    refuse_element_type(ctx, et, INTEGER_TYPES + FLOAT_TYPES, ctx.op.label)
     return et
 
 
@@ -298,6 +301,7 @@ def infer_deformable(ctx: OpContext):
     data, offsets, filters = (s.shape for s in ctx.inputs[:3])
     mask = ctx.inputs[3].shape if len(ctx.inputs) > 3 else None
     et = _element_type(ctx, *range(len(ctx.inputs)))
+    refuse_element_type(ctx, et, FLOAT_TYPES, ctx.op.label)
     attrs = _Attrs(ctx)
     group = ctx.attr_int("group", 1)
     dgroup = ctx.attr_int("deformable_group", 1)
@@ -543,8 +547,6 @@ def deformable(x, offsets, w, mask=None, *, strides, dilations, pads_begin, pads
     OpenVINO's bilinear interpolation (f32, corners outside the input read as 0; without
     ``bilinear_interpolation_pad`` a sample point must lie in ``[0, size)`` and its corners are clamped),
     scaled by the mask, then an im2col matmul. Bound: (2·K + 8)·eps·Σ|x·w|."""
-    if x.dtype.kind not in "f" and x.dtype.name != "bfloat16":
-        raise UnsupportedError(f"DeformableConvolution of element type {x.dtype} is not implemented")
     batch, channels, height, width = x.shape
     out_ch, cg, kh, kw = w.shape
     begin, end = _run_pads(x.shape[2:], (kh, kw), strides, dilations, pads_begin, pads_end, auto_pad)
@@ -589,31 +591,21 @@ def deformable(x, offsets, w, mask=None, *, strides, dilations, pads_begin, pads
     return _finish(out.reshape(batch, out_ch, oh, ow), out_dtype)
 
 
-def _refuse_types(kernel):
-    """Wrap a kernel so that an element type numpy cannot multiply (f8, i4...) is refused with a reason."""
-    def checked(*arrays, **params):
-        if arrays[0].dtype.kind not in "iuf" and arrays[0].dtype.name not in ("bfloat16",):
-            raise UnsupportedError(f"convolutions of element type {arrays[0].dtype} are not implemented")
-        return kernel(*arrays, **params)
-    checked.__doc__ = kernel.__doc__
-    return checked
-
-
 _COMMON = (Attr("strides"), Attr("dilations"), Attr("pads_begin"), Attr("pads_end"),
            Attr("auto_pad", "explicit", tuple(AUTO_PADS)))
 OPS = (
     OpDef("Convolution", 1, 1, LATEST_OPSET, ("data", "filters"), lambda ctx: infer_convolution(ctx, False),
-          _refuse_types(convolution), attrs=_COMMON, batch=batch_axis_zero, exact=False),
+          convolution, attrs=_COMMON, batch=batch_axis_zero, exact=False),
     OpDef("GroupConvolution", 1, 1, LATEST_OPSET, ("data", "filters"), lambda ctx: infer_convolution(ctx, True),
-          _refuse_types(convolution), attrs=_COMMON, batch=batch_axis_zero, exact=False),
+          convolution, attrs=_COMMON, batch=batch_axis_zero, exact=False),
     OpDef("ConvolutionBackpropData", 1, 1, LATEST_OPSET, ("data", "filters", "output_shape"),
-          lambda ctx: infer_backprop(ctx, False), _refuse_types(backprop), roles=("data", "filters", "shape"),
+          lambda ctx: infer_backprop(ctx, False), backprop, roles=("data", "filters", "shape"),
           attrs=_COMMON + (Attr("output_padding"),), batch=batch_axis_zero, exact=False, min_inputs=2),
     OpDef("GroupConvolutionBackpropData", 1, 1, LATEST_OPSET, ("data", "filters", "output_shape"),
-          lambda ctx: infer_backprop(ctx, True), _refuse_types(backprop), roles=("data", "filters", "shape"),
+          lambda ctx: infer_backprop(ctx, True), backprop, roles=("data", "filters", "shape"),
           attrs=_COMMON + (Attr("output_padding"),), batch=batch_axis_zero, exact=False, min_inputs=2),
     OpDef("DeformableConvolution", 8, 8, LATEST_OPSET, ("data", "offsets", "filters", "mask"), infer_deformable,
-          _refuse_types(deformable), attrs=_COMMON + (Attr("group", "1"), Attr("deformable_group", "1"),
+          deformable, attrs=_COMMON + (Attr("group", "1"), Attr("deformable_group", "1"),
                                                       Attr("bilinear_interpolation_pad", "false")),
           batch=batch_axis_zero, exact=False, min_inputs=3),
 )

@@ -24,11 +24,23 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import UnsupportedError
 from ..parallel import run_chunked
 from ..types import DYNAMIC_DIM, DYNAMIC_SHAPE, Dim, PartialShape, TensorSpec, element_type
 from .api import LATEST_OPSET, Attr, OpContext, OpDef
-from .window import AUTO_PADS, FlatTaps, as_dim, batch_axis_zero, ceil_div, dim_add, dim_sub, floor_div, same_padding
+from .window import (
+    AUTO_PADS,
+    FLOAT_TYPES,
+    INTEGER_TYPES,
+    FlatTaps,
+    as_dim,
+    batch_axis_zero,
+    ceil_div,
+    dim_add,
+    dim_sub,
+    floor_div,
+    refuse_element_type,
+    same_padding,
+)
 
 ROUNDING = {"floor": "floor", "ceil": "ceil", "ceil_torch": "ceil_torch"}
 INDEX_TYPES = ("i32", "i64")
@@ -90,6 +102,9 @@ def infer_pool(ctx: OpContext, kind: str, version: int):
     spec = ctx.inputs[0]
     if spec.element_type.kind in ("bool", "string"):
         ctx.fail(f"element type must be numeric, got {spec.element_type}", position=0)
+    # (integer AvgPool: the reference divides a signed sum by an unsigned count)
+    refuse_element_type(ctx, spec.element_type, FLOAT_TYPES + (INTEGER_TYPES if kind == "max" else ()),
+                        ctx.op.label)
     kernel = ctx.attr_ints("kernel")
     n = len(kernel)
     strides = ctx.attr_ints("strides", [])
@@ -270,8 +285,6 @@ def max_pool(x, *, kernel, strides, dilations, pads_begin, pads_end, auto_pad, r
     over channel blocks split across threads. Without indices and without -0.0 in the data, a running
     ``fmax`` gives the scan's result (NaN never wins; equal values are equal bits); otherwise each tap
     replaces the running maximum where strictly greater and records its tap number."""
-    if x.dtype.kind not in "iuf" and x.dtype.name != "bfloat16":
-        raise UnsupportedError(f"MaxPool of element type {x.dtype} is not implemented")
     n = len(kernel)
     begin, end, out_spatial, fit_end = _geometry(x.shape, kernel, strides, dilations, pads_begin, pads_end,
                                                  auto_pad, rounding)
@@ -317,9 +330,6 @@ def max_pool_v1(x, **params):
 
 def avg_pool(x, *, kernel, strides, dilations, pads_begin, pads_end, auto_pad, rounding, exclude_pad):
     """AvgPool: sum of the in-data taps divided as the reference does (module docstring); bound 2·K·eps."""
-    if x.dtype.kind != "f" and x.dtype.name != "bfloat16":
-        raise UnsupportedError(f"AvgPool of element type {x.dtype} is not implemented (integer division in the"
-                               " reference is unsigned)")
     n = len(kernel)
     begin, end, out_spatial, fit_end = _geometry(x.shape, kernel, strides, dilations, pads_begin, pads_end,
                                                  auto_pad, rounding)

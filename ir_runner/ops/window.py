@@ -13,11 +13,23 @@ import math
 
 import numpy as np
 
-from ..types import DYNAMIC_DIM, Dim
+from ..errors import UnsupportedError
+from ..types import DYNAMIC_DIM, Dim, ElementType
 from .api import OpContext
 
 AUTO_PADS = {"explicit": "explicit", "notset": "explicit", "valid": "valid", "same_upper": "same_upper",
              "same_lower": "same_lower"}
+
+
+INTEGER_TYPES = ("i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64")
+FLOAT_TYPES = ("f16", "bf16", "f32", "f64")
+
+
+def refuse_element_type(ctx: OpContext, et: ElementType, allowed: tuple[str, ...], what: str) -> None:
+    """An UnsupportedError at load for an element type the windowed kernels do not compute (f8, i4, u1...; or
+    integers where ``allowed`` has floats only), instead of at the first run."""
+    if et.kind != "dynamic" and et.name not in allowed:
+        raise UnsupportedError(f"{what} of element type {et} is not implemented", layer=ctx.ref)
 
 
 def as_dim(n: int) -> Dim:

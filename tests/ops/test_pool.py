@@ -197,3 +197,17 @@ def test_adaptive_differential(seed, tmp_path):
         k = int(np.prod([-(-s // o) + 1 for s, o in zip(shape[2:], sizes)]))
         rtol = 4 * k * float(np.finfo(np.float32).eps)
         check_run(path, {"x": x}, rtol=rtol, atol=rtol * float(np.abs(x).max()), oracle="cpu")
+
+
+@pytest.mark.parametrize("et", [ov.Type.i32, ov.Type.u8])
+def test_integer_avg_pool_is_refused_at_load_naming_the_layer(tmp_path, et):
+    """Integer AvgPool (the reference divides a signed sum by an unsigned count) is refused when the model is
+    loaded and validated, not at its first run; integer MaxPool is computed."""
+    x = opset1.parameter([1, 2, 4, 4], et, name="x")
+    avg = opset1.avg_pool(x, [1, 1], [0, 0], [0, 0], [2, 2], True)
+    path = write_ir(avg, [x], tmp_path)
+    with pytest.raises(ir_runner.UnsupportedError, match=r"AvgPool-1.*element type .* is not implemented"):
+        ir_runner.load(str(path))
+    assert not ir_runner.validate(str(path)).valid
+    peak = opset1.max_pool(x, [1, 1], [0, 0], [0, 0], [2, 2])
+    ir_runner.load(str(write_ir(peak, [x], tmp_path, "max")))
