@@ -34,7 +34,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import InputError, LayerRef, UnsupportedError
+from ..errors import InputError, UnsupportedError
 from ..types import BOOLEAN, DYNAMIC, Dim, TensorSpec
 from .api import (
     LATEST_OPSET,
@@ -245,7 +245,7 @@ def _infer(entry: Binary):
         if entry.type == "Divide":
             params["pythondiv"] = ctx.attr_bool("m_pythondiv", True)
         if entry.divides and kind in ("int", "uint"):
-            params["layer"] = ctx.ref
+            params["check_zero"] = True
         return [TensorSpec(out_et, shape)], params
 
     return infer
@@ -254,21 +254,22 @@ def _infer(entry: Binary):
 # -- kernels -----------------------------------------------------------------------------------------------------
 
 
+def _truncating_divide(x: np.ndarray, y: np.ndarray, out: np.ndarray) -> None:
+    _divide(x, y, out, pythondiv=False)
+
+
 def _kernel(entry: Binary):
     out_bool = entry.kind in ("compare", "logical")
 
     def kernel(a: np.ndarray, b: np.ndarray, *, mode: str, axis: int, pythondiv: bool = True,
-               layer: LayerRef | None = None, out: np.ndarray | None = None) -> np.ndarray:
+               check_zero: bool = False, out: np.ndarray | None = None) -> np.ndarray:
         if mode == "pdpd":
             b = b.reshape(pdpd_shape(b.shape, a.ndim, axis))
-        if layer is not None:
-            _check_divisor(entry, a, b, layer)
+        if check_zero:
+            _check_divisor(entry, a, b)
         if out is None:
             out = np.empty(np.broadcast_shapes(a.shape, b.shape), dtype=np.bool_ if out_bool else a.dtype)
-        compute = entry.compute
-        if entry.type == "Divide" and not pythondiv:
-            def compute(x, y, out):
-                _divide(x, y, out, pythondiv=False)
+        compute = entry.compute if pythondiv or entry.type != "Divide" else _truncating_divide
         with np.errstate(all="ignore"):
             return run_elementwise(compute, (a, b), out, blocked=entry.passes)
 
@@ -277,15 +278,16 @@ def _kernel(entry: Binary):
     return kernel
 
 
-def _check_divisor(entry: Binary, a: np.ndarray, b: np.ndarray, layer: LayerRef) -> None:
-    """An integer zero divisor: an InputError (signed FloorMod keeps the reference's value instead)."""
+def _check_divisor(entry: Binary, a: np.ndarray, b: np.ndarray) -> None:
+    """An integer zero divisor: an InputError (the run names the layer; signed FloorMod keeps the reference's
+    value instead)."""
     if entry.type == "FloorMod" and b.dtype.kind == "i" or a.size == 0 or b.all():
         return
     zero = int(np.flatnonzero(b.reshape(-1) == 0)[0])
     raise InputError(
         f"integer division by zero: the divisor (input 1) has 0 at flat position {zero}"
         " (OpenVINO's reference " + ("throws" if entry.type == "Divide" else "crashes") + " here)",
-        layer=layer, port="input 1", hint="make sure the divisor has no zero, or compute in a float type",
+        port="input 1", hint="make sure the divisor has no zero, or compute in a float type",
     )
 
 
