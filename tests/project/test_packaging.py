@@ -3,7 +3,6 @@ README. Built with pip from a copy of the checkout (about 3 s)."""
 
 import importlib.util
 import os
-import shutil
 import subprocess
 import sys
 import zipfile
@@ -12,24 +11,14 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import ROOT
-
-
-def _copy_checkout(dest: Path) -> None:
-    for path in ROOT.rglob("*"):
-        relative = path.relative_to(ROOT)
-        first = relative.parts[0]
-        skipped = (first.startswith(".") and first != ".ci") or first in ("build", "dist") or first.endswith(
-            ".egg-info") or "__pycache__" in relative.parts
-        if path.is_file() and not skipped:
-            (dest / relative).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(path, dest / relative)
+from tests.project.docs_examples import copy_checkout
 
 
 @pytest.fixture(scope="module")
 def wheel(tmp_path_factory) -> Path:
     source = tmp_path_factory.mktemp("source")
     out = tmp_path_factory.mktemp("wheel")
-    _copy_checkout(source)
+    copy_checkout(source)
     done = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(out), str(source)],
                           capture_output=True, text=True, timeout=300, env={**os.environ, "PIP_NO_INPUT": "1"})
     if done.returncode != 0 and "No matching distribution" in done.stderr:
