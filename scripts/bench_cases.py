@@ -633,6 +633,13 @@ def chain(ctx: Context) -> list[Row]:
     ]
 
 
+def ops(ctx: Context) -> list[Row]:
+    """The operation-family rows of issue 12 (``bench_oprows.py``)."""
+    from bench_oprows import ops as op_rows
+
+    return op_rows(ctx)
+
+
 GROUPS: dict[str, Callable[[Context], list[Row]]] = {
     "tiny": tiny,
     "startup": startup,
@@ -642,6 +649,7 @@ GROUPS: dict[str, Callable[[Context], list[Row]]] = {
     "gather": gather,
     "memory": memory,
     "chain": chain,
+    "ops": ops,
 }
 
 

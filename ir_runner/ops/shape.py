@@ -15,6 +15,7 @@ import math
 
 import numpy as np
 
+from ..parallel import PARALLEL_MIN_ELEMENTS, run_chunked
 from ..types import DYNAMIC_DIM, ELEMENT_TYPES, Dim, ElementType, PartialShape, TensorSpec, merge_dims
 from .api import LATEST_OPSET, Attr, InputFit, OpContext, OpDef
 from .index_rules import require_integer
@@ -321,9 +322,26 @@ def _merged_type(ctx: OpContext, positions) -> object:
     return et if et is not None else ctx.inputs[0].element_type
 
 
-def concat(*inputs: np.ndarray, axis: int) -> np.ndarray:
-    """The inputs joined along ``axis`` (a new array)."""
-    return np.concatenate(inputs, axis=axis)
+def concat(*inputs: np.ndarray, axis: int, out: np.ndarray | None = None) -> np.ndarray:
+    """The inputs joined along ``axis`` (a new array, or ``out``); large outputs are copied in slabs over threads,
+    cut along the first other axis of 2 or more."""
+    shape = list(inputs[0].shape)
+    shape[axis] = sum(part.shape[axis] for part in inputs)
+    if out is None:
+        out = np.empty(shape, inputs[0].dtype)
+    cut = next((d for d in range(len(shape)) if d != axis and shape[d] >= 2), None)
+    if cut is None or out.size < PARALLEL_MIN_ELEMENTS:
+        return np.concatenate(inputs, axis=axis, out=out)
+
+    def work(start: int, stop: int) -> None:
+        where = (slice(None),) * cut + (slice(start, stop),)
+        np.concatenate([part[where] for part in inputs], axis=axis, out=out[where])
+
+    run_chunked(shape[cut], out.size // shape[cut], work)
+    return out
+
+
+concat.accepts_out = True
 
 
 def _value_concat(ctx: OpContext):

@@ -163,6 +163,25 @@ def test_concat_shapes(shapes, axis, tmp_path):
     check_run(path, feeds)
 
 
+@pytest.mark.parametrize("shapes,axis", [
+    ([(3, 260, 700), (3, 260, 600)], 2), ([(2, 600, 900), (1, 600, 900)], 0), ([(1, 1, 2**20), (1, 1, 5)], 2),
+    ([(1100, 1000), (1100, 1)], 1),
+])
+def test_concat_of_large_inputs_in_slabs_over_threads(shapes, axis, tmp_path):
+    """Large outputs are copied in slabs cut along another axis (or in one call when every other dim is 1),
+    fresh and into a caller's out= array: the same bits as numpy."""
+    params = [opset13.parameter(list(s), ov.Type.f32, name=f"x{i}") for i, s in enumerate(shapes)]
+    path = write_ir(opset13.concat(params, axis), params, tmp_path)
+    rng = np.random.default_rng(5)
+    feeds = {f"x{i}": rng.standard_normal(s).astype(np.float32) for i, s in enumerate(shapes)}
+    want = np.concatenate(list(feeds.values()), axis)
+    model = ir_runner.load(str(path))
+    (name, got), = model.run(feeds).items()
+    buffer = np.full(want.shape, np.nan, np.float32)
+    model.run(feeds, out={name: buffer})
+    assert np.array_equal(got, want) and np.array_equal(buffer, want)
+
+
 # -- Split / VariadicSplit ----------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("shape,axis,n", [
