@@ -15,6 +15,7 @@ import math
 
 import numpy as np
 
+from ..errors import InputError
 from ..types import DYNAMIC_DIM, ELEMENT_TYPES, Dim, ElementType, PartialShape, TensorSpec, merge_dims
 from .api import LATEST_OPSET, Attr, InputFit, OpContext, OpDef
 from .index_rules import require_integer
@@ -194,7 +195,11 @@ def _minus_one(ctx: OpContext, in_static: Dim, in_dynamic: Dim, out_static: Dim,
 
 
 def reshape(data: np.ndarray, pattern: np.ndarray, *, shape: tuple[int, ...]) -> np.ndarray:
-    """``data`` viewed with the inferred shape."""
+    """``data`` viewed with the inferred shape. A zero-element input whose kept dims (``special_zero``) give a
+    non-empty shape is an InputError (OpenVINO infers that shape and its reference returns garbage)."""
+    if data.size != math.prod(shape):
+        raise InputError(f"cannot reshape {data.size} elements (shape {list(data.shape)}) into {list(shape)}",
+                         port="input 0 (data)")
     return data.reshape(shape)
 
 

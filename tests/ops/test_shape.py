@@ -370,3 +370,43 @@ def test_empty_tensors(tmp_path):
     check_shapes(path)
     got = ir_runner.load(str(path)).run({"x": np.zeros((0, 3), np.float32)})  # (Node.evaluate crashes on these)
     assert [g.shape for g in got.values()] == [(0, 3), (3, 0), (3, 0), (0, 6), (0, 2)]
+
+
+# -- found by scripts/fuzz_ops.py ---------------------------------------------------------------------------
+
+@pytest.mark.parametrize(("shape", "target"), [([3, 1], [3, 4]), ([3, 1], [1, 4]), ([3, 4], [1, 1]), ([1], [5]),
+                                               ([2, 3], [2, 3]), ([], [])])
+@pytest.mark.parametrize("version", [1, 3])
+def test_broadcast_pdpd_merges_dims_of_equal_ranks(shape, target, version, tmp_path):
+    """pdpd (its axis is not written in the IR: 0) as the reference: a 1 on either side gives the other."""
+    from openvino.utils.node_factory import NodeFactory
+
+    data = opset1.parameter(shape, ov.Type.f32, name="x")
+    args = [data, ov.op.Constant(np.array(target, np.int64))]
+    if version == 1:
+        args.append(ov.op.Constant(np.arange(len(shape), dtype=np.int64)))
+    node = NodeFactory(f"opset{version}").create("Broadcast", args, {"mode": "pdpd"})
+    path = write_ir(node, [data], tmp_path)
+    check_shapes(path)
+    check_run(path, {"x": np.arange(np.prod(shape), dtype=np.float32).reshape(shape)})
+
+
+def test_broadcast_pdpd_dynamic_dims(tmp_path):
+    from openvino.utils.node_factory import NodeFactory
+
+    outs, params = [], []
+    for shape, target in (([-1, 1], [2, 4]), ([-1, 1], [1, 4]), ([-1, 3], [2, -1])):
+        data = opset1.parameter(shape, ov.Type.f32)
+        params.append(data)
+        outs.append(NodeFactory("opset3").create("Broadcast", [data, ov.op.Constant(np.array(target, np.int64))],
+                                                 {"mode": "pdpd"}))
+    check_shapes(write_ir(outs, params, tmp_path))
+
+
+def test_reshape_of_zero_elements_into_a_non_empty_shape_is_an_input_error(tmp_path):
+    """special_zero keeps dims of an empty input: OpenVINO infers [4,3,3] and its reference returns
+    uninitialised memory; ir-run refuses at run, naming the layer."""
+    data = opset1.parameter([-1, -1, 4, 4], ov.Type.f32, name="x")
+    path = write_ir(opset1.reshape(data, ov.op.Constant(np.array([0, 3, 3], np.int64)), True), [data], tmp_path)
+    with pytest.raises(ir_runner.InputError, match="Reshape.*cannot reshape 0 elements"):
+        ir_runner.load(str(path)).run({"x": np.zeros((4, 0, 4, 4), np.float32)})
