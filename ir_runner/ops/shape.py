@@ -1,4 +1,4 @@
-"""ShapeOf-1/3, Reshape-1, Squeeze-1, Unsqueeze-1, Concat-1, Split-1, VariadicSplit-1, Transpose-1.
+"""ShapeOf-1/3, Reshape-1, Squeeze-1/15, Unsqueeze-1, Concat-1, Split-1, VariadicSplit-1, Transpose-1.
 
 Shape inference follows OpenVINO's ``shape_infer`` of each operation, including its bound (partial value)
 propagation: a Reshape whose target comes from ShapeOf -> Gather -> Concat gets the dims OpenVINO declares.
@@ -241,6 +241,20 @@ def _infer_squeeze(ctx: OpContext):
         dims = tuple(d for i, d in enumerate(shape.dims) if i not in axes or not d.contains(1))
     out = PartialShape(dims)
     return [TensorSpec(data.element_type, out)], {"shape": _static_or_none(out)}
+
+
+def _infer_squeeze15(ctx: OpContext):
+    """Squeeze-15: Squeeze-1's rules, but axes known only at run time give a dynamic rank, and so does, with
+    ``allow_axis_skip``, an axis whose dim is dynamic (and may be 1), as OpenVINO infers (a static dim other
+    than 1 is kept, as in Squeeze-1)."""
+    outs, params = _infer_squeeze(ctx)
+    if len(ctx.inputs) == 2:
+        dims, values = ctx.inputs[0].shape.dims, input_ints(ctx, 1)
+        skip = ctx.attr_bool("allow_axis_skip", False)
+        if values is None or skip and dims is not None and any(
+                not dims[a % len(dims)].is_static and dims[a % len(dims)].contains(1) for a in values):
+            return [TensorSpec(outs[0].element_type, PartialShape(None))], {"shape": None}
+    return outs, params
 
 
 def _infer_unsqueeze(ctx: OpContext):
@@ -509,6 +523,8 @@ OPS = (
           views=True, fit=_fit_data, attrs=(Attr("special_zero", "false", ("true", "false")),)),
     OpDef("Squeeze", 1, 1, 14, ("data", "axes"), _infer_squeeze, squeeze, value=_value_squeeze, views=True,
           fit=_fit_data, min_inputs=1),
+    OpDef("Squeeze", 15, 15, LATEST_OPSET, ("data", "axes"), _infer_squeeze15, squeeze, value=_value_squeeze,
+          views=True, fit=_fit_data, min_inputs=1, attrs=(Attr("allow_axis_skip", "false", ("true", "false")),)),
     OpDef("Unsqueeze", 1, 1, LATEST_OPSET, ("data", "axes"), _infer_unsqueeze, unsqueeze, value=_value_squeeze,
           views=True, fit=_fit_data),
     OpDef("Concat", 1, 1, LATEST_OPSET, _CONCAT_INPUTS, _infer_concat, concat,

@@ -410,3 +410,30 @@ def test_reshape_of_zero_elements_into_a_non_empty_shape_is_an_input_error(tmp_p
     path = write_ir(opset1.reshape(data, ov.op.Constant(np.array([0, 3, 3], np.int64)), True), [data], tmp_path)
     with pytest.raises(ir_runner.InputError, match="Reshape.*cannot reshape 0 elements"):
         ir_runner.load(str(path)).run({"x": np.zeros((4, 0, 4, 4), np.float32)})
+
+
+@pytest.mark.parametrize(("shape", "axes", "skip"), [
+    ([1, 3, 1], [0], True), ([1, 3, 1], [1], True), ([1, 3, 1], [1], False), ([-1, 3, 1], [0], True),
+    ([-1, 3, 1], [0], False), ([-1, 3, 1], [2], True), ([-1, 3, 1], [0, 2], True), ([1, 3], [-2], True),
+    ([1, 3], None, True), ([-1, 1], None, False)])
+def test_squeeze15_allow_axis_skip(shape, axes, skip, tmp_path):
+    """Squeeze-15 (opset15): a skippable axis over a dynamic dim gives a dynamic rank (OpenVINO's inference)."""
+    from openvino import opset15
+    from openvino.utils.node_factory import NodeFactory
+
+    data = opset1.parameter(shape, ov.Type.f32, name="x")
+    node = (opset15.squeeze(data, ov.op.Constant(np.array(axes, np.int64)), skip) if axes is not None else
+            NodeFactory("opset15").create("Squeeze", [data], {"allow_axis_skip": skip}))
+    path = write_ir(node, [data], tmp_path)
+    check_shapes(path)
+    feed = [d if d != -1 else 1 for d in shape]
+    check_run(path, {"x": np.arange(np.prod(feed), dtype=np.float32).reshape(feed)})
+
+
+def test_squeeze15_axes_known_at_run_give_a_dynamic_rank(tmp_path):
+    from openvino import opset15
+
+    data, axes = opset1.parameter([1, 4, 1], ov.Type.f32, name="x"), opset1.parameter([1], ov.Type.i64, name="a")
+    path = write_ir(opset15.squeeze(data, axes, False), [data, axes], tmp_path)
+    check_shapes(path)
+    check_run(path, {"x": np.ones((1, 4, 1), np.float32), "a": np.array([-1], np.int64)})
