@@ -46,6 +46,10 @@ _MODES_V1 = {"numpy": "numpy", "explicit": "explicit", "none": "explicit", "pdpd
 _MODES_V3 = dict(_MODES_V1, bidirectional="bidirectional")
 
 
+def _target_known(ctx: OpContext) -> bool:
+    return _shape_from_value(ctx, 1) is not None
+
+
 def _infer_broadcast(ctx: OpContext, version: int):
     data, target = ctx.inputs[0], ctx.inputs[1]
     mode = ctx.attr_choice("mode", _MODES_V3 if version == 3 else _MODES_V1, "numpy")
@@ -54,7 +58,7 @@ def _infer_broadcast(ctx: OpContext, version: int):
         if data.shape.rank is not None and target_rank is not None and data.shape.rank != target_rank:
             ctx.fail(f"mode='pdpd' needs the data's rank ({data.shape.rank}) to equal the target's ({target_rank})"
                      " (OpenVINO refuses other ranks)", position=1)
-        mode = "bidirectional"
+        mode = "bidirectional" if _target_known(ctx) else "numpy"  # (unknown target: its length, dims ?)
     if mode == "explicit" and len(ctx.inputs) != 3:
         ctx.fail("axes_mapping must be given in explicit mode")
     if version == 3 and mode != "explicit" and len(ctx.inputs) != 2:

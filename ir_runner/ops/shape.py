@@ -455,16 +455,12 @@ def _infer_transpose(ctx: OpContext):
     order = input_ints(ctx, 1)
     shape = data.shape
     if order is None:
-        if shape.dims is not None:
-            out = dynamic_like(shape)
-        elif order_spec.shape.is_static and order_spec.shape.rank == 1 and order_spec.shape.dims[0].lo:
-            out = PartialShape((DYNAMIC_DIM,) * order_spec.shape.dims[0].lo)
-        else:
-            out = PartialShape(None)
+        # (data of dynamic rank: OpenVINO 2026 keeps it dynamic, whatever the order's length)
+        out = dynamic_like(shape) if shape.dims is not None else PartialShape(None)
         return [TensorSpec(data.element_type, out)], {"order": None}
-    if shape.dims is None:
-        return [TensorSpec(data.element_type, PartialShape((DYNAMIC_DIM,) * len(order)) if order else
-                           PartialShape(None))], {"order": tuple(order) or None}
+    if shape.dims is None:  # (an empty order: OpenVINO infers rank 0 here)
+        return [TensorSpec(data.element_type, PartialShape((DYNAMIC_DIM,) * len(order)))], {
+            "order": tuple(order) or None}
     rank = len(shape.dims)
     if not order:
         order = list(range(rank))[::-1]

@@ -437,3 +437,18 @@ def test_squeeze15_axes_known_at_run_give_a_dynamic_rank(tmp_path):
     path = write_ir(opset15.squeeze(data, axes, False), [data, axes], tmp_path)
     check_shapes(path)
     check_run(path, {"x": np.ones((1, 4, 1), np.float32), "a": np.array([-1], np.int64)})
+
+
+def test_transpose_and_broadcast_of_unknown_values_as_openvino_infers(tmp_path):
+    """Found by scripts/fuzz_ops.py: Transpose of dynamic-rank data keeps a dynamic rank for an unknown order
+    and gives rank 0 for an empty one; Broadcast pdpd of a target known only at run has its length, dims ?."""
+    from openvino.utils.node_factory import NodeFactory
+
+    data = opset1.parameter(ov.PartialShape.dynamic(), ov.Type.u8, name="x")
+    order = opset1.parameter([2], ov.Type.i32, name="order")
+    small = opset1.parameter([3, 4], ov.Type.i64, name="y")
+    target = opset1.parameter([2], ov.Type.i32, name="target")
+    outs = [opset1.transpose(data, order), opset1.transpose(data, ov.op.Constant(np.zeros(0, np.int64))),
+            NodeFactory("opset1").create("Broadcast", [small, target, ov.op.Constant(np.arange(2))],
+                                         {"mode": "pdpd"})]
+    check_shapes(write_ir(outs, [data, order, small, target], tmp_path))
