@@ -49,7 +49,7 @@ from .api import (
     pdpd_shape,
     quiet_f16_nans,
 )
-from .convert_rules import float_to_int
+from .convert_rules import bf16_as_openvino_rounds, float_to_int
 from .elementwise import UNCOMPUTED_TYPES, broadcast_batch, broadcast_values, interval, run_elementwise
 
 # -- computations: fn(a, b, out=...) writes ``out`` (a and b broadcast to it) ----------------------------------
@@ -271,11 +271,25 @@ def _kernel(entry: Binary):
             out = np.empty(np.broadcast_shapes(a.shape, b.shape), dtype=np.bool_ if out_bool else a.dtype)
         compute = entry.compute if pythondiv or entry.type != "Divide" else _truncating_divide
         with np.errstate(all="ignore"):
+            if _is_ml(a) and not out_bool and entry.type not in _SELECTING:
+                return _bf16_as_reference(compute, a, b, out, entry.passes)
             return run_elementwise(compute, (a, b), out, blocked=entry.passes)
 
     kernel.accepts_out = True
     kernel.__doc__ = f"{entry.type} of two broadcast arrays (see the module docstring for the values)."
     return kernel
+
+
+_SELECTING = ("Maximum", "Minimum")  # (pick an operand: nothing to round)
+
+
+def _bf16_as_reference(compute, a: np.ndarray, b: np.ndarray, out: np.ndarray, passes: bool) -> np.ndarray:
+    """bf16 as the reference computes it: in f32, each result converted as OpenVINO's ``bfloat16`` does
+    (:func:`bf16_as_openvino_rounds`; not round-to-nearest-even)."""
+    wide = np.empty(out.shape, np.float32)
+    run_elementwise(compute, (a.astype(np.float32), b.astype(np.float32)), wide, blocked=passes)
+    out[...] = bf16_as_openvino_rounds(wide, out.dtype)
+    return out
 
 
 def _check_divisor(entry: Binary, a: np.ndarray, b: np.ndarray) -> None:

@@ -222,3 +222,13 @@ def f16_to_f8e5m2(half: np.ndarray) -> np.ndarray:
     round_up = ((v & 0xFF) > 0x80) | ((v & 0x180) == 0x180)
     v = np.where(finite & round_up, v + 0x100, v) & 0xFF00
     return (v >> 8).astype(np.uint8).view(ELEMENT_TYPES["f8e5m2"].dtype)
+
+
+def bf16_as_openvino_rounds(values: np.ndarray, dtype: np.dtype) -> np.ndarray:
+    """f32 -> bf16 as OpenVINO's ``bfloat16`` class converts (its reference computes bf16 arithmetic in f32 and
+    converts each result so): ``(bits + ((bits & 0x10000) >> 1)) >> 16``, which
+    rounds half up when the kept last bit is 1 and truncates when it is 0 (not round-to-nearest-even:
+    1 + 0.75 ULP gives 1)."""
+    bits = np.ascontiguousarray(values, dtype=np.float32).view(np.uint32)
+    rounded = (bits + ((bits & np.uint32(0x10000)) >> np.uint32(1))) >> np.uint32(16)
+    return rounded.astype(np.uint16).view(dtype)

@@ -1,13 +1,14 @@
 """Broadcast-1/3, Tile-1, Range-1/4: outputs whose shape comes from input values.
 
-Target shapes and repeats are read as OpenVINO reads them: a constant, or the bounds value propagation
-found (a target computed from ShapeOf declares its dims). Broadcast returns a read-only broadcast view
-(``views=True``). Range's element count is OpenVINO's ``shape_infer`` in double precision
-(``ceil(|stop - start| / |step|)``, 0 when the span has the wrong sign; integer outputs truncate the three
-values first); its values are the reference's: ``start + T(i) * step`` for floats, with start and step
-read as f32 (not rounded to T first), f32 arithmetic and one rounding to T at the end for f16/bf16;
-``start + i * step`` wrapping for integers. The reference has no Range-1 for f16 (Range-4 has).
-A zero step is refused (OpenVINO's Range-4 shape inference divides by it).
+Target shapes and repeats are read as OpenVINO reads them: a constant, or the bounds value propagation found
+(a target computed from ShapeOf declares its dims). Broadcast returns a read-only broadcast view
+(``views=True``); its ``pdpd`` mode (whose axis the IR does not keep: 0) takes data and target of one rank and
+merges each dim as ``bidirectional`` does (a 1 on either side gives the other). Range's element count is
+OpenVINO's ``shape_infer`` in double precision (``ceil(|stop - start| / |step|)``, 0 when the span has the
+wrong sign; integer outputs truncate the three values first); its values are the reference's: ``start + T(i) *
+step`` for floats, with start and step read as f32 (not rounded to T first), f32 arithmetic and one rounding
+to T at the end for f16/bf16; ``start + i * step`` wrapping for integers. The reference has no Range-1 for f16
+(Range-4 has). A zero step is refused (OpenVINO's Range-4 shape inference divides by it).
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ import math
 
 import numpy as np
 
-from ..errors import KernelError, UnsupportedError
+from ..errors import KernelError
 from ..types import DYNAMIC_DIM, Dim, PartialShape, TensorSpec, broadcast_dims
 from .api import LATEST_OPSET, Attr, OpContext, OpDef, numpy_merge
 from .index_rules import require_integer
@@ -45,11 +46,19 @@ _MODES_V1 = {"numpy": "numpy", "explicit": "explicit", "none": "explicit", "pdpd
 _MODES_V3 = dict(_MODES_V1, bidirectional="bidirectional")
 
 
+def _target_known(ctx: OpContext) -> bool:
+    return _shape_from_value(ctx, 1) is not None
+
+
 def _infer_broadcast(ctx: OpContext, version: int):
     data, target = ctx.inputs[0], ctx.inputs[1]
     mode = ctx.attr_choice("mode", _MODES_V3 if version == 3 else _MODES_V1, "numpy")
-    if mode == "pdpd":
-        raise UnsupportedError("Broadcast with mode='pdpd' is not supported", layer=ctx.ref)
+    if mode == "pdpd":  # its axis is not serialised (0): equal ranks, each dim merged as bidirectional's
+        target_rank = target.shape.dims[0].lo if target.shape.is_static and target.shape.rank == 1 else None
+        if data.shape.rank is not None and target_rank is not None and data.shape.rank != target_rank:
+            ctx.fail(f"mode='pdpd' needs the data's rank ({data.shape.rank}) to equal the target's ({target_rank})"
+                     " (OpenVINO refuses other ranks)", position=1)
+        mode = "bidirectional" if _target_known(ctx) else "numpy"  # (unknown target: its length, dims ?)
     if mode == "explicit" and len(ctx.inputs) != 3:
         ctx.fail("axes_mapping must be given in explicit mode")
     if version == 3 and mode != "explicit" and len(ctx.inputs) != 2:

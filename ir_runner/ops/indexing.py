@@ -32,6 +32,7 @@ import numpy as np
 from ..errors import InputError
 from ..types import DYNAMIC_DIM, DYNAMIC_SHAPE, PartialShape, TensorSpec, merge_dims
 from .api import LATEST_OPSET, Attr, OpContext, OpDef, quiet_f16_nans
+from .convert_rules import bf16_as_openvino_rounds
 from .index_rules import (
     checked_indices,
     dim_product,
@@ -283,15 +284,6 @@ def _reduce_into(flat: np.ndarray, targets: np.ndarray, values: np.ndarray, redu
             flat[touched] = _integer_means(flat[touched], counts)
         else:
             flat[touched] = flat[touched] / counts.astype(dtype)
-
-
-def bf16_as_openvino_rounds(values: np.ndarray, dtype: np.dtype) -> np.ndarray:
-    """f32 -> bf16 as OpenVINO's ``bfloat16`` class converts: ``(bits + ((bits & 0x10000) >> 1)) >> 16``, which
-    rounds half up when the kept last bit is 1 and truncates when it is 0 (not round-to-nearest-even:
-    1 + 0.75 ULP gives 1)."""
-    bits = np.ascontiguousarray(values, dtype=np.float32).view(np.uint32)
-    rounded = (bits + ((bits & np.uint32(0x10000)) >> np.uint32(1))) >> np.uint32(16)
-    return rounded.astype(np.uint16).view(dtype)
 
 
 def _integer_means(sums: np.ndarray, counts: np.ndarray) -> np.ndarray:

@@ -125,7 +125,8 @@ def fold(ufunc: np.ufunc, x: np.ndarray, axes: tuple[int, ...], dtype: np.dtype,
     the output; when it is reduced each thread reduces its block and the partial results are reduced again."""
     extra = {} if initial is None else {"initial": initial}
     if x.size < PARALLEL_MIN_ELEMENTS or x.shape[0] < 2:
-        return ufunc.reduce(x, axis=axes, dtype=dtype, keepdims=True, **extra)
+        # (np.asarray: a 0-D input reduced over no axis gives a numpy scalar, which out= cannot take)
+        return np.asarray(ufunc.reduce(x, axis=axes, dtype=dtype, keepdims=True, **extra))
     if 0 not in axes:
         out = np.empty(tuple(1 if i in axes else n for i, n in enumerate(x.shape)), dtype)
 

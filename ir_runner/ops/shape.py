@@ -1,4 +1,4 @@
-"""ShapeOf-1/3, Reshape-1, Squeeze-1, Unsqueeze-1, Concat-1, Split-1, VariadicSplit-1, Transpose-1.
+"""ShapeOf-1/3, Reshape-1, Squeeze-1/15, Unsqueeze-1, Concat-1, Split-1, VariadicSplit-1, Transpose-1.
 
 Shape inference follows OpenVINO's ``shape_infer`` of each operation, including its bound (partial value)
 propagation: a Reshape whose target comes from ShapeOf -> Gather -> Concat gets the dims OpenVINO declares.
@@ -15,6 +15,7 @@ import math
 
 import numpy as np
 
+from ..errors import InputError
 from ..parallel import PARALLEL_MIN_ELEMENTS, run_chunked
 from ..types import DYNAMIC_DIM, ELEMENT_TYPES, Dim, ElementType, PartialShape, TensorSpec, merge_dims
 from .api import LATEST_OPSET, Attr, InputFit, OpContext, OpDef
@@ -195,7 +196,11 @@ def _minus_one(ctx: OpContext, in_static: Dim, in_dynamic: Dim, out_static: Dim,
 
 
 def reshape(data: np.ndarray, pattern: np.ndarray, *, shape: tuple[int, ...]) -> np.ndarray:
-    """``data`` viewed with the inferred shape."""
+    """``data`` viewed with the inferred shape. A zero-element input whose kept dims (``special_zero``) give a
+    non-empty shape is an InputError (OpenVINO infers that shape and its reference returns garbage)."""
+    if data.size != math.prod(shape):
+        raise InputError(f"cannot reshape {data.size} elements (shape {list(data.shape)}) into {list(shape)}",
+                         port="input 0 (data)")
     return data.reshape(shape)
 
 
@@ -237,6 +242,20 @@ def _infer_squeeze(ctx: OpContext):
         dims = tuple(d for i, d in enumerate(shape.dims) if i not in axes or not d.contains(1))
     out = PartialShape(dims)
     return [TensorSpec(data.element_type, out)], {"shape": _static_or_none(out)}
+
+
+def _infer_squeeze15(ctx: OpContext):
+    """Squeeze-15: Squeeze-1's rules, but axes known only at run time give a dynamic rank, and so does, with
+    ``allow_axis_skip``, an axis whose dim is dynamic (and may be 1), as OpenVINO infers (a static dim other
+    than 1 is kept, as in Squeeze-1)."""
+    outs, params = _infer_squeeze(ctx)
+    if len(ctx.inputs) == 2:
+        dims, values = ctx.inputs[0].shape.dims, input_ints(ctx, 1)
+        skip = ctx.attr_bool("allow_axis_skip", False)
+        if values is None or skip and dims is not None and any(
+                not dims[a % len(dims)].is_static and dims[a % len(dims)].contains(1) for a in values):
+            return [TensorSpec(outs[0].element_type, PartialShape(None))], {"shape": None}
+    return outs, params
 
 
 def _infer_unsqueeze(ctx: OpContext):
@@ -454,16 +473,12 @@ def _infer_transpose(ctx: OpContext):
     order = input_ints(ctx, 1)
     shape = data.shape
     if order is None:
-        if shape.dims is not None:
-            out = dynamic_like(shape)
-        elif order_spec.shape.is_static and order_spec.shape.rank == 1 and order_spec.shape.dims[0].lo:
-            out = PartialShape((DYNAMIC_DIM,) * order_spec.shape.dims[0].lo)
-        else:
-            out = PartialShape(None)
+        # (data of dynamic rank: OpenVINO 2026 keeps it dynamic, whatever the order's length)
+        out = dynamic_like(shape) if shape.dims is not None else PartialShape(None)
         return [TensorSpec(data.element_type, out)], {"order": None}
-    if shape.dims is None:
-        return [TensorSpec(data.element_type, PartialShape((DYNAMIC_DIM,) * len(order)) if order else
-                           PartialShape(None))], {"order": tuple(order) or None}
+    if shape.dims is None:  # (an empty order: OpenVINO infers rank 0 here)
+        return [TensorSpec(data.element_type, PartialShape((DYNAMIC_DIM,) * len(order)))], {
+            "order": tuple(order) or None}
     rank = len(shape.dims)
     if not order:
         order = list(range(rank))[::-1]
@@ -522,6 +537,8 @@ OPS = (
           views=True, fit=_fit_data, attrs=(Attr("special_zero", "false", ("true", "false")),)),
     OpDef("Squeeze", 1, 1, 14, ("data", "axes"), _infer_squeeze, squeeze, value=_value_squeeze, views=True,
           fit=_fit_data, min_inputs=1),
+    OpDef("Squeeze", 15, 15, LATEST_OPSET, ("data", "axes"), _infer_squeeze15, squeeze, value=_value_squeeze,
+          views=True, fit=_fit_data, min_inputs=1, attrs=(Attr("allow_axis_skip", "false", ("true", "false")),)),
     OpDef("Unsqueeze", 1, 1, LATEST_OPSET, ("data", "axes"), _infer_unsqueeze, unsqueeze, value=_value_squeeze,
           views=True, fit=_fit_data),
     OpDef("Concat", 1, 1, LATEST_OPSET, _CONCAT_INPUTS, _infer_concat, concat,

@@ -38,7 +38,7 @@ from ..errors import InputError, UnsupportedError
 from ..parallel import run_chunked
 from ..types import DYNAMIC, TensorSpec
 from .api import LATEST_OPSET, Attr, OpContext, OpDef, numpy_merge, quiet_f16_nans
-from .convert_rules import float_to_int
+from .convert_rules import bf16_as_openvino_rounds, float_to_int
 from .elementwise import UNCOMPUTED_TYPES, broadcast_batch, run_elementwise
 from .special import erf, gelu_erf_double, gelu_erf_f32
 
@@ -369,9 +369,15 @@ def _dispatch(x: np.ndarray, on_float, on_int, passes: bool, out: np.ndarray | N
         def narrow(*arrays: np.ndarray, out: np.ndarray) -> None:
             wide = np.empty(out.shape, dtype=F32)
             on_float(*(a.astype(F32) for a in arrays), out=wide, **params)
-            out[...] = wide
+            _store_narrow(out, wide)
 
         return run_elementwise(narrow, (x, *extra), out, blocked=True)
+
+
+def _store_narrow(out: np.ndarray, wide: np.ndarray) -> None:
+    """An f32 result into f16 (rounded to nearest even) or bf16 (converted as the reference's ``bfloat16``
+    class converts: :func:`bf16_as_openvino_rounds`)."""
+    out[...] = bf16_as_openvino_rounds(wide, out.dtype) if out.dtype.kind == "V" else wide
 
 
 def _unary_kernel(entry: Unary):
@@ -557,7 +563,7 @@ def prelu(x: np.ndarray, slope: np.ndarray, *, channel: bool | None, out: np.nda
     def narrow(a: np.ndarray, s: np.ndarray, out: np.ndarray) -> None:
         wide = np.empty(out.shape, dtype=F32)
         compute(a.astype(F32), s.astype(F32), wide)
-        out[...] = wide
+        _store_narrow(out, wide)
 
     with np.errstate(all="ignore"):
         return run_elementwise(narrow if x.dtype.kind == "V" else compute, (x, slope), out, blocked=True)

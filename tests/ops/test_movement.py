@@ -237,3 +237,26 @@ def test_one_hot_with_a_computed_depth_is_dynamic_at_load(tmp_path):
     for value in (1, 4):
         got = check_run(path, {"indices": np.array([0, 2], np.int32), "depth": np.array(value, np.int64)})
         assert next(iter(got.values())).shape == (2, value)
+
+
+# -- found by scripts/fuzz_ops.py ---------------------------------------------------------------------------
+
+def test_pad_cropping_past_empty_declares_a_dynamic_dim(tmp_path):
+    """OpenVINO declares ``?`` for an axis cropped below 0 elements (2 - 2 - 2); ir-run infers the same and
+    refuses at run, as the reference does."""
+    data = opset1.parameter([2, 2], ov.Type.f32, name="x")
+    node = opset13.pad(data, np.array([-2, 0], np.int64), np.array([-2, 0], np.int64), "constant")
+    path = write_ir(node, [data], tmp_path)
+    check_inference(path)
+    with pytest.raises(IRError, match="would have -2 elements"):
+        ir_runner.load(str(path)).run({"x": np.zeros((2, 2), np.float32)})
+
+
+def test_pad_of_dynamic_rank_keeps_the_rank_dynamic(tmp_path):
+    """Even when the pads' length tells the rank, as OpenVINO infers it."""
+    data = opset1.parameter(ov.PartialShape.dynamic(), ov.Type.i8, name="x")
+    node = opset13.pad(data, np.array([1], np.int64), np.array([2], np.int64), "constant")
+    path = write_ir(node, [data], tmp_path)
+    check_inference(path)
+    check_output_shapes(path, node)
+    check_run(path, {"x": np.arange(4, dtype=np.int8)})

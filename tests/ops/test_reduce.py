@@ -270,3 +270,17 @@ def test_differential(seed, tmp_path):
         assert_same_bits(f"{kind}-{et}", got, want)
     else:
         bound_check(kind, x, axes, got, want)
+
+
+@pytest.mark.parametrize("kind", ["sum", "mean", "prod", "l1", "l2", "max"])
+@pytest.mark.parametrize("et", ["bf16", "f16", "f32", "i32"])
+def test_scalar_reduced_over_no_axis(kind, et, tmp_path):
+    """A 0-D input with empty axes (found by scripts/fuzz_ops.py: numpy gave a scalar, which Mean's and L2's
+    in-place steps cannot take)."""
+    if kind == "l2" and et == "i32":
+        return
+    x = np.array(3, NP_TYPES[et])
+    got, want = run_one(tmp_path, kind, x, [], False, et)
+    assert got.shape == () and got.dtype == x.dtype
+    if et in EVALUATED[kind]:
+        assert_same_bits(kind, got, want)

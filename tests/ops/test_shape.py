@@ -389,3 +389,85 @@ def test_empty_tensors(tmp_path):
     check_shapes(path)
     got = ir_runner.load(str(path)).run({"x": np.zeros((0, 3), np.float32)})  # (Node.evaluate crashes on these)
     assert [g.shape for g in got.values()] == [(0, 3), (3, 0), (3, 0), (0, 6), (0, 2)]
+
+
+# -- found by scripts/fuzz_ops.py ---------------------------------------------------------------------------
+
+@pytest.mark.parametrize(("shape", "target"), [([3, 1], [3, 4]), ([3, 1], [1, 4]), ([3, 4], [1, 1]), ([1], [5]),
+                                               ([2, 3], [2, 3]), ([], [])])
+@pytest.mark.parametrize("version", [1, 3])
+def test_broadcast_pdpd_merges_dims_of_equal_ranks(shape, target, version, tmp_path):
+    """pdpd (its axis is not written in the IR: 0) as the reference: a 1 on either side gives the other."""
+    from openvino.utils.node_factory import NodeFactory
+
+    data = opset1.parameter(shape, ov.Type.f32, name="x")
+    args = [data, ov.op.Constant(np.array(target, np.int64))]
+    if version == 1:
+        args.append(ov.op.Constant(np.arange(len(shape), dtype=np.int64)))
+    node = NodeFactory(f"opset{version}").create("Broadcast", args, {"mode": "pdpd"})
+    path = write_ir(node, [data], tmp_path)
+    check_shapes(path)
+    check_run(path, {"x": np.arange(np.prod(shape), dtype=np.float32).reshape(shape)})
+
+
+def test_broadcast_pdpd_dynamic_dims(tmp_path):
+    from openvino.utils.node_factory import NodeFactory
+
+    outs, params = [], []
+    for shape, target in (([-1, 1], [2, 4]), ([-1, 1], [1, 4]), ([-1, 3], [2, -1])):
+        data = opset1.parameter(shape, ov.Type.f32)
+        params.append(data)
+        outs.append(NodeFactory("opset3").create("Broadcast", [data, ov.op.Constant(np.array(target, np.int64))],
+                                                 {"mode": "pdpd"}))
+    check_shapes(write_ir(outs, params, tmp_path))
+
+
+def test_reshape_of_zero_elements_into_a_non_empty_shape_is_an_input_error(tmp_path):
+    """special_zero keeps dims of an empty input: OpenVINO infers [4,3,3] and its reference returns
+    uninitialised memory; ir-run refuses at run, naming the layer."""
+    data = opset1.parameter([-1, -1, 4, 4], ov.Type.f32, name="x")
+    path = write_ir(opset1.reshape(data, ov.op.Constant(np.array([0, 3, 3], np.int64)), True), [data], tmp_path)
+    with pytest.raises(ir_runner.InputError, match="Reshape.*cannot reshape 0 elements"):
+        ir_runner.load(str(path)).run({"x": np.zeros((4, 0, 4, 4), np.float32)})
+
+
+@pytest.mark.parametrize(("shape", "axes", "skip"), [
+    ([1, 3, 1], [0], True), ([1, 3, 1], [1], True), ([1, 3, 1], [1], False), ([-1, 3, 1], [0], True),
+    ([-1, 3, 1], [0], False), ([-1, 3, 1], [2], True), ([-1, 3, 1], [0, 2], True), ([1, 3], [-2], True),
+    ([1, 3], None, True), ([-1, 1], None, False)])
+def test_squeeze15_allow_axis_skip(shape, axes, skip, tmp_path):
+    """Squeeze-15 (opset15): a skippable axis over a dynamic dim gives a dynamic rank (OpenVINO's inference)."""
+    from openvino import opset15
+    from openvino.utils.node_factory import NodeFactory
+
+    data = opset1.parameter(shape, ov.Type.f32, name="x")
+    node = (opset15.squeeze(data, ov.op.Constant(np.array(axes, np.int64)), skip) if axes is not None else
+            NodeFactory("opset15").create("Squeeze", [data], {"allow_axis_skip": skip}))
+    path = write_ir(node, [data], tmp_path)
+    check_shapes(path)
+    feed = [d if d != -1 else 1 for d in shape]
+    check_run(path, {"x": np.arange(np.prod(feed), dtype=np.float32).reshape(feed)})
+
+
+def test_squeeze15_axes_known_at_run_give_a_dynamic_rank(tmp_path):
+    from openvino import opset15
+
+    data, axes = opset1.parameter([1, 4, 1], ov.Type.f32, name="x"), opset1.parameter([1], ov.Type.i64, name="a")
+    path = write_ir(opset15.squeeze(data, axes, False), [data, axes], tmp_path)
+    check_shapes(path)
+    check_run(path, {"x": np.ones((1, 4, 1), np.float32), "a": np.array([-1], np.int64)})
+
+
+def test_transpose_and_broadcast_of_unknown_values_as_openvino_infers(tmp_path):
+    """Found by scripts/fuzz_ops.py: Transpose of dynamic-rank data keeps a dynamic rank for an unknown order
+    and gives rank 0 for an empty one; Broadcast pdpd of a target known only at run has its length, dims ?."""
+    from openvino.utils.node_factory import NodeFactory
+
+    data = opset1.parameter(ov.PartialShape.dynamic(), ov.Type.u8, name="x")
+    order = opset1.parameter([2], ov.Type.i32, name="order")
+    small = opset1.parameter([3, 4], ov.Type.i64, name="y")
+    target = opset1.parameter([2], ov.Type.i32, name="target")
+    outs = [opset1.transpose(data, order), opset1.transpose(data, ov.op.Constant(np.zeros(0, np.int64))),
+            NodeFactory("opset1").create("Broadcast", [small, target, ov.op.Constant(np.arange(2))],
+                                         {"mode": "pdpd"})]
+    check_shapes(write_ir(outs, [data, order, small, target], tmp_path))

@@ -20,11 +20,12 @@ from openvino import opset2, opset13  # noqa: E402
 
 import ir_runner  # noqa: E402
 from ir_runner.errors import InferenceError  # noqa: E402
+from ir_runner.ops.convert_rules import bf16_as_openvino_rounds  # noqa: E402
 from ir_runner.ops.registry import lookup  # noqa: E402
 from ir_runner.ops.unary import ULP_BOUNDS  # noqa: E402
 from ir_runner.types import PartialShape, TensorSpec, element_type  # noqa: E402
 from tests.helpers.irbuild import IRBuilder  # noqa: E402
-from tests.helpers.optest import check_inference, check_run, ulp_distance, write_ir  # noqa: E402
+from tests.helpers.optest import check_inference, check_run, reference_outputs, ulp_distance, write_ir  # noqa: E402
 
 NUMPY_TYPE = {"f16": np.float16, "f32": np.float32, "f64": np.float64, "bf16": ml_dtypes.bfloat16, "i8": np.int8,
               "i16": np.int16, "i32": np.int32, "i64": np.int64, "u8": np.uint8, "u16": np.uint16, "u32": np.uint32,
@@ -307,11 +308,15 @@ def test_bitwise_not_flips_every_bit(tmp_path, et):
 
 @pytest.mark.parametrize("make", [opset13.exp, opset13.sigmoid, opset13.tanh, opset13.sqrt, opset13.abs,
                                   lambda x: opset13.gelu(x, "erf"), opset13.softplus])
-def test_bf16_is_computed_in_f32_and_rounded_once(tmp_path, make):
+def test_bf16_is_computed_in_f32_and_converted_as_the_reference(tmp_path, make):
+    """In f32, then converted as OpenVINO's ``bfloat16`` class converts (not round-to-nearest-even), as the
+    reference's bf16 evaluate does."""
     x = _values(np.random.default_rng(9), "bf16", (64,))
-    got = _run(_graph(tmp_path, make, "bf16", [64]), {"x": x})
+    path = _graph(tmp_path, make, "bf16", [64])
+    got = _run(path, {"x": x})
     ref32 = _run(_graph(tmp_path, make, "f32", [64], "f32"), {"x": x.astype(np.float32)})
-    assert got.dtype == x.dtype and got.tobytes() == ref32.astype(ml_dtypes.bfloat16).tobytes()
+    assert got.dtype == x.dtype and got.tobytes() == bf16_as_openvino_rounds(ref32, x.dtype).tobytes()
+    assert got.tobytes() == reference_outputs(path, {"x": x})[0].tobytes()
 
 
 def test_large_inputs_run_in_threads_and_blocks_with_the_same_bits(tmp_path):

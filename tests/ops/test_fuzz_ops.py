@@ -1,0 +1,35 @@
+"""A fixed, seeded slice of the differential fuzzer ``scripts/fuzz_ops.py``: two random graphs per generator
+(every operation of issue 12, its chains, every element type it draws), each checked as the fuzzer checks it:
+inferred port specs equal to the declared ones, output shapes (bounds included) equal to OpenVINO's, values
+against OpenVINO's reference under the operation's class (bits, ULPs, relative bound). A case OpenVINO
+rejects counts as skipped. ``python scripts/fuzz_ops.py --seeds 500`` runs a long campaign."""
+
+from __future__ import annotations
+
+import importlib.util
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+pytest.importorskip("openvino")
+
+_SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "fuzz_ops.py"
+_spec = importlib.util.spec_from_file_location("fuzz_ops", _SCRIPT)
+fuzz_ops = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(fuzz_ops)
+
+SEEDS = (0, 1)
+
+
+@pytest.mark.parametrize("name", sorted(fuzz_ops.GENERATORS))
+def test_fuzz_slice(name, tmp_path):
+    failures = []
+    with warnings.catch_warnings(), np.errstate(all="ignore"):
+        warnings.simplefilter("ignore")
+        for seed in SEEDS:
+            status, detail = fuzz_ops.run_case(name, seed, tmp_path)
+            if status == "fail":
+                failures.append(f"python scripts/fuzz_ops.py --ops {name} --seed {seed}: {detail}")
+    assert not failures, "\n".join(failures)
