@@ -220,162 +220,315 @@ def _lstm_v1_params(ctx: OpContext) -> dict:
 
 
 # -- kernels ---------------------------------------------------------------------------------------------
+#
+# Layout: every tensor of the recurrence is transposed, [rows, batch], so that each gate block is a
+# contiguous row slice (numpy's fast path: no strided iteration, no per-step slicing). The gate blocks
+# are reordered so the blocks under activations[0] come first (LSTM f, i, o, c; GRU z, r, h), and their
+# weights and biases are negated when activations[0] is sigmoid: the gate buffer then holds -x exactly
+# (negation is exact) and sigmoid is exp, +1, reciprocal. Directions run together when the recurrent
+# product is small: R of both directions as one block-diagonal matrix, one matmul per step for both.
+
+_GATES = {"lstm": 4, "gru": 3, "rnn": 1}
+_ORDER = {"lstm": (0, 1, 3, 2), "gru": (0, 1, 2), "rnn": (0,)}  # our gate blocks, as OpenVINO's indices
+_SQUASHED = {"lstm": 3, "gru": 2, "rnn": 1}  # leading blocks under activations[0]
+_FUSE_MAX_MACS = 32768  # per direction and step (gates * hidden^2 * batch): run both directions at once
+
 
 def _compute_dtype(dtype: np.dtype) -> np.dtype:
     return np.dtype(np.float64) if dtype == np.float64 else np.dtype(np.float32)
 
 
-def _apply(x: np.ndarray, function: str, clip: float) -> np.ndarray:
-    """``function(clamp(x, -clip, clip))`` in place on a fresh gate array (clip 0: no clamp)."""
-    if clip:
-        np.clip(x, -clip, clip, out=x)
+def _activate(x: np.ndarray, out: np.ndarray, function: str, ones: np.ndarray, negated: bool = False) -> None:
+    """``out = function(x)``; ``negated``: ``x`` holds the negated argument (sigmoid only)."""
     if function == "sigmoid":
-        np.negative(x, out=x)
-        np.exp(x, out=x)
-        x += 1
-        np.reciprocal(x, out=x)
-    elif function == "tanh":
-        np.tanh(x, out=x)
-    else:  # relu
-        np.maximum(x, 0, out=x)
-    return x
-
-
-def _lstm_step(gates: np.ndarray, h: np.ndarray, c: np.ndarray, r: np.ndarray, size: int, acts, clip: float,
-               input_forget: bool = False):
-    """One LSTM step: ``gates`` holds X·W + B of the step (f, i, c, o blocks); returns (H, C)."""
-    g = gates + h @ r.T
-    f_, i_, c_, o_ = (g[:, k * size:(k + 1) * size] for k in range(4))
-    f_ = _apply(f_, acts[0], clip)
-    i_ = 1 - f_ if input_forget else _apply(i_, acts[0], clip)
-    c_new = f_ * c + i_ * _apply(c_, acts[1], clip)
-    h_new = _apply(o_, acts[0], clip) * _apply(c_new.copy(), acts[2], 0.0)
-    return h_new, c_new
-
-
-def _gru_step(gates: np.ndarray, h: np.ndarray, r: np.ndarray, size: int, acts, clip: float, lbr: bool,
-              rbh: np.ndarray | None):
-    """One GRU step: ``gates`` holds X·W plus the biases of the step (z, r, h blocks); returns H."""
-    if lbr:
-        hr = h @ r.T
-        zr = gates[:, :2 * size] + hr[:, :2 * size]
-    else:
-        zr = gates[:, :2 * size] + h @ r[:2 * size].T
-    z = _apply(zr[:, :size], acts[0], clip)
-    reset = _apply(zr[:, size:], acts[0], clip)
-    if lbr:
-        cand = gates[:, 2 * size:] + reset * (hr[:, 2 * size:] + rbh)
-    else:
-        cand = gates[:, 2 * size:] + (reset * h) @ r[2 * size:].T
-    cand = _apply(cand, acts[1], clip)
-    return (1 - z) * cand + z * h
-
-
-def _rnn_step(gates: np.ndarray, h: np.ndarray, r: np.ndarray, acts, clip: float):
-    return _apply(gates + h @ r.T, acts[0], clip)
-
-
-def _input_gates(x: np.ndarray, w: np.ndarray, b: np.ndarray, kind: str, size: int, lbr: bool):
-    """X·Wᵀ for every step (``x``: [..., input]) with the biases the step adds, and GRU's Rbh (or None)."""
-    gates = x @ w.T
-    if kind == "gru" and lbr:
-        gates += b[:3 * size]
-        return gates, b[3 * size:]
-    gates += b
-    return gates, None
-
-
-def _run_direction(kind: str, x, h0, c0, lengths, w, r, b, *, reverse: bool, activations, clip: float,
-                   lbr: bool, masked: bool):
-    """One direction of a sequence in the compute dtype: (Y [batch, seq, hidden], Ho, Co or None)."""
-    batch, steps, _ = x.shape
-    size = r.shape[-1]
-    if reverse:  # each row reversed over its own first ``lengths[b]`` steps
-        order = _reversal(lengths, steps)
-        x = np.take_along_axis(x, order[:, :, None], axis=1)
-    gates, rbh = _input_gates(x, w, b, kind, size, lbr)
-    y = np.zeros((batch, steps, size), dtype=x.dtype)
-    h, c = h0, c0
-    last_h = np.zeros_like(h0) if masked else None
-    last_c = np.zeros_like(h0) if masked and c0 is not None else None
-    for t in range(steps):
-        if kind == "lstm":
-            h, c = _lstm_step(gates[:, t], h, c, r, size, activations, clip)
-        elif kind == "gru":
-            h = _gru_step(gates[:, t], h, r, size, activations, clip, lbr, rbh)
+        if negated:
+            np.exp(x, out=out)
         else:
-            h = _rnn_step(gates[:, t], h, r, activations, clip)
-        y[:, t] = h
-        if masked:
-            final = lengths == t + 1
-            last_h[final] = h[final]
-            if last_c is not None:
-                last_c[final] = c[final]
-    if masked:
-        y[np.arange(steps)[None, :] >= lengths[:, None]] = 0
-        h, c = last_h, last_c
-    if reverse:
-        y = np.take_along_axis(y, order[:, :, None], axis=1)
-    return y, h, c
+            np.negative(x, out=out)
+            np.exp(out, out=out)
+        np.add(out, ones, out=out)
+        np.reciprocal(out, out=out)
+    elif function == "tanh":
+        np.tanh(x, out=out)
+    else:  # relu
+        np.maximum(x, 0, out=out)
 
 
-def _reversal(lengths: np.ndarray, steps: int) -> np.ndarray:
-    """Per row, the time index read at each step when the row's first ``lengths[b]`` steps are reversed."""
-    t = np.arange(steps)[None, :]
-    n = np.clip(lengths, 0, steps)[:, None]
-    return np.where(t < n, n - 1 - t, t)
+class _Weights:
+    """W, R, B of a group of directions, laid out for the recurrence in the compute dtype.
+
+    ``w``/``bias`` per direction: ``[gates*hidden, input]``/``[gates*hidden]`` (our gate order, negated
+    blocks); ``r``: ``[gates*n*hidden, n*hidden]``, block-diagonal over the group's n directions, rows
+    ordered (gate, direction, hidden); ``rbh``: GRU's linear_before_reset Rbh, ``[n*hidden, 1]``, or None."""
+
+    __slots__ = ("w", "bias", "r", "rbh", "negated")
+
+    def __init__(self, kind: str, w, r, b, directions: tuple[int, ...], lbr: bool, negated: bool, work) -> None:
+        gates, n = _GATES[kind], len(directions)
+        size = r.shape[-1]
+        sign = np.ones((gates, 1, 1), work)
+        if negated:
+            sign[:_SQUASHED[kind]] = -1
+
+        def ours(m, d):  # [gates*size, k] in OpenVINO's order -> ours, signed, [gates, size, k]
+            return m[d].astype(work, copy=False).reshape(gates, size, -1)[list(_ORDER[kind])] * sign
+
+        self.w = [ours(w, d).reshape(gates * size, -1) for d in directions]
+        self.bias = [ours(b[:, :gates * size, None], d).reshape(-1) for d in directions]
+        self.rbh = (np.concatenate([b[d, gates * size:] for d in directions]).astype(work)[:, None] if lbr
+                    else None)
+        big = np.zeros((gates, n, size, n, size), work)
+        for j, d in enumerate(directions):
+            big[:, j, :, j, :] = ours(r, d)
+        self.r = big.reshape(gates * n * size, n * size)
+        self.negated = negated
+
+
+class _Lengths:
+    """What ``sequence_lengths`` decides: ``masked`` (some length is not ``steps``); then ``order`` (per row,
+    the time index read at each step of a reversed pass), ``last`` (the index of each row's final state,
+    clipped) and ``valid`` (rows whose length is in ``1..steps``), and ``dead`` ([batch, steps]: Y is zero)."""
+
+    __slots__ = ("masked", "order", "last", "valid", "dead")
+
+    def __init__(self, lengths: np.ndarray | None, steps: int) -> None:
+        lengths = None if lengths is None else np.asarray(lengths).astype(np.int64, copy=False).reshape(-1)
+        self.masked = lengths is not None and bool((lengths != steps).any())
+        if not self.masked:
+            return
+        t = np.arange(steps)[None, :]
+        n = np.clip(lengths, 0, steps)[:, None]
+        self.order = np.where(t < n, n - 1 - t, t)
+        self.last = np.clip(lengths - 1, 0, max(steps - 1, 0))
+        self.valid = (lengths >= 1) & (lengths <= steps)
+        self.dead = t >= lengths[:, None]
+
+
+class SequenceKernel:
+    """An LSTM/GRU/RNN sequence; W, R, B and sequence_lengths laid out once when they are constant.
+    See the module docstring for the semantics and the accuracy bound."""
+
+    def __init__(self, kind: str, direction: str, activations, clip: float, linear_before_reset: bool,
+                 input_forget: bool = False, *, consts=(), steps: int | None = None, batch: int | None = None,
+                 dtype: np.dtype | None = None) -> None:
+        self.kind, self.activations, self.clip, self.lbr = kind, tuple(activations), clip, linear_before_reset
+        self.input_forget = input_forget
+        self.directions = 2 if direction == "bidirectional" else 1
+        self.reverse = (False, True) if direction == "bidirectional" else (direction == "reverse",)
+        self.negated = self.activations[0] == "sigmoid"
+        consts = list(consts) or [None] * (7 if kind == "lstm" else 6)
+        w, r, b = consts[-3:]
+        self.weights = None
+        if w is not None and r is not None and b is not None and batch is not None and dtype is not None:
+            self.weights = self._layout(w, r, b, batch, _compute_dtype(dtype))
+        lengths = consts[3 if kind == "lstm" else 2]
+        self.lengths = _Lengths(lengths, steps) if lengths is not None and steps is not None else None
+
+    def _layout(self, w, r, b, batch: int, work) -> list[tuple[tuple[int, ...], _Weights]]:
+        """Per group of directions run together: (directions, weights)."""
+        size = r.shape[-1]
+        fuse = self.directions == 1 or _GATES[self.kind] * size * size * batch <= _FUSE_MAX_MACS
+        groups = [tuple(range(self.directions))] if fuse else [(d,) for d in range(self.directions)]
+        return [(g, _Weights(self.kind, w, r, b, g, self.lbr, self.negated, work)) for g in groups]
+
+    def __call__(self, *inputs: np.ndarray):
+        if self.kind == "lstm":
+            x, h0, c0, lengths, w, r, b = inputs
+        else:
+            (x, h0, lengths, w, r, b), c0 = inputs, None
+        dtype = x.dtype
+        work = _compute_dtype(dtype)
+        batch, steps, _ = x.shape
+        size = r.shape[-1]
+        layout = self.weights if self.weights is not None else self._layout(w, r, b, batch, work)
+        mask = self.lengths if self.lengths is not None else _Lengths(lengths, steps)
+        y = np.empty((batch, self.directions, steps, size), dtype)
+        ho = np.empty((batch, self.directions, size), dtype)
+        co = np.empty((batch, self.directions, size), dtype) if c0 is not None else None
+        xw = x.astype(work, copy=False)
+        with np.errstate(over="ignore", invalid="ignore", under="ignore", divide="ignore"):
+            for group, weights in layout:
+                ys, cs = self._run(group, weights, xw, h0, c0, mask, work)
+                self._store(group, ys, y, ho, mask, h0)
+                if co is not None:
+                    self._store(group, cs, None, co, mask, c0)
+        if mask.masked:
+            y.transpose(0, 2, 1, 3)[mask.dead] = 0
+        return (y, ho) if co is None else (y, ho, co)
+
+    def _run(self, group, weights: _Weights, x, h0, c0, mask: _Lengths, work):
+        """The recurrence of a group of n directions: Y (and the cell states) as ``[steps, n*hidden, batch]``."""
+        batch, steps, _ = x.shape
+        gates, n = _GATES[self.kind], len(group)
+        size = weights.r.shape[1] // n
+        rows = n * size
+        xg = np.empty((steps, gates, n, size, batch), work)
+        for j, d in enumerate(group):
+            p = x @ weights.w[j].T
+            p += weights.bias[j]
+            if self.reverse[d]:
+                p = np.take_along_axis(p, mask.order[:, :, None], axis=1) if mask.masked else p[:, ::-1]
+            xg[:, :, j] = p.reshape(batch, steps, gates, size).transpose(1, 2, 3, 0)
+        xh = None
+        if self.lbr:  # Rbh joins R's product (inside the reset), X's h block is added after it
+            xh = xg[:, 2].copy().reshape(steps, rows, batch)
+            xg[:, 2] = weights.rbh.reshape(n, size, 1)
+        xg = xg.reshape(steps, gates * rows, batch)
+        h = np.ascontiguousarray(h0[:, list(group)].transpose(1, 2, 0), dtype=work).reshape(rows, batch)
+        ys = np.empty((steps, rows, batch), work)
+        ones = np.ones((_SQUASHED[self.kind] * rows, batch), work)
+        if self.kind == "lstm":
+            c = np.ascontiguousarray(c0[:, list(group)].transpose(1, 2, 0), dtype=work).reshape(rows, batch)
+            cs = np.empty((steps, rows, batch), work)
+            _lstm_loop(list(xg), list(ys), list(cs), h, c, weights.r, self.activations, self.clip, weights.negated,
+                       ones, self.input_forget)
+            return ys, cs
+        if self.kind == "gru":
+            _gru_loop(list(xg), None if xh is None else list(xh), list(ys), h, weights.r, self.activations,
+                      self.clip, weights.negated, ones)
+        else:
+            _rnn_loop(list(xg), list(ys), h, weights.r, self.activations[0], self.clip, weights.negated, ones)
+        return ys, None
+
+    def _store(self, group, states, y, final, mask: _Lengths, initial) -> None:
+        """Write a group's per-step states (``[steps, n*hidden, batch]``) into Y (in each row's own time
+        order) and its final states into ``final``."""
+        steps, rows, batch = states.shape
+        n = len(group)
+        per = states.reshape(steps, n, rows // n, batch)
+        for j, d in enumerate(group):
+            seq = per[:, j].transpose(2, 0, 1)  # [batch, steps, hidden]
+            if y is not None:
+                if self.reverse[d]:
+                    seq = np.take_along_axis(seq, mask.order[:, :, None], axis=1) if mask.masked else seq[:, ::-1]
+                y[:, d] = seq
+        if mask.masked:
+            last = per[mask.last, :, :, np.arange(batch)]  # [batch, n, hidden]
+            last[~mask.valid] = 0
+            final[:, list(group)] = last
+        elif steps:
+            final[:, list(group)] = per[-1].transpose(2, 0, 1)
+        else:
+            final[:, list(group)] = initial[:, list(group)]
+
+
+def _lstm_loop(xg, ys, cs, h, c, r, acts, clip: float, negated: bool, ones, input_forget: bool) -> None:
+    """The LSTM recurrence over per-step views: ``xg[t]`` the gate blocks of X (f, i, o, c), ``ys[t]`` and
+    ``cs[t]`` where H and C of step t go."""
+    rows, batch = h.shape
+    g = np.empty((4 * rows, batch), h.dtype)
+    tmp = np.empty((rows, batch), h.dtype)
+    squashed, f, i, o, cand = g[:3 * rows], g[:rows], g[rows:2 * rows], g[2 * rows:3 * rows], g[3 * rows:]
+    one = ones[:rows]
+    for xt, ht, ct in zip(xg, ys, cs):
+        np.matmul(r, h, out=g)
+        np.add(g, xt, out=g)
+        if clip:
+            np.clip(g, -clip, clip, out=g)
+        _activate(squashed, squashed, acts[0], ones, negated)
+        if input_forget:
+            np.subtract(one, f, out=i)
+        _activate(cand, cand, acts[1], one)
+        np.multiply(f, c, out=ct)
+        np.multiply(i, cand, out=cand)
+        np.add(ct, cand, out=ct)
+        _activate(ct, tmp, acts[2], one)
+        np.multiply(o, tmp, out=ht)
+        h, c = ht, ct
+
+
+def _gru_loop(xg, xh, ys, h, r, acts, clip: float, negated: bool, ones) -> None:
+    """The GRU recurrence: ``xg[t]`` the z, r, h blocks of X (with linear_before_reset, ``xh[t]`` holds the
+    h block and ``xg[t]``'s h block is Rbh); H of step t goes to ``ys[t]``."""
+    rows, batch = h.shape
+    lbr = xh is not None
+    g = np.empty((3 * rows, batch), h.dtype)
+    zr, z, reset, cand = g[:2 * rows], g[:rows], g[rows:2 * rows], g[2 * rows:]
+    r_zr, r_h = r[:2 * rows], r[2 * rows:]
+    tmp = np.empty((rows, batch), h.dtype)
+    one = ones[:rows]
+    for t, ht in enumerate(ys):
+        xt = xg[t]
+        if lbr:
+            np.matmul(r, h, out=g)
+            np.add(g, xt, out=g)
+        else:
+            np.matmul(r_zr, h, out=zr)
+            np.add(zr, xt[:2 * rows], out=zr)
+        if clip:
+            np.clip(zr, -clip, clip, out=zr)
+        _activate(zr, zr, acts[0], ones, negated)
+        if lbr:
+            np.multiply(cand, reset, out=cand)
+            np.add(cand, xh[t], out=cand)
+        else:
+            np.multiply(reset, h, out=tmp)
+            np.matmul(r_h, tmp, out=cand)
+            np.add(cand, xt[2 * rows:], out=cand)
+        if clip:
+            np.clip(cand, -clip, clip, out=cand)
+        _activate(cand, cand, acts[1], one)
+        np.subtract(h, cand, out=ht)  # (1 - z) * cand + z * h, as cand + z * (h - cand)
+        np.multiply(ht, z, out=ht)
+        np.add(ht, cand, out=ht)
+        h = ht
+
+
+def _rnn_loop(xg, ys, h, r, act: str, clip: float, negated: bool, ones) -> None:
+    """The RNN recurrence: H of step t is ``act(xg[t] + R·H)``, written to ``ys[t]``."""
+    for xt, ht in zip(xg, ys):
+        np.matmul(r, h, out=ht)
+        np.add(ht, xt, out=ht)
+        if clip:
+            np.clip(ht, -clip, clip, out=ht)
+        _activate(ht, ht, act, ones, negated)
+        h = ht
 
 
 def sequence(*inputs: np.ndarray, kind: str, direction: str, activations, clip: float, linear_before_reset: bool):
     """An LSTM/GRU/RNN sequence: (Y, Ho) or (Y, Ho, Co); see the module docstring for the semantics and the
     accuracy bound."""
-    if kind == "lstm":
-        x, h0, c0, lengths, w, r, b = inputs
-    else:
-        (x, h0, lengths, w, r, b), c0 = inputs, None
-    dtype = x.dtype
-    work = _compute_dtype(dtype)
-    steps = x.shape[1]
-    lengths = np.asarray(lengths).astype(np.int64, copy=False).reshape(-1)
-    masked = bool((lengths != steps).any())
-    passes = [("forward", False), ("reverse", True)] if direction == "bidirectional" else [(direction, direction
-                                                                                           == "reverse")]
-    ys, hs, cs = [], [], []
-    xw = x.astype(work, copy=False)
-    with np.errstate(over="ignore", invalid="ignore", under="ignore"):
-        for d, (_, reverse) in enumerate(passes):
-            y, h, c = _run_direction(
-                kind, xw, h0[:, d].astype(work), None if c0 is None else c0[:, d].astype(work), lengths,
-                w[d].astype(work, copy=False), r[d].astype(work, copy=False), b[d].astype(work, copy=False),
-                reverse=reverse, activations=activations, clip=clip, lbr=linear_before_reset, masked=masked)
-            ys.append(y)
-            hs.append(h)
-            cs.append(c)
-    outputs = [np.stack(ys, axis=1).astype(dtype), np.stack(hs, axis=1).astype(dtype)]
-    if kind == "lstm":
-        outputs.append(np.stack(cs, axis=1).astype(dtype))
-    return tuple(outputs)
+    return SequenceKernel(kind, direction, activations, clip, linear_before_reset)(*inputs)
+
+
+def prepare_sequence(params, inputs, outputs, consts) -> SequenceKernel:
+    """A sequence kernel with constant W, R, B (and sequence_lengths) laid out once."""
+    batch, steps, _ = inputs[0].shape.to_shape()
+    return SequenceKernel(**params, consts=consts, steps=steps, batch=batch, dtype=inputs[0].element_type.dtype)
+
+
+class CellKernel:
+    """One step of an LSTM/GRU/RNN cell: H, or (H, C) for LSTM; a forward sequence of one step."""
+
+    def __init__(self, kind: str, activations, clip: float, linear_before_reset: bool, input_forget: bool = False,
+                 *, consts=(), batch: int | None = None, dtype: np.dtype | None = None) -> None:
+        self.lstm = kind == "lstm"
+        consts = list(consts)
+        if consts:
+            w, r, b = consts[-3:]
+            consts = [None] * (4 if self.lstm else 3) + [None if a is None else a[None] for a in (w, r, b)]
+        self.sequence = SequenceKernel(kind, "forward", activations, clip, linear_before_reset, input_forget,
+                                       consts=consts, steps=1, batch=batch, dtype=dtype)
+
+    def __call__(self, *inputs: np.ndarray):
+        x, h = inputs[0][:, None], inputs[1][:, None]
+        w, r, b = (a[None] for a in inputs[-3:])
+        if self.lstm:
+            _, ho, co = self.sequence(x, h, inputs[2][:, None], None, w, r, b)
+            return ho[:, 0], co[:, 0]
+        return self.sequence(x, h, None, w, r, b)[1][:, 0]
 
 
 def cell(*inputs: np.ndarray, kind: str, activations, clip: float, linear_before_reset: bool,
          input_forget: bool = False):
     """One step of an LSTM/GRU/RNN cell: H, or (H, C) for LSTM; see the module docstring."""
-    dtype = inputs[0].dtype
-    work = _compute_dtype(dtype)
-    arrays = [a.astype(work, copy=False) for a in inputs]
-    with np.errstate(over="ignore", invalid="ignore", under="ignore"):
-        if kind == "lstm":
-            x, h, c, w, r, b = arrays[:6]
-            size = r.shape[-1]
-            gates, _ = _input_gates(x, w, b, kind, size, False)
-            h_new, c_new = _lstm_step(gates, h, c, r, size, activations, clip, input_forget)
-            return h_new.astype(dtype), c_new.astype(dtype)
-        x, h, w, r, b = arrays
-        size = r.shape[-1]
-        gates, rbh = _input_gates(x, w, b, kind, size, linear_before_reset)
-        if kind == "gru":
-            return _gru_step(gates, h, r, size, activations, clip, linear_before_reset, rbh).astype(dtype)
-        return _rnn_step(gates, h, r, activations, clip).astype(dtype)
+    return CellKernel(kind, activations, clip, linear_before_reset, input_forget)(*inputs)
+
+
+def prepare_cell(params, inputs, outputs, consts) -> CellKernel:
+    """A cell kernel with constant W, R, B laid out once."""
+    return CellKernel(**params, consts=consts, batch=inputs[0].shape.to_shape()[0],
+                      dtype=inputs[0].element_type.dtype)
 
 
 def _fit_lengths(params, inputs, position: int):
@@ -409,24 +562,25 @@ _GRU_ATTR = (Attr("linear_before_reset", "false", ("true", "false")),)
 OPS = (
     OpDef("LSTMSequence", 5, 5, LATEST_OPSET,
           ("X", "initial_hidden_state", "initial_cell_state", "sequence_lengths", "W", "R", "B"),
-          infer_sequence, sequence, roles=("data",) * 3 + ("lengths",) + ("weights",) * 3, attrs=_SEQ_ATTRS,
-          fit=_fit_lengths, batch=_batch_rule(4), exact=False),
+          infer_sequence, sequence, prepare_sequence, roles=("data",) * 3 + ("lengths",) + ("weights",) * 3,
+          attrs=_SEQ_ATTRS, fit=_fit_lengths, batch=_batch_rule(4), exact=False),
     OpDef("GRUSequence", 5, 5, LATEST_OPSET, ("X", "initial_hidden_state", "sequence_lengths", "W", "R", "B"),
-          infer_sequence, sequence, roles=("data",) * 2 + ("lengths",) + ("weights",) * 3,
+          infer_sequence, sequence, prepare_sequence, roles=("data",) * 2 + ("lengths",) + ("weights",) * 3,
           attrs=_SEQ_ATTRS + _GRU_ATTR, fit=_fit_lengths, batch=_batch_rule(3), exact=False),
     OpDef("RNNSequence", 5, 5, LATEST_OPSET, ("X", "initial_hidden_state", "sequence_lengths", "W", "R", "B"),
-          infer_sequence, sequence, roles=("data",) * 2 + ("lengths",) + ("weights",) * 3, attrs=_SEQ_ATTRS,
-          fit=_fit_lengths, batch=_batch_rule(3), exact=False),
+          infer_sequence, sequence, prepare_sequence, roles=("data",) * 2 + ("lengths",) + ("weights",) * 3,
+          attrs=_SEQ_ATTRS, fit=_fit_lengths, batch=_batch_rule(3), exact=False),
     OpDef("LSTMCell", 1, 1, 3, ("X", "initial_hidden_state", "initial_cell_state", "W", "R", "B"),
-          infer_cell, cell, roles=("data",) * 3 + ("weights",) * 3,
+          infer_cell, cell, prepare_cell, roles=("data",) * 3 + ("weights",) * 3,
           attrs=_COMMON + (Attr("weights_format", "ifco", _WEIGHTS_FORMATS),
                            Attr("input_forget", "false", ("true", "false"))),
           batch=_batch_rule(3), exact=False),
     OpDef("LSTMCell", 4, 4, LATEST_OPSET, ("X", "initial_hidden_state", "initial_cell_state", "W", "R", "B"),
-          infer_cell, cell, roles=("data",) * 3 + ("weights",) * 3, attrs=_COMMON, batch=_batch_rule(3),
+          infer_cell, cell, prepare_cell, roles=("data",) * 3 + ("weights",) * 3, attrs=_COMMON, batch=_batch_rule(3),
           exact=False),
     OpDef("GRUCell", 3, 3, LATEST_OPSET, ("X", "initial_hidden_state", "W", "R", "B"), infer_cell, cell,
-          roles=("data",) * 2 + ("weights",) * 3, attrs=_COMMON + _GRU_ATTR, batch=_batch_rule(2), exact=False),
+          prepare_cell, roles=("data",) * 2 + ("weights",) * 3, attrs=_COMMON + _GRU_ATTR, batch=_batch_rule(2),
+          exact=False),
     OpDef("RNNCell", 0, 1, LATEST_OPSET, ("X", "initial_hidden_state", "W", "R", "B"), infer_cell, cell,
-          roles=("data",) * 2 + ("weights",) * 3, attrs=_COMMON, batch=_batch_rule(2), exact=False),
+          prepare_cell, roles=("data",) * 2 + ("weights",) * 3, attrs=_COMMON, batch=_batch_rule(2), exact=False),
 )
