@@ -255,11 +255,12 @@ def _activate(x: np.ndarray, out: np.ndarray, function: str, ones: np.ndarray, n
 
 
 class _Weights:
-    """W, R, B of a group of directions, laid out for the recurrence in the compute dtype.
+    """W, R, B of a group of n directions, laid out for the recurrence in the compute dtype; rows ordered
+    (gate, direction, hidden), our gate order, negated blocks.
 
-    ``w``/``bias`` per direction: ``[gates*hidden, input]``/``[gates*hidden]`` (our gate order, negated
-    blocks); ``r``: ``[gates*n*hidden, n*hidden]``, block-diagonal over the group's n directions, rows
-    ordered (gate, direction, hidden); ``rbh``: GRU's linear_before_reset Rbh, ``[n*hidden, 1]``, or None."""
+    ``w``: ``[input, gates*n*hidden]``; ``bias``: ``[gates*n*hidden]``; ``r``: ``[gates*n*hidden,
+    n*hidden]``, block-diagonal over the directions; ``rbh``: GRU's linear_before_reset Rbh ``[n, hidden, 1]``,
+    or None."""
 
     __slots__ = ("w", "bias", "r", "rbh", "negated")
 
@@ -270,24 +271,26 @@ class _Weights:
         if negated:
             sign[:_SQUASHED[kind]] = -1
 
-        def ours(m, d):  # [gates*size, k] in OpenVINO's order -> ours, signed, [gates, size, k]
-            return m[d].astype(work, copy=False).reshape(gates, size, -1)[list(_ORDER[kind])] * sign
+        def ours(m):  # [directions, gates*size, k] in OpenVINO's order -> ours, signed, [gates, n, size, k]
+            m = np.stack([m[d] for d in directions]).astype(work, copy=False).reshape(n, gates, size, -1)
+            return m[:, list(_ORDER[kind])].transpose(1, 0, 2, 3) * sign[:, None]
 
-        self.w = [ours(w, d).reshape(gates * size, -1) for d in directions]
-        self.bias = [ours(b[:, :gates * size, None], d).reshape(-1) for d in directions]
-        self.rbh = (np.concatenate([b[d, gates * size:] for d in directions]).astype(work)[:, None] if lbr
-                    else None)
+        self.w = np.ascontiguousarray(ours(w).reshape(gates * n * size, -1).T)
+        self.bias = ours(b[:, :gates * size, None]).reshape(-1)
+        self.rbh = np.stack([b[d, gates * size:] for d in directions]).astype(work)[:, :, None] if lbr else None
         big = np.zeros((gates, n, size, n, size), work)
-        for j, d in enumerate(directions):
-            big[:, j, :, j, :] = ours(r, d)
+        blocks = ours(r)
+        for j in range(n):
+            big[:, j, :, j, :] = blocks[:, j]
         self.r = big.reshape(gates * n * size, n * size)
         self.negated = negated
 
 
 class _Lengths:
-    """What ``sequence_lengths`` decides: ``masked`` (some length is not ``steps``); then ``order`` (per row,
-    the time index read at each step of a reversed pass), ``last`` (the index of each row's final state,
-    clipped) and ``valid`` (rows whose length is in ``1..steps``), and ``dead`` ([batch, steps]: Y is zero)."""
+    """What ``sequence_lengths`` decides: ``masked`` (some length is not ``steps``); then ``order`` (``[steps,
+    batch]``: per row, the time index read at each step of a reversed pass), ``last`` (the index of each row's
+    final state, clipped), ``valid`` (rows whose length is in ``1..steps``) and ``dead`` (``[batch, steps]``:
+    Y is zero there)."""
 
     __slots__ = ("masked", "order", "last", "valid", "dead")
 
@@ -298,7 +301,7 @@ class _Lengths:
             return
         t = np.arange(steps)[None, :]
         n = np.clip(lengths, 0, steps)[:, None]
-        self.order = np.where(t < n, n - 1 - t, t)
+        self.order = np.where(t < n, n - 1 - t, t).T
         self.last = np.clip(lengths - 1, 0, max(steps - 1, 0))
         self.valid = (lengths >= 1) & (lengths <= steps)
         self.dead = t >= lengths[:, None]
@@ -362,18 +365,18 @@ class SequenceKernel:
         gates, n = _GATES[self.kind], len(group)
         size = weights.r.shape[1] // n
         rows = n * size
-        xg = np.empty((steps, gates, n, size, batch), work)
+        p = x.reshape(batch * steps, x.shape[2]) @ weights.w
+        p += weights.bias
+        xg = _batch_last(p.reshape(batch, steps, gates * rows))  # [steps, gates*rows, batch]
+        per = xg.reshape(steps, gates, n, size, batch)
         for j, d in enumerate(group):
-            p = x @ weights.w[j].T
-            p += weights.bias[j]
-            if self.reverse[d]:
-                p = np.take_along_axis(p, mask.order[:, :, None], axis=1) if mask.masked else p[:, ::-1]
-            xg[:, :, j] = p.reshape(batch, steps, gates, size).transpose(1, 2, 3, 0)
+            if self.reverse[d]:  # each row's first ``length`` steps in reverse order
+                per[:, :, j] = (np.take_along_axis(per[:, :, j], mask.order[:, None, None], axis=0) if mask.masked
+                                else per[::-1, :, j])
         xh = None
         if self.lbr:  # Rbh joins R's product (inside the reset), X's h block is added after it
-            xh = xg[:, 2].copy().reshape(steps, rows, batch)
-            xg[:, 2] = weights.rbh.reshape(n, size, 1)
-        xg = xg.reshape(steps, gates * rows, batch)
+            xh = per[:, 2].copy().reshape(steps, rows, batch)
+            per[:, 2] = weights.rbh
         h = np.ascontiguousarray(h0[:, list(group)].transpose(1, 2, 0), dtype=work).reshape(rows, batch)
         ys = np.empty((steps, rows, batch), work)
         ones = np.ones((_SQUASHED[self.kind] * rows, batch), work)
@@ -397,11 +400,11 @@ class SequenceKernel:
         n = len(group)
         per = states.reshape(steps, n, rows // n, batch)
         for j, d in enumerate(group):
-            seq = per[:, j].transpose(2, 0, 1)  # [batch, steps, hidden]
             if y is not None:
+                seq = per[:, j]
                 if self.reverse[d]:
-                    seq = np.take_along_axis(seq, mask.order[:, :, None], axis=1) if mask.masked else seq[:, ::-1]
-                y[:, d] = seq
+                    seq = np.take_along_axis(seq, mask.order[:, None], axis=0) if mask.masked else seq[::-1]
+                y[:, d] = seq.transpose(2, 0, 1)
         if mask.masked:
             last = per[mask.last, :, :, np.arange(batch)]  # [batch, n, hidden]
             last[~mask.valid] = 0
@@ -410,6 +413,19 @@ class SequenceKernel:
             final[:, list(group)] = per[-1].transpose(2, 0, 1)
         else:
             final[:, list(group)] = initial[:, list(group)]
+
+
+def _batch_last(a: np.ndarray) -> np.ndarray:
+    """``a`` ``[batch, steps, k]`` as a new C-contiguous ``[steps, k, batch]`` (a copy per batch row when the
+    batch is small: numpy's copy loops over the short batch axis innermost otherwise)."""
+    batch = a.shape[0]
+    out = np.empty(a.shape[1:] + (batch,), a.dtype)
+    if batch <= 16:
+        for b in range(batch):
+            out[..., b] = a[b]
+    else:
+        np.copyto(out.transpose(2, 0, 1), a)
+    return out
 
 
 def _lstm_loop(xg, ys, cs, h, c, r, acts, clip: float, negated: bool, ones, input_forget: bool) -> None:
