@@ -260,11 +260,12 @@ class _Weights:
 
     ``w``: ``[input, gates*n*hidden]``; ``bias``: ``[gates*n*hidden]``; ``r``: ``[gates*n*hidden,
     n*hidden]``, block-diagonal over the directions; ``rbh``: GRU's linear_before_reset Rbh ``[n, hidden, 1]``,
-    or None."""
+    or None; ``ones``: ``[squashed gates*n*hidden, batch]``."""
 
-    __slots__ = ("w", "bias", "r", "rbh", "negated")
+    __slots__ = ("w", "bias", "r", "rbh", "negated", "ones")
 
-    def __init__(self, kind: str, w, r, b, directions: tuple[int, ...], lbr: bool, negated: bool, work) -> None:
+    def __init__(self, kind: str, w, r, b, directions: tuple[int, ...], lbr: bool, negated: bool, batch: int,
+                 work) -> None:
         gates, n = _GATES[kind], len(directions)
         size = r.shape[-1]
         sign = np.ones((gates, 1, 1), work)
@@ -284,6 +285,7 @@ class _Weights:
             big[:, j, :, j, :] = blocks[:, j]
         self.r = big.reshape(gates * n * size, n * size)
         self.negated = negated
+        self.ones = np.ones((_SQUASHED[kind] * n * size, batch), work)  # sigmoid's + 1
 
 
 class _Lengths:
@@ -326,13 +328,27 @@ class SequenceKernel:
             self.weights = self._layout(w, r, b, batch, _compute_dtype(dtype))
         lengths = consts[3 if kind == "lstm" else 2]
         self.lengths = _Lengths(lengths, steps) if lengths is not None and steps is not None else None
+        self.states = None  # constant initial states laid out per group: [(h, c or None)]
+        h0, c0 = consts[1], consts[2] if kind == "lstm" else None
+        if self.weights is not None and h0 is not None and (kind != "lstm" or c0 is not None):
+            self.states = [self._states(g, h0, c0, _compute_dtype(dtype)) for g, _ in self.weights]
 
     def _layout(self, w, r, b, batch: int, work) -> list[tuple[tuple[int, ...], _Weights]]:
         """Per group of directions run together: (directions, weights)."""
         size = r.shape[-1]
         fuse = self.directions == 1 or _GATES[self.kind] * size * size * batch <= _FUSE_MAX_MACS
         groups = [tuple(range(self.directions))] if fuse else [(d,) for d in range(self.directions)]
-        return [(g, _Weights(self.kind, w, r, b, g, self.lbr, self.negated, work)) for g in groups]
+        return [(g, _Weights(self.kind, w, r, b, g, self.lbr, self.negated, batch, work)) for g in groups]
+
+    @staticmethod
+    def _states(group, h0, c0, work) -> tuple[np.ndarray, np.ndarray | None]:
+        """The initial states of a group's directions as ``[n*hidden, batch]`` (read-only: the loops never
+        write into them)."""
+        def laid(state):
+            return np.ascontiguousarray(state[:, list(group)].transpose(1, 2, 0), dtype=work).reshape(
+                len(group) * state.shape[2], state.shape[0])
+
+        return laid(h0), None if c0 is None else laid(c0)
 
     def __call__(self, *inputs: np.ndarray):
         if self.kind == "lstm":
@@ -350,8 +366,9 @@ class SequenceKernel:
         co = np.empty((batch, self.directions, size), dtype) if c0 is not None else None
         xw = x.astype(work, copy=False)
         with np.errstate(over="ignore", invalid="ignore", under="ignore", divide="ignore"):
-            for group, weights in layout:
-                ys, cs = self._run(group, weights, xw, h0, c0, mask, work)
+            for i, (group, weights) in enumerate(layout):
+                h, c = self.states[i] if self.states is not None else self._states(group, h0, c0, work)
+                ys, cs = self._run(group, weights, xw, h, c, mask, work)
                 self._store(group, ys, y, ho, mask, h0)
                 if co is not None:
                     self._store(group, cs, None, co, mask, c0)
@@ -359,7 +376,7 @@ class SequenceKernel:
             y.transpose(0, 2, 1, 3)[mask.dead] = 0
         return (y, ho) if co is None else (y, ho, co)
 
-    def _run(self, group, weights: _Weights, x, h0, c0, mask: _Lengths, work):
+    def _run(self, group, weights: _Weights, x, h, c, mask: _Lengths, work):
         """The recurrence of a group of n directions: Y (and the cell states) as ``[steps, n*hidden, batch]``."""
         batch, steps, _ = x.shape
         gates, n = _GATES[self.kind], len(group)
@@ -377,11 +394,9 @@ class SequenceKernel:
         if self.lbr:  # Rbh joins R's product (inside the reset), X's h block is added after it
             xh = per[:, 2].copy().reshape(steps, rows, batch)
             per[:, 2] = weights.rbh
-        h = np.ascontiguousarray(h0[:, list(group)].transpose(1, 2, 0), dtype=work).reshape(rows, batch)
         ys = np.empty((steps, rows, batch), work)
-        ones = np.ones((_SQUASHED[self.kind] * rows, batch), work)
+        ones = weights.ones
         if self.kind == "lstm":
-            c = np.ascontiguousarray(c0[:, list(group)].transpose(1, 2, 0), dtype=work).reshape(rows, batch)
             cs = np.empty((steps, rows, batch), work)
             _lstm_loop(list(xg), list(ys), list(cs), h, c, weights.r, self.activations, self.clip, weights.negated,
                        ones, self.input_forget)
