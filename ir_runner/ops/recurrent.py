@@ -24,10 +24,11 @@ Semantics (OpenVINO's reference, ``openvino/reference/{lstm,gru,rnn}_cell.hpp`` 
   A length outside ``1..seq`` gives zero Ho/Co (the reference's out-of-range final index), and a length
   of 0 gives an all-zero Y row.
 
-Computation: X·W for every time step in one matmul (bias folded in), then one loop over time steps
-(the recurrence), each step one matmul of the batch's states with R and vectorised gate arithmetic.
-f16/bf16 are computed in f32 and rounded once at the end (as OpenVINO's CPU plugin with an f32 inference
-precision does); f64 in f64.
+Computation: X·W for every time step and direction in one matmul (bias added), then one loop over time
+steps (the recurrence), each step one matmul of the states with R and gate arithmetic into preallocated
+buffers (see the kernels' layout note). Constant W, R, B, initial states and sequence_lengths are laid
+out once, when the plan is made (``prepare``). f16/bf16 are computed in f32 and rounded once at the end
+(as OpenVINO's CPU plugin with an f32 inference precision does); f64 in f64.
 
 Accuracy (``exact=False``): matmul accumulation order and the activations' libm differ from OpenVINO's;
 measured against OpenVINO's CPU plugin (``INFERENCE_PRECISION_HINT=f32``; the Python reference has no
