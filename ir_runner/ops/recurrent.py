@@ -239,9 +239,15 @@ def _compute_dtype(dtype: np.dtype) -> np.dtype:
     return np.dtype(np.float64) if dtype == np.float64 else np.dtype(np.float32)
 
 
-def _activate(x: np.ndarray, out: np.ndarray, function: str, ones: np.ndarray, negated: bool = False) -> None:
-    """``out = function(x)``; ``negated``: ``x`` holds the negated argument (sigmoid only)."""
-    if function == "sigmoid":
+def _activation(function: str, ones: np.ndarray, negated: bool = False):
+    """``f(x, out)`` computing ``out = function(x)`` (``negated``: ``x`` holds the negated argument, for
+    sigmoid); tanh is the ufunc itself, without a Python frame per step."""
+    if function == "tanh":
+        return np.tanh
+    if function == "relu":
+        return lambda x, out: np.maximum(x, 0, out=out)
+
+    def sigmoid(x, out):
         if negated:
             np.exp(x, out=out)
         else:
@@ -249,10 +255,8 @@ def _activate(x: np.ndarray, out: np.ndarray, function: str, ones: np.ndarray, n
             np.exp(out, out=out)
         np.add(out, ones, out=out)
         np.reciprocal(out, out=out)
-    elif function == "tanh":
-        np.tanh(x, out=out)
-    else:  # relu
-        np.maximum(x, 0, out=out)
+
+    return sigmoid
 
 
 class _Weights:
@@ -398,9 +402,8 @@ class SequenceKernel:
         ys = np.empty((steps, rows, batch), work)
         ones = weights.ones
         if self.kind == "lstm":
-            cs = np.empty((steps, rows, batch), work)
-            _lstm_loop(list(xg), list(ys), list(cs), h, c, weights.r, self.activations, self.clip, weights.negated,
-                       ones, self.input_forget)
+            cs = _lstm_loop(xg, ys, h, c, weights.r, self.activations, self.clip, weights.negated, ones,
+                            self.input_forget)
             return ys, cs
         if self.kind == "gru":
             _gru_loop(list(xg), None if xh is None else list(xh), list(ys), h, weights.r, self.activations,
@@ -444,29 +447,41 @@ def _batch_last(a: np.ndarray) -> np.ndarray:
     return out
 
 
-def _lstm_loop(xg, ys, cs, h, c, r, acts, clip: float, negated: bool, ones, input_forget: bool) -> None:
-    """The LSTM recurrence over per-step views: ``xg[t]`` the gate blocks of X (f, i, o, c), ``ys[t]`` and
-    ``cs[t]`` where H and C of step t go."""
+def _lstm_loop(xg, ys, h, c, r, acts, clip: float, negated: bool, ones, input_forget: bool) -> np.ndarray:
+    """The LSTM recurrence over per-step views: ``xg[t]`` the gate blocks of X (f, i, o, c), ``ys[t]`` where
+    H of step t goes. Returns C of every step, ``[steps, rows, batch]``.
+
+    C of the previous step and the candidate sit next to each other (``pairs[t]``), so that ``f * C`` and
+    ``i * candidate`` are one multiplication by the adjacent f and i blocks."""
     rows, batch = h.shape
+    steps = len(ys)
     g = np.empty((4 * rows, batch), h.dtype)
+    pairs = np.empty((steps + 1, 2, rows, batch), h.dtype)
+    pairs[0, 0] = c
+    products = np.empty((2 * rows, batch), h.dtype)
     tmp = np.empty((rows, batch), h.dtype)
-    squashed, f, i, o, cand = g[:3 * rows], g[:rows], g[rows:2 * rows], g[2 * rows:3 * rows], g[3 * rows:]
+    squashed, f, i, fi, o, cand = g[:3 * rows], g[:rows], g[rows:2 * rows], g[:2 * rows], g[2 * rows:3 * rows], \
+        g[3 * rows:]
+    kept, added = products[:rows], products[rows:]
     one = ones[:rows]
-    for xt, ht, ct in zip(xg, ys, cs):
+    gate, squash_c, squash_h = _activation(acts[0], ones, negated), _activation(acts[1], one), \
+        _activation(acts[2], one)
+    for xt, ht, pair, cand_t, ct in zip(xg, ys, pairs.reshape(steps + 1, 2 * rows, batch), pairs[:, 1],
+                                        pairs[1:, 0]):
         np.matmul(r, h, out=g)
         np.add(g, xt, out=g)
         if clip:
             np.clip(g, -clip, clip, out=g)
-        _activate(squashed, squashed, acts[0], ones, negated)
+        gate(squashed, squashed)
         if input_forget:
             np.subtract(one, f, out=i)
-        _activate(cand, cand, acts[1], one)
-        np.multiply(f, c, out=ct)
-        np.multiply(i, cand, out=cand)
-        np.add(ct, cand, out=ct)
-        _activate(ct, tmp, acts[2], one)
+        squash_c(cand, cand_t)
+        np.multiply(fi, pair, out=products)
+        np.add(kept, added, out=ct)
+        squash_h(ct, tmp)
         np.multiply(o, tmp, out=ht)
-        h, c = ht, ct
+        h = ht
+    return pairs[1:, 0]
 
 
 def _gru_loop(xg, xh, ys, h, r, acts, clip: float, negated: bool, ones) -> None:
@@ -478,7 +493,7 @@ def _gru_loop(xg, xh, ys, h, r, acts, clip: float, negated: bool, ones) -> None:
     zr, z, reset, cand = g[:2 * rows], g[:rows], g[rows:2 * rows], g[2 * rows:]
     r_zr, r_h = r[:2 * rows], r[2 * rows:]
     tmp = np.empty((rows, batch), h.dtype)
-    one = ones[:rows]
+    gate, squash = _activation(acts[0], ones, negated), _activation(acts[1], ones[:rows])
     for t, ht in enumerate(ys):
         xt = xg[t]
         if lbr:
@@ -489,7 +504,7 @@ def _gru_loop(xg, xh, ys, h, r, acts, clip: float, negated: bool, ones) -> None:
             np.add(zr, xt[:2 * rows], out=zr)
         if clip:
             np.clip(zr, -clip, clip, out=zr)
-        _activate(zr, zr, acts[0], ones, negated)
+        gate(zr, zr)
         if lbr:
             np.multiply(cand, reset, out=cand)
             np.add(cand, xh[t], out=cand)
@@ -499,7 +514,7 @@ def _gru_loop(xg, xh, ys, h, r, acts, clip: float, negated: bool, ones) -> None:
             np.add(cand, xt[2 * rows:], out=cand)
         if clip:
             np.clip(cand, -clip, clip, out=cand)
-        _activate(cand, cand, acts[1], one)
+        squash(cand, cand)
         np.subtract(h, cand, out=ht)  # (1 - z) * cand + z * h, as cand + z * (h - cand)
         np.multiply(ht, z, out=ht)
         np.add(ht, cand, out=ht)
@@ -508,12 +523,13 @@ def _gru_loop(xg, xh, ys, h, r, acts, clip: float, negated: bool, ones) -> None:
 
 def _rnn_loop(xg, ys, h, r, act: str, clip: float, negated: bool, ones) -> None:
     """The RNN recurrence: H of step t is ``act(xg[t] + R·H)``, written to ``ys[t]``."""
+    squash = _activation(act, ones, negated)
     for xt, ht in zip(xg, ys):
         np.matmul(r, h, out=ht)
         np.add(ht, xt, out=ht)
         if clip:
             np.clip(ht, -clip, clip, out=ht)
-        _activate(ht, ht, act, ones, negated)
+        squash(ht, ht)
         h = ht
 
 
