@@ -417,21 +417,21 @@ class SequenceKernel:
         order) and its final states into ``final``."""
         steps, rows, batch = states.shape
         n = len(group)
+        span = slice(group[0], group[0] + n)  # a group is one direction or all of them
         per = states.reshape(steps, n, rows // n, batch)
-        for j, d in enumerate(group):
-            if y is not None:
-                seq = per[:, j]
-                if self.reverse[d]:
-                    seq = np.take_along_axis(seq, mask.order[:, None], axis=0) if mask.masked else seq[::-1]
-                y[:, d] = seq.transpose(2, 0, 1)
+        for j, d in enumerate(group if y is not None else ()):
+            seq = per[:, j]
+            if self.reverse[d]:
+                seq = np.take_along_axis(seq, mask.order[:, None], axis=0) if mask.masked else seq[::-1]
+            y[:, d] = seq.transpose(2, 0, 1)
         if mask.masked:
             last = per[mask.last, :, :, np.arange(batch)]  # [batch, n, hidden]
             last[~mask.valid] = 0
-            final[:, list(group)] = last
+            final[:, span] = last
         elif steps:
-            final[:, list(group)] = per[-1].transpose(2, 0, 1)
+            final[:, span] = per[-1].transpose(2, 0, 1)
         else:
-            final[:, list(group)] = initial[:, list(group)]
+            final[:, span] = initial[:, span]
 
 
 def _batch_last(a: np.ndarray) -> np.ndarray:
