@@ -546,25 +546,47 @@ def prepare_sequence(params, inputs, outputs, consts) -> SequenceKernel:
 
 
 class CellKernel:
-    """One step of an LSTM/GRU/RNN cell: H, or (H, C) for LSTM; a forward sequence of one step."""
+    """One step of an LSTM/GRU/RNN cell: H, or (H, C) for LSTM. The step of the sequences' loops, on the
+    transposed views of ``[batch, ...]`` arrays (no copy in or out: one step does not pay for a layout)."""
 
     def __init__(self, kind: str, activations, clip: float, linear_before_reset: bool, input_forget: bool = False,
                  *, consts=(), batch: int | None = None, dtype: np.dtype | None = None) -> None:
-        self.lstm = kind == "lstm"
-        consts = list(consts)
-        if consts:
-            w, r, b = consts[-3:]
-            consts = [None] * (4 if self.lstm else 3) + [None if a is None else a[None] for a in (w, r, b)]
-        self.sequence = SequenceKernel(kind, "forward", activations, clip, linear_before_reset, input_forget,
-                                       consts=consts, steps=1, batch=batch, dtype=dtype)
+        self.kind, self.activations, self.clip, self.lbr = kind, tuple(activations), clip, linear_before_reset
+        self.input_forget = input_forget
+        w, r, b = list(consts)[-3:] if consts else (None, None, None)
+        self.weights = None
+        if w is not None and r is not None and b is not None and batch is not None and dtype is not None:
+            self.weights = self._layout(w, r, b, batch, _compute_dtype(dtype))
+
+    def _layout(self, w, r, b, batch: int, work) -> _Weights:
+        return _Weights(self.kind, w[None], r[None], b[None], (0,), self.lbr, self.activations[0] == "sigmoid",
+                        batch, work)
 
     def __call__(self, *inputs: np.ndarray):
-        x, h = inputs[0][:, None], inputs[1][:, None]
-        w, r, b = (a[None] for a in inputs[-3:])
-        if self.lstm:
-            _, ho, co = self.sequence(x, h, inputs[2][:, None], None, w, r, b)
-            return ho[:, 0], co[:, 0]
-        return self.sequence(x, h, None, w, r, b)[1][:, 0]
+        x, h, (w, r, b) = inputs[0], inputs[1], inputs[-3:]
+        dtype = x.dtype
+        work = _compute_dtype(dtype)
+        batch, size = h.shape
+        weights = self.weights if self.weights is not None else self._layout(w, r, b, batch, work)
+        h_in = h.astype(work, copy=False).T
+        h_out = np.empty((batch, size), work)
+        acts, clip, negated, ones = self.activations, self.clip, weights.negated, weights.ones
+        with np.errstate(over="ignore", invalid="ignore", under="ignore", divide="ignore"):
+            xg = x.astype(work, copy=False) @ weights.w  # [batch, gates*hidden], our gate order
+            xg += weights.bias
+            if self.kind == "lstm":
+                cs = _lstm_loop([xg.T], [h_out.T], h_in, inputs[2].astype(work, copy=False).T, weights.r, acts,
+                                clip, negated, ones, self.input_forget)
+                return h_out.astype(dtype, copy=False), np.ascontiguousarray(cs[0].T, dtype=dtype)
+            if self.kind == "gru":
+                xh = None
+                if self.lbr:  # as in the sequences' loop: Rbh in the h block, X's h block added after R's product
+                    xh = [xg[:, 2 * size:].copy().T]
+                    xg[:, 2 * size:] = weights.rbh.reshape(size)
+                _gru_loop([xg.T], xh, [h_out.T], h_in, weights.r, acts, clip, negated, ones)
+            else:
+                _rnn_loop([xg.T], [h_out.T], h_in, weights.r, acts[0], clip, negated, ones)
+        return h_out.astype(dtype, copy=False)
 
 
 def cell(*inputs: np.ndarray, kind: str, activations, clip: float, linear_before_reset: bool,
