@@ -376,6 +376,17 @@ def test_constant_states_and_lengths(kind, direction, lengths, tmp_path):
         assert not y[row, :, n:].any()
 
 
+@pytest.mark.parametrize("kind", ["lstm", "gru", "rnn"])
+def test_hidden_size_one(kind, tmp_path):
+    """Hidden size 1 and batch 4: gate blocks of one column. numpy 2.4's in-place np.negative reads such a
+    column view [4, 1] of a [4, 4] f32 array with the wrong stride; the kernels never negate a view in place."""
+    rng = np.random.default_rng(27)
+    node, params = sequence_graph(kind, "bidirectional", batch=4, seq=3, inp=1, hidden=1, rng=rng,
+                                  activations=["sigmoid", "sigmoid", "sigmoid"][:{"lstm": 3, "gru": 2, "rnn": 1}[kind]])
+    xml = write_ir(node, params, tmp_path)
+    check_cpu(xml, sequence_feeds(rng, params, [3, 3, 3, 3]))
+
+
 def test_weights_fed_at_run_time(tmp_path):
     """W, R and B as Parameters: laid out at each run."""
     rng = np.random.default_rng(25)
