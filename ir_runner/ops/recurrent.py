@@ -30,7 +30,8 @@ buffers (see the kernels' layout note). Constant W, R, B, initial states and seq
 out once, when the plan is made (``prepare``). f16/bf16 are computed in f32 and rounded once at the end
 (as OpenVINO's CPU plugin with an f32 inference precision does); f64 in f64.
 
-Accuracy (``exact=False``): matmul accumulation order and the activations' libm differ from OpenVINO's;
+Accuracy (``exact=False``): matmul accumulation order and the activations' libm differ from OpenVINO's
+(and GRU's ``(1 - z)*h + z*H`` is computed as ``h + z*(H - h)``);
 measured against OpenVINO's CPU plugin (``INFERENCE_PRECISION_HINT=f32``; the Python reference has no
 ``evaluate`` for these operations) every f32 output is within ``1e-5 * (1 + max|want|)`` per element for
 inputs and weights of magnitude <= 1 and sequences of up to 10 steps (errors grow with the number of
@@ -424,10 +425,12 @@ class SequenceKernel:
             if self.reverse[d]:
                 seq = np.take_along_axis(seq, mask.order[:, None], axis=0) if mask.masked else seq[::-1]
             y[:, d] = seq.transpose(2, 0, 1)
-        if mask.masked:
+        if mask.masked and steps:
             last = per[mask.last, :, :, np.arange(batch)]  # [batch, n, hidden]
             last[~mask.valid] = 0
             final[:, span] = last
+        elif mask.masked:  # no step: no length is valid
+            final[:, span] = 0
         elif steps:
             final[:, span] = per[-1].transpose(2, 0, 1)
         else:

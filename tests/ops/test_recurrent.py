@@ -387,6 +387,18 @@ def test_hidden_size_one(kind, tmp_path):
     check_cpu(xml, sequence_feeds(rng, params, [3, 3, 3, 3]))
 
 
+def test_no_time_step_with_lengths_gives_zero_states():
+    """X with 0 steps: a length outside 1..0 gives zero Ho/Co (the kernel, as a dynamic seq dim runs it)."""
+    kernel = lookup("LSTMSequence", "opset5").kernel
+    h0 = np.ones((2, 2, 3), np.float32)
+    w, r, b = np.ones((2, 12, 4), np.float32), np.ones((2, 12, 3), np.float32), np.ones((2, 12), np.float32)
+    y, ho, co = kernel(np.zeros((2, 0, 4), np.float32), h0, h0, np.array([1, 0], np.int32), w, r, b, kind="lstm",
+                       direction="bidirectional", activations=("sigmoid", "tanh", "tanh"), clip=0.0,
+                       linear_before_reset=False)
+    assert y.shape == (2, 2, 0, 3) and ho.shape == co.shape == (2, 2, 3)
+    assert not ho.any() and not co.any()
+
+
 def test_weights_fed_at_run_time(tmp_path):
     """W, R and B as Parameters: laid out at each run."""
     rng = np.random.default_rng(25)
