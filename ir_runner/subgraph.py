@@ -69,8 +69,8 @@ class Subgraph(Body):
         """Planned per dtypes and shapes, and per value of the Parameters whose values decide shapes inside
         (a nested Loop's trip count fed from outside), as a model is."""
         arrays = [feeds[pid] for pid in self.parameters]
-        signature = tuple((a.dtype, a.shape) for a in arrays)
-        deciding = self._deciding.get(signature)
+        signature = tuple([(a.dtype, a.shape) for a in arrays])
+        deciding = self._deciding.get(signature) if self._deciding else None
         if deciding:
             signature += tuple(arrays[i].tobytes() for i in deciding)
         plan = self._plans.get(signature)

@@ -302,7 +302,16 @@ def _concat_axis(ctx: OpContext, entry: MapEntry, rank: int) -> int:
 
 
 def _slices(array: np.ndarray, axis: int, count: int, reverse: bool) -> list[np.ndarray]:
-    parts = np.split(array, count, axis=axis) if count else []
+    """``count`` equal views of ``array`` along ``axis`` (np.split's, without its cost per part)."""
+    size = array.shape[axis] // count if count else 0
+    if size and size * count == array.shape[axis]:
+        index = [slice(None)] * array.ndim
+        parts = []
+        for start in range(0, size * count, size):
+            index[axis] = slice(start, start + size)
+            parts.append(array[tuple(index)])
+    else:  # (an unequal division raises, as it did)
+        parts = np.split(array, count, axis=axis) if count else []
     return parts[::-1] if reverse else parts
 
 

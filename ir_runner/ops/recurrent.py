@@ -24,12 +24,14 @@ Semantics (OpenVINO's reference, ``openvino/reference/{lstm,gru,rnn}_cell.hpp`` 
   A length outside ``1..seq`` gives zero Ho/Co (the reference's out-of-range final index), and a length
   of 0 gives an all-zero Y row.
 
-Computation: X·W for every time step in one matmul (bias folded in), then one loop over time steps
-(the recurrence), each step one matmul of the batch's states with R and vectorised gate arithmetic.
-f16/bf16 are computed in f32 and rounded once at the end (as OpenVINO's CPU plugin with an f32 inference
-precision does); f64 in f64.
+Computation: X·W for every time step and direction in one matmul (bias added), then one loop over time
+steps (the recurrence), each step one matmul of the states with R and gate arithmetic into preallocated
+buffers (see the kernels' layout note). Constant W, R, B, initial states and sequence_lengths are laid
+out once, when the plan is made (``prepare``). f16/bf16 are computed in f32 and rounded once at the end
+(as OpenVINO's CPU plugin with an f32 inference precision does); f64 in f64.
 
-Accuracy (``exact=False``): matmul accumulation order and the activations' libm differ from OpenVINO's;
+Accuracy (``exact=False``): matmul accumulation order and the activations' libm differ from OpenVINO's
+(and GRU's ``(1 - z)*h + z*H`` is computed as ``h + z*(H - h)``);
 measured against OpenVINO's CPU plugin (``INFERENCE_PRECISION_HINT=f32``; the Python reference has no
 ``evaluate`` for these operations) every f32 output is within ``1e-5 * (1 + max|want|)`` per element for
 inputs and weights of magnitude <= 1 and sequences of up to 10 steps (errors grow with the number of
@@ -220,162 +222,386 @@ def _lstm_v1_params(ctx: OpContext) -> dict:
 
 
 # -- kernels ---------------------------------------------------------------------------------------------
+#
+# Layout: every tensor of the recurrence is transposed, [rows, batch], so that each gate block is a
+# contiguous row slice (numpy's fast path: no strided iteration, no per-step slicing). The gate blocks
+# are reordered so the blocks under activations[0] come first (LSTM f, i, o, c; GRU z, r, h), and their
+# weights and biases are negated when activations[0] is sigmoid: the gate buffer then holds -x exactly
+# (negation is exact) and sigmoid is exp, +1, reciprocal. Directions run together when the recurrent
+# product is small: R of both directions as one block-diagonal matrix, one matmul per step for both.
+
+_GATES = {"lstm": 4, "gru": 3, "rnn": 1}
+_ORDER = {"lstm": (0, 1, 3, 2), "gru": (0, 1, 2), "rnn": (0,)}  # our gate blocks, as OpenVINO's indices
+_SQUASHED = {"lstm": 3, "gru": 2, "rnn": 1}  # leading blocks under activations[0]
+_FUSE_MAX_MACS = 32768  # per direction and step (gates * hidden^2 * batch): run both directions at once
+
 
 def _compute_dtype(dtype: np.dtype) -> np.dtype:
     return np.dtype(np.float64) if dtype == np.float64 else np.dtype(np.float32)
 
 
-def _apply(x: np.ndarray, function: str, clip: float) -> np.ndarray:
-    """``function(clamp(x, -clip, clip))`` in place on a fresh gate array (clip 0: no clamp)."""
-    if clip:
-        np.clip(x, -clip, clip, out=x)
-    if function == "sigmoid":
-        np.negative(x, out=x)
-        np.exp(x, out=x)
-        x += 1
-        np.reciprocal(x, out=x)
-    elif function == "tanh":
-        np.tanh(x, out=x)
-    else:  # relu
-        np.maximum(x, 0, out=x)
-    return x
+def _activation(function: str, ones: np.ndarray, negated: bool = False):
+    """``f(x, out)`` computing ``out = function(x)`` (``negated``: ``x`` holds the negated argument, for
+    sigmoid); tanh is the ufunc itself, without a Python frame per step."""
+    if function == "tanh":
+        return np.tanh
+    if function == "relu":
+        return lambda x, out: np.maximum(x, 0, out=out)
 
-
-def _lstm_step(gates: np.ndarray, h: np.ndarray, c: np.ndarray, r: np.ndarray, size: int, acts, clip: float,
-               input_forget: bool = False):
-    """One LSTM step: ``gates`` holds X·W + B of the step (f, i, c, o blocks); returns (H, C)."""
-    g = gates + h @ r.T
-    f_, i_, c_, o_ = (g[:, k * size:(k + 1) * size] for k in range(4))
-    f_ = _apply(f_, acts[0], clip)
-    i_ = 1 - f_ if input_forget else _apply(i_, acts[0], clip)
-    c_new = f_ * c + i_ * _apply(c_, acts[1], clip)
-    h_new = _apply(o_, acts[0], clip) * _apply(c_new.copy(), acts[2], 0.0)
-    return h_new, c_new
-
-
-def _gru_step(gates: np.ndarray, h: np.ndarray, r: np.ndarray, size: int, acts, clip: float, lbr: bool,
-              rbh: np.ndarray | None):
-    """One GRU step: ``gates`` holds X·W plus the biases of the step (z, r, h blocks); returns H."""
-    if lbr:
-        hr = h @ r.T
-        zr = gates[:, :2 * size] + hr[:, :2 * size]
-    else:
-        zr = gates[:, :2 * size] + h @ r[:2 * size].T
-    z = _apply(zr[:, :size], acts[0], clip)
-    reset = _apply(zr[:, size:], acts[0], clip)
-    if lbr:
-        cand = gates[:, 2 * size:] + reset * (hr[:, 2 * size:] + rbh)
-    else:
-        cand = gates[:, 2 * size:] + (reset * h) @ r[2 * size:].T
-    cand = _apply(cand, acts[1], clip)
-    return (1 - z) * cand + z * h
-
-
-def _rnn_step(gates: np.ndarray, h: np.ndarray, r: np.ndarray, acts, clip: float):
-    return _apply(gates + h @ r.T, acts[0], clip)
-
-
-def _input_gates(x: np.ndarray, w: np.ndarray, b: np.ndarray, kind: str, size: int, lbr: bool):
-    """X·Wᵀ for every step (``x``: [..., input]) with the biases the step adds, and GRU's Rbh (or None)."""
-    gates = x @ w.T
-    if kind == "gru" and lbr:
-        gates += b[:3 * size]
-        return gates, b[3 * size:]
-    gates += b
-    return gates, None
-
-
-def _run_direction(kind: str, x, h0, c0, lengths, w, r, b, *, reverse: bool, activations, clip: float,
-                   lbr: bool, masked: bool):
-    """One direction of a sequence in the compute dtype: (Y [batch, seq, hidden], Ho, Co or None)."""
-    batch, steps, _ = x.shape
-    size = r.shape[-1]
-    if reverse:  # each row reversed over its own first ``lengths[b]`` steps
-        order = _reversal(lengths, steps)
-        x = np.take_along_axis(x, order[:, :, None], axis=1)
-    gates, rbh = _input_gates(x, w, b, kind, size, lbr)
-    y = np.zeros((batch, steps, size), dtype=x.dtype)
-    h, c = h0, c0
-    last_h = np.zeros_like(h0) if masked else None
-    last_c = np.zeros_like(h0) if masked and c0 is not None else None
-    for t in range(steps):
-        if kind == "lstm":
-            h, c = _lstm_step(gates[:, t], h, c, r, size, activations, clip)
-        elif kind == "gru":
-            h = _gru_step(gates[:, t], h, r, size, activations, clip, lbr, rbh)
+    def sigmoid(x, out):
+        if negated:
+            np.exp(x, out=out)
         else:
-            h = _rnn_step(gates[:, t], h, r, activations, clip)
-        y[:, t] = h
-        if masked:
-            final = lengths == t + 1
-            last_h[final] = h[final]
-            if last_c is not None:
-                last_c[final] = c[final]
-    if masked:
-        y[np.arange(steps)[None, :] >= lengths[:, None]] = 0
-        h, c = last_h, last_c
-    if reverse:
-        y = np.take_along_axis(y, order[:, :, None], axis=1)
-    return y, h, c
+            np.negative(x, out=out)
+            np.exp(out, out=out)
+        np.add(out, ones, out=out)
+        np.reciprocal(out, out=out)
+
+    return sigmoid
 
 
-def _reversal(lengths: np.ndarray, steps: int) -> np.ndarray:
-    """Per row, the time index read at each step when the row's first ``lengths[b]`` steps are reversed."""
-    t = np.arange(steps)[None, :]
-    n = np.clip(lengths, 0, steps)[:, None]
-    return np.where(t < n, n - 1 - t, t)
+class _Weights:
+    """W, R, B of a group of n directions, laid out for the recurrence in the compute dtype; rows ordered
+    (gate, direction, hidden), our gate order, negated blocks.
+
+    ``w``: ``[input, gates*n*hidden]``; ``bias``: ``[gates*n*hidden]``; ``r``: ``[gates*n*hidden,
+    n*hidden]``, block-diagonal over the directions; ``rbh``: GRU's linear_before_reset Rbh ``[n, hidden, 1]``,
+    or None; ``ones``: ``[squashed gates*n*hidden, batch]``."""
+
+    __slots__ = ("w", "bias", "r", "rbh", "negated", "ones")
+
+    def __init__(self, kind: str, w, r, b, directions: tuple[int, ...], lbr: bool, negated: bool, batch: int,
+                 work) -> None:
+        gates, n = _GATES[kind], len(directions)
+        size = r.shape[-1]
+        sign = np.ones((gates, 1, 1), work)
+        if negated:
+            sign[:_SQUASHED[kind]] = -1
+
+        def ours(m):  # [directions, gates*size, k] in OpenVINO's order -> ours, signed, [gates, n, size, k]
+            m = np.stack([m[d] for d in directions]).astype(work, copy=False).reshape(n, gates, size, -1)
+            return m[:, list(_ORDER[kind])].transpose(1, 0, 2, 3) * sign[:, None]
+
+        self.w = np.ascontiguousarray(ours(w).reshape(gates * n * size, -1).T)
+        self.bias = ours(b[:, :gates * size, None]).reshape(-1)
+        self.rbh = np.stack([b[d, gates * size:] for d in directions]).astype(work)[:, :, None] if lbr else None
+        big = np.zeros((gates, n, size, n, size), work)
+        blocks = ours(r)
+        for j in range(n):
+            big[:, j, :, j, :] = blocks[:, j]
+        self.r = big.reshape(gates * n * size, n * size)
+        self.negated = negated
+        self.ones = np.ones((_SQUASHED[kind] * n * size, batch), work)  # sigmoid's + 1
+
+
+class _Lengths:
+    """What ``sequence_lengths`` decides: ``masked`` (some length is not ``steps``); then ``order`` (``[steps,
+    batch]``: per row, the time index read at each step of a reversed pass), ``last`` (the index of each row's
+    final state, clipped), ``valid`` (rows whose length is in ``1..steps``) and ``dead`` (``[batch, steps]``:
+    Y is zero there)."""
+
+    __slots__ = ("masked", "order", "last", "valid", "dead")
+
+    def __init__(self, lengths: np.ndarray | None, steps: int) -> None:
+        lengths = None if lengths is None else np.asarray(lengths).astype(np.int64, copy=False).reshape(-1)
+        self.masked = lengths is not None and bool((lengths != steps).any())
+        if not self.masked:
+            return
+        t = np.arange(steps)[None, :]
+        n = np.clip(lengths, 0, steps)[:, None]
+        self.order = np.where(t < n, n - 1 - t, t).T
+        self.last = np.clip(lengths - 1, 0, max(steps - 1, 0))
+        self.valid = (lengths >= 1) & (lengths <= steps)
+        self.dead = t >= lengths[:, None]
+
+
+class SequenceKernel:
+    """An LSTM/GRU/RNN sequence; W, R, B and sequence_lengths laid out once when they are constant.
+    See the module docstring for the semantics and the accuracy bound."""
+
+    def __init__(self, kind: str, direction: str, activations, clip: float, linear_before_reset: bool,
+                 input_forget: bool = False, *, consts=(), steps: int | None = None, batch: int | None = None,
+                 dtype: np.dtype | None = None) -> None:
+        self.kind, self.activations, self.clip, self.lbr = kind, tuple(activations), clip, linear_before_reset
+        self.input_forget = input_forget
+        self.directions = 2 if direction == "bidirectional" else 1
+        self.reverse = (False, True) if direction == "bidirectional" else (direction == "reverse",)
+        self.negated = self.activations[0] == "sigmoid"
+        consts = list(consts) or [None] * (7 if kind == "lstm" else 6)
+        w, r, b = consts[-3:]
+        self.weights = None
+        if w is not None and r is not None and b is not None and batch is not None and dtype is not None:
+            self.weights = self._layout(w, r, b, batch, _compute_dtype(dtype))
+        lengths = consts[3 if kind == "lstm" else 2]
+        self.lengths = _Lengths(lengths, steps) if lengths is not None and steps is not None else None
+        self.states = None  # constant initial states laid out per group: [(h, c or None)]
+        h0, c0 = consts[1], consts[2] if kind == "lstm" else None
+        if self.weights is not None and h0 is not None and (kind != "lstm" or c0 is not None):
+            self.states = [self._states(g, h0, c0, _compute_dtype(dtype)) for g, _ in self.weights]
+
+    def _layout(self, w, r, b, batch: int, work) -> list[tuple[tuple[int, ...], _Weights]]:
+        """Per group of directions run together: (directions, weights)."""
+        size = r.shape[-1]
+        fuse = self.directions == 1 or _GATES[self.kind] * size * size * batch <= _FUSE_MAX_MACS
+        groups = [tuple(range(self.directions))] if fuse else [(d,) for d in range(self.directions)]
+        return [(g, _Weights(self.kind, w, r, b, g, self.lbr, self.negated, batch, work)) for g in groups]
+
+    @staticmethod
+    def _states(group, h0, c0, work) -> tuple[np.ndarray, np.ndarray | None]:
+        """The initial states of a group's directions as ``[n*hidden, batch]`` (read-only: the loops never
+        write into them)."""
+        def laid(state):
+            return np.ascontiguousarray(state[:, list(group)].transpose(1, 2, 0), dtype=work).reshape(
+                len(group) * state.shape[2], state.shape[0])
+
+        return laid(h0), None if c0 is None else laid(c0)
+
+    def __call__(self, *inputs: np.ndarray):
+        if self.kind == "lstm":
+            x, h0, c0, lengths, w, r, b = inputs
+        else:
+            (x, h0, lengths, w, r, b), c0 = inputs, None
+        dtype = x.dtype
+        work = _compute_dtype(dtype)
+        batch, steps, _ = x.shape
+        size = r.shape[-1]
+        layout = self.weights if self.weights is not None else self._layout(w, r, b, batch, work)
+        mask = self.lengths if self.lengths is not None else _Lengths(lengths, steps)
+        y = np.empty((batch, self.directions, steps, size), dtype)
+        ho = np.empty((batch, self.directions, size), dtype)
+        co = np.empty((batch, self.directions, size), dtype) if c0 is not None else None
+        xw = x.astype(work, copy=False)
+        with np.errstate(over="ignore", invalid="ignore", under="ignore", divide="ignore"):
+            for i, (group, weights) in enumerate(layout):
+                h, c = self.states[i] if self.states is not None else self._states(group, h0, c0, work)
+                ys, cs = self._run(group, weights, xw, h, c, mask, work)
+                self._store(group, ys, y, ho, mask, h0)
+                if co is not None:
+                    self._store(group, cs, None, co, mask, c0)
+        if mask.masked:
+            y.transpose(0, 2, 1, 3)[mask.dead] = 0
+        return (y, ho) if co is None else (y, ho, co)
+
+    def _run(self, group, weights: _Weights, x, h, c, mask: _Lengths, work):
+        """The recurrence of a group of n directions: Y (and the cell states) as ``[steps, n*hidden, batch]``."""
+        batch, steps, _ = x.shape
+        gates, n = _GATES[self.kind], len(group)
+        size = weights.r.shape[1] // n
+        rows = n * size
+        p = x.reshape(batch * steps, x.shape[2]) @ weights.w
+        p += weights.bias
+        xg = _batch_last(p.reshape(batch, steps, gates * rows))  # [steps, gates*rows, batch]
+        per = xg.reshape(steps, gates, n, size, batch)
+        for j, d in enumerate(group):
+            if self.reverse[d]:  # each row's first ``length`` steps in reverse order
+                per[:, :, j] = (np.take_along_axis(per[:, :, j], mask.order[:, None, None], axis=0) if mask.masked
+                                else per[::-1, :, j])
+        xh = None
+        if self.lbr:  # Rbh joins R's product (inside the reset), X's h block is added after it
+            xh = per[:, 2].copy().reshape(steps, rows, batch)
+            per[:, 2] = weights.rbh
+        ys = np.empty((steps, rows, batch), work)
+        ones = weights.ones
+        if self.kind == "lstm":
+            cs = _lstm_loop(xg, ys, h, c, weights.r, self.activations, self.clip, weights.negated, ones,
+                            self.input_forget)
+            return ys, cs
+        if self.kind == "gru":
+            _gru_loop(list(xg), None if xh is None else list(xh), list(ys), h, weights.r, self.activations,
+                      self.clip, weights.negated, ones)
+        else:
+            _rnn_loop(list(xg), list(ys), h, weights.r, self.activations[0], self.clip, weights.negated, ones)
+        return ys, None
+
+    def _store(self, group, states, y, final, mask: _Lengths, initial) -> None:
+        """Write a group's per-step states (``[steps, n*hidden, batch]``) into Y (in each row's own time
+        order) and its final states into ``final``."""
+        steps, rows, batch = states.shape
+        n = len(group)
+        span = slice(group[0], group[0] + n)  # a group is one direction or all of them
+        per = states.reshape(steps, n, rows // n, batch)
+        for j, d in enumerate(group if y is not None else ()):
+            seq = per[:, j]
+            if self.reverse[d]:
+                seq = np.take_along_axis(seq, mask.order[:, None], axis=0) if mask.masked else seq[::-1]
+            y[:, d] = seq.transpose(2, 0, 1)
+        if mask.masked and steps:
+            last = per[mask.last, :, :, np.arange(batch)]  # [batch, n, hidden]
+            last[~mask.valid] = 0
+            final[:, span] = last
+        elif mask.masked:  # no step: no length is valid
+            final[:, span] = 0
+        elif steps:
+            final[:, span] = per[-1].transpose(2, 0, 1)
+        else:
+            final[:, span] = initial[:, span]
+
+
+def _batch_last(a: np.ndarray) -> np.ndarray:
+    """``a`` ``[batch, steps, k]`` as a new C-contiguous ``[steps, k, batch]`` (a copy per batch row when the
+    batch is small: numpy's copy loops over the short batch axis innermost otherwise)."""
+    batch = a.shape[0]
+    out = np.empty(a.shape[1:] + (batch,), a.dtype)
+    if batch <= 16:
+        for b in range(batch):
+            out[..., b] = a[b]
+    else:
+        np.copyto(out.transpose(2, 0, 1), a)
+    return out
+
+
+def _lstm_loop(xg, ys, h, c, r, acts, clip: float, negated: bool, ones, input_forget: bool) -> np.ndarray:
+    """The LSTM recurrence over per-step views: ``xg[t]`` the gate blocks of X (f, i, o, c), ``ys[t]`` where
+    H of step t goes. Returns C of every step, ``[steps, rows, batch]``.
+
+    C of the previous step and the candidate sit next to each other (``pairs[t]``), so that ``f * C`` and
+    ``i * candidate`` are one multiplication by the adjacent f and i blocks."""
+    rows, batch = h.shape
+    steps = len(ys)
+    g = np.empty((4 * rows, batch), h.dtype)
+    pairs = np.empty((steps + 1, 2, rows, batch), h.dtype)
+    pairs[0, 0] = c
+    products = np.empty((2 * rows, batch), h.dtype)
+    tmp = np.empty((rows, batch), h.dtype)
+    squashed, f, i, fi, o, cand = g[:3 * rows], g[:rows], g[rows:2 * rows], g[:2 * rows], g[2 * rows:3 * rows], \
+        g[3 * rows:]
+    kept, added = products[:rows], products[rows:]
+    one = ones[:rows]
+    gate, squash_c, squash_h = _activation(acts[0], ones, negated), _activation(acts[1], one), \
+        _activation(acts[2], one)
+    for xt, ht, pair, cand_t, ct in zip(xg, ys, pairs.reshape(steps + 1, 2 * rows, batch), pairs[:, 1],
+                                        pairs[1:, 0]):
+        np.matmul(r, h, out=g)
+        np.add(g, xt, out=g)
+        if clip:
+            np.clip(g, -clip, clip, out=g)
+        gate(squashed, squashed)
+        if input_forget:
+            np.subtract(one, f, out=i)
+        squash_c(cand, cand_t)
+        np.multiply(fi, pair, out=products)
+        np.add(kept, added, out=ct)
+        squash_h(ct, tmp)
+        np.multiply(o, tmp, out=ht)
+        h = ht
+    return pairs[1:, 0]
+
+
+def _gru_loop(xg, xh, ys, h, r, acts, clip: float, negated: bool, ones) -> None:
+    """The GRU recurrence: ``xg[t]`` the z, r, h blocks of X (with linear_before_reset, ``xh[t]`` holds the
+    h block and ``xg[t]``'s h block is Rbh); H of step t goes to ``ys[t]``."""
+    rows, batch = h.shape
+    lbr = xh is not None
+    g = np.empty((3 * rows, batch), h.dtype)
+    zr, z, reset, cand = g[:2 * rows], g[:rows], g[rows:2 * rows], g[2 * rows:]
+    r_zr, r_h = r[:2 * rows], r[2 * rows:]
+    tmp = np.empty((rows, batch), h.dtype)
+    gate, squash = _activation(acts[0], ones, negated), _activation(acts[1], ones[:rows])
+    for t, ht in enumerate(ys):
+        xt = xg[t]
+        if lbr:
+            np.matmul(r, h, out=g)
+            np.add(g, xt, out=g)
+        else:
+            np.matmul(r_zr, h, out=zr)
+            np.add(zr, xt[:2 * rows], out=zr)
+        if clip:
+            np.clip(zr, -clip, clip, out=zr)
+        gate(zr, zr)
+        if lbr:
+            np.multiply(cand, reset, out=cand)
+            np.add(cand, xh[t], out=cand)
+        else:
+            np.multiply(reset, h, out=tmp)
+            np.matmul(r_h, tmp, out=cand)
+            np.add(cand, xt[2 * rows:], out=cand)
+        if clip:
+            np.clip(cand, -clip, clip, out=cand)
+        squash(cand, cand)
+        np.subtract(h, cand, out=ht)  # (1 - z) * cand + z * h, as cand + z * (h - cand)
+        np.multiply(ht, z, out=ht)
+        np.add(ht, cand, out=ht)
+        h = ht
+
+
+def _rnn_loop(xg, ys, h, r, act: str, clip: float, negated: bool, ones) -> None:
+    """The RNN recurrence: H of step t is ``act(xg[t] + R·H)``, written to ``ys[t]``."""
+    squash = _activation(act, ones, negated)
+    for xt, ht in zip(xg, ys):
+        np.matmul(r, h, out=ht)
+        np.add(ht, xt, out=ht)
+        if clip:
+            np.clip(ht, -clip, clip, out=ht)
+        squash(ht, ht)
+        h = ht
 
 
 def sequence(*inputs: np.ndarray, kind: str, direction: str, activations, clip: float, linear_before_reset: bool):
     """An LSTM/GRU/RNN sequence: (Y, Ho) or (Y, Ho, Co); see the module docstring for the semantics and the
     accuracy bound."""
-    if kind == "lstm":
-        x, h0, c0, lengths, w, r, b = inputs
-    else:
-        (x, h0, lengths, w, r, b), c0 = inputs, None
-    dtype = x.dtype
-    work = _compute_dtype(dtype)
-    steps = x.shape[1]
-    lengths = np.asarray(lengths).astype(np.int64, copy=False).reshape(-1)
-    masked = bool((lengths != steps).any())
-    passes = [("forward", False), ("reverse", True)] if direction == "bidirectional" else [(direction, direction
-                                                                                           == "reverse")]
-    ys, hs, cs = [], [], []
-    xw = x.astype(work, copy=False)
-    with np.errstate(over="ignore", invalid="ignore", under="ignore"):
-        for d, (_, reverse) in enumerate(passes):
-            y, h, c = _run_direction(
-                kind, xw, h0[:, d].astype(work), None if c0 is None else c0[:, d].astype(work), lengths,
-                w[d].astype(work, copy=False), r[d].astype(work, copy=False), b[d].astype(work, copy=False),
-                reverse=reverse, activations=activations, clip=clip, lbr=linear_before_reset, masked=masked)
-            ys.append(y)
-            hs.append(h)
-            cs.append(c)
-    outputs = [np.stack(ys, axis=1).astype(dtype), np.stack(hs, axis=1).astype(dtype)]
-    if kind == "lstm":
-        outputs.append(np.stack(cs, axis=1).astype(dtype))
-    return tuple(outputs)
+    return SequenceKernel(kind, direction, activations, clip, linear_before_reset)(*inputs)
+
+
+def prepare_sequence(params, inputs, outputs, consts) -> SequenceKernel:
+    """A sequence kernel with constant W, R, B (and sequence_lengths) laid out once."""
+    batch, steps, _ = inputs[0].shape.to_shape()
+    return SequenceKernel(**params, consts=consts, steps=steps, batch=batch, dtype=inputs[0].element_type.dtype)
+
+
+class CellKernel:
+    """One step of an LSTM/GRU/RNN cell: H, or (H, C) for LSTM. The step of the sequences' loops, on the
+    transposed views of ``[batch, ...]`` arrays (no copy in or out: one step does not pay for a layout)."""
+
+    def __init__(self, kind: str, activations, clip: float, linear_before_reset: bool, input_forget: bool = False,
+                 *, consts=(), batch: int | None = None, dtype: np.dtype | None = None) -> None:
+        self.kind, self.activations, self.clip, self.lbr = kind, tuple(activations), clip, linear_before_reset
+        self.input_forget = input_forget
+        w, r, b = list(consts)[-3:] if consts else (None, None, None)
+        self.weights = None
+        if w is not None and r is not None and b is not None and batch is not None and dtype is not None:
+            self.weights = self._layout(w, r, b, batch, _compute_dtype(dtype))
+
+    def _layout(self, w, r, b, batch: int, work) -> _Weights:
+        return _Weights(self.kind, w[None], r[None], b[None], (0,), self.lbr, self.activations[0] == "sigmoid",
+                        batch, work)
+
+    def __call__(self, *inputs: np.ndarray):
+        x, h, (w, r, b) = inputs[0], inputs[1], inputs[-3:]
+        dtype = x.dtype
+        work = _compute_dtype(dtype)
+        batch, size = h.shape
+        weights = self.weights if self.weights is not None else self._layout(w, r, b, batch, work)
+        h_in = h.astype(work, copy=False).T
+        h_out = np.empty((batch, size), work)
+        acts, clip, negated, ones = self.activations, self.clip, weights.negated, weights.ones
+        with np.errstate(over="ignore", invalid="ignore", under="ignore", divide="ignore"):
+            xg = x.astype(work, copy=False) @ weights.w  # [batch, gates*hidden], our gate order
+            xg += weights.bias
+            if self.kind == "lstm":
+                cs = _lstm_loop([xg.T], [h_out.T], h_in, inputs[2].astype(work, copy=False).T, weights.r, acts,
+                                clip, negated, ones, self.input_forget)
+                return h_out.astype(dtype, copy=False), np.ascontiguousarray(cs[0].T, dtype=dtype)
+            if self.kind == "gru":
+                xh = None
+                if self.lbr:  # as in the sequences' loop: Rbh in the h block, X's h block added after R's product
+                    xh = [xg[:, 2 * size:].copy().T]
+                    xg[:, 2 * size:] = weights.rbh.reshape(size)
+                _gru_loop([xg.T], xh, [h_out.T], h_in, weights.r, acts, clip, negated, ones)
+            else:
+                _rnn_loop([xg.T], [h_out.T], h_in, weights.r, acts[0], clip, negated, ones)
+        return h_out.astype(dtype, copy=False)
 
 
 def cell(*inputs: np.ndarray, kind: str, activations, clip: float, linear_before_reset: bool,
          input_forget: bool = False):
     """One step of an LSTM/GRU/RNN cell: H, or (H, C) for LSTM; see the module docstring."""
-    dtype = inputs[0].dtype
-    work = _compute_dtype(dtype)
-    arrays = [a.astype(work, copy=False) for a in inputs]
-    with np.errstate(over="ignore", invalid="ignore", under="ignore"):
-        if kind == "lstm":
-            x, h, c, w, r, b = arrays[:6]
-            size = r.shape[-1]
-            gates, _ = _input_gates(x, w, b, kind, size, False)
-            h_new, c_new = _lstm_step(gates, h, c, r, size, activations, clip, input_forget)
-            return h_new.astype(dtype), c_new.astype(dtype)
-        x, h, w, r, b = arrays
-        size = r.shape[-1]
-        gates, rbh = _input_gates(x, w, b, kind, size, linear_before_reset)
-        if kind == "gru":
-            return _gru_step(gates, h, r, size, activations, clip, linear_before_reset, rbh).astype(dtype)
-        return _rnn_step(gates, h, r, activations, clip).astype(dtype)
+    return CellKernel(kind, activations, clip, linear_before_reset, input_forget)(*inputs)
+
+
+def prepare_cell(params, inputs, outputs, consts) -> CellKernel:
+    """A cell kernel with constant W, R, B laid out once."""
+    return CellKernel(**params, consts=consts, batch=inputs[0].shape.to_shape()[0],
+                      dtype=inputs[0].element_type.dtype)
 
 
 def _fit_lengths(params, inputs, position: int):
@@ -409,24 +635,25 @@ _GRU_ATTR = (Attr("linear_before_reset", "false", ("true", "false")),)
 OPS = (
     OpDef("LSTMSequence", 5, 5, LATEST_OPSET,
           ("X", "initial_hidden_state", "initial_cell_state", "sequence_lengths", "W", "R", "B"),
-          infer_sequence, sequence, roles=("data",) * 3 + ("lengths",) + ("weights",) * 3, attrs=_SEQ_ATTRS,
-          fit=_fit_lengths, batch=_batch_rule(4), exact=False),
+          infer_sequence, sequence, prepare_sequence, roles=("data",) * 3 + ("lengths",) + ("weights",) * 3,
+          attrs=_SEQ_ATTRS, fit=_fit_lengths, batch=_batch_rule(4), exact=False),
     OpDef("GRUSequence", 5, 5, LATEST_OPSET, ("X", "initial_hidden_state", "sequence_lengths", "W", "R", "B"),
-          infer_sequence, sequence, roles=("data",) * 2 + ("lengths",) + ("weights",) * 3,
+          infer_sequence, sequence, prepare_sequence, roles=("data",) * 2 + ("lengths",) + ("weights",) * 3,
           attrs=_SEQ_ATTRS + _GRU_ATTR, fit=_fit_lengths, batch=_batch_rule(3), exact=False),
     OpDef("RNNSequence", 5, 5, LATEST_OPSET, ("X", "initial_hidden_state", "sequence_lengths", "W", "R", "B"),
-          infer_sequence, sequence, roles=("data",) * 2 + ("lengths",) + ("weights",) * 3, attrs=_SEQ_ATTRS,
-          fit=_fit_lengths, batch=_batch_rule(3), exact=False),
+          infer_sequence, sequence, prepare_sequence, roles=("data",) * 2 + ("lengths",) + ("weights",) * 3,
+          attrs=_SEQ_ATTRS, fit=_fit_lengths, batch=_batch_rule(3), exact=False),
     OpDef("LSTMCell", 1, 1, 3, ("X", "initial_hidden_state", "initial_cell_state", "W", "R", "B"),
-          infer_cell, cell, roles=("data",) * 3 + ("weights",) * 3,
+          infer_cell, cell, prepare_cell, roles=("data",) * 3 + ("weights",) * 3,
           attrs=_COMMON + (Attr("weights_format", "ifco", _WEIGHTS_FORMATS),
                            Attr("input_forget", "false", ("true", "false"))),
           batch=_batch_rule(3), exact=False),
     OpDef("LSTMCell", 4, 4, LATEST_OPSET, ("X", "initial_hidden_state", "initial_cell_state", "W", "R", "B"),
-          infer_cell, cell, roles=("data",) * 3 + ("weights",) * 3, attrs=_COMMON, batch=_batch_rule(3),
+          infer_cell, cell, prepare_cell, roles=("data",) * 3 + ("weights",) * 3, attrs=_COMMON, batch=_batch_rule(3),
           exact=False),
     OpDef("GRUCell", 3, 3, LATEST_OPSET, ("X", "initial_hidden_state", "W", "R", "B"), infer_cell, cell,
-          roles=("data",) * 2 + ("weights",) * 3, attrs=_COMMON + _GRU_ATTR, batch=_batch_rule(2), exact=False),
+          prepare_cell, roles=("data",) * 2 + ("weights",) * 3, attrs=_COMMON + _GRU_ATTR, batch=_batch_rule(2),
+          exact=False),
     OpDef("RNNCell", 0, 1, LATEST_OPSET, ("X", "initial_hidden_state", "W", "R", "B"), infer_cell, cell,
-          roles=("data",) * 2 + ("weights",) * 3, attrs=_COMMON, batch=_batch_rule(2), exact=False),
+          prepare_cell, roles=("data",) * 2 + ("weights",) * 3, attrs=_COMMON, batch=_batch_rule(2), exact=False),
 )

@@ -19,6 +19,7 @@ from openvino import opset1, opset3, opset4, opset5  # noqa: E402
 
 import ir_runner  # noqa: E402
 from ir_runner.errors import InferenceError, IRError, UnsupportedError  # noqa: E402
+from ir_runner.ops import recurrent  # noqa: E402
 from ir_runner.ops.registry import lookup  # noqa: E402
 from tests.helpers.irbuild import IRBuilder  # noqa: E402
 from tests.helpers.optest import check_inference, write_ir  # noqa: E402
@@ -57,29 +58,39 @@ def _values(rng, shape, dtype=np.float32, scale=1.0):
 
 
 def sequence_graph(kind, direction, *, batch, seq, inp, hidden, et=ov.Type.f32, dtype=np.float32, clip=0.0,
-                   activations=None, lbr=False, weights=None, rng=None, dynamic=False):
-    """A sequence layer with Parameters X, h, (c,) sequence_lengths and Const W/R/B (or Parameters with the
-    given partial shapes when ``weights='param'``)."""
+                   activations=None, lbr=False, weights=None, rng=None, dynamic=False, lengths=None):
+    """A sequence layer with Parameters X, h, (c,) sequence_lengths and Const W/R/B (Parameters when
+    ``weights='param'``); with ``lengths``, h, c and sequence_lengths are constants (as converters write
+    them). Returns the layer and its Parameters."""
     dirs = 2 if direction == "bidirectional" else 1
     g = GATES[kind]
     shape = lambda *dims: [-1 if dynamic and i == 0 else d for i, d in enumerate(dims)]  # noqa: E731
     x = opset5.parameter(shape(batch, seq, inp), et, name="X")
-    h = opset5.parameter(shape(batch, dirs, hidden), et, name="h")
-    c = opset5.parameter(shape(batch, dirs, hidden), et, name="c")
-    lengths = opset5.parameter(shape(batch), ov.Type.i32, name="lengths")
-    w, r, b = (opset5.constant(_values(rng, s, dtype)) for s in
-               ((dirs, g * hidden, inp), (dirs, g * hidden, hidden), (dirs, (g + lbr) * hidden)))
+    if lengths is None:
+        h = opset5.parameter(shape(batch, dirs, hidden), et, name="h")
+        c = opset5.parameter(shape(batch, dirs, hidden), et, name="c")
+        lengths = opset5.parameter(shape(batch), ov.Type.i32, name="lengths")
+    else:
+        h, c = (opset5.constant(_values(rng, (batch, dirs, hidden), dtype)) for _ in range(2))
+        lengths = opset5.constant(np.asarray(lengths, np.int32))
+    shapes = (dirs, g * hidden, inp), (dirs, g * hidden, hidden), (dirs, (g + lbr) * hidden)
+    if weights == "param":
+        w, r, b = (opset5.parameter(s, et, name=n) for s, n in zip(shapes, "WRB"))
+    else:
+        w, r, b = (opset5.constant(_values(rng, s, dtype)) for s in shapes)
     kw = {"clip": clip} if clip else {}
     if activations:
         kw["activations"] = activations
     if kind == "lstm":
         node = opset5.lstm_sequence(x, h, c, lengths, w, r, b, hidden, direction, **kw)
-        return node, [x, h, c, lengths]
-    if kind == "gru":
+        inputs = [x, h, c, lengths, w, r, b]
+    elif kind == "gru":
         node = opset5.gru_sequence(x, h, lengths, w, r, b, hidden, direction, linear_before_reset=lbr, **kw)
+        inputs = [x, h, lengths, w, r, b]
     else:
         node = opset5.rnn_sequence(x, h, lengths, w, r, b, hidden, direction, **kw)
-    return node, [x, h, lengths]
+        inputs = [x, h, lengths, w, r, b]
+    return node, [n for n in inputs if n.get_type_name() == "Parameter"]
 
 
 def sequence_feeds(rng, params, lengths, dtype=np.float32):
@@ -325,6 +336,81 @@ def test_dynamic_batch_and_empty_batch(tmp_path):
     assert [v.shape for v in got.values()] == [(0, 2, 4, 5), (0, 2, 5), (0, 2, 5)]
 
 
+def _sequence_kernels(xml, feeds) -> list:
+    """The prepared recurrent kernels of the plan ir-run makes for ``feeds``."""
+    plan = ir_runner.load(str(xml)).plan_for(list(feeds.values()))
+    return [step.kernel for step in plan.steps if isinstance(step.kernel, recurrent.SequenceKernel)]
+
+
+@pytest.mark.parametrize("kind, lbr", [("lstm", False), ("gru", False), ("gru", True), ("rnn", False)])
+def test_directions_run_together_or_apart(kind, lbr, monkeypatch, tmp_path):
+    """A small bidirectional layer runs both directions in one block-diagonal product per step, a large one
+    each direction on its own (forced here by a threshold of 0): both agree with the CPU plugin."""
+    rng = np.random.default_rng(21)
+    node, params = sequence_graph(kind, "bidirectional", batch=3, seq=5, inp=4, hidden=6, lbr=lbr, rng=rng)
+    xml = write_ir(node, params, tmp_path)
+    feeds = sequence_feeds(rng, params, [5, 2, 4])
+    for threshold, groups in ((recurrent._FUSE_MAX_MACS, 1), (0, 2)):
+        monkeypatch.setattr(recurrent, "_FUSE_MAX_MACS", threshold)
+        [kernel] = _sequence_kernels(xml, feeds)
+        assert len(kernel.weights) == groups
+        check_cpu(xml, feeds)
+
+
+@pytest.mark.parametrize("kind, direction, lengths", [
+    ("lstm", "reverse", [5, 2, 4]), ("lstm", "bidirectional", [5, 5, 5]), ("gru", "bidirectional", [1, 5, 3]),
+    ("rnn", "forward", [2, 5, 5]),
+])
+def test_constant_states_and_lengths(kind, direction, lengths, tmp_path):
+    """Constant initial states and sequence_lengths (as converters write them) are laid out when the plan is
+    made, like W, R and B."""
+    rng = np.random.default_rng(23)
+    node, params = sequence_graph(kind, direction, batch=3, seq=5, inp=4, hidden=6, lbr=kind == "gru", rng=rng,
+                                  lengths=lengths)
+    xml = write_ir(node, params, tmp_path)
+    feeds = sequence_feeds(rng, params, lengths)
+    [kernel] = _sequence_kernels(xml, feeds)
+    assert kernel.states is not None and kernel.lengths is not None and kernel.weights is not None
+    y = next(iter(check_cpu(xml, feeds).values()))
+    for row, n in enumerate(lengths):
+        assert not y[row, :, n:].any()
+
+
+@pytest.mark.parametrize("kind", ["lstm", "gru", "rnn"])
+def test_hidden_size_one(kind, tmp_path):
+    """Hidden size 1 and batch 4: gate blocks of one column. numpy 2.4's in-place np.negative reads such a
+    column view [4, 1] of a [4, 4] f32 array with the wrong stride; the kernels never negate a view in place."""
+    rng = np.random.default_rng(27)
+    node, params = sequence_graph(kind, "bidirectional", batch=4, seq=3, inp=1, hidden=1, rng=rng,
+                                  activations=["sigmoid", "sigmoid", "sigmoid"][:{"lstm": 3, "gru": 2, "rnn": 1}[kind]])
+    xml = write_ir(node, params, tmp_path)
+    check_cpu(xml, sequence_feeds(rng, params, [3, 3, 3, 3]))
+
+
+def test_no_time_step_with_lengths_gives_zero_states():
+    """X with 0 steps: a length outside 1..0 gives zero Ho/Co (the kernel, as a dynamic seq dim runs it)."""
+    kernel = lookup("LSTMSequence", "opset5").kernel
+    h0 = np.ones((2, 2, 3), np.float32)
+    w, r, b = np.ones((2, 12, 4), np.float32), np.ones((2, 12, 3), np.float32), np.ones((2, 12), np.float32)
+    y, ho, co = kernel(np.zeros((2, 0, 4), np.float32), h0, h0, np.array([1, 0], np.int32), w, r, b, kind="lstm",
+                       direction="bidirectional", activations=("sigmoid", "tanh", "tanh"), clip=0.0,
+                       linear_before_reset=False)
+    assert y.shape == (2, 2, 0, 3) and ho.shape == co.shape == (2, 2, 3)
+    assert not ho.any() and not co.any()
+
+
+def test_weights_fed_at_run_time(tmp_path):
+    """W, R and B as Parameters: laid out at each run."""
+    rng = np.random.default_rng(25)
+    node, params = sequence_graph("gru", "bidirectional", batch=2, seq=4, inp=3, hidden=5, lbr=True, rng=rng,
+                                  weights="param")
+    xml = write_ir(node, params, tmp_path)
+    feeds = sequence_feeds(rng, params, [4, 3])
+    [kernel] = _sequence_kernels(xml, feeds)
+    assert kernel.weights is None
+    check_cpu(xml, feeds)
+
+
 def _cell_graph(kind, rng, *, batch, inp, hidden, clip=0.0, activations=None, lbr=False, version=None):
     g = GATES[kind]
     x = opset4.parameter([batch, inp], ov.Type.f32, name="X")
@@ -353,6 +439,16 @@ def test_cell_values(kind, version, clip, activations, lbr, tmp_path):
     xml = write_ir(node, params, tmp_path)
     check_inference(xml)
     check_cpu(xml, {p.get_friendly_name(): _values(rng, list(p.get_shape())) for p in params})
+
+
+@pytest.mark.parametrize("kind", ["lstm", "gru", "rnn"])
+def test_cell_with_dynamic_batch(kind, tmp_path):
+    """A cell whose batch is known only at run time gets the plain kernel (W, R, B laid out at each run)."""
+    rng = np.random.default_rng(17)
+    node, params = _cell_graph(kind, rng, batch=-1, inp=3, hidden=5, clip=0.5, lbr=kind == "gru")
+    xml = write_ir(node, params, tmp_path)
+    check_inference(xml)
+    check_cpu(xml, {p.get_friendly_name(): _values(rng, (3, p.get_partial_shape()[1].get_length())) for p in params})
 
 
 def _lstm_cell_1(tmp_path, rng, input_forget="false", weights_format="fico"):
