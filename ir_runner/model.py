@@ -116,6 +116,8 @@ class Model:
             position += 1
             values = value if step.outputs is not None else (value,)  # a step of several outputs gives a tuple
             for port, output in enumerate(values):
+                if output is None:  # an output no layer reads, which the plan did not compute (see plan.py)
+                    continue
                 emit(LayerTrace(step.layer, port, _port_id(self.graph, step.layer.id, port), output,
                                 seconds if port == 0 else 0.0, "computed"))
 

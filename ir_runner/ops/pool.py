@@ -22,6 +22,8 @@ volume. AdaptiveMaxPool is exact; its indices are positions within the channel (
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from ..parallel import run_chunked
@@ -38,6 +40,7 @@ from .window import (
     dim_add,
     dim_sub,
     floor_div,
+    pad_input,
     refuse_element_type,
     same_padding,
 )
@@ -279,6 +282,35 @@ def _max_scan(x: np.ndarray, begin, end, kernel, strides, dilations, out_spatial
     return taps.crop(best), taps.crop(chosen) if want_indices else None
 
 
+def _separable_max(x: np.ndarray, begin, fit_end, kernel, strides, dilations, out_spatial, lowest) -> np.ndarray:
+    """The values of the reference's scan for [rows, *S] without -0.0 (``fmax`` keeps its bits): a running
+    ``fmax`` over the taps of one spatial axis after the other (the windows are boxes), read from ``x`` padded
+    with ``lowest`` (no copy when nothing is padded), then ``fmax`` with ``lowest``, the scan's start value
+    (a window of NaN and -inf only gives it). Row blocks are split across threads."""
+    n = len(kernel)
+    padded = pad_input(x, begin, fit_end, lowest)
+    out = np.empty((x.shape[0],) + tuple(out_spatial), dtype=x.dtype)
+
+    def work(lo: int, hi: int) -> None:
+        current = padded[lo:hi]
+        for axis in reversed(range(n)):
+            k, d, s, o = kernel[axis], dilations[axis], strides[axis], out_spatial[axis]
+            lead = (slice(None),) * (1 + axis)
+            taps = [current[lead + (slice(j * d, j * d + (o - 1) * s + 1, s),)] for j in range(k)]
+            target = out[lo:hi] if axis == 0 else np.empty(taps[0].shape, dtype=x.dtype)
+            if k == 1:
+                np.copyto(target, taps[0])
+            else:
+                np.fmax(taps[0], taps[1], out=target)
+                for view in taps[2:]:
+                    np.fmax(target, view, out=target)
+            current = target
+        np.fmax(current, lowest, out=current)
+
+    run_chunked(x.shape[0], int(np.prod(padded.shape[1:])) * 2, work)
+    return out
+
+
 def max_pool(x, *, kernel, strides, dilations, pads_begin, pads_end, auto_pad, rounding, axis=None,
              index_type=None):
     """MaxPool as the reference scans it (see the module docstring); one vectorised step per kernel tap
@@ -296,6 +328,8 @@ def max_pool(x, *, kernel, strides, dilations, pads_begin, pads_end, auto_pad, r
     if rows == 0 or 0 in out_spatial:
         best = np.full((rows,) + tuple(out_spatial), lowest, dtype=x.dtype)
         chosen = np.zeros(best.shape, dtype=index_dtype)
+    elif not want_indices and x.dtype.kind in "iuf" and not _sign_bit_zero(x):
+        best = _separable_max(_flat_rows(x), begin, fit_end, kernel, strides, dilations, out_spatial, lowest)
     else:
         best, chosen = _max_scan(_flat_rows(x), begin, fit_end, kernel, strides, dilations, out_spatial, lowest,
                                  want_indices, index_dtype)
@@ -321,6 +355,19 @@ def max_pool(x, *, kernel, strides, dilations, pads_begin, pads_end, auto_pad, r
             index %= max(int(np.prod(x.shape[axis:])), 1)
     with np.errstate(over="ignore"):
         return best, index.astype(np.int32 if index_type == "i32" else np.int64, copy=False)
+
+
+def prepare_max_pool(params, inputs, outputs, consts):
+    """MaxPool-8/14 whose indices no layer reads (the plan gives None as their spec): the values only, and
+    None for the indices."""
+    if len(outputs) < 2 or outputs[1] is not None:
+        return functools.partial(max_pool, **params)
+    values = functools.partial(max_pool, **{k: v for k, v in params.items() if k not in ("axis", "index_type")})
+
+    def values_only(x):
+        return values(x), None
+
+    return values_only
 
 
 def max_pool_v1(x, **params):
@@ -436,10 +483,10 @@ _AVG = _POOL + (Attr("exclude-pad", "false"), Attr("rounding_type", "floor", tup
 OPS = (
     OpDef("MaxPool", 1, 1, 7, ("data",), lambda ctx: infer_pool(ctx, "max", 1), max_pool_v1,
           attrs=_POOL + (Attr("rounding_type", "floor", ("floor", "ceil")),), batch=batch_axis_zero),
-    OpDef("MaxPool", 8, 8, 13, ("data",), lambda ctx: infer_pool(ctx, "max", 8), max_pool, attrs=_MAX8,
-          batch=batch_axis_zero),
-    OpDef("MaxPool", 14, 14, LATEST_OPSET, ("data",), lambda ctx: infer_pool(ctx, "max", 14), max_pool,
+    OpDef("MaxPool", 8, 8, 13, ("data",), lambda ctx: infer_pool(ctx, "max", 8), max_pool, prepare_max_pool,
           attrs=_MAX8, batch=batch_axis_zero),
+    OpDef("MaxPool", 14, 14, LATEST_OPSET, ("data",), lambda ctx: infer_pool(ctx, "max", 14), max_pool,
+          prepare_max_pool, attrs=_MAX8, batch=batch_axis_zero),
     OpDef("AvgPool", 1, 1, 13, ("data",), lambda ctx: infer_pool(ctx, "avg", 1), avg_pool, attrs=_AVG,
           batch=batch_axis_zero, exact=False),
     OpDef("AvgPool", 14, 14, 15, ("data",), lambda ctx: infer_pool(ctx, "avg", 14), avg_pool,  # opset16: AvgPool-16
