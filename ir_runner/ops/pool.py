@@ -282,13 +282,13 @@ def _max_scan(x: np.ndarray, begin, end, kernel, strides, dilations, out_spatial
     return taps.crop(best), taps.crop(chosen) if want_indices else None
 
 
-def _separable_max(x: np.ndarray, begin, fit_end, kernel, strides, dilations, out_spatial, lowest) -> np.ndarray:
-    """The values of the reference's scan for [rows, *S] without -0.0 (``fmax`` keeps its bits): a running
-    ``fmax`` over the taps of one spatial axis after the other (the windows are boxes), read from ``x`` padded
-    with ``lowest`` (no copy when nothing is padded), then ``fmax`` with ``lowest``, the scan's start value
-    (a window of NaN and -inf only gives it). Row blocks are split across threads."""
+def _separable(x: np.ndarray, begin, fit_end, pad_value, kernel, strides, dilations, out_spatial,
+               ufunc: np.ufunc) -> np.ndarray:
+    """``ufunc`` reduced over each window of [rows, *S] padded with ``pad_value`` (no copy when nothing is
+    padded), one spatial axis after the other (the windows are boxes): one ``out=`` step per tap of the axis,
+    reading strided views. Row blocks are split across threads."""
     n = len(kernel)
-    padded = pad_input(x, begin, fit_end, lowest)
+    padded = pad_input(x, begin, fit_end, pad_value)
     out = np.empty((x.shape[0],) + tuple(out_spatial), dtype=x.dtype)
 
     def work(lo: int, hi: int) -> None:
@@ -301,14 +301,21 @@ def _separable_max(x: np.ndarray, begin, fit_end, kernel, strides, dilations, ou
             if k == 1:
                 np.copyto(target, taps[0])
             else:
-                np.fmax(taps[0], taps[1], out=target)
+                ufunc(taps[0], taps[1], out=target)
                 for view in taps[2:]:
-                    np.fmax(target, view, out=target)
+                    ufunc(target, view, out=target)
             current = target
-        np.fmax(current, lowest, out=current)
 
     run_chunked(x.shape[0], int(np.prod(padded.shape[1:])) * 2, work)
     return out
+
+
+def _separable_max(x: np.ndarray, begin, fit_end, kernel, strides, dilations, out_spatial, lowest) -> np.ndarray:
+    """The values of the reference's scan for [rows, *S] without -0.0 (``fmax`` keeps its bits): a running
+    ``fmax`` over the windows padded with ``lowest`` (:func:`_separable`), then ``fmax`` with ``lowest``, the
+    scan's start value (a window of NaN and -inf only gives it)."""
+    out = _separable(x, begin, fit_end, lowest, kernel, strides, dilations, out_spatial, np.fmax)
+    return np.fmax(out, lowest, out=out)
 
 
 def max_pool(x, *, kernel, strides, dilations, pads_begin, pads_end, auto_pad, rounding, axis=None,
@@ -384,18 +391,11 @@ def avg_pool(x, *, kernel, strides, dilations, pads_begin, pads_end, auto_pad, r
     rows = x.shape[0] * x.shape[1]
     total = np.zeros((rows,) + tuple(out_spatial), dtype=work)
     if rows and 0 not in out_spatial:
-        taps = FlatTaps(_flat_rows(x).astype(work, copy=False), begin, fit_end, 0, kernel, strides, dilations,
-                        out_spatial)
-        sums = np.empty((rows, taps.span), dtype=work)
-
-        def add_taps(lo: int, hi: int) -> None:
-            part = sums[lo:hi]
-            np.copyto(part, taps.views[0][lo:hi])
-            for view in taps.views[1:]:
-                np.add(part, view[lo:hi], out=part)
-
-        run_chunked(rows, taps.span * len(taps.views), add_taps)
-        total = taps.crop(sums)
+        flat = _flat_rows(x).astype(work, copy=False)
+        if all(o == 1 for o in out_spatial) and tuple(kernel) == x.shape[2:] and not any(begin) + any(fit_end):
+            total = np.add.reduce(flat.reshape(rows, -1), axis=1)  # global pooling: one sum per row
+        else:
+            total = _separable(flat, begin, fit_end, 0, kernel, strides, dilations, out_spatial, np.add)
     total = total.reshape(x.shape[:2] + tuple(out_spatial))
     if not exclude_pad and any(begin) + any(end):
         count = np.full(tuple(out_spatial), float(np.prod(kernel)), dtype=work)

@@ -123,6 +123,23 @@ def test_max_pool_differential(seed, tmp_path):
 
 
 
+
+@pytest.mark.parametrize(("shape", "dtype"), [((2, 5, 7, 7), np.float32), ((1, 3, 4, 6, 5), np.float16),
+                                              ((1, 2, 9), np.float32)])
+def test_global_avg_pool(shape, dtype, tmp_path):
+    """A window covering the whole input (global average pooling) is one sum per channel."""
+    et = ov.Type.f32 if dtype == np.float32 else ov.Type.f16
+    data = o8.parameter(shape, et, name="x")
+    n = len(shape) - 2
+    path = write_ir(_avg(1, data, [1] * n, [0] * n, [0] * n, list(shape[2:]), False), [data], tmp_path)
+    x = np.random.default_rng(3).standard_normal(shape).astype(dtype)
+    got = next(iter(ir_runner.load(str(path)).run({"x": x}).values()))
+    assert got.dtype == dtype and got.shape == shape[:2] + (1,) * n
+    want = x.astype(np.float64).mean(axis=tuple(range(2, len(shape))), keepdims=True)
+    k = int(np.prod(shape[2:]))
+    eps = float(np.finfo(dtype).eps)
+    assert_close("out", got.astype(np.float64), want, 0, 2 * k * eps * float(np.abs(x).max()) / k + eps)
+
 @pytest.mark.parametrize("seed", range(12))
 def test_max_pool_values_when_no_layer_reads_the_indices(seed, tmp_path):
     """MaxPool-8/14 whose indices output is not read: the plan computes the values only (a scan over one
