@@ -21,7 +21,7 @@ import numpy as np
 
 from ..parallel import run_chunked
 from ..types import Dim
-from .window import FlatTaps, pad_input, same_padding, tap_views
+from .window import FlatTaps, same_padding, tap_views
 
 # a convolution with at most this many output channels per group from at least this many input channels sums
 # one matmul per kernel tap instead of copying an im2col matrix (measured on DenseNet's 128 -> 32 3x3 layers)
@@ -102,6 +102,12 @@ class ForwardKernel:
                 self.path, self.weights = self._pointwise_single, wk.reshape(cog, cg)
         else:
             self.path, self.weights = self._im2col, wk.reshape(g, cog, cg * taps)
+            dims = tuple(d + b + e for d, b, e in zip(spatial, begin, end))
+            self.padded = (x_shape[0], x_shape[1]) + dims if any(begin) or any(end) else None
+            self.interior = (slice(None), slice(None)) + tuple(slice(b, b + d) for b, d in zip(begin, spatial))
+            self.cols_shape = (x_shape[0], x_shape[1]) + kernel + out_spatial
+            self.window_copy = self.strides[-1] == 1 or kernel[-1] == 1 or \
+                math.prod(self.cols_shape) <= WINDOW_COPY_MAX
 
     def __call__(self, x: np.ndarray, w: np.ndarray | None = None) -> np.ndarray:
         x = x.astype(self.work, copy=False)
@@ -124,13 +130,19 @@ class ForwardKernel:
         across threads), times the filters. With a unit stride along the last axis (or a small matrix), all
         taps are one strided window view copied at once; otherwise one copy per tap from stride phase planes,
         so that every copy reads unit-stride rows."""
-        xp = pad_input(x, self.begin, self.end)
+        if self.padded is not None:
+            xp = np.zeros(self.padded, dtype=x.dtype)
+            xp[self.interior] = x
+        else:
+            xp = x
         channels = xp.shape[1]
-        cols = np.empty((self.batch, channels) + self.kernel + self.out_spatial, dtype=xp.dtype)
-        if self.strides[-1] == 1 or self.kernel[-1] == 1 or cols.size <= WINDOW_COPY_MAX:
-            window = np.lib.stride_tricks.as_strided(
-                xp, cols.shape, xp.strides[:2] + tuple(t * d for t, d in zip(xp.strides[2:], self.dilations))
-                + tuple(t * s for t, s in zip(xp.strides[2:], self.strides)), writeable=False)
+        cols = np.empty(self.cols_shape, dtype=xp.dtype)
+        if self.window_copy:
+            spatial = xp.strides[2:]
+            strides = xp.strides[:2] + tuple(t * d for t, d in zip(spatial, self.dilations)) \
+                + tuple(t * s for t, s in zip(spatial, self.strides))
+            window = np.ndarray(cols.shape, xp.dtype, xp, 0, strides) if xp.flags.c_contiguous else \
+                np.lib.stride_tricks.as_strided(xp, cols.shape, strides, writeable=False)
 
             def copy(lo: int, hi: int) -> None:
                 np.copyto(cols[:, lo:hi], window[:, lo:hi])
