@@ -203,8 +203,10 @@ def infer_adaptive(ctx: OpContext, kind: str):
 
 # -- kernels --------------------------------------------------------------------------------------------------
 
+@functools.lru_cache(maxsize=256)
 def _geometry(shape, kernel, strides, dilations, pads_begin, pads_end, auto_pad, rounding):
-    """Run-time pads, output spatial shape and the end padding that makes every window fit."""
+    """Run-time pads, output spatial shape and the end padding that makes every window fit (tuples; cached:
+    a plan repeats them)."""
     spatial = shape[2:]
     begin, end = list(pads_begin), list(pads_end)
     if auto_pad in ("same_upper", "same_lower"):
@@ -224,7 +226,7 @@ def _geometry(shape, kernel, strides, dilations, pads_begin, pads_end, auto_pad,
             count += 1
         out.append(count)
         fit_end.append(max(end[i], (count - 1) * strides[i] + window - d - begin[i]))
-    return begin, end, out, fit_end
+    return tuple(begin), tuple(end), tuple(out), tuple(fit_end)
 
 
 def _lowest(dtype: np.dtype):
@@ -384,34 +386,55 @@ def max_pool_v1(x, **params):
 
 def avg_pool(x, *, kernel, strides, dilations, pads_begin, pads_end, auto_pad, rounding, exclude_pad):
     """AvgPool: sum of the in-data taps divided as the reference does (module docstring); bound 2·K·eps."""
-    n = len(kernel)
-    begin, end, out_spatial, fit_end = _geometry(x.shape, kernel, strides, dilations, pads_begin, pads_end,
-                                                 auto_pad, rounding)
     work = np.float64 if x.dtype == np.float64 else np.float32
+    begin, fit_end, out_spatial, count, whole = _avg_geometry(x.shape, np.dtype(work), kernel, strides, dilations,
+                                                              pads_begin, pads_end, auto_pad, rounding, exclude_pad)
     rows = x.shape[0] * x.shape[1]
-    total = np.zeros((rows,) + tuple(out_spatial), dtype=work)
     if rows and 0 not in out_spatial:
         flat = _flat_rows(x).astype(work, copy=False)
-        if all(o == 1 for o in out_spatial) and tuple(kernel) == x.shape[2:] and not any(begin) + any(fit_end):
+        if whole:
             total = np.add.reduce(flat.reshape(rows, -1), axis=1)  # global pooling: one sum per row
         else:
             total = _separable(flat, begin, fit_end, 0, kernel, strides, dilations, out_spatial, np.add)
-    total = total.reshape(x.shape[:2] + tuple(out_spatial))
-    if not exclude_pad and any(begin) + any(end):
-        count = np.full(tuple(out_spatial), float(np.prod(kernel)), dtype=work)
     else:
-        count = np.ones((), dtype=work)
-        for i in range(n):
-            starts = np.arange(out_spatial[i]) * strides[i] - begin[i]
-            positions = starts[:, None] + np.arange(kernel[i])
-            inside = (positions >= 0) & (positions < x.shape[2 + i])
-            count = count[..., None] * inside.sum(axis=1).astype(work)
-    if (count > 0).all():
+        total = np.zeros((rows,) + out_spatial, dtype=work)
+    total = total.reshape(x.shape[:2] + out_spatial)
+    if count is not None:
         result = np.divide(total, count, out=total)
     else:
+        counts = _avg_counts(x.shape, work, kernel, strides, begin, out_spatial)
         with np.errstate(invalid="ignore", divide="ignore"):
-            result = np.where(count > 0, total / np.where(count > 0, count, 1), 0)
+            result = np.where(counts > 0, total / np.where(counts > 0, counts, 1), 0)
     return result.astype(x.dtype, copy=False)
+
+
+@functools.lru_cache(maxsize=256)
+def _avg_geometry(shape, work, kernel, strides, dilations, pads_begin, pads_end, auto_pad, rounding, exclude_pad):
+    """AvgPool's run-time pads, output shape and divisors for one input shape (cached: a plan repeats them):
+    (begin, fit_end, out_spatial, count, whole) with ``count`` the read-only divisors (None when some window
+    has no in-data tap) and ``whole`` when one window covers each channel (global pooling)."""
+    begin, end, out_spatial, fit_end = _geometry(shape, kernel, strides, dilations, pads_begin, pads_end, auto_pad,
+                                                 rounding)
+    if not exclude_pad and any(begin) + any(end):
+        count = np.full(out_spatial, float(np.prod(kernel)), dtype=work)
+    else:
+        count = _avg_counts(shape, work, kernel, strides, begin, out_spatial)
+    count = count if (count > 0).all() else None
+    if count is not None:
+        count.flags.writeable = False
+    whole = all(o == 1 for o in out_spatial) and tuple(kernel) == tuple(shape[2:]) and not any(begin) + any(fit_end)
+    return begin, fit_end, out_spatial, count, whole
+
+
+def _avg_counts(shape, work, kernel, strides, begin, out_spatial) -> np.ndarray:
+    """The number of in-data taps of each window."""
+    count = np.ones((), dtype=work)
+    for i in range(len(kernel)):
+        starts = np.arange(out_spatial[i]) * strides[i] - begin[i]
+        positions = starts[:, None] + np.arange(kernel[i])
+        inside = (positions >= 0) & (positions < shape[2 + i])
+        count = count[..., None] * inside.sum(axis=1).astype(work)
+    return count
 
 
 def _bins(size: int, count: int) -> tuple[np.ndarray, np.ndarray]:
