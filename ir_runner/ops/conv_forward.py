@@ -189,13 +189,23 @@ class ForwardKernel:
         out = np.empty((batch, g, cog, taps.span), dtype=wt.dtype)
         block = max(1, DEPTHWISE_BLOCK_BYTES // max(batch * count * taps.span * wt.itemsize, 1))
 
+        window = None
+        if all(s == 1 for s in self.strides):  # the taps are one window view: [N, G, *K, span]
+            first = taps.views[0]
+            steps = tuple(d * p * first.itemsize for d, p in zip(self.dilations, taps.pitch))
+            window = np.lib.stride_tricks.as_strided(first, (batch, g) + self.kernel + (taps.span,),
+                                                     first.strides[:2] + steps + first.strides[2:], writeable=False)
+
         def run(lo: int, hi: int) -> None:
             cols = np.empty((batch, min(block, hi - lo), count, taps.span), dtype=wt.dtype)
             for start in range(lo, hi, block):
                 stop = min(start + block, hi)
                 part = cols[:, :stop - start]
-                for number, view in enumerate(taps.views):
-                    part[:, :, number] = view[:, start:stop]
+                if window is not None:
+                    np.copyto(part.reshape(window[:, start:stop].shape), window[:, start:stop])
+                else:
+                    for number, view in enumerate(taps.views):
+                        part[:, :, number] = view[:, start:stop]
                 np.matmul(wt[start:stop], part, out=out[:, start:stop])
 
         run_chunked(g, batch * taps.span * count, run)
