@@ -295,11 +295,11 @@ def _separable(x: np.ndarray, begin, fit_end, pad_value, kernel, strides, dilati
 
     def work(lo: int, hi: int) -> None:
         current = padded[lo:hi]
-        for axis in reversed(range(n)):
+        for axis in range(n):  # the outer axes first: the last (strided reads) then runs on the smallest array
             k, d, s, o = kernel[axis], dilations[axis], strides[axis], out_spatial[axis]
             lead = (slice(None),) * (1 + axis)
             taps = [current[lead + (slice(j * d, j * d + (o - 1) * s + 1, s),)] for j in range(k)]
-            target = out[lo:hi] if axis == 0 else np.empty(taps[0].shape, dtype=x.dtype)
+            target = out[lo:hi] if axis == n - 1 else np.empty(taps[0].shape, dtype=x.dtype)
             if k == 1:
                 np.copyto(target, taps[0])
             else:
