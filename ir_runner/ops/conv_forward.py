@@ -3,7 +3,9 @@
 :class:`ForwardKernel` resolves a layer's geometry (run-time pads, cropping of negative pads, output
 shape), its compute path and the filters' layout from the input shape and the filters; calling it
 computes one input. The per-call kernel builds one per call; :func:`prepare_convolution` builds it once
-per plan when the shapes are static and the filters constant, so a run only copies and multiplies.
+per plan when the shapes are static and the filters constant, so a run only copies and multiplies. The
+filters stay views of the constant in its own element type (converted per call when it is not the compute
+type); only the few-output-channels path keeps a relaid-out copy (one matrix per kernel tap).
 
 Paths: pointwise (1x1, unit strides, no pads: one BLAS matmul on the NCHW buffer, no copy); im2col (one
 strided copy per kernel tap into ``[N, G, Cg*K, P]``, then one BLAS matmul per group); few output channels
@@ -86,14 +88,15 @@ class ForwardKernel:
         self.out_shape = (x_shape[0], g * cog) + out_spatial
         self.positions = math.prod(out_spatial)
         taps = math.prod(kernel)
-        wk = w.astype(self.work, copy=False)
+        wk = w  # kept in its element type: a prepared kernel holds no converted copy of the filters
         unit = all(s == 1 for s in strides)
         if x_shape[0] == 0 or self.positions == 0 or g * cog == 0:
-            self.path = self._empty
+            self.path, self.weights = self._empty, wk
         elif cg == 1 and taps > 1:
             self.path, self.weights = self._depthwise, wk.reshape(g, cog, taps)
         elif taps > 1 and cog <= TAP_SUM_MAX_OUT and cg >= TAP_SUM_MIN_IN:
-            # [taps, G, Co/G, C/G], one C-contiguous matrix per tap and group (laid out once per kernel)
+            # [taps, G, Co/G, C/G], one C-contiguous matrix per tap and group (laid out once per kernel: the
+            # one copy of filters a prepared kernel keeps)
             self.path = self._tap_sum
             self.weights = np.ascontiguousarray(wk.reshape(g, cog, cg, taps).transpose(3, 0, 1, 2))
         elif taps == 1 and unit and not any(begin) and not any(end):
@@ -113,19 +116,19 @@ class ForwardKernel:
         x = x.astype(self.work, copy=False)
         if self.crop is not None:
             x = x[(Ellipsis,) + self.crop]
-        return finish(self.path(x), self.out_dtype)
+        return finish(self.path(x, self.weights.astype(self.work, copy=False)), self.out_dtype)
 
-    def _empty(self, x: np.ndarray) -> np.ndarray:
+    def _empty(self, x: np.ndarray, w: np.ndarray) -> np.ndarray:
         return np.zeros(self.out_shape, dtype=self.work)
 
-    def _pointwise_single(self, x: np.ndarray) -> np.ndarray:
-        return np.matmul(self.weights, x.reshape(self.cg, self.positions)).reshape(self.out_shape)
+    def _pointwise_single(self, x: np.ndarray, w: np.ndarray) -> np.ndarray:
+        return np.matmul(w, x.reshape(self.cg, self.positions)).reshape(self.out_shape)
 
-    def _pointwise(self, x: np.ndarray) -> np.ndarray:
+    def _pointwise(self, x: np.ndarray, w: np.ndarray) -> np.ndarray:
         cols = x.reshape(self.batch, self.groups, self.cg, self.positions)
-        return np.matmul(self.weights, cols).reshape(self.out_shape)
+        return np.matmul(w, cols).reshape(self.out_shape)
 
-    def _im2col(self, x: np.ndarray) -> np.ndarray:
+    def _im2col(self, x: np.ndarray, w: np.ndarray) -> np.ndarray:
         """``[N, C, *K, *O]``: the padded input at each kernel tap's output positions (channel blocks split
         across threads), times the filters. With a unit stride along the last axis (or a small matrix), all
         taps are one strided window view copied at once; otherwise one copy per tap from stride phase planes,
@@ -157,18 +160,18 @@ class ForwardKernel:
 
         run_chunked(channels, cols[:, :1].size, copy)
         cols = cols.reshape(self.batch, self.groups, self.cg * math.prod(self.kernel), self.positions)
-        return np.matmul(self.weights, cols).reshape(self.out_shape)  # [N, G, Co/G, P]
+        return np.matmul(w, cols).reshape(self.out_shape)  # [N, G, Co/G, P]
 
     def _flat_taps(self, x: np.ndarray) -> FlatTaps:
         return FlatTaps(x, self.begin, self.end, 0, self.kernel, self.strides, self.dilations, self.out_spatial)
 
-    def _tap_sum(self, x: np.ndarray) -> np.ndarray:
+    def _tap_sum(self, x: np.ndarray, w: np.ndarray) -> np.ndarray:
         """Few output channels from many input channels: no im2col copy, one matmul per kernel tap straight on
         its flat runs (``[Co/G, C/G] @ [C/G, span]`` per group), summed with ``out=`` buffers."""
         taps = self._flat_taps(x)
         batch, g, cg = self.batch, self.groups, self.cg
         out = tmp = None
-        for weights, view in zip(self.weights, taps.views):
+        for weights, view in zip(w, taps.views):
             runs = view.reshape(batch, g, cg, taps.span)
             if out is None:
                 out = np.matmul(weights, runs)
@@ -178,13 +181,13 @@ class ForwardKernel:
                 np.add(out, tmp, out=out)
         return taps.crop(out).reshape(self.out_shape)
 
-    def _depthwise(self, x: np.ndarray) -> np.ndarray:
+    def _depthwise(self, x: np.ndarray, w: np.ndarray) -> np.ndarray:
         """One input channel per group: ``out[n, g, m] = Σ_taps x[n, g, tap] · w[g, m, tap]``: for blocks of
         channels (split across threads), the flat tap runs are copied into one reused ``[N, block, taps, span]``
         buffer of about DEPTHWISE_BLOCK_BYTES, then one small matmul per channel."""
         taps = self._flat_taps(x)
         g, cog, batch = self.groups, self.cog, self.batch
-        wt = self.weights
+        wt = w
         count = len(taps.views)
         out = np.empty((batch, g, cog, taps.span), dtype=wt.dtype)
         block = max(1, DEPTHWISE_BLOCK_BYTES // max(batch * count * taps.span * wt.itemsize, 1))
