@@ -97,7 +97,8 @@ class Model:
         Each Parameter, Const and computed layer gives one :class:`LayerTrace` per output port: its value
         and the seconds its kernel took. Layers the plan computed once at plan time (all inputs constant)
         are reported too, with their value and ``source='folded'``, 0 seconds. Result layers are not
-        reported (their value is the producer's). With ``callback``, each record is passed to it as soon as
+        reported (their value is the producer's), nor an output of several that no layer reads when the plan
+        does not compute it (MaxPool's indices). With ``callback``, each record is passed to it as soon as
         it is known and not kept (``Trace.layers`` is then empty): for large models, whose intermediates
         would not fit in memory together. The values are the run's own arrays: do not write into them.
         """
@@ -116,6 +117,8 @@ class Model:
             position += 1
             values = value if step.outputs is not None else (value,)  # a step of several outputs gives a tuple
             for port, output in enumerate(values):
+                if output is None:  # an output no layer reads, which the plan did not compute (see plan.py)
+                    continue
                 emit(LayerTrace(step.layer, port, _port_id(self.graph, step.layer.id, port), output,
                                 seconds if port == 0 else 0.0, "computed"))
 

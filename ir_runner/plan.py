@@ -86,6 +86,7 @@ def build_plan(inference: Inference, memory_limit: int | None = DEFAULT_MEMORY_L
     steps_raw = []
     prepared: dict[tuple, KernelFn] = {}
     may_alias: set[int] = set()  # slots of kernels that may return views of their inputs
+    read = {source for sources in graph.sources.values() for source in sources}  # (layer, position) some layer reads
     for layer_id in graph.order:
         info = inference.layers[layer_id]
         kind = info.op.type if info.op else None
@@ -105,7 +106,8 @@ def build_plan(inference: Inference, memory_limit: int | None = DEFAULT_MEMORY_L
             if folded is not None:
                 values.update(zip(outputs, folded))
                 continue
-            kernel = _kernel_for(info, [values.get(slot) for slot in inputs], prepared)
+            kernel = _kernel_for(info, [values.get(slot) for slot in inputs], prepared,
+                                 [(layer_id, position) in read for position in range(len(outputs))])
             steps_raw.append((kernel, info.ref, inputs, tuple(outputs)))
             if info.op.views:
                 may_alias.update(outputs)
@@ -158,19 +160,24 @@ def kernel_error(exc: Exception, layer: LayerRef) -> IRError:
 _KERNEL_KEY_MAX_BYTES = 4096  # constant inputs compared by value when looking for an equal prepared kernel
 
 
-def _kernel_for(info, consts: list[np.ndarray | None], prepared: dict[tuple, KernelFn]) -> KernelFn:
+def _kernel_for(info, consts: list[np.ndarray | None], prepared: dict[tuple, KernelFn],
+                read: list[bool]) -> KernelFn:
     """The layer's kernel; one prepared for an equal layer earlier in the plan (same operation, params,
     specs and small constant inputs) is reused: kernels keep no state between calls, and large IRs repeat
-    the same blocks thousands of times."""
+    the same blocks thousands of times.
+
+    For a layer of several outputs, ``prepare`` sees None as the spec of an output that no layer or Result
+    reads: its kernel may then return None for it instead of computing it (MaxPool's indices)."""
     op = info.op
-    key = _kernel_key(info, consts)
+    outputs = info.outputs if len(info.outputs) < 2 else [s if r else None for s, r in zip(info.outputs, read)]
+    key = _kernel_key(info, consts, outputs)
     try:
         kernel = prepared.get(key) if key is not None else None
     except TypeError:  # a parameter that cannot be hashed: prepare this one on its own
         key = kernel = None
     if kernel is None:
         if op.prepare is not None and _static(info.inputs) and _static(info.outputs):
-            kernel = op.prepare(info.params, info.inputs, info.outputs, consts)
+            kernel = op.prepare(info.params, info.inputs, outputs, consts)
         else:
             kernel = functools.partial(op.kernel, **info.params)
         if key is not None:
@@ -178,12 +185,11 @@ def _kernel_for(info, consts: list[np.ndarray | None], prepared: dict[tuple, Ker
     return kernel
 
 
-def _kernel_key(info, consts: list[np.ndarray | None]) -> tuple | None:
+def _kernel_key(info, consts: list[np.ndarray | None], outputs) -> tuple | None:
     values = tuple(constant_fingerprint(value, _KERNEL_KEY_MAX_BYTES) for value in consts)
     if False in values:
         return None
-    return (info.op.type, info.op.version, tuple(info.params.items()), tuple(info.inputs), tuple(info.outputs),
-            values)
+    return (info.op.type, info.op.version, tuple(info.params.items()), tuple(info.inputs), tuple(outputs), values)
 
 
 def _with_releases(steps_raw, keep: set[int]) -> tuple[Step, ...]:

@@ -123,7 +123,8 @@ class OpDef(Record):
     - ``kernel(*inputs, **params)`` computes the outputs (one array; a tuple for several outputs). None for
       the layers the plan handles itself (Parameter, Const, Result). ``prepare(params, input_specs,
       output_specs, constant_inputs)`` returns a kernel specialised for static shapes, called as
-      ``fn(*inputs)``. A kernel with ``accepts_out = True`` also takes ``out=`` (see plan.py).
+      ``fn(*inputs)``; for a layer of several outputs, an output that no layer reads has None as its spec,
+      and the kernel may return None for it. A kernel with ``accepts_out = True`` also takes ``out=`` (see plan.py).
     - ``views``: the kernel may return views of its inputs (Reshape, Transpose...); the plan then copies
       an output that must be owned by the caller. Without it, a kernel returns new arrays.
     - ``batch(params, inputs, outputs, axes)``: how a batch axis moves through the layer, for chunked runs

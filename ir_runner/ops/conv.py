@@ -7,12 +7,9 @@ and ``same_lower`` give ``ceil(dim / stride)`` and compute pads from static dims
 with OpenVINO's clipped interval arithmetic (:mod:`.window`). Run-time pads are recomputed from the
 actual input shapes, as OpenVINO re-infers a dynamic model per shape.
 
-Kernels: im2col (one strided copy per kernel tap into ``[N, G, Cg*K, P]``) times the filters with one
-BLAS matmul per group (no copy for unit 1x1 convolutions; few output channels from many input channels:
-one matmul per kernel tap on its flat runs, summed); depthwise convolutions copy each tap as one
-contiguous run per channel (stride phase planes, :class:`~.window.FlatTaps`) into a small reused buffer per
-block of channels, then one small matmul per channel; transposed convolutions are one matmul followed by a
-scatter-add per kernel tap.
+Kernels: :mod:`.conv_forward` (im2col or a matmul per kernel tap, BLAS; prepared once per plan for static
+shapes and constant filters); transposed convolutions are one matmul followed by a scatter-add per kernel
+tap.
 
 Accuracy (``exact=False``): the reference sums ``K = C_in/group * kernel volume`` products in the
 element type in its own order; ir-run sums in another order (f16/bf16 in f32, rounded once), so
@@ -25,35 +22,26 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..parallel import run_chunked
 from ..types import DYNAMIC_DIM, DYNAMIC_SHAPE, Dim, PartialShape, TensorSpec, merge_dims
 from .api import LATEST_OPSET, Attr, OpContext, OpDef
+from .conv_forward import compute_dtype, convolution, finish, prepare_convolution, run_pads
 from .window import (
     AUTO_PADS,
     FLOAT_TYPES,
     INTEGER_TYPES,
-    FlatTaps,
     as_dim,
     batch_axis_zero,
     ceil_div,
-    crop_negative,
     dilated,
     dim_add,
     dim_mul,
     dim_sub,
     floor_div,
-    pad_input,
     refuse_element_type,
     same_padding,
-    tap_views,
 )
 
 S_MAX = 2**63 - 1
-# a convolution with at most this many output channels per group from at least this many input channels sums
-# one matmul per kernel tap instead of copying an im2col matrix (measured on DenseNet's 128 -> 32 3x3 layers)
-TAP_SUM_MAX_OUT = 32
-TAP_SUM_MIN_IN = 64
-DEPTHWISE_BLOCK_BYTES = 1 << 21  # per block of depthwise channels: a reused im2col buffer
 
 
 # -- shape inference ------------------------------------------------------------------------------------------
@@ -369,125 +357,6 @@ def infer_deformable(ctx: OpContext):
 
 # -- kernels --------------------------------------------------------------------------------------------------
 
-def _run_pads(shape, kernel, strides, dilations, pads_begin, pads_end, auto_pad):
-    """Pads for this run's static spatial shape (``same_*`` recomputed from it)."""
-    if auto_pad == "valid":
-        return (0,) * len(kernel), (0,) * len(kernel)
-    if auto_pad in ("same_upper", "same_lower"):
-        halves = [same_padding(Dim(d, d), k, dl, s) for d, k, dl, s in zip(shape, kernel, dilations, strides)]
-        small, large = tuple(h[0] for h in halves), tuple(h[1] for h in halves)
-        return (small, large) if auto_pad == "same_upper" else (large, small)
-    return pads_begin, pads_end
-
-
-def _compute_dtype(dtype: np.dtype) -> np.dtype:
-    if dtype.kind in "iub":
-        return np.dtype(np.int64)
-    return np.dtype(np.float64) if dtype == np.float64 else np.dtype(np.float32)
-
-
-def _finish(result: np.ndarray, dtype: np.dtype) -> np.ndarray:
-    if result.dtype == dtype:
-        return result
-    with np.errstate(over="ignore", invalid="ignore"):
-        return result.astype(dtype)
-
-
-def forward(x: np.ndarray, w: np.ndarray, groups_view: bool, strides, dilations, pads_begin, pads_end, auto_pad,
-            ) -> np.ndarray:
-    """Convolution of ``x`` [N, C, *S] with ``w`` [G, Co/G, C/G, *K] (``groups_view``) or [Co, C, *K]."""
-    if not groups_view:
-        w = w[None]
-    kernel = w.shape[3:]
-    g, cog, cg = w.shape[:3]
-    begin, end = _run_pads(x.shape[2:], kernel, strides, dilations, pads_begin, pads_end, auto_pad)
-    out_dtype = x.dtype
-    work = _compute_dtype(out_dtype)
-    xc, begin, end = crop_negative(x.astype(work, copy=False), begin, end)
-    out_spatial = tuple(max((p + b + e - ((k - 1) * d + 1)) // s + 1, 0)
-                        for p, b, e, k, d, s in zip(xc.shape[2:], begin, end, kernel, dilations, strides))
-    batch = x.shape[0]
-    positions = int(np.prod(out_spatial))
-    taps = int(np.prod(kernel))
-    wk = w.astype(work, copy=False)
-    if batch == 0 or positions == 0 or g * cog == 0:
-        return np.zeros((batch, g * cog, *out_spatial), dtype=out_dtype)
-    if cg == 1 and taps > 1:
-        taps_runs = FlatTaps(xc, begin, end, 0, kernel, strides, dilations, out_spatial)
-        return _finish(_depthwise(taps_runs, wk, batch), out_dtype)
-    if taps > 1 and cog <= TAP_SUM_MAX_OUT and cg >= TAP_SUM_MIN_IN:
-        taps_runs = FlatTaps(xc, begin, end, 0, kernel, strides, dilations, out_spatial)
-        return _finish(_tap_sum(taps_runs, wk, batch), out_dtype)
-    xp = pad_input(xc, begin, end)
-    if taps == 1 and all(s == 1 for s in strides):
-        cols = xp.reshape(batch, g, cg, positions)
-    else:
-        cols = _im2col(xp, kernel, strides, dilations, out_spatial).reshape(batch, g, cg * taps, positions)
-    out = np.matmul(wk.reshape(g, cog, cg * taps), cols)  # [N, G, Co/G, P]
-    return _finish(out.reshape(batch, g * cog, *out_spatial), out_dtype)
-
-
-def _im2col(xp: np.ndarray, kernel, strides, dilations, out_spatial) -> np.ndarray:
-    """``[N, C, *K, *O]``: the padded input at each kernel tap's output positions, one copy per tap
-    (channel blocks split across threads)."""
-    views = tap_views(xp, kernel, strides, dilations, out_spatial)  # per tap: [N, C, *O]
-    batch, channels = xp.shape[:2]
-    cols = np.empty((batch, channels, *kernel, *out_spatial), dtype=xp.dtype)
-    taps = list(np.ndindex(*kernel))
-
-    def copy(lo: int, hi: int) -> None:
-        for tap, view in zip(taps, views):
-            cols[(slice(None), slice(lo, hi)) + tap] = view[:, lo:hi]
-
-    run_chunked(channels, cols[:, :1].size, copy)
-    return cols
-
-
-def _tap_sum(taps: FlatTaps, w: np.ndarray, batch: int) -> np.ndarray:
-    """Few output channels from many input channels: no im2col copy, one matmul per kernel tap straight on
-    its flat runs (``[Co/G, C/G] @ [C/G, span]`` per group), summed with ``out=`` buffers."""
-    g, cog, cg = w.shape[:3]
-    per_tap = np.ascontiguousarray(w.reshape(g, cog, cg, -1).transpose(3, 0, 1, 2))  # [taps, G, Co/G, C/G]
-    out = tmp = None
-    for weights, view in zip(per_tap, taps.views):
-        runs = view.reshape(batch, g, cg, taps.span)
-        if out is None:
-            out = np.matmul(weights, runs)
-            tmp = np.empty_like(out)
-        else:
-            np.matmul(weights, runs, out=tmp)
-            np.add(out, tmp, out=out)
-    return taps.crop(out).reshape(batch, g * cog, *taps.out_spatial)
-
-
-def _depthwise(taps: FlatTaps, w: np.ndarray, batch: int) -> np.ndarray:
-    """Grouped convolution with one input channel per group: ``out[n, g, m] = Σ_taps x[n, g, tap] · w[g, m,
-    tap]``: for blocks of channels (split across threads), the flat tap runs are copied into one reused
-    ``[N, block, taps, span]`` buffer of about DEPTHWISE_BLOCK_BYTES, then one small matmul per channel."""
-    g, cog = w.shape[:2]
-    count = len(taps.views)
-    wt = w.reshape(g, cog, count)
-    out = np.empty((batch, g, cog, taps.span), dtype=w.dtype)
-    block = max(1, DEPTHWISE_BLOCK_BYTES // max(batch * count * taps.span * w.itemsize, 1))
-
-    def run(lo: int, hi: int) -> None:
-        cols = np.empty((batch, min(block, hi - lo), count, taps.span), dtype=w.dtype)
-        for start in range(lo, hi, block):
-            stop = min(start + block, hi)
-            part = cols[:, :stop - start]
-            for number, view in enumerate(taps.views):
-                part[:, :, number] = view[:, start:stop]
-            np.matmul(wt[start:stop], part, out=out[:, start:stop])
-
-    run_chunked(g, batch * taps.span * count, run)
-    return taps.crop(out).reshape(batch, g * cog, *taps.out_spatial)
-
-
-def convolution(x, w, *, strides, dilations, pads_begin, pads_end, auto_pad, grouped):
-    """Convolution / GroupConvolution; see the module docstring for the accuracy bound (2·K·eps)."""
-    return forward(x, w, grouped, strides, dilations, pads_begin, pads_end, auto_pad)
-
-
 def backprop(x, w, output_shape=None, *, strides, dilations, pads_begin, pads_end, auto_pad, output_padding,
              grouped):
     """ConvolutionBackpropData / GroupConvolutionBackpropData: ``out[o] += x[i] * w[k]`` wherever
@@ -516,13 +385,13 @@ def backprop(x, w, output_shape=None, *, strides, dilations, pads_begin, pads_en
         target = tuple(max((i - 1) * s + (k - 1) * d + 1 - b - e + p, 0) for i, s, k, d, b, e, p in
                        zip(in_spatial, strides, kernel, dilations, begin, end, output_padding))
     out_dtype = x.dtype
-    work = _compute_dtype(out_dtype)
+    work = compute_dtype(out_dtype)
     batch = x.shape[0]
     positions = int(np.prod(in_spatial))
     taps = int(np.prod(kernel))
     result = np.zeros((batch, g, cog, *target), dtype=work)
     if batch == 0 or positions == 0 or not all(target) or g * cog == 0:
-        return _finish(result.reshape(batch, g * cog, *target), out_dtype)
+        return finish(result.reshape(batch, g * cog, *target), out_dtype)
     xs = x.astype(work, copy=False).reshape(batch, g, cig, positions)
     wt = w.astype(work, copy=False).reshape(g, cig, cog * taps).transpose(0, 2, 1)
     contrib = np.matmul(wt, xs).reshape(batch, g, cog, *kernel, *in_spatial)
@@ -538,7 +407,7 @@ def backprop(x, w, output_shape=None, *, strides, dilations, pads_begin, pads_en
             dst.append(slice(first + lo * strides[i], first + (hi - 1) * strides[i] + 1, strides[i]))
         else:
             result[(Ellipsis, *dst)] += contrib[(slice(None),) * 3 + tap + tuple(src)]
-    return _finish(result.reshape(batch, g * cog, *target), out_dtype)
+    return finish(result.reshape(batch, g * cog, *target), out_dtype)
 
 
 def deformable(x, offsets, w, mask=None, *, strides, dilations, pads_begin, pads_end, auto_pad, group,
@@ -549,7 +418,7 @@ def deformable(x, offsets, w, mask=None, *, strides, dilations, pads_begin, pads
     scaled by the mask, then an im2col matmul. Bound: (2·K + 8)·eps·Σ|x·w|."""
     batch, channels, height, width = x.shape
     out_ch, cg, kh, kw = w.shape
-    begin, end = _run_pads(x.shape[2:], (kh, kw), strides, dilations, pads_begin, pads_end, auto_pad)
+    begin, end = run_pads(x.shape[2:], (kh, kw), strides, dilations, pads_begin, pads_end, auto_pad)
     oh, ow = offsets.shape[2:]
     taps = kh * kw
     out_dtype = x.dtype
@@ -588,16 +457,16 @@ def deformable(x, offsets, w, mask=None, *, strides, dilations, pads_begin, pads
         sampled = sampled * mask.astype(work, copy=False).reshape(batch, deformable_group, 1, -1)
     cols = sampled.reshape(batch, group, cg * taps, oh * ow)
     out = np.matmul(w.astype(work, copy=False).reshape(group, out_ch // group, cg * taps), cols)
-    return _finish(out.reshape(batch, out_ch, oh, ow), out_dtype)
+    return finish(out.reshape(batch, out_ch, oh, ow), out_dtype)
 
 
 _COMMON = (Attr("strides"), Attr("dilations"), Attr("pads_begin"), Attr("pads_end"),
            Attr("auto_pad", "explicit", tuple(AUTO_PADS)))
 OPS = (
     OpDef("Convolution", 1, 1, LATEST_OPSET, ("data", "filters"), lambda ctx: infer_convolution(ctx, False),
-          convolution, attrs=_COMMON, batch=batch_axis_zero, exact=False),
+          convolution, prepare_convolution, attrs=_COMMON, batch=batch_axis_zero, exact=False),
     OpDef("GroupConvolution", 1, 1, LATEST_OPSET, ("data", "filters"), lambda ctx: infer_convolution(ctx, True),
-          convolution, attrs=_COMMON, batch=batch_axis_zero, exact=False),
+          convolution, prepare_convolution, attrs=_COMMON, batch=batch_axis_zero, exact=False),
     OpDef("ConvolutionBackpropData", 1, 1, LATEST_OPSET, ("data", "filters", "output_shape"),
           lambda ctx: infer_backprop(ctx, False), backprop, roles=("data", "filters", "shape"),
           attrs=_COMMON + (Attr("output_padding"),), batch=batch_axis_zero, exact=False, min_inputs=2),

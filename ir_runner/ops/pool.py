@@ -22,6 +22,8 @@ volume. AdaptiveMaxPool is exact; its indices are positions within the channel (
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from ..parallel import run_chunked
@@ -38,6 +40,7 @@ from .window import (
     dim_add,
     dim_sub,
     floor_div,
+    pad_input,
     refuse_element_type,
     same_padding,
 )
@@ -200,8 +203,10 @@ def infer_adaptive(ctx: OpContext, kind: str):
 
 # -- kernels --------------------------------------------------------------------------------------------------
 
+@functools.lru_cache(maxsize=256)
 def _geometry(shape, kernel, strides, dilations, pads_begin, pads_end, auto_pad, rounding):
-    """Run-time pads, output spatial shape and the end padding that makes every window fit."""
+    """Run-time pads, output spatial shape and the end padding that makes every window fit (tuples; cached:
+    a plan repeats them)."""
     spatial = shape[2:]
     begin, end = list(pads_begin), list(pads_end)
     if auto_pad in ("same_upper", "same_lower"):
@@ -221,7 +226,7 @@ def _geometry(shape, kernel, strides, dilations, pads_begin, pads_end, auto_pad,
             count += 1
         out.append(count)
         fit_end.append(max(end[i], (count - 1) * strides[i] + window - d - begin[i]))
-    return begin, end, out, fit_end
+    return tuple(begin), tuple(end), tuple(out), tuple(fit_end)
 
 
 def _lowest(dtype: np.dtype):
@@ -279,6 +284,42 @@ def _max_scan(x: np.ndarray, begin, end, kernel, strides, dilations, out_spatial
     return taps.crop(best), taps.crop(chosen) if want_indices else None
 
 
+def _separable(x: np.ndarray, begin, fit_end, pad_value, kernel, strides, dilations, out_spatial,
+               ufunc: np.ufunc) -> np.ndarray:
+    """``ufunc`` reduced over each window of [rows, *S] padded with ``pad_value`` (no copy when nothing is
+    padded), one spatial axis after the other (the windows are boxes): one ``out=`` step per tap of the axis,
+    reading strided views. Row blocks are split across threads."""
+    n = len(kernel)
+    padded = pad_input(x, begin, fit_end, pad_value)
+    out = np.empty((x.shape[0],) + tuple(out_spatial), dtype=x.dtype)
+
+    def work(lo: int, hi: int) -> None:
+        current = padded[lo:hi]
+        for axis in range(n):  # the outer axes first: the last (strided reads) then runs on the smallest array
+            k, d, s, o = kernel[axis], dilations[axis], strides[axis], out_spatial[axis]
+            lead = (slice(None),) * (1 + axis)
+            taps = [current[lead + (slice(j * d, j * d + (o - 1) * s + 1, s),)] for j in range(k)]
+            target = out[lo:hi] if axis == n - 1 else np.empty(taps[0].shape, dtype=x.dtype)
+            if k == 1:
+                np.copyto(target, taps[0])
+            else:
+                ufunc(taps[0], taps[1], out=target)
+                for view in taps[2:]:
+                    ufunc(target, view, out=target)
+            current = target
+
+    run_chunked(x.shape[0], int(np.prod(padded.shape[1:])) * 2, work)
+    return out
+
+
+def _separable_max(x: np.ndarray, begin, fit_end, kernel, strides, dilations, out_spatial, lowest) -> np.ndarray:
+    """The values of the reference's scan for [rows, *S] without -0.0 (``fmax`` keeps its bits): a running
+    ``fmax`` over the windows padded with ``lowest`` (:func:`_separable`), then ``fmax`` with ``lowest``, the
+    scan's start value (a window of NaN and -inf only gives it)."""
+    out = _separable(x, begin, fit_end, lowest, kernel, strides, dilations, out_spatial, np.fmax)
+    return np.fmax(out, lowest, out=out)
+
+
 def max_pool(x, *, kernel, strides, dilations, pads_begin, pads_end, auto_pad, rounding, axis=None,
              index_type=None):
     """MaxPool as the reference scans it (see the module docstring); one vectorised step per kernel tap
@@ -296,6 +337,8 @@ def max_pool(x, *, kernel, strides, dilations, pads_begin, pads_end, auto_pad, r
     if rows == 0 or 0 in out_spatial:
         best = np.full((rows,) + tuple(out_spatial), lowest, dtype=x.dtype)
         chosen = np.zeros(best.shape, dtype=index_dtype)
+    elif not want_indices and x.dtype.kind in "iuf" and not _sign_bit_zero(x):
+        best = _separable_max(_flat_rows(x), begin, fit_end, kernel, strides, dilations, out_spatial, lowest)
     else:
         best, chosen = _max_scan(_flat_rows(x), begin, fit_end, kernel, strides, dilations, out_spatial, lowest,
                                  want_indices, index_dtype)
@@ -323,6 +366,19 @@ def max_pool(x, *, kernel, strides, dilations, pads_begin, pads_end, auto_pad, r
         return best, index.astype(np.int32 if index_type == "i32" else np.int64, copy=False)
 
 
+def prepare_max_pool(params, inputs, outputs, consts):
+    """MaxPool-8/14 whose indices no layer reads (the plan gives None as their spec): the values only, and
+    None for the indices."""
+    if len(outputs) < 2 or outputs[1] is not None:
+        return functools.partial(max_pool, **params)
+    values = functools.partial(max_pool, **{k: v for k, v in params.items() if k not in ("axis", "index_type")})
+
+    def values_only(x):
+        return values(x), None
+
+    return values_only
+
+
 def max_pool_v1(x, **params):
     """MaxPool-1: values only (the same scan)."""
     return max_pool(x, **params)
@@ -330,41 +386,55 @@ def max_pool_v1(x, **params):
 
 def avg_pool(x, *, kernel, strides, dilations, pads_begin, pads_end, auto_pad, rounding, exclude_pad):
     """AvgPool: sum of the in-data taps divided as the reference does (module docstring); bound 2·K·eps."""
-    n = len(kernel)
-    begin, end, out_spatial, fit_end = _geometry(x.shape, kernel, strides, dilations, pads_begin, pads_end,
-                                                 auto_pad, rounding)
     work = np.float64 if x.dtype == np.float64 else np.float32
+    begin, fit_end, out_spatial, count, whole = _avg_geometry(x.shape, np.dtype(work), kernel, strides, dilations,
+                                                              pads_begin, pads_end, auto_pad, rounding, exclude_pad)
     rows = x.shape[0] * x.shape[1]
-    total = np.zeros((rows,) + tuple(out_spatial), dtype=work)
     if rows and 0 not in out_spatial:
-        taps = FlatTaps(_flat_rows(x).astype(work, copy=False), begin, fit_end, 0, kernel, strides, dilations,
-                        out_spatial)
-        sums = np.empty((rows, taps.span), dtype=work)
-
-        def add_taps(lo: int, hi: int) -> None:
-            part = sums[lo:hi]
-            np.copyto(part, taps.views[0][lo:hi])
-            for view in taps.views[1:]:
-                np.add(part, view[lo:hi], out=part)
-
-        run_chunked(rows, taps.span * len(taps.views), add_taps)
-        total = taps.crop(sums)
-    total = total.reshape(x.shape[:2] + tuple(out_spatial))
-    if not exclude_pad and any(begin) + any(end):
-        count = np.full(tuple(out_spatial), float(np.prod(kernel)), dtype=work)
+        flat = _flat_rows(x).astype(work, copy=False)
+        if whole:
+            total = np.add.reduce(flat.reshape(rows, -1), axis=1)  # global pooling: one sum per row
+        else:
+            total = _separable(flat, begin, fit_end, 0, kernel, strides, dilations, out_spatial, np.add)
     else:
-        count = np.ones((), dtype=work)
-        for i in range(n):
-            starts = np.arange(out_spatial[i]) * strides[i] - begin[i]
-            positions = starts[:, None] + np.arange(kernel[i])
-            inside = (positions >= 0) & (positions < x.shape[2 + i])
-            count = count[..., None] * inside.sum(axis=1).astype(work)
-    if (count > 0).all():
+        total = np.zeros((rows,) + out_spatial, dtype=work)
+    total = total.reshape(x.shape[:2] + out_spatial)
+    if count is not None:
         result = np.divide(total, count, out=total)
     else:
+        counts = _avg_counts(x.shape, work, kernel, strides, begin, out_spatial)
         with np.errstate(invalid="ignore", divide="ignore"):
-            result = np.where(count > 0, total / np.where(count > 0, count, 1), 0)
+            result = np.where(counts > 0, total / np.where(counts > 0, counts, 1), 0)
     return result.astype(x.dtype, copy=False)
+
+
+@functools.lru_cache(maxsize=256)
+def _avg_geometry(shape, work, kernel, strides, dilations, pads_begin, pads_end, auto_pad, rounding, exclude_pad):
+    """AvgPool's run-time pads, output shape and divisors for one input shape (cached: a plan repeats them):
+    (begin, fit_end, out_spatial, count, whole) with ``count`` the read-only divisors (None when some window
+    has no in-data tap) and ``whole`` when one window covers each channel (global pooling)."""
+    begin, end, out_spatial, fit_end = _geometry(shape, kernel, strides, dilations, pads_begin, pads_end, auto_pad,
+                                                 rounding)
+    if not exclude_pad and any(begin) + any(end):
+        count = np.full(out_spatial, float(np.prod(kernel)), dtype=work)
+    else:
+        count = _avg_counts(shape, work, kernel, strides, begin, out_spatial)
+    count = count if (count > 0).all() else None
+    if count is not None:
+        count.flags.writeable = False
+    whole = all(o == 1 for o in out_spatial) and tuple(kernel) == tuple(shape[2:]) and not any(begin) + any(fit_end)
+    return begin, fit_end, out_spatial, count, whole
+
+
+def _avg_counts(shape, work, kernel, strides, begin, out_spatial) -> np.ndarray:
+    """The number of in-data taps of each window."""
+    count = np.ones((), dtype=work)
+    for i in range(len(kernel)):
+        starts = np.arange(out_spatial[i]) * strides[i] - begin[i]
+        positions = starts[:, None] + np.arange(kernel[i])
+        inside = (positions >= 0) & (positions < shape[2 + i])
+        count = count[..., None] * inside.sum(axis=1).astype(work)
+    return count
 
 
 def _bins(size: int, count: int) -> tuple[np.ndarray, np.ndarray]:
@@ -436,10 +506,10 @@ _AVG = _POOL + (Attr("exclude-pad", "false"), Attr("rounding_type", "floor", tup
 OPS = (
     OpDef("MaxPool", 1, 1, 7, ("data",), lambda ctx: infer_pool(ctx, "max", 1), max_pool_v1,
           attrs=_POOL + (Attr("rounding_type", "floor", ("floor", "ceil")),), batch=batch_axis_zero),
-    OpDef("MaxPool", 8, 8, 13, ("data",), lambda ctx: infer_pool(ctx, "max", 8), max_pool, attrs=_MAX8,
-          batch=batch_axis_zero),
-    OpDef("MaxPool", 14, 14, LATEST_OPSET, ("data",), lambda ctx: infer_pool(ctx, "max", 14), max_pool,
+    OpDef("MaxPool", 8, 8, 13, ("data",), lambda ctx: infer_pool(ctx, "max", 8), max_pool, prepare_max_pool,
           attrs=_MAX8, batch=batch_axis_zero),
+    OpDef("MaxPool", 14, 14, LATEST_OPSET, ("data",), lambda ctx: infer_pool(ctx, "max", 14), max_pool,
+          prepare_max_pool, attrs=_MAX8, batch=batch_axis_zero),
     OpDef("AvgPool", 1, 1, 13, ("data",), lambda ctx: infer_pool(ctx, "avg", 1), avg_pool, attrs=_AVG,
           batch=batch_axis_zero, exact=False),
     OpDef("AvgPool", 14, 14, 15, ("data",), lambda ctx: infer_pool(ctx, "avg", 14), avg_pool,  # opset16: AvgPool-16

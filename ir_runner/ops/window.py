@@ -9,6 +9,7 @@ value is 0 (so a pad sum of -1 makes a padded dim dynamic, as it does in OpenVIN
 
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -163,34 +164,20 @@ class FlatTaps:
 
     def __init__(self, x: np.ndarray, begin, end, value, kernel, strides, dilations, out_spatial) -> None:
         n = len(kernel)
-        lead, dims = x.shape[:-n], x.shape[-n:]
-        planes = tuple(-(-(d + b + e) // s) for d, b, e, s in zip(dims, begin, end, strides))
-        if all(s == 1 for s in strides) and not any(begin) and not any(end):
+        lead = x.shape[:-n]
+        geometry = _flat_taps_geometry(x.shape[-n:], tuple(begin), tuple(end), tuple(kernel), tuple(strides),
+                                       tuple(dilations), tuple(out_spatial))
+        planes, copies, self.pitch, self.span, taps = geometry
+        if copies is None:
             flat = np.ascontiguousarray(x).reshape(lead + (1, math.prod(planes)))
         else:
-            buffer = np.zeros(lead + tuple(strides) + planes, dtype=x.dtype) if value == 0 else \
-                np.full(lead + tuple(strides) + planes, value, dtype=x.dtype)
-            for phase in np.ndindex(*strides):
-                source, target = [], []
-                for p, s, b, d in zip(phase, strides, begin, dims):
-                    first = max(-(-(b - p) // s), 0)  # first plane index inside the data
-                    start = first * s + p - b
-                    if start >= d:
-                        break
-                    count = -(-(d - start) // s)
-                    source.append(slice(start, start + (count - 1) * s + 1, s))
-                    target.append(slice(first, first + count))
-                else:
-                    buffer[(Ellipsis,) + phase + tuple(target)] = x[(Ellipsis,) + tuple(source)]
+            shape = lead + tuple(strides) + planes
+            buffer = np.zeros(shape, dtype=x.dtype) if value == 0 else np.full(shape, value, dtype=x.dtype)
+            for target, source in copies:
+                buffer[target] = x[source]
             flat = buffer.reshape(lead + (math.prod(strides), math.prod(planes)))
-        self.pitch = tuple(math.prod(planes[i + 1:]) for i in range(n))
         self.out_spatial, self.planes = tuple(out_spatial), planes
-        self.span = sum((o - 1) * p for o, p in zip(out_spatial, self.pitch)) + 1
-        self.views = []
-        for tap in np.ndindex(*kernel):
-            phase = [k * d % s for k, d, s in zip(tap, dilations, strides)]
-            shift = sum(k * d // s * p for k, d, s, p in zip(tap, dilations, strides, self.pitch))
-            self.views.append(flat[..., int(np.ravel_multi_index(phase, strides)), shift:shift + self.span])
+        self.views = [flat[..., phase, shift:shift + self.span] for phase, shift in taps]
 
     def crop(self, acc: np.ndarray) -> np.ndarray:
         """``acc`` [..., span] (C-contiguous) as a new C-contiguous [..., *out_spatial] array."""
@@ -200,6 +187,39 @@ class FlatTaps:
         view = np.lib.stride_tricks.as_strided(acc, acc.shape[:-1] + self.out_spatial, strides, writeable=False)
         return view.copy()
 
+
+
+@functools.lru_cache(maxsize=1024)
+def _flat_taps_geometry(dims, begin, end, kernel, strides, dilations, out_spatial):
+    """What :class:`FlatTaps` computes from the shapes alone (cached: a plan repeats its layers' geometry):
+    the phase planes' dims, the (target, source) index pairs that fill them (None: ``x`` is used as is), the
+    pitch of each spatial axis, the span of a run, and each tap's (phase number, shift)."""
+    planes = tuple(-(-(d + b + e) // s) for d, b, e, s in zip(dims, begin, end, strides))
+    copies = None
+    if not (all(s == 1 for s in strides) and not any(begin) and not any(end)):
+        copies = []
+        for phase in np.ndindex(*strides):
+            source, target = [], []
+            for p, s, b, d in zip(phase, strides, begin, dims):
+                first = max(-(-(b - p) // s), 0)  # first plane index inside the data
+                start = first * s + p - b
+                if start >= d:
+                    break
+                count = -(-(d - start) // s)
+                source.append(slice(start, start + (count - 1) * s + 1, s))
+                target.append(slice(first, first + count))
+            else:
+                copies.append(((Ellipsis,) + phase + tuple(target), (Ellipsis,) + tuple(source)))
+        copies = tuple(copies)
+    n = len(kernel)
+    pitch = tuple(math.prod(planes[i + 1:]) for i in range(n))
+    span = sum((o - 1) * p for o, p in zip(out_spatial, pitch)) + 1
+    taps = []
+    for tap in np.ndindex(*kernel):
+        phase = [k * d % s for k, d, s in zip(tap, dilations, strides)]
+        shift = sum(k * d // s * p for k, d, s, p in zip(tap, dilations, strides, pitch))
+        taps.append((int(np.ravel_multi_index(phase, strides)), shift))
+    return planes, copies, pitch, span, tuple(taps)
 
 def batch_axis_zero(params, inputs, outputs, axes) -> list | str:
     """Windowed ops keep a batch axis that is axis 0 of the data (N); parameter inputs (filters, offsets

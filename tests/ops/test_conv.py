@@ -17,7 +17,7 @@ ov = pytest.importorskip("openvino")
 from openvino import opset8 as o8  # noqa: E402
 
 import ir_runner  # noqa: E402
-from tests.helpers.optest import check_inference, check_run, write_ir  # noqa: E402
+from tests.helpers.optest import assert_close, check_inference, check_run, cpu_outputs, write_ir  # noqa: E402
 
 F32 = ov.Type.f32
 PADS = ("explicit", "valid", "same_upper", "same_lower")
@@ -354,3 +354,30 @@ def test_batch_rule_keeps_axis_zero_only():
     assert batch_axis_zero({}, [None, None], [None], [0, None]) == [0]
     assert isinstance(batch_axis_zero({}, [None, None], [None], [2, None]), str)
     assert isinstance(batch_axis_zero({}, [None, None], [None], [0, 0]), str)
+
+
+@pytest.mark.parametrize("kind, filters, strides, begin, end", [
+    ("conv", (4, 3, 3, 3), [1, 2], [-1, 0], [1, -2]),  # im2col on a cropped (non-contiguous) input
+    ("conv", (5, 3, 1, 1), [1, 1], [-2, 0], [0, -1]),  # 1x1: one matmul on the cropped input
+    ("group", (3, 2, 1, 3, 3), [1, 1], [0, -1], [-1, 1]),  # depthwise
+])
+def test_negative_pads_crop(kind, filters, strides, begin, end, tmp_path):
+    """Negative pads crop the input before the window, on each kernel path. OpenVINO neither evaluates nor
+    compiles them, so the oracle is OpenVINO CPU on the cropped input with the non-negative pads."""
+    rng = np.random.default_rng(5)
+    x = rng.standard_normal((2, 3, 9, 10)).astype(np.float32)
+    attrs = dict(strides=strides, pads_begin=begin, pads_end=end, dilations=[1, 1], auto_pad="explicit")
+    node, params = _build(kind, ps(*x.shape), filters, attrs, rng)
+    path = write_ir(node, params, tmp_path, "negative")
+    check_inference(path)
+    w = node.input_value(1).get_node().get_data()
+    crop = x[:, :, max(-begin[0], 0):x.shape[2] - max(-end[0], 0), max(-begin[1], 0):x.shape[3] - max(-end[1], 0)]
+    clipped = dict(attrs, pads_begin=[max(p, 0) for p in begin], pads_end=[max(p, 0) for p in end])
+    data = o8.parameter(list(crop.shape), F32, name="x")
+    make = o8.convolution if kind == "conv" else o8.group_convolution
+    oracle = write_ir(make(data, o8.constant(w), **clipped), [data], tmp_path, "cropped")
+    got = next(iter(ir_runner.load(str(path)).run({"x": x}).values()))
+    want = cpu_outputs(oracle, {"x": np.ascontiguousarray(crop)})[0]
+    rtol, atol = _tolerance(x, w, int(np.prod(filters[-3:])))
+    assert got.shape == want.shape
+    assert_close("out", got, want, rtol, atol)

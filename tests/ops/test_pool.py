@@ -122,6 +122,53 @@ def test_max_pool_differential(seed, tmp_path):
     check_run(path, {"x": x.astype(dtype)}, oracle=oracle)
 
 
+
+
+@pytest.mark.parametrize(("shape", "dtype"), [((2, 5, 7, 7), np.float32), ((1, 3, 4, 6, 5), np.float16),
+                                              ((1, 2, 9), np.float32)])
+def test_global_avg_pool(shape, dtype, tmp_path):
+    """A window covering the whole input (global average pooling) is one sum per channel."""
+    et = ov.Type.f32 if dtype == np.float32 else ov.Type.f16
+    data = o8.parameter(shape, et, name="x")
+    n = len(shape) - 2
+    path = write_ir(_avg(1, data, [1] * n, [0] * n, [0] * n, list(shape[2:]), False), [data], tmp_path)
+    x = np.random.default_rng(3).standard_normal(shape).astype(dtype)
+    got = next(iter(ir_runner.load(str(path)).run({"x": x}).values()))
+    assert got.dtype == dtype and got.shape == shape[:2] + (1,) * n
+    want = x.astype(np.float64).mean(axis=tuple(range(2, len(shape))), keepdims=True)
+    k = int(np.prod(shape[2:]))
+    eps = float(np.finfo(dtype).eps)
+    assert_close("out", got.astype(np.float64), want, 0, 2 * k * eps * float(np.abs(x).max()) / k + eps)
+
+@pytest.mark.parametrize("seed", range(12))
+def test_max_pool_values_when_no_layer_reads_the_indices(seed, tmp_path):
+    """MaxPool-8/14 whose indices output is not read: the plan computes the values only (a scan over one
+    spatial axis after the other), bit for bit the reference's, NaN, -inf, ties, -0.0 and padding included;
+    a trace reports no indices."""
+    rng = np.random.default_rng(100 + seed)
+    n = int(rng.integers(1, 4))
+    kernel = [int(k) for k in rng.integers(1, 4, size=n)]
+    shape = (int(rng.integers(1, 3)), int(rng.integers(1, 4)), *(int(s) for s in rng.integers(3, 9, size=n)))
+    strides = [int(s) for s in rng.integers(1, 4, size=n)]
+    dilations = [int(d) for d in rng.integers(1, 3, size=n)]
+    begin = [int(rng.integers(0, k)) for k in kernel]
+    end = [int(rng.integers(0, k)) for k in kernel]
+    dtype = (np.float32, np.float16, np.int32, np.int8)[seed % 4]
+    et = {np.float32: ov.Type.f32, np.float16: ov.Type.f16, np.int32: ov.Type.i32, np.int8: ov.Type.i8}[dtype]
+    data = o8.parameter(shape, et, name="x")
+    try:
+        node = _max(8 + 6 * (seed % 2), data, strides, dilations, begin, end, kernel,
+                    ROUNDINGS[int(rng.integers(0, 3))], PADS[int(rng.integers(0, 4))])
+    except RuntimeError:
+        pytest.skip("OpenVINO refuses this combination")
+    path = write_ir(node.output(0), [data], tmp_path)
+    x = _nasty(rng, shape) if dtype in (np.float32, np.float16) else rng.integers(-128, 127, size=shape)
+    if seed % 3 == 0 and dtype in (np.float32, np.float16):
+        x[..., ::2] = np.where(rng.random(x[..., ::2].shape) < 0.5, -0.0, 0.0)
+    (values,) = check_run(path, {"x": x.astype(dtype)}).values()
+    trace = ir_runner.load(path).trace({"x": x.astype(dtype)})
+    assert [r.position for r in trace.layers if r.layer.type_version.startswith("MaxPool")] == [0]
+
 def test_max_pool_lowest_value_rules(tmp_path):
     """A window of NaN or -inf only gives -FLT_MAX and index 0 (the reference's start value and index)."""
     data = o8.parameter([1, 1, 2, 4], F32, name="x")
