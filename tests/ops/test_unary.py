@@ -23,7 +23,7 @@ from ir_runner.errors import InferenceError  # noqa: E402
 from ir_runner.ops.convert_rules import bf16_as_openvino_rounds  # noqa: E402
 from ir_runner.ops.registry import lookup  # noqa: E402
 from ir_runner.ops.unary import ULP_BOUNDS  # noqa: E402
-from ir_runner.types import PartialShape, TensorSpec, element_type  # noqa: E402
+from ir_runner.types import ELEMENT_TYPES, PartialShape, TensorSpec, element_type  # noqa: E402
 from tests.helpers.irbuild import IRBuilder  # noqa: E402
 from tests.helpers.optest import check_inference, check_run, reference_outputs, ulp_distance, write_ir  # noqa: E402
 
@@ -213,6 +213,23 @@ FLOAT_CORNERS = np.float32([np.nan, -np.nan, 0.0, -0.0, 2.5, -2.5, 0.5, -0.5, 1.
 def test_float_corners_bit_exact(tmp_path, make):
     path = _graph(tmp_path, make, "f32", [FLOAT_CORNERS.size])
     check_run(path, {"x": FLOAT_CORNERS})
+
+
+@pytest.mark.parametrize("et", ["f16", "bf16", "f32", "f64"])
+def test_relu_keeps_minus_zero_and_nans_at_every_length(tmp_path, et):
+    """Relu is one np.maximum whose operand order keeps -0.0 (numpy's SIMD loops pick a side on ties): checked
+    at lengths covering the loops' vector bodies, tails and scalar paths, NaNs with sign and payload included."""
+    dtype = ELEMENT_TYPES[et].dtype
+    bits = {2: np.uint16, 4: np.uint32, 8: np.uint64}[dtype.itemsize]
+    nan = np.array([np.nan], dtype).view(bits)[0]
+    sign = bits(1) << bits(8 * dtype.itemsize - 1)
+    odd = np.array([nan | 3, sign | nan | 5, 1, sign | 1], bits).view(dtype)
+    values = np.concatenate([np.array([-0.0, 0.0, -2.5, 2.5, np.inf, -np.inf], dtype), odd])
+    path = _graph(tmp_path, opset13.relu, et, [-1])
+    # f64: the wheel's reference has no f64 Relu; its formula (x < 0 ? 0 : x) is the oracle
+    oracle = (lambda xml, feeds: [np.where(feeds["x"] < 0, 0, feeds["x"])]) if et == "f64" else "reference"
+    for n in (1, 3, 7, 8, 9, 15, 16, 17, 31, 33, 64, 67, 129):
+        check_run(path, {"x": np.resize(np.roll(values, n), n)}, oracle=oracle)
 
 
 @pytest.mark.parametrize("et", ["i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64"])
