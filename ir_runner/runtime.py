@@ -215,6 +215,10 @@ def execute(plan: Plan, feeds: Sequence[np.ndarray], observe: Observer | None = 
             out: Sequence[np.ndarray | None] | None = None) -> list[np.ndarray]:
     """Run the plan's steps on ``feeds`` (already checked); outputs never alias a Const or an input.
 
+    Floating-point warnings (overflow, invalid, division by zero) are ignored for the whole run: the values
+    are the reference's (infinities, NaNs), never an error. Kernels that run parts on worker threads set
+    their own ``errstate`` there (numpy's is per thread).
+
     ``observe(step, value, seconds)``, when given, is called after each step (for tracing and per-layer
     timing), before any slot is released; ``value`` is a tuple for a step of several outputs. ``out``, when
     given, holds per output a buffer checked by
@@ -230,10 +234,11 @@ def execute(plan: Plan, feeds: Sequence[np.ndarray], observe: Observer | None = 
         slots[slot] = value
     for slot, value in zip(plan.input_slots, feeds):
         slots[slot] = value
-    if observe is None and not into:
-        _run_steps(plan.steps, slots)
-    else:
-        _run_observed(plan.steps, slots, observe, into)
+    with np.errstate(all="ignore"):  # once per run: kernels on this thread need no errstate of their own
+        if observe is None and not into:
+            _run_steps(plan.steps, slots)
+        else:
+            _run_observed(plan.steps, slots, observe, into)
     return _outputs(plan, slots, out)
 
 
