@@ -17,8 +17,8 @@ from __future__ import annotations
 import numpy as np
 
 from ..types import DYNAMIC_DIM, PartialShape, TensorSpec, broadcast_dims
-from .api import LATEST_OPSET, Attr, OpContext, OpDef, numpy_merge
-from .norm_common import as_compute, require_float
+from .api import LATEST_OPSET, Attr, KernelFn, OpContext, OpDef, numpy_merge
+from .norm_common import as_compute, compute_dtype, require_float
 
 
 def infer_sdpa(ctx: OpContext):
@@ -91,25 +91,74 @@ def _bmerge(ctx: OpContext, a, b, position: int, what: str):
 def sdpa(query: np.ndarray, key: np.ndarray, value: np.ndarray, mask: np.ndarray | None = None,
          scale: np.ndarray | None = None, *, causal: bool, mask_kind: str | None) -> np.ndarray:
     """Attention by two ``np.matmul`` calls and a softmax over the last axis (bound: see the module)."""
-    out_dtype = query.dtype
-    q, k, v = as_compute(query), as_compute(key), as_compute(value)
-    t = q.dtype.type
-    factor = t(1) / np.sqrt(t(q.shape[-1])) if scale is None else as_compute(scale).reshape(()).astype(q.dtype)
+    q = as_compute(query)
+    factor = _factor(q.dtype, q.shape[-1], scale)
+    if causal:
+        bias = _causal_bias(q.dtype, query.shape[-2], key.shape[-2])
+    elif mask is not None and mask_kind is not None:
+        bias = _mask_bias(q.dtype, mask, mask_kind)
+    else:
+        bias = None
+    with np.errstate(invalid="ignore"):
+        return _attend(q, as_compute(key), as_compute(value), factor, bias, query.dtype)
+
+
+def _factor(dtype: np.dtype, e: int, scale: np.ndarray | None):
+    t = dtype.type
+    return t(1) / np.sqrt(t(e)) if scale is None else as_compute(scale).reshape(()).astype(dtype)
+
+
+def _causal_bias(dtype: np.dtype, big_l: int, big_s: int) -> np.ndarray:
+    t = dtype.type
+    return np.where(np.triu(np.ones((big_l, big_s), bool), 1), t(-np.inf), t(0))
+
+
+def _mask_bias(dtype: np.dtype, mask: np.ndarray, mask_kind: str) -> np.ndarray:
+    t = dtype.type
+    if mask_kind == "bool":
+        return np.where(mask, t(0), t(-np.inf))
+    return as_compute(mask).astype(dtype, copy=False)
+
+
+def _attend(q: np.ndarray, k: np.ndarray, v: np.ndarray, factor, bias: np.ndarray | None,
+            out_dtype: np.dtype) -> np.ndarray:
+    """``softmax(q @ k^T * factor + bias) @ v`` in the computation type, rounded to ``out_dtype`` (the caller
+    ignores the 'invalid' warning of a row masked everywhere)."""
     weights = np.matmul(q, np.swapaxes(k, -1, -2))
     weights *= factor
-    big_l, big_s = weights.shape[-2], weights.shape[-1]
-    if causal:
-        weights = weights + np.where(np.triu(np.ones((big_l, big_s), bool), 1), t(-np.inf), t(0))
-    elif mask is not None and mask_kind is not None:
-        if mask_kind == "bool":
-            weights = weights + np.where(mask, t(0), t(-np.inf))
-        else:
-            weights = weights + as_compute(mask).astype(q.dtype, copy=False)
-    with np.errstate(invalid="ignore"):
-        weights -= np.max(weights, axis=-1, keepdims=True)
-        np.exp(weights, out=weights)
-        weights /= np.sum(weights, axis=-1, keepdims=True)
+    if bias is not None:
+        weights = weights + bias
+    weights -= np.maximum.reduce(weights, axis=-1, keepdims=True)
+    np.exp(weights, out=weights)
+    weights /= np.add.reduce(weights, axis=-1, keepdims=True)
     return np.matmul(weights, v).astype(out_dtype, copy=False)
+
+
+def prepare_sdpa(params, inputs: list[TensorSpec], outputs: list[TensorSpec], consts) -> KernelFn:
+    """The kernel for static shapes: the scale factor, and the bias of a causal or constant mask, computed
+    once; the run's errstate covers the softmax (see runtime.execute)."""
+    causal, mask_kind = params["causal"], params["mask_kind"]
+    out_dtype = outputs[0].element_type.dtype
+    dtype = compute_dtype(out_dtype)
+    q_shape, k_shape = inputs[0].shape.to_shape(), inputs[1].shape.to_shape()
+    scale = consts[4] if len(consts) > 4 else None
+    factor = _factor(dtype, q_shape[-1], scale) if len(consts) <= 4 or scale is not None else None
+    bias = None
+    if causal:
+        bias = _causal_bias(dtype, q_shape[-2], k_shape[-2])
+    elif mask_kind is not None and len(consts) > 3 and consts[3] is not None:
+        bias = _mask_bias(dtype, consts[3], mask_kind)
+    run_mask = not causal and mask_kind is not None and len(consts) > 3 and consts[3] is None
+
+    def kernel(query: np.ndarray, key: np.ndarray, value: np.ndarray, mask: np.ndarray | None = None,
+               scale: np.ndarray | None = None) -> np.ndarray:
+        q = query.astype(dtype, copy=False)
+        bias_now = _mask_bias(dtype, mask, mask_kind) if run_mask else bias
+        factor_now = factor if factor is not None else _factor(dtype, q_shape[-1], scale)
+        return _attend(q, key.astype(dtype, copy=False), value.astype(dtype, copy=False), factor_now, bias_now,
+                       out_dtype)
+
+    return kernel
 
 
 def _sdpa_rule(params, inputs, outputs, axes):
@@ -138,6 +187,6 @@ def _sdpa_rule(params, inputs, outputs, axes):
 
 OPS = (
     OpDef("ScaledDotProductAttention", 13, 13, LATEST_OPSET, ("query", "key", "value", "attention_mask", "scale"),
-          infer_sdpa, sdpa, attrs=(Attr("causal", "false", ("true", "false")),), batch=_sdpa_rule, exact=False,
-          min_inputs=3),
+          infer_sdpa, sdpa, prepare_sdpa, attrs=(Attr("causal", "false", ("true", "false")),), batch=_sdpa_rule,
+          exact=False, min_inputs=3),
 )

@@ -17,6 +17,8 @@ declared here for such IRs: ``x / sqrt(mean(x**2, last axis) + epsilon) [* gamma
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from ..types import ElementType, PartialShape, TensorSpec, element_type, merge_dims
@@ -123,12 +125,22 @@ def mvn(data: np.ndarray, axes_input: np.ndarray | None = None, *, axes: tuple[i
     if axes is None:
         axes = normalise_axes_value(axes_input, data.ndim)
     x = as_compute(data)
-    centred = x - np.mean(x, axis=axes, keepdims=True)
+    count = math.prod(data.shape[a] for a in axes)
+    # means as np.mean computes them (a pairwise sum, then one division), in a few C calls for small arrays
+    mean = np.add.reduce(x, axis=axes, keepdims=True)
+    np.true_divide(mean, count, out=mean)
+    centred = np.subtract(x, mean)
     if normalize_variance:
-        var = np.mean(centred * centred, axis=axes, keepdims=True)
+        var = np.add.reduce(np.multiply(centred, centred), axis=axes, keepdims=True)
+        np.true_divide(var, count, out=var)
         e = x.dtype.type(eps)
-        denom = np.sqrt(var + e) if eps_mode == "inside_sqrt" else np.sqrt(var) + e
-        centred /= denom
+        if eps_mode == "inside_sqrt":
+            var += e
+            np.sqrt(var, out=var)
+        else:
+            np.sqrt(var, out=var)
+            var += e
+        centred /= var
     return centred.astype(data.dtype, copy=False)
 
 
