@@ -52,10 +52,14 @@ class Step(Record):
 
 class Plan(Record):
     """Everything needed to run: slot count, preloaded constants, steps, where inputs/outputs live, the
-    outputs' (dtype, shape), and which outputs' steps can write into a caller's buffer."""
+    outputs' (dtype, shape), and which outputs' steps can write into a caller's buffer.
+
+    ``program`` is the steps as the plain run loop reads them, one tuple per step: ``(kernel, fetch, target,
+    release, step)``, ``target`` the output slot, or for several outputs the slice of their (consecutive)
+    slots."""
 
     __slots__ = ("slot_count", "constants", "input_slots", "steps", "output_slots", "output_copies", "output_specs",
-                 "output_into")
+                 "output_into", "program")
 
     def __init__(self, slot_count: int, constants: tuple[tuple[int, np.ndarray], ...], input_slots: tuple[int, ...],
                  steps: tuple[Step, ...], output_slots: tuple[int, ...], output_copies: tuple[bool, ...],
@@ -68,6 +72,28 @@ class Plan(Record):
         self.output_copies = output_copies
         self.output_specs = output_specs
         self.output_into = output_into
+        self.program = tuple(_instruction(step) for step in steps)
+
+
+def _instruction(step: Step) -> tuple:
+    """``step`` as the run loop reads it (see Plan)."""
+    if step.outputs is None:
+        return step.kernel, step.fetch, step.output, step.release, step
+    first, count = step.outputs[0], len(step.outputs)
+    if step.outputs != tuple(range(first, first + count)):
+        raise ValueError("the outputs of a step must have consecutive slots")  # (build_plan numbers them so)
+    return _counted(step.kernel, count), step.fetch, slice(first, first + count), step.release, step
+
+
+def _counted(kernel: KernelFn, count: int) -> KernelFn:
+    """``kernel`` checked to return ``count`` values (they fill a slice of the slots, which must keep its size)."""
+    def run(*inputs: np.ndarray) -> tuple:
+        values = tuple(kernel(*inputs))
+        if len(values) != count:
+            raise ValueError(f"the kernel returned {len(values)} values for {count} outputs")
+        return values
+
+    return run
 
 
 def build_plan(inference: Inference, memory_limit: int | None = DEFAULT_MEMORY_LIMIT, *, checked: bool = False) -> Plan:
@@ -82,6 +108,7 @@ def build_plan(inference: Inference, memory_limit: int | None = DEFAULT_MEMORY_L
         check_memory(inference, memory_limit)
     graph = inference.graph
     slots: dict[tuple[str, int], int] = {}
+    slot_bytes: dict[int, int] = {}
     values: dict[int, np.ndarray] = {}
     steps_raw = []
     prepared: dict[tuple, KernelFn] = {}
@@ -92,9 +119,10 @@ def build_plan(inference: Inference, memory_limit: int | None = DEFAULT_MEMORY_L
         if kind == "Result":
             continue
         outputs = []
-        for position in range(len(info.outputs)):
+        for position, spec in enumerate(info.outputs):
             slots[(layer_id, position)] = len(slots)
             outputs.append(len(slots) - 1)
+            slot_bytes[len(slots) - 1] = _nbytes(spec)
         if kind == "Const":
             values[outputs[0]] = info.params["value"]
         elif kind != "Parameter":
@@ -114,7 +142,7 @@ def build_plan(inference: Inference, memory_limit: int | None = DEFAULT_MEMORY_L
     results = graph.results
     input_slots = tuple(slots[(p.id, 0)] for p in parameters)
     output_slots = tuple(slots[graph.sources[r.id][0]] for r in results)
-    steps = _with_releases(steps_raw, set(output_slots))
+    steps = _with_releases(steps_raw, set(output_slots), slot_bytes)
     fresh = {slot for step in steps for slot in (step.outputs or (step.output,))} - may_alias
     writes_into = {step.output for step in steps if step.outputs is None and accepts_out(step.kernel)} - may_alias
     seen: set[int] = set()
@@ -186,15 +214,37 @@ def _kernel_key(info, consts: list[np.ndarray | None]) -> tuple | None:
             values)
 
 
-def _with_releases(steps_raw, keep: set[int]) -> tuple[Step, ...]:
+SMALL_TENSOR_BYTES = 1 << 16
+"""Intermediates up to this size are not released after their last use while the run holds at most
+DEFERRED_BYTES of them (they go with the run's slots at its end): small transformers have hundreds of
+such tensors, and releasing each costs the run loop more than the memory is worth."""
+DEFERRED_BYTES = 4 << 20
+
+
+def _nbytes(spec) -> int | None:
+    """A static output's bytes; None when not known before the run."""
+    if not spec.shape.is_static or spec.element_type.dtype is None:
+        return None
+    return static_nbytes(spec)
+
+
+def _with_releases(steps_raw, keep: set[int], slot_bytes: dict[int, int | None] | None = None) -> tuple[Step, ...]:
+    """Steps that free each intermediate after its last use (small ones at the end of the run, see
+    SMALL_TENSOR_BYTES); ``slot_bytes`` gives the size of each slot known before the run."""
     last_use: dict[int, int] = {}
     for index, (_, _, inputs, _) in enumerate(steps_raw):
         for slot in inputs:
             last_use[slot] = index
     releases: dict[int, list[int]] = {}
-    for slot, index in last_use.items():
-        if slot not in keep:
-            releases.setdefault(index, []).append(slot)
+    deferred = 0
+    for slot, index in sorted(last_use.items(), key=lambda item: item[1]):
+        if slot in keep:
+            continue
+        size = slot_bytes.get(slot) if slot_bytes is not None else None
+        if size is not None and size <= SMALL_TENSOR_BYTES and deferred + size <= DEFERRED_BYTES:
+            deferred += size
+            continue
+        releases.setdefault(index, []).append(slot)
     return tuple(
         Step(kernel, inputs, outputs[0], ref, tuple(releases.get(index, ())), outputs if len(outputs) > 1 else None)
         for index, (kernel, ref, inputs, outputs) in enumerate(steps_raw)

@@ -236,25 +236,22 @@ def execute(plan: Plan, feeds: Sequence[np.ndarray], observe: Observer | None = 
         slots[slot] = value
     with np.errstate(all="ignore"):  # once per run: kernels on this thread need no errstate of their own
         if observe is None and not into:
-            _run_steps(plan.steps, slots)
+            _run_steps(plan.program, slots)
         else:
             _run_observed(plan.steps, slots, observe, into)
     return _outputs(plan, slots, out)
 
 
-def _run_steps(steps: Sequence[Step], slots: list) -> None:
-    """The plain loop: each step's kernel on its input slots (the common path, as little per-step work as
-    possible; an exception is turned into an IRError naming the step's layer by :func:`kernel_error`)."""
+def _run_steps(program: Sequence[tuple], slots: list) -> None:
+    """The plain loop over the plan's ``program``: each step's kernel on its input slots (the common path, as
+    little per-step work as possible; an exception is turned into an IRError naming the step's layer by
+    :func:`kernel_error`)."""
     step = None
     try:
-        for step in steps:
-            if step.outputs is None:
-                slots[step.output] = step.kernel(*step.fetch(slots))
-            else:
-                for slot, value in zip(step.outputs, step.kernel(*step.fetch(slots))):
-                    slots[slot] = value
-            if step.release:
-                for slot in step.release:
+        for kernel, fetch, target, release, step in program:  # noqa: B007 (the handlers name its layer)
+            slots[target] = kernel(*fetch(slots))  # (several outputs: a tuple into a slice of slots)
+            if release:
+                for slot in release:
                     slots[slot] = None
     except IRError as error:
         raise with_layer(error, step.layer) from None
