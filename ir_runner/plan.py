@@ -56,10 +56,10 @@ class Plan(Record):
 
     ``program`` is the steps as the plain run loop reads them, one tuple per step: ``(kernel, fetch, target,
     release, step)``, ``target`` the output slot, or for several outputs the slice of their (consecutive)
-    slots."""
+    slots; ``initial_slots`` the slots before a run (the constants in place), copied by each run."""
 
     __slots__ = ("slot_count", "constants", "input_slots", "steps", "output_slots", "output_copies", "output_specs",
-                 "output_into", "program")
+                 "output_into", "program", "initial_slots")
 
     def __init__(self, slot_count: int, constants: tuple[tuple[int, np.ndarray], ...], input_slots: tuple[int, ...],
                  steps: tuple[Step, ...], output_slots: tuple[int, ...], output_copies: tuple[bool, ...],
@@ -73,6 +73,9 @@ class Plan(Record):
         self.output_specs = output_specs
         self.output_into = output_into
         self.program = tuple(_instruction(step) for step in steps)
+        self.initial_slots: list = [None] * slot_count
+        for slot, value in constants:
+            self.initial_slots[slot] = value
 
 
 def _instruction(step: Step) -> tuple:

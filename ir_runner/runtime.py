@@ -229,9 +229,7 @@ def execute(plan: Plan, feeds: Sequence[np.ndarray], observe: Observer | None = 
     if out is not None:
         into = {slot: target for slot, target, ok in zip(plan.output_slots, out, plan.output_into)
                 if ok and target is not None}
-    slots: list = [None] * plan.slot_count
-    for slot, value in plan.constants:
-        slots[slot] = value
+    slots = plan.initial_slots.copy()
     for slot, value in zip(plan.input_slots, feeds):
         slots[slot] = value
     with np.errstate(all="ignore"):  # once per run: kernels on this thread need no errstate of their own
