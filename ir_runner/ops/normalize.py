@@ -131,7 +131,7 @@ def mvn(data: np.ndarray, axes_input: np.ndarray | None = None, *, axes: tuple[i
     return centred.astype(data.dtype, copy=False)
 
 
-def _normalise(x: np.ndarray, axes, count: int, normalize_variance: bool, eps, inside: bool) -> np.ndarray:
+def _normalise(x: np.ndarray, axes, count, normalize_variance: bool, eps, inside: bool) -> np.ndarray:
     """MVN in ``x``'s type: means as np.mean computes them (a pairwise sum, then one division by ``count``), in
     a few C calls for small arrays."""
     mean = np.add.reduce(x, axis=axes, keepdims=True)
@@ -160,6 +160,9 @@ def prepare_mvn(params, inputs: list[TensorSpec], outputs: list[TensorSpec], con
     count = math.prod(shape[a] for a in axes)
     axis = axes[0] if len(axes) == 1 else axes
     variance, eps, inside = params["normalize_variance"], dtype.type(params["eps"]), params["eps_mode"] == "inside_sqrt"
+    eps = np.asarray(eps)  # (0-d arrays: numpy converts scalars at every call)
+    if count < 2**24:  # exact in f32: dividing by it is dividing by the Python int
+        count = np.asarray(dtype.type(count))
 
     def kernel(data: np.ndarray, axes_input: np.ndarray | None = None) -> np.ndarray:
         return _normalise(data, axis, count, variance, eps, inside)

@@ -254,9 +254,9 @@ def prepare_reduce(params, inputs: list[TensorSpec], outputs: list[TensorSpec], 
     small = 0 < len(shape) and math.prod(shape) < PARALLEL_MIN_ELEMENTS  # (rank 0: numpy reduces to scalars)
     if kind not in ("sum", "mean") or dtype not in _OWN_FLOATS or axes is None or not small:
         return functools.partial(reduce, **params)
-    zero = dtype.type(0)
+    zero = np.zeros((), dtype)  # (0-d arrays: numpy converts scalars at every call)
     count = math.prod(shape[a] for a in axes)
-    divisor = dtype.type(count) if kind == "mean" and count else None
+    divisor = np.asarray(dtype.type(count)) if kind == "mean" and count else None
     out_shape = None if keep_dims else outputs[0].shape.to_shape()
 
     def kernel(data: np.ndarray, axes_input: np.ndarray) -> np.ndarray:
