@@ -165,6 +165,10 @@ def prepare_sdpa(params, inputs: list[TensorSpec], outputs: list[TensorSpec], co
         bias = _causal_bias(dtype, q_shape[-2], k_shape[-2])
     elif mask_kind is not None and len(consts) > 3 and consts[3] is not None:
         bias = _mask_bias(dtype, consts[3], mask_kind)
+        weights_shape = np.broadcast_shapes(q_shape[:-2], k_shape[:-2]) + (q_shape[-2], k_shape[-2])
+        if mask_kind == "add" and not bias.any() and np.broadcast_shapes(weights_shape, bias.shape) == weights_shape:
+            # adding zeros changes at most the sign of a zero weight, which exp(w - max) maps to the same value
+            bias = None
     run_mask = not causal and mask_kind is not None and len(consts) > 3 and consts[3] is None
 
     def kernel(query: np.ndarray, key: np.ndarray, value: np.ndarray, mask: np.ndarray | None = None,
