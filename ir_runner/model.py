@@ -50,9 +50,12 @@ class Model:
         self._plans: dict[tuple, Plan] = {}
         self._last_inference: tuple[tuple[TensorSpec, ...], Inference] | None = None  # see inference_for
         self._lock = threading.Lock()
-        self._fast_inputs = tuple((i.name, i.dtype, i.shape) for i in self.inputs)
+        # per input: name, dtype, and the static shape (a tuple) or the partial shape the feed must fit
+        self._fast_inputs = tuple((i.name, i.dtype, i.shape if i.partial_shape.is_static else i.partial_shape)
+                                  for i in self.inputs)
         # u1 inputs need a value check that the fast path skips
-        self._fast_bind_ok = static_inputs and all(i.element_type != "u1" for i in self.inputs)
+        self._fast_bind_ok = unsupported is None and all(i.dtype is not None and i.element_type != "u1"
+                                                         for i in self.inputs)
         self._output_names = tuple(o.name for o in self.outputs)
         self.source: Source | None = None  # what load() read: a path or the XML bytes (for crosscheck)
         self.weights_source: Source | memoryview | None = None
@@ -136,13 +139,13 @@ class Model:
             arrays = []
             for name, dtype, shape in self._fast_inputs:
                 array = feeds.get(name)
-                if type(array) is not np.ndarray or array.dtype != dtype or array.shape != shape:
+                if not _fits(array, dtype, shape):
                     return None
                 arrays.append(array)
             return arrays
         if type(feeds) in (list, tuple) and len(feeds) == len(self._fast_inputs):
             for array, (_, dtype, shape) in zip(feeds, self._fast_inputs):
-                if type(array) is not np.ndarray or array.dtype != dtype or array.shape != shape:
+                if not _fits(array, dtype, shape):
                     return None
             return list(feeds)
         return None
@@ -227,6 +230,12 @@ class Model:
         ins = ", ".join(str(i) for i in self.inputs)
         outs = ", ".join(str(o) for o in self.outputs)
         return f"<Model {self.name!r} ({ins}) -> ({outs})>"
+
+
+def _fits(array: object, dtype: np.dtype, shape: tuple[int, ...] | PartialShape) -> bool:
+    """Whether ``array`` is an ndarray of exactly ``dtype`` whose shape is ``shape`` (or fits it)."""
+    return type(array) is np.ndarray and array.dtype == dtype and (
+        array.shape == shape if type(shape) is tuple else shape.accepts(array.shape))
 
 
 class LayerTrace(Record):

@@ -52,10 +52,14 @@ class Step(Record):
 
 class Plan(Record):
     """Everything needed to run: slot count, preloaded constants, steps, where inputs/outputs live, the
-    outputs' (dtype, shape), and which outputs' steps can write into a caller's buffer."""
+    outputs' (dtype, shape), and which outputs' steps can write into a caller's buffer.
+
+    ``program`` is the steps as the plain run loop reads them, one tuple per step: ``(kernel, fetch, target,
+    release, step)``, ``target`` the output slot, or for several outputs the slice of their (consecutive)
+    slots; ``initial_slots`` the slots before a run (the constants in place), copied by each run."""
 
     __slots__ = ("slot_count", "constants", "input_slots", "steps", "output_slots", "output_copies", "output_specs",
-                 "output_into")
+                 "output_into", "program", "initial_slots")
 
     def __init__(self, slot_count: int, constants: tuple[tuple[int, np.ndarray], ...], input_slots: tuple[int, ...],
                  steps: tuple[Step, ...], output_slots: tuple[int, ...], output_copies: tuple[bool, ...],
@@ -68,6 +72,31 @@ class Plan(Record):
         self.output_copies = output_copies
         self.output_specs = output_specs
         self.output_into = output_into
+        self.program = tuple(_instruction(step) for step in steps)
+        self.initial_slots: list = [None] * slot_count
+        for slot, value in constants:
+            self.initial_slots[slot] = value
+
+
+def _instruction(step: Step) -> tuple:
+    """``step`` as the run loop reads it (see Plan)."""
+    if step.outputs is None:
+        return step.kernel, step.fetch, step.output, step.release, step
+    first, count = step.outputs[0], len(step.outputs)
+    if step.outputs != tuple(range(first, first + count)):
+        raise ValueError("the outputs of a step must have consecutive slots")  # (build_plan numbers them so)
+    return _counted(step.kernel, count), step.fetch, slice(first, first + count), step.release, step
+
+
+def _counted(kernel: KernelFn, count: int) -> KernelFn:
+    """``kernel`` checked to return ``count`` values (they fill a slice of the slots, which must keep its size)."""
+    def run(*inputs: np.ndarray) -> tuple:
+        values = tuple(kernel(*inputs))
+        if len(values) != count:
+            raise ValueError(f"the kernel returned {len(values)} values for {count} outputs")
+        return values
+
+    return run
 
 
 def build_plan(inference: Inference, memory_limit: int | None = DEFAULT_MEMORY_LIMIT, *, checked: bool = False) -> Plan:
@@ -193,6 +222,8 @@ def _kernel_key(info, consts: list[np.ndarray | None], outputs) -> tuple | None:
 
 
 def _with_releases(steps_raw, keep: set[int]) -> tuple[Step, ...]:
+    """Steps that free each intermediate after its last use (freeing early lets numpy reuse the memory: measured
+    faster than freeing small ones at the end of the run)."""
     last_use: dict[int, int] = {}
     for index, (_, _, inputs, _) in enumerate(steps_raw):
         for slot in inputs:

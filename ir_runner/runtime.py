@@ -215,6 +215,10 @@ def execute(plan: Plan, feeds: Sequence[np.ndarray], observe: Observer | None = 
             out: Sequence[np.ndarray | None] | None = None) -> list[np.ndarray]:
     """Run the plan's steps on ``feeds`` (already checked); outputs never alias a Const or an input.
 
+    Floating-point warnings (overflow, invalid, division by zero) are ignored for the whole run: the values
+    are the reference's (infinities, NaNs), never an error. Kernels that run parts on worker threads set
+    their own ``errstate`` there (numpy's is per thread).
+
     ``observe(step, value, seconds)``, when given, is called after each step (for tracing and per-layer
     timing), before any slot is released; ``value`` is a tuple for a step of several outputs. ``out``, when
     given, holds per output a buffer checked by
@@ -225,31 +229,27 @@ def execute(plan: Plan, feeds: Sequence[np.ndarray], observe: Observer | None = 
     if out is not None:
         into = {slot: target for slot, target, ok in zip(plan.output_slots, out, plan.output_into)
                 if ok and target is not None}
-    slots: list = [None] * plan.slot_count
-    for slot, value in plan.constants:
-        slots[slot] = value
+    slots = plan.initial_slots.copy()
     for slot, value in zip(plan.input_slots, feeds):
         slots[slot] = value
-    if observe is None and not into:
-        _run_steps(plan.steps, slots)
-    else:
-        _run_observed(plan.steps, slots, observe, into)
+    with np.errstate(all="ignore"):  # once per run: kernels on this thread need no errstate of their own
+        if observe is None and not into:
+            _run_steps(plan.program, slots)
+        else:
+            _run_observed(plan.steps, slots, observe, into)
     return _outputs(plan, slots, out)
 
 
-def _run_steps(steps: Sequence[Step], slots: list) -> None:
-    """The plain loop: each step's kernel on its input slots (the common path, as little per-step work as
-    possible; an exception is turned into an IRError naming the step's layer by :func:`kernel_error`)."""
+def _run_steps(program: Sequence[tuple], slots: list) -> None:
+    """The plain loop over the plan's ``program``: each step's kernel on its input slots (the common path, as
+    little per-step work as possible; an exception is turned into an IRError naming the step's layer by
+    :func:`kernel_error`)."""
     step = None
     try:
-        for step in steps:
-            if step.outputs is None:
-                slots[step.output] = step.kernel(*step.fetch(slots))
-            else:
-                for slot, value in zip(step.outputs, step.kernel(*step.fetch(slots))):
-                    slots[slot] = value
-            if step.release:
-                for slot in step.release:
+        for kernel, fetch, target, release, step in program:  # noqa: B007 (the handlers name its layer)
+            slots[target] = kernel(*fetch(slots))  # (several outputs: a tuple into a slice of slots)
+            if release:
+                for slot in release:
                     slots[slot] = None
     except IRError as error:
         raise with_layer(error, step.layer) from None

@@ -29,12 +29,15 @@ docs/semantics.md, "Elementwise operations"):
 
 from __future__ import annotations
 
+import functools
+import math
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
 from ..errors import InputError, UnsupportedError
+from ..parallel import PARALLEL_MIN_ELEMENTS
 from ..types import BOOLEAN, DYNAMIC, Dim, TensorSpec
 from .api import (
     LATEST_OPSET,
@@ -50,7 +53,7 @@ from .api import (
     quiet_f16_nans,
 )
 from .convert_rules import bf16_as_openvino_rounds, float_to_int
-from .elementwise import UNCOMPUTED_TYPES, broadcast_batch, broadcast_values, interval, run_elementwise
+from .elementwise import BLOCK, UNCOMPUTED_TYPES, broadcast_batch, broadcast_values, interval, run_elementwise
 
 # -- computations: fn(a, b, out=...) writes ``out`` (a and b broadcast to it) ----------------------------------
 
@@ -63,6 +66,7 @@ def _plain(ufunc: np.ufunc) -> Callable[..., None]:
     def compute(a: np.ndarray, b: np.ndarray, out: np.ndarray) -> None:
         ufunc(a, b, out=out)
 
+    compute.ufunc = ufunc  # (a prepared kernel may call it directly)
     return compute
 
 
@@ -292,6 +296,69 @@ def _bf16_as_reference(compute, a: np.ndarray, b: np.ndarray, out: np.ndarray, p
     return out
 
 
+def _prepare(entry: Binary):
+    """A kernel for static shapes: the output shape, dtype and computation resolved once. An output small
+    enough for one pass on the calling thread is computed without ``run_elementwise`` and without an
+    ``errstate`` of its own (the run ignores floating-point warnings around its loop, see runtime.execute):
+    a plain ufunc of the output's dtype is the kernel itself; larger outputs keep the general kernel."""
+    general = _kernel(entry)
+
+    def prepare(params, inputs: list[TensorSpec], outputs: list[TensorSpec], consts):
+        shape = outputs[0].shape.to_shape()
+        dtype = outputs[0].element_type.dtype
+        size = math.prod(shape)
+        pythondiv = params.get("pythondiv", True)
+        threaded = size > BLOCK and (entry.passes or size >= PARALLEL_MIN_ELEMENTS)  # (see run_elementwise)
+        in_dtype = inputs[0].element_type.dtype
+        if params.get("check_zero") or not shape or threaded or in_dtype.kind == "V":  # (V: ml_dtypes' types)
+            return functools.partial(general, **params)
+        compute = entry.compute if pythondiv or entry.type != "Divide" else _truncating_divide
+        if entry.type == "Divide" and in_dtype.kind == "f":
+            compute = _plain(np.divide)
+        b_shape = None
+        if params["mode"] == "pdpd":
+            b_shape = pdpd_shape(inputs[1].shape.to_shape(), len(inputs[0].shape.to_shape()), params["axis"])
+        if entry.type == "Power" and _squares(inputs, outputs, consts):
+            return _square
+        ufunc = getattr(compute, "ufunc", None)
+        if ufunc is not None and b_shape is None and _resolves_to(ufunc, in_dtype, dtype):
+            return ufunc
+
+        def kernel(a: np.ndarray, b: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+            if b_shape is not None:
+                b = b.reshape(b_shape)
+            if out is None:
+                out = np.empty(shape, dtype)
+            compute(a, b, out=out)
+            return out
+
+        kernel.accepts_out = True
+        return kernel
+
+    return prepare
+
+
+def _squares(inputs: list[TensorSpec], outputs: list[TensorSpec], consts) -> bool:
+    """Whether a Power is ``x ** 2`` on f32 by a constant exponent that does not broadcast ``x``: the square in
+    double is exact, so its one rounding to f32 is the f32 product ``x * x`` (NaN operands too: x86 keeps the
+    quietened NaN of ``x`` either way)."""
+    exponent = consts[1]
+    return (inputs[0].element_type == "f32" and exponent is not None and exponent.size > 0
+            and bool(np.all(exponent == 2)) and outputs[0].shape == inputs[0].shape)
+
+
+def _square(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    return np.multiply(a, a)
+
+
+def _resolves_to(ufunc: np.ufunc, in_dtype: np.dtype, out_dtype: np.dtype) -> bool:
+    """Whether ``ufunc`` on two ``in_dtype`` arrays makes ``out_dtype`` arrays by itself."""
+    try:
+        return ufunc.resolve_dtypes((in_dtype, in_dtype, None))[2] == out_dtype
+    except (TypeError, ValueError):  # (ml_dtypes' types, or a loop numpy lacks)
+        return False
+
+
 def _check_divisor(entry: Binary, a: np.ndarray, b: np.ndarray) -> None:
     """An integer zero divisor: an InputError (the run names the layer; signed FloorMod keeps the reference's
     value instead)."""
@@ -361,7 +428,7 @@ def _declare(entry: Binary) -> OpDef:
     if entry.type == "Divide":
         attrs.append(Attr("m_pythondiv", "true", ("true", "false")))
     return OpDef(entry.type, entry.first, entry.first, LATEST_OPSET, ("a", "b"),
-                 _infer(entry), _kernel(entry), roles=("data", "data"), attrs=attrs,
+                 _infer(entry), _kernel(entry), _prepare(entry), roles=("data", "data"), attrs=attrs,
                  value=_value(entry) if entry.value else None, fit=_fit(entry) if entry.divides else None,
                  batch=_batch, exact=entry.type != "Power")
 

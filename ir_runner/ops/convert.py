@@ -6,11 +6,13 @@ and ``docs/convert-semantics.md``.
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from ..errors import UnsupportedError
 from ..types import ElementType, TensorSpec, element_type_of
-from .api import LATEST_OPSET, Attr, InputFit, OpContext, OpDef, keep_batch
+from .api import LATEST_OPSET, Attr, InputFit, KernelFn, OpContext, OpDef, keep_batch
 from .convert_rules import convert_values
 
 
@@ -51,6 +53,35 @@ def convert(x: np.ndarray, *, dst: ElementType, out: np.ndarray | None = None) -
 
 
 convert.accepts_out = True
+
+
+def prepare_convert(params, inputs: list[TensorSpec], outputs: list[TensorSpec], consts) -> KernelFn:
+    """For static shapes: a conversion that is one numpy cast (see :func:`convert`) chosen once, run under the
+    run's errstate (see runtime.execute); the others are :func:`convert`."""
+    dst = params["dst"]
+    src_name = inputs[0].element_type.name
+    how = _direct_kind(src_name, dst.name)
+    if how is None:
+        return functools.partial(convert, dst=dst)
+    dtype = dst.dtype
+    as_bytes = src_name == "boolean"  # the reference reads a boolean byte as a signed char
+    if how == "truth":
+        def truth(x: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+            return np.not_equal(x.view(np.int8) if as_bytes else x, 0, out=out)
+
+        truth.accepts_out = True
+        return truth
+
+    def cast(x: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+        if as_bytes:
+            x = x.view(np.int8)
+        if out is None:
+            return x.astype(dtype, order="C")
+        np.copyto(out, x, casting="unsafe")
+        return out
+
+    cast.accepts_out = True
+    return cast
 
 _WHOLE_INTS = frozenset({"i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64"})
 _CAST_SOURCES = _WHOLE_INTS | {"boolean", "f32", "f64"}
@@ -98,6 +129,6 @@ def _fit_convert(params, inputs, position: int) -> InputFit:
 
 
 OPS = (
-    OpDef("Convert", 1, 1, LATEST_OPSET, ("data",), infer_convert, convert, attrs=(Attr("destination_type"),),
-          fit=_fit_convert, value=_value, batch=keep_batch),
+    OpDef("Convert", 1, 1, LATEST_OPSET, ("data",), infer_convert, convert, prepare_convert,
+          attrs=(Attr("destination_type"),), fit=_fit_convert, value=_value, batch=keep_batch),
 )

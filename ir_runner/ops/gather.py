@@ -128,7 +128,35 @@ def prepare_gather(params, inputs: list[TensorSpec], outputs: list[TensorSpec], 
         small = kernel.n_batch * kernel.n_outer * kernel.n_idx * kernel.n_inner < PARALLEL_MIN_ELEMENTS
         if small and kernel.n_batch == 1 and kernel.dim > 0 and kernel.fixed[1] is None:
             return _small_constant_take(kernel)
+        return kernel
+    rows = kernel.n_batch == 1 and kernel.n_outer == 1 and kernel.dim > 0 and params["strict_low"] is None
+    small = kernel.n_idx * kernel.n_inner < RANDOM_READ_PARALLEL_MIN_ELEMENTS
+    if rows and small and inputs[1].element_type in ("i32", "i64"):
+        return _small_row_take(kernel)
     return kernel
+
+
+def _small_row_take(kernel: GatherKernel) -> KernelFn:
+    """Rows of a table picked by small i32/i64 indices given at run time (an embedding lookup): one take when
+    every index is in ``[0, dim)`` (negatives are huge as unsigned), else the general kernel."""
+    dim, table_shape, out_shape = kernel.dim, (kernel.dim, kernel.n_inner), kernel.out_shape
+
+    def take(data: np.ndarray, indices: np.ndarray, axis_input: np.ndarray | None = None,
+             out: np.ndarray | None = None) -> np.ndarray:
+        flat = indices.reshape(-1)
+        if flat.size == 0 or flat.view(_UNSIGNED_OF[flat.dtype.itemsize]).max() >= dim:
+            return kernel(data, indices, axis_input, out=out)
+        table = data.reshape(table_shape)
+        if out is None:
+            return quiet_f16_nans(table.take(flat, axis=0, mode="wrap")).reshape(out_shape)
+        table.take(flat, axis=0, out=out.reshape(flat.size, table_shape[1]), mode="wrap")
+        return quiet_f16_nans(out)
+
+    take.accepts_out = True
+    return take
+
+
+_UNSIGNED_OF = {4: np.uint32, 8: np.uint64}
 
 
 def _small_constant_take(kernel: GatherKernel) -> KernelFn:

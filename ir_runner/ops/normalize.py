@@ -17,6 +17,9 @@ declared here for such IRs: ``x / sqrt(mean(x**2, last axis) + epsilon) [* gamma
 
 from __future__ import annotations
 
+import functools
+import math
+
 import numpy as np
 
 from ..types import ElementType, PartialShape, TensorSpec, element_type, merge_dims
@@ -123,13 +126,48 @@ def mvn(data: np.ndarray, axes_input: np.ndarray | None = None, *, axes: tuple[i
     if axes is None:
         axes = normalise_axes_value(axes_input, data.ndim)
     x = as_compute(data)
-    centred = x - np.mean(x, axis=axes, keepdims=True)
-    if normalize_variance:
-        var = np.mean(centred * centred, axis=axes, keepdims=True)
-        e = x.dtype.type(eps)
-        denom = np.sqrt(var + e) if eps_mode == "inside_sqrt" else np.sqrt(var) + e
-        centred /= denom
+    count = math.prod(data.shape[a] for a in axes)
+    centred = _normalise(x, axes, count, normalize_variance, x.dtype.type(eps), eps_mode == "inside_sqrt")
     return centred.astype(data.dtype, copy=False)
+
+
+def _normalise(x: np.ndarray, axes, count, normalize_variance: bool, eps, inside: bool) -> np.ndarray:
+    """MVN in ``x``'s type: means as np.mean computes them (a pairwise sum, then one division by ``count``), in
+    a few C calls for small arrays."""
+    mean = np.add.reduce(x, axis=axes, keepdims=True)
+    np.true_divide(mean, count, out=mean)
+    centred = np.subtract(x, mean)
+    if normalize_variance:
+        var = np.add.reduce(np.multiply(centred, centred), axis=axes, keepdims=True)
+        np.true_divide(var, count, out=var)
+        if inside:
+            var += eps
+            np.sqrt(var, out=var)
+        else:
+            np.sqrt(var, out=var)
+            var += eps
+        centred /= var
+    return centred
+
+
+def prepare_mvn(params, inputs: list[TensorSpec], outputs: list[TensorSpec], consts):
+    """For static shapes of f32/f64 data and constant axes: :func:`mvn` with its scalars resolved once."""
+    axes = params["axes"]
+    dtype = inputs[0].element_type.dtype
+    if axes is None or dtype not in (np.float32, np.float64) or not axes:
+        return functools.partial(mvn, **params)
+    shape = inputs[0].shape.to_shape()
+    count = math.prod(shape[a] for a in axes)
+    axis = axes[0] if len(axes) == 1 else axes
+    variance, eps, inside = params["normalize_variance"], dtype.type(params["eps"]), params["eps_mode"] == "inside_sqrt"
+    eps = np.asarray(eps)  # (0-d arrays: numpy converts scalars at every call)
+    if count < 2**24:  # exact in f32: dividing by it is dividing by the Python int
+        count = np.asarray(dtype.type(count))
+
+    def kernel(data: np.ndarray, axes_input: np.ndarray | None = None) -> np.ndarray:
+        return _normalise(data, axis, count, variance, eps, inside)
+
+    return kernel
 
 
 # -- BatchNormInference ------------------------------------------------------------------------------------
@@ -300,11 +338,11 @@ OPS = (
     OpDef("LRN", 1, 1, LATEST_OPSET, ("data", "axes"), infer_lrn, lrn,
           attrs=(Attr("alpha"), Attr("beta"), Attr("bias"), Attr("size")), batch=keep_batch(_axes_reduced),
           **_FLOAT_ATTRS),
-    OpDef("MVN", 1, 2, 5, ("data",), infer_mvn1, mvn,
+    OpDef("MVN", 1, 2, 5, ("data",), infer_mvn1, mvn, prepare_mvn,
           attrs=(Attr("eps"), Attr("across_channels", "false", ("true", "false")),
                  Attr("normalize_variance", "true", ("true", "false")), Attr("reduction_axes")),
           batch=keep_batch(_axes_reduced), **_FLOAT_ATTRS),
-    OpDef("MVN", 6, 6, LATEST_OPSET, ("data", "axes"), infer_mvn6, mvn,
+    OpDef("MVN", 6, 6, LATEST_OPSET, ("data", "axes"), infer_mvn6, mvn, prepare_mvn,
           attrs=(Attr("eps"), Attr("normalize_variance", None, ("true", "false")),
                  Attr("eps_mode", None, tuple(_EPS_MODES))),
           batch=keep_batch(_axes_reduced), **_FLOAT_ATTRS),

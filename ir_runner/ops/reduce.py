@@ -30,6 +30,9 @@ Values follow OpenVINO's reference (``Node.evaluate``):
 
 from __future__ import annotations
 
+import functools
+import math
+
 import numpy as np
 
 from ..errors import UnsupportedError
@@ -242,6 +245,34 @@ def reduce(data: np.ndarray, axes_input: np.ndarray, *, kind: str, axes: tuple[i
     return result
 
 
+def prepare_reduce(params, inputs: list[TensorSpec], outputs: list[TensorSpec], consts):
+    """For static shapes: a float sum or mean (f32/f64, computed in their own type) of an input small enough
+    for one thread is one ``np.add.reduce`` and two in-place steps, under the run's errstate (see
+    runtime.execute), with the values of :func:`reduce`; other reductions are the general kernel."""
+    kind, axes, keep_dims = params["kind"], params["axes"], params["keep_dims"]
+    dtype = inputs[0].element_type.dtype
+    shape = inputs[0].shape.to_shape()
+    small = 0 < len(shape) and math.prod(shape) < PARALLEL_MIN_ELEMENTS  # (rank 0: numpy reduces to scalars)
+    if kind not in ("sum", "mean") or dtype not in _OWN_FLOATS or axes is None or not small:
+        return functools.partial(reduce, **params)
+    zero = np.zeros((), dtype)  # (0-d arrays: numpy converts scalars at every call)
+    count = math.prod(shape[a] for a in axes)
+    divisor = np.asarray(dtype.type(count)) if kind == "mean" and count else None
+    out_shape = None if keep_dims else outputs[0].shape.to_shape()
+
+    def kernel(data: np.ndarray, axes_input: np.ndarray) -> np.ndarray:
+        total = np.add.reduce(data, axis=axes, keepdims=True)
+        total += zero  # the reference's sums start at +0: a sum of -0.0s is +0.0
+        if divisor is not None:
+            total /= divisor
+        return total if out_shape is None else total.reshape(out_shape)
+
+    return kernel
+
+
+_OWN_FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
+
+
 # -- CumSum -------------------------------------------------------------------------------------------------
 
 def _infer_cumsum(ctx: OpContext):
@@ -310,7 +341,7 @@ _TABLE = (  # type, version, kind, exact
 
 def _reduce_op(type_name: str, version: int, kind: str, exact: bool) -> OpDef:
     return OpDef(type_name, version, version, LATEST_OPSET, ("data", "axes"),
-                 lambda ctx: _infer_reduce(ctx, kind), reduce, roles=("data", "axes"),
+                 lambda ctx: _infer_reduce(ctx, kind), reduce, prepare_reduce, roles=("data", "axes"),
                  attrs=(Attr("keep_dims", "false"),), batch=_batch_reduce, exact=exact)
 
 

@@ -15,12 +15,13 @@ from openvino import opset13  # noqa: E402
 
 import ir_runner  # noqa: E402
 from ir_runner.errors import InferenceError, InputError  # noqa: E402
+from ir_runner.ops.binary import _power  # noqa: E402
 from ir_runner.ops.convert_rules import bf16_as_openvino_rounds  # noqa: E402
 from ir_runner.ops.elementwise import interval  # noqa: E402
 from ir_runner.ops.registry import lookup  # noqa: E402
 from ir_runner.types import Dim, PartialShape, TensorSpec, element_type  # noqa: E402
 from tests.helpers.irbuild import IRBuilder  # noqa: E402
-from tests.helpers.optest import check_inference, check_run, reference_outputs, write_ir  # noqa: E402
+from tests.helpers.optest import assert_same_bits, check_inference, check_run, reference_outputs, write_ir  # noqa: E402
 
 ARITH = ["add", "subtract", "multiply", "divide", "power", "maximum", "minimum", "squared_difference", "mod",
          "floor_mod"]
@@ -214,6 +215,22 @@ def test_float_power_is_within_one_ulp_of_powf_over_the_whole_range(tmp_path):
     b = (rng.standard_normal(20000) * 4).astype(np.float32)
     path, _ = _graph(tmp_path, "power", ["f32", "f32"], [[a.size], [b.size]])
     check_run(path, {"p0": np.abs(a), "p1": b}, ulp=1)
+
+
+@pytest.mark.parametrize("exponent_shape", [[], [1], [1, 1]])
+def test_f32_power_by_a_constant_two_is_the_square_pow_in_double_gives(tmp_path, exponent_shape):
+    rng = np.random.default_rng(11)
+    bits = rng.integers(0, 2**32, 4000, dtype=np.uint64).astype(np.uint32)
+    a = np.concatenate([bits.view(np.float32), FLOAT_CORNERS.astype(np.float32),
+                        np.array([1e-23, -3e-39, 1.9e19, -2e19, np.nan, -np.nan], np.float32)]).reshape(2, -1)
+    base = opset13.parameter(list(a.shape), ov.Type.f32, name="p0")
+    two = opset13.constant(np.full(exponent_shape, 2, np.float32))
+    path = write_ir(opset13.power(base, two), [base], tmp_path, "square")
+    got = check_run(path, {"p0": a}, ulp=1)
+    want = np.empty(np.broadcast_shapes(a.shape, exponent_shape), np.float32)
+    with np.errstate(all="ignore"):  # the general computation: pow in double, rounded
+        _power(a, np.full(exponent_shape, 2, np.float32), want)
+    assert_same_bits("square", next(iter(got.values())), want)
 
 
 @pytest.mark.parametrize("et", ["i8", "i32", "i64"])
