@@ -23,6 +23,9 @@ reference evaluate for LogSoftmax: tests compare it with float64 arithmetic.
 
 from __future__ import annotations
 
+import functools
+import math
+
 import numpy as np
 
 from ..errors import UnsupportedError
@@ -112,6 +115,35 @@ def matmul(a: np.ndarray, b: np.ndarray, *, transpose_a: bool, transpose_b: bool
 
 
 matmul.accepts_out = True
+
+
+def _prepare_matmul(params, inputs: list[TensorSpec], outputs: list[TensorSpec], consts) -> KernelFn:
+    """Static shapes of a type BLAS computes in (f32, f64; integers): the transposes resolved once, and an
+    ``a`` of rank > 2 times a 2-D ``b`` is one 2-D product over all of a's rows (one BLAS call instead of one
+    per matrix; within the same bound). Other cases: the general kernel."""
+    a_spec, b_spec = inputs
+    general = functools.partial(matmul, **params)
+    dtype = outputs[0].element_type.dtype
+    if dtype != _wide(dtype) or a_spec.shape.rank < 2 or b_spec.shape.rank != 2:
+        return general
+    a_shape, out_shape = a_spec.shape.to_shape(), outputs[0].shape.to_shape()
+    rows = math.prod(out_shape[:-1])
+    k = a_shape[-2] if params["transpose_a"] else a_shape[-1]
+    if params["transpose_a"] and len(a_shape) > 2:
+        return general
+    flat_a = (rows, k) if not params["transpose_a"] else a_shape
+    transpose_a, transpose_b = params["transpose_a"], params["transpose_b"]
+
+    def kernel(a: np.ndarray, b: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+        a = a.T if transpose_a else a.reshape(flat_a)
+        b = b.T if transpose_b else b
+        if out is not None:
+            np.matmul(a, b, out=out.reshape(rows, out_shape[-1]))
+            return out
+        return np.matmul(a, b).reshape(out_shape)
+
+    kernel.accepts_out = True
+    return kernel
 
 
 def _batch_matmul(params, inputs, outputs, axes) -> list | str:
@@ -233,7 +265,8 @@ def _softmax_op(type_name: str, version: int, last: int, kernel: KernelFn) -> Op
 
 OPS = (
     OpDef("MatMul", 1, 1, LATEST_OPSET, ("a", "b"), _infer_matmul, matmul, roles=("data", "data"),
-          attrs=(Attr("transpose_a", "false"), Attr("transpose_b", "false")), batch=_batch_matmul, exact=False),
+          attrs=(Attr("transpose_a", "false"), Attr("transpose_b", "false")), batch=_batch_matmul, exact=False,
+          prepare=_prepare_matmul),
     _softmax_op("Softmax", 1, 7, softmax),
     _softmax_op("Softmax", 8, LATEST_OPSET, softmax),
     _softmax_op("LogSoftmax", 5, LATEST_OPSET, _log_softmax),

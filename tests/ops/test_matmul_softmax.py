@@ -82,7 +82,10 @@ def matmul_bound(a, b, ta, tb, got, want) -> None:
 @pytest.mark.parametrize("et", ["f32", "f16", "bf16", "i32", "i64", "u32", "u64"])
 @pytest.mark.parametrize(("a_shape", "b_shape", "ta", "tb"), [
     ([4, 3, 70], [70, 5], False, False), ([70, 6], [2, 5, 70], True, True), ([70], [70], False, False),
-    ([2, 1, 3, 70], [4, 70, 2], False, False)])
+    ([2, 1, 3, 70], [4, 70, 2], False, False),
+    # a linear layer: rank > 2 times a 2-D b, prepared as one 2-D product; 2-D operands with transposes
+    ([2, 3, 70], [5, 70], False, True), ([2, 2, 3, 70], [70, 5], False, False), ([70, 6], [70, 5], True, False),
+    ([70, 6], [5, 70], True, True)])
 def test_matmul_values(et, a_shape, b_shape, ta, tb, tmp_path):
     rng = np.random.default_rng(len(et) + len(a_shape))
     dtype = np.dtype(NP_TYPES[et])
@@ -120,6 +123,24 @@ def test_matmul_writes_into_out(tmp_path):
     out = np.empty((8, 16, 4), np.float32)
     model.run(feeds, out={name: out})
     np.testing.assert_array_equal(out, np.matmul(feeds["a"], feeds["b"]))
+
+
+@pytest.mark.parametrize("tb", [False, True])
+def test_a_linear_layer_writes_into_out(tmp_path, tb):
+    """[2,5,32] times a constant [32,4] (or [4,32] transposed): the prepared one-product path, fresh and into
+    ``out=``, equal to numpy's matmul of the flattened rows."""
+    rng = np.random.default_rng(3)
+    w = rng.standard_normal((4, 32) if tb else (32, 4)).astype(np.float32)
+    x = ops.parameter([2, 5, 32], ov.Type.f32, name="x")
+    path = write_ir(ops.matmul(x, ops.constant(w), False, tb), [x], tmp_path)
+    feeds = {"x": rng.standard_normal((2, 5, 32)).astype(np.float32)}
+    want = np.matmul(feeds["x"].reshape(10, 32), w.T if tb else w).reshape(2, 5, 4)
+    model = ir_runner.load(str(path))
+    name, got = next(iter(model.run(feeds).items()))
+    out = np.empty((2, 5, 4), np.float32)
+    model.run(feeds, out={name: out})
+    np.testing.assert_array_equal(got, want)
+    np.testing.assert_array_equal(out, want)
 
 
 # -- Softmax and LogSoftmax ----------------------------------------------------------------------------------
