@@ -176,7 +176,7 @@ def scatter_update(data: np.ndarray, indices: np.ndarray, updates: np.ndarray, a
     resolved into ``axis`` by inference: the plan is made per value of an axis computed at run time)."""
     dim = data.shape[axis]
     idx = checked_indices(indices, dim, negative=False).reshape(-1)
-    out = np.array(data, copy=True)
+    out = np.array(data, copy=True, order="C")  # a C-ordered copy: the writes go through reshaped views
     outer, inner = prod(data.shape[:axis]), prod(data.shape[axis + 1:])
     keep = last_writes(idx)
     view = out.reshape(outer, dim, inner)
@@ -221,7 +221,7 @@ def infer_scatter_elements(ctx: OpContext, version: int):
 def scatter_elements_update(data: np.ndarray, indices: np.ndarray, updates: np.ndarray, axis_input: np.ndarray, *,
                             axis: int, reduction: str, use_init_val: bool) -> np.ndarray:
     """``out[i][indices[i][j][k]][k] (op)= updates[i][j][k]`` (axis 1), in index order."""
-    out = np.array(data, copy=True)
+    out = np.array(data, copy=True, order="C")
     if not indices.size:
         return quiet_f16_nans(out)
     if any(n > d for i, (n, d) in enumerate(zip(indices.shape, data.shape)) if i != axis):
@@ -350,7 +350,7 @@ def scatter_nd_update(data: np.ndarray, indices: np.ndarray, updates: np.ndarray
     """Slices of ``data`` at the index tuples in the last axis of ``indices`` replaced, the last write winning,
     or (v15) reduced into in index order (module docstring)."""
     k = indices.shape[-1]
-    out = np.array(data, copy=True)
+    out = np.array(data, copy=True, order="C")
     n_tuples = prod(indices.shape[:-1])
     if not n_tuples:
         return quiet_f16_nans(out)

@@ -189,6 +189,28 @@ def test_scatter_nd_reductions(reduction, dtype, tmp_path):
     check_run(path, feeds)
 
 
+@pytest.mark.parametrize("op", ["update", "elements", "nd3", "nd15"])
+def test_scatter_into_a_transposed_view(op, tmp_path):
+    """Data that is a non-contiguous view (a Transpose's output, as BEiT's relative position index built in
+    ONNX): the copy written into must be C-ordered, or the writes land in a temporary reshape and are lost."""
+    x = _param([2, 4, 3], ov.Type.i64, "x")
+    data = opset13.transpose(x, opset13.constant(np.array([2, 1, 0])))  # [3, 4, 2]
+    if op == "update":
+        node = opset13.scatter_update(data, opset13.constant(np.array([2, 0])),
+                                      opset13.constant(np.arange(16).reshape(2, 4, 2)), opset13.constant(np.int64(0)))
+    elif op == "elements":
+        node = opset13.scatter_elements_update(data, opset13.constant(np.array([[[1, 0]]])),
+                                               opset13.constant(np.array([[[7, 8]]])), opset13.constant(np.int64(1)))
+    else:
+        make = opset13.scatter_nd_update if op == "nd3" else opset15.scatter_nd_update
+        tuples = opset13.constant(np.array([[[0, 0, 0]], [[2, 3, 1]]]))
+        node = make(data, tuples, opset13.constant(np.array([[5], [6]])))
+    path = write_ir(node, [x], tmp_path)
+    check_inference(path)
+    got = check_run(path, {"x": np.arange(24).reshape(2, 4, 3)})
+    assert next(iter(got.values())).flags.c_contiguous
+
+
 def _scatter_graph(rng, tmp_path):
     kind = rng.choice(["update", "elements3", "nd"])
     rank = int(rng.integers(1, 4))
