@@ -8,8 +8,8 @@ Needs the optional group ``pip install -e '.[models]'`` (torch, transformers, on
 
 Each network is built from a small config with seeded random weights (every weight matrix drawn with
 std 1/sqrt(fan-in), norms' scales near 1, biases and BatchNorm statistics small), traced by OpenVINO's
-PyTorch frontend (``openvino.convert_model(module, example_input=...)``) and written to
-``models/real/NAME/``:
+PyTorch frontend (``openvino.convert_model(module, example_input=...)``; the ``*_onnx`` networks through
+``torch.onnx.export`` and OpenVINO's ONNX frontend instead) and written to ``models/real/NAME/``:
 
 - ``model.xml`` / ``model.bin``: ``openvino.save_model(..., compress_to_fp16=False)``; token inputs are
   dynamic ``[?,?]`` ids (i64) with an attention mask (i64, right padding: a fully masked row is NaN in torch);
@@ -61,6 +61,7 @@ class Net:
     config: dict = field(default_factory=dict)
     vocab: int | None = None
     shapes: dict[str, list[int]] | None = None  # input shapes for convert_model (-1 dynamic); default all dynamic
+    frontend: str = "pytorch"  # or "onnx": torch.onnx.export, then OpenVINO's ONNX frontend
 
 
 # ---------------------------------------------------------------- weights and inputs
@@ -236,6 +237,55 @@ def whisper_encoder() -> Net:
                _config_dict(config), shapes={"input_features": [-1, 16, 32]})
 
 
+def bert_onnx() -> Net:
+    from transformers import BertConfig, BertModel
+
+    config = BertConfig(vocab_size=150, hidden_size=32, num_hidden_layers=2, num_attention_heads=4,
+                        intermediate_size=48, max_position_embeddings=64, position_embedding_type="relative_key")
+    model = BertModel(config)
+    randomise(model, SEED)
+    module = _wrap(lambda m, input_ids, attention_mask, token_type_ids: tuple(
+        m(input_ids=input_ids, attention_mask=attention_mask, token_type_ids=token_type_ids)[:2]), model)
+    feeds = token_inputs(150, 12)
+    types = np.zeros((BATCH, SEQ), np.int64)
+    types[:, SEQ // 2:] = 1
+    feeds["token_type_ids"] = types
+    return Net(module, feeds, ("last_hidden_state", "pooler_output"),
+               "BERT through ONNX: token types, relative_key positions, 4 heads; the exported attention's IsNaN",
+               _config_dict(config), 150, frontend="onnx")
+
+
+def cnn_onnx() -> Net:
+    import torch
+
+    class Block(torch.nn.Module):
+        """reflect-padded conv, GroupNorm, SiLU, MaxPool and AvgPool in ceil mode (exclude pad), bilinear
+        upsampling, a strided transposed conv, adaptive average pool."""
+
+        def __init__(self) -> None:
+            super().__init__()
+            self.conv = torch.nn.Conv2d(3, 8, 3, padding=1, padding_mode="reflect")
+            self.norm = torch.nn.GroupNorm(4, 8)
+            self.max = torch.nn.MaxPool2d(3, 2, ceil_mode=True)
+            self.avg = torch.nn.AvgPool2d(3, 2, padding=1, ceil_mode=True, count_include_pad=False)
+            self.up = torch.nn.Upsample(scale_factor=2, mode="bilinear", align_corners=False)
+            self.deconv = torch.nn.ConvTranspose2d(8, 4, 3, stride=2, padding=1, output_padding=1)
+            self.pool = torch.nn.AdaptiveAvgPool2d(1)
+
+        def forward(self, x):
+            y = torch.nn.functional.silu(self.norm(self.conv(x)))
+            y = self.up(self.avg(self.max(y)))
+            y = self.deconv(y)
+            return y, self.pool(y).flatten(1)
+
+    module = Block()
+    randomise(module, SEED)
+    x = np.random.default_rng(14).standard_normal((BATCH, 3, 15, 13)).astype(np.float32)
+    return Net(module, {"x": x}, ("features", "pooled"),
+               "CNN block through ONNX: reflect-padded conv, GroupNorm, ceil-mode Max/AvgPool (AvgPool-16),"
+               " bilinear upsampling, transposed conv", shapes={"x": [-1, 3, 15, 13]}, frontend="onnx")
+
+
 def resnet_block() -> Net:
     import torch
 
@@ -303,6 +353,8 @@ NETWORKS: dict[str, Callable[[], Net]] = {
     "vit": vit,
     "whisper_encoder": whisper_encoder,
     "resnet_block": resnet_block,
+    "bert_onnx": bert_onnx,
+    "cnn_onnx": cnn_onnx,
     "lstm": lambda: _recurrent("lstm", 10),
     "gru": lambda: _recurrent("gru", 11),
 }
@@ -322,6 +374,22 @@ def save_npz(path: Path, arrays: dict[str, np.ndarray]) -> None:
     path.write_bytes(buffer.getvalue())
 
 
+def _onnx_model(net: Net, example: dict, shapes: dict, directory: Path):
+    """``torch.onnx.export`` (the TorchScript exporter, opset 17) into ``directory``, read by OpenVINO's ONNX
+    frontend; the ONNX file is deleted. Dims that ``shapes`` says are dynamic (-1) get symbolic names."""
+    import openvino as ov
+    import torch
+
+    path = directory / "source.onnx"
+    dynamic = {k: {i: f"{k}_{i}" for i, d in enumerate(shapes[k]) if d == -1} for k in net.inputs}
+    torch.onnx.export(net.module, tuple(example.values()), str(path), input_names=list(net.inputs),
+                      output_names=list(net.outputs), dynamic_axes=dynamic, opset_version=17, dynamo=False)
+    try:
+        return ov.convert_model(str(path))
+    finally:
+        path.unlink()
+
+
 def build(name: str, out: Path = OUT) -> dict:
     """Convert one network, write its directory, and return its manifest entry."""
     import openvino as ov
@@ -334,15 +402,18 @@ def build(name: str, out: Path = OUT) -> dict:
         source = net.module(*example.values())
     source = source if isinstance(source, tuple) else (source,)
     shapes = net.shapes or {k: [-1] * v.ndim for k, v in net.inputs.items()}
-    inputs = [(shapes[k], ov.Type.i64 if v.dtype == np.int64 else ov.Type.f32) for k, v in net.inputs.items()]
-    model = ov.convert_model(net.module, example_input=tuple(example.values()), input=inputs)
+    directory = out / name
+    directory.mkdir(parents=True, exist_ok=True)
+    if net.frontend == "onnx":
+        model = _onnx_model(net, example, shapes, directory)
+    else:
+        inputs = [(shapes[k], ov.Type.i64 if v.dtype == np.int64 else ov.Type.f32) for k, v in net.inputs.items()]
+        model = ov.convert_model(net.module, example_input=tuple(example.values()), input=inputs)
     for parameter, input_name in zip(model.get_parameters(), net.inputs, strict=True):
         parameter.set_friendly_name(input_name)
         parameter.output(0).get_tensor().set_names({input_name})
     for output, output_name in zip(model.outputs, net.outputs, strict=True):
         output.get_tensor().set_names({output_name})
-    directory = out / name
-    directory.mkdir(parents=True, exist_ok=True)
     xml = directory / "model.xml"
     ov.save_model(model, str(xml), compress_to_fp16=False)
     compiled = ov.Core().compile_model(str(xml), "CPU", CPU_CONFIG)

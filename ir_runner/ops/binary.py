@@ -383,6 +383,11 @@ def _exact_dim(v: int) -> Dim:
     return Dim(v, v)
 
 
+def _apart(x: Dim, y: Dim) -> bool:
+    """Whether two intervals have no value in common (an unbounded ``hi`` is None)."""
+    return (x.hi is not None and x.hi < y.lo) or (y.hi is not None and y.hi < x.lo)
+
+
 def _value(entry: Binary):
     rule = entry.value
 
@@ -393,6 +398,9 @@ def _value(entry: Binary):
         pairs = broadcast_values(a, b)
         if pairs is None:
             return [None]
+        if rule == "compare:eq":  # OpenVINO's Equal bounds: false where the intervals do not meet
+            return [tuple(_exact_dim(int(x.lo == y.lo)) if x.is_static and y.is_static else
+                          _exact_dim(0) if _apart(x, y) else Dim(0, 1) for x, y in pairs)]
         if rule.startswith("compare:"):
             test = _COMPARE[rule[8:]]
             return [tuple(_exact_dim(int(test(x.lo, y.lo))) if x.is_static and y.is_static else Dim(0, 1)

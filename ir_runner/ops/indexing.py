@@ -1,5 +1,5 @@
 """Element and slice indexing: GatherElements-6, GatherND-5/8, ScatterUpdate-3, ScatterElementsUpdate-3/12,
-ScatterNDUpdate-3.
+ScatterNDUpdate-3/15.
 
 Index values, as OpenVINO's reference kernels read them (``docs/semantics.md``, "Indexing"):
 
@@ -19,6 +19,11 @@ Index values, as OpenVINO's reference kernels read them (``docs/semantics.md``, 
   ScatterNDUpdate (the other three keep NaN bits). Integer ``mean`` rounds down (the reference divides in
   double under FE_DOWNWARD; 64-bit sums beyond 2**53 round down at each step as there). Booleans: ``sum`` is
   OR, ``prod`` AND.
+- ScatterNDUpdate-15's reductions (``sum``, ``sub``, ``prod``, ``min``, ``max``; torch.onnx writes them
+  for ``index_put`` with accumulate, ONNX ScatterND) apply each update slice in index order in the data's
+  own type, as the reference's elementwise kernels: ``max`` is ``a < b ? b : a``, ``min`` ``b < a ? b : a``
+  (a NaN already in the data stays, a NaN update does not replace it), booleans ``min``/``prod`` AND,
+  ``sum``/``max`` OR, ``sub`` XOR.
 All of them only move or reduce values: ``exact=True``.
 """
 
@@ -172,7 +177,7 @@ def scatter_update(data: np.ndarray, indices: np.ndarray, updates: np.ndarray, a
     resolved into ``axis`` by inference: the plan is made per value of an axis computed at run time)."""
     dim = data.shape[axis]
     idx = checked_indices(indices, dim, negative=False).reshape(-1)
-    out = np.array(data, copy=True)
+    out = np.array(data, copy=True, order="C")  # a C-ordered copy: the writes go through reshaped views
     outer, inner = prod(data.shape[:axis]), prod(data.shape[axis + 1:])
     keep = last_writes(idx)
     view = out.reshape(outer, dim, inner)
@@ -217,7 +222,7 @@ def infer_scatter_elements(ctx: OpContext, version: int):
 def scatter_elements_update(data: np.ndarray, indices: np.ndarray, updates: np.ndarray, axis_input: np.ndarray, *,
                             axis: int, reduction: str, use_init_val: bool) -> np.ndarray:
     """``out[i][indices[i][j][k]][k] (op)= updates[i][j][k]`` (axis 1), in index order."""
-    out = np.array(data, copy=True)
+    out = np.array(data, copy=True, order="C")
     if not indices.size:
         return quiet_f16_nans(out)
     if any(n > d for i, (n, d) in enumerate(zip(indices.shape, data.shape)) if i != axis):
@@ -310,7 +315,10 @@ def _downward_mean(total: int, count: int) -> int:
 # -- ScatterNDUpdate-3 ---------------------------------------------------------------------------------
 
 
-def infer_scatter_nd(ctx: OpContext):
+ND_REDUCTIONS = {"none": "none", "sum": "sum", "sub": "sub", "prod": "prod", "min": "min", "max": "max"}
+
+
+def infer_scatter_nd(ctx: OpContext, version: int = 3):
     data, indices, updates = ctx.inputs
     require_integer(ctx, 1, "indices", bits=(32, 64))
     require_same_type(ctx, 0, 2, "data and updates")
@@ -325,13 +333,16 @@ def infer_scatter_nd(ctx: OpContext):
         if data.shape.dims is not None:
             _updates_shape_check(ctx, list(indices.shape.dims[:-1]) + list(data.shape.dims[k:]),
                                  "indices.shape[:-1] + data.shape[K:]")
-    return [TensorSpec(data.element_type, data.shape)], {}
+    reduction = ctx.attr_choice("reduction", ND_REDUCTIONS, "none") if version >= 15 else "none"
+    return [TensorSpec(data.element_type, data.shape)], {"reduction": reduction}
 
 
-def scatter_nd_update(data: np.ndarray, indices: np.ndarray, updates: np.ndarray) -> np.ndarray:
-    """Slices of ``data`` at the index tuples in the last axis of ``indices`` replaced, the last write winning."""
+def scatter_nd_update(data: np.ndarray, indices: np.ndarray, updates: np.ndarray, *,
+                      reduction: str = "none") -> np.ndarray:
+    """Slices of ``data`` at the index tuples in the last axis of ``indices`` replaced, the last write winning,
+    or (v15) reduced into in index order (module docstring)."""
     k = indices.shape[-1]
-    out = np.array(data, copy=True)
+    out = np.array(data, copy=True, order="C")
     n_tuples = prod(indices.shape[:-1])
     if not n_tuples:
         return quiet_f16_nans(out)
@@ -340,10 +351,36 @@ def scatter_nd_update(data: np.ndarray, indices: np.ndarray, updates: np.ndarray
     for c in range(k):
         flat *= data.shape[c]
         flat += checked_indices(coords[:, c], data.shape[c], negative=True)
-    keep = last_writes(flat)
     rows = out.reshape(prod(data.shape[:k]), prod(data.shape[k:]))
-    rows[flat[keep]] = np.ascontiguousarray(updates).reshape(n_tuples, -1)[keep]
+    values = np.ascontiguousarray(updates).reshape(n_tuples, -1)
+    if reduction != "none":
+        _reduce_rows(rows, flat, values, reduction)
+        return out
+    keep = last_writes(flat)
+    rows[flat[keep]] = values[keep]
     return quiet_f16_nans(out)
+
+
+_BOOLEAN_ND = {"sum": np.logical_or, "max": np.logical_or, "prod": np.logical_and, "min": np.logical_and,
+               "sub": np.logical_xor}
+_ARITHMETIC_ND = {"sum": np.add, "sub": np.subtract, "prod": np.multiply}
+
+
+def _reduce_rows(rows: np.ndarray, targets: np.ndarray, values: np.ndarray, reduction: str) -> None:
+    """``rows[targets[i]] = op(rows[targets[i]], values[i])`` for i in order (ScatterNDUpdate-15)."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        if rows.dtype == np.bool_:
+            _BOOLEAN_ND[reduction].at(rows, targets, values)
+        elif reduction in _ARITHMETIC_ND:
+            _ARITHMETIC_ND[reduction].at(rows, targets, values)
+        elif rows.dtype.kind in "iu":
+            (np.maximum if reduction == "max" else np.minimum).at(rows, targets, values)
+        else:
+            for positions in occurrence_rounds(targets):
+                where = targets[positions]
+                current, update = rows[where], values[positions]
+                take = np.less(current, update) if reduction == "max" else np.less(update, current)
+                rows[where] = np.where(take, update, current)
 
 
 def _value_scatter_1d(ctx: OpContext):
@@ -364,6 +401,13 @@ def _value_scatter_1d(ctx: OpContext):
             return [None]
         out[index] = value
     return [tuple(out)]
+
+
+def _value_scatter_nd15(ctx: OpContext):
+    """Partial values as v3's when nothing is reduced."""
+    if ctx.attr_choice("reduction", ND_REDUCTIONS, "none") != "none":
+        return [None]
+    return _value_scatter_1d(ctx)
 
 
 def _gnd5(ctx):
@@ -424,4 +468,7 @@ OPS = (
     OpDef("ScatterNDUpdate", 3, 3, 14, ("data", "indices", "updates"), infer_scatter_nd,
           scatter_nd_update, fit=_fit_tuples,
           value=_value_scatter_1d),
+    OpDef("ScatterNDUpdate", 15, 15, LATEST_OPSET, ("data", "indices", "updates"),
+          lambda ctx: infer_scatter_nd(ctx, 15), scatter_nd_update, fit=_fit_tuples, value=_value_scatter_nd15,
+          attrs=(Attr("reduction", "none", tuple(ND_REDUCTIONS)),)),
 )

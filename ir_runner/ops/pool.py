@@ -1,9 +1,10 @@
-"""MaxPool-1/8/14, AvgPool-1/14, AdaptiveAvgPool-8 and AdaptiveMaxPool-8 (1-D, 2-D and 3-D).
+"""MaxPool-1/8/14, AvgPool-1/14/16, AdaptiveAvgPool-8 and AdaptiveMaxPool-8 (1-D, 2-D and 3-D).
 
 Shape inference is OpenVINO's (pooling_shape_inference_util.hpp): ``floor``/``ceil`` rounding of
 ``(dim + pads - dilated kernel) / stride + 1``; ``ceil_torch`` (v14) drops a last window that would start
 in the end padding; ``same_*`` computes pads from static dims (an interval dim gives a dynamic output dim);
-``valid`` zeroes the pads. Run-time pads are recomputed from the actual shapes.
+``valid`` zeroes the pads. Run-time pads are recomputed from the actual shapes. AvgPool-16 is AvgPool-14
+with ``dilations`` (as MaxPool's; its windows count the in-data dilated taps).
 
 MaxPool follows the reference scan exactly (``exact=True``): each window starts from the type's lowest
 value (``-FLT_MAX``, ``INT_MIN``; -inf for f16 and bf16) and a tap replaces it only when strictly greater, so NaN never
@@ -111,7 +112,8 @@ def infer_pool(ctx: OpContext, kind: str, version: int):
     kernel = ctx.attr_ints("kernel")
     n = len(kernel)
     strides = ctx.attr_ints("strides", [])
-    dilations = (ctx.attr_ints("dilations", []) or [1] * n) if kind == "max" and version >= 8 else [1] * n
+    dilated = version >= 8 if kind == "max" else version >= 16
+    dilations = (ctx.attr_ints("dilations", []) or [1] * n) if dilated else [1] * n
     pads_begin = ctx.attr_ints("pads_begin", []) or [0] * n
     pads_end = ctx.attr_ints("pads_end", []) or [0] * n
     auto_pad = ctx.attr_choice("auto_pad", AUTO_PADS, "explicit")
@@ -402,7 +404,7 @@ def avg_pool(x, *, kernel, strides, dilations, pads_begin, pads_end, auto_pad, r
     if count is not None:
         result = np.divide(total, count, out=total)
     else:
-        counts = _avg_counts(x.shape, work, kernel, strides, begin, out_spatial)
+        counts = _avg_counts(x.shape, work, kernel, strides, dilations, begin, out_spatial)
         with np.errstate(invalid="ignore", divide="ignore"):
             result = np.where(counts > 0, total / np.where(counts > 0, counts, 1), 0)
     return result.astype(x.dtype, copy=False)
@@ -418,20 +420,21 @@ def _avg_geometry(shape, work, kernel, strides, dilations, pads_begin, pads_end,
     if not exclude_pad and any(begin) + any(end):
         count = np.full(out_spatial, float(np.prod(kernel)), dtype=work)
     else:
-        count = _avg_counts(shape, work, kernel, strides, begin, out_spatial)
+        count = _avg_counts(shape, work, kernel, strides, dilations, begin, out_spatial)
     count = count if (count > 0).all() else None
     if count is not None:
         count.flags.writeable = False
-    whole = all(o == 1 for o in out_spatial) and tuple(kernel) == tuple(shape[2:]) and not any(begin) + any(fit_end)
+    whole = (all(o == 1 for o in out_spatial) and tuple(kernel) == tuple(shape[2:]) and not any(begin) + any(fit_end)
+             and all(d == 1 for d in dilations))
     return begin, fit_end, out_spatial, count, whole
 
 
-def _avg_counts(shape, work, kernel, strides, begin, out_spatial) -> np.ndarray:
-    """The number of in-data taps of each window."""
+def _avg_counts(shape, work, kernel, strides, dilations, begin, out_spatial) -> np.ndarray:
+    """The number of in-data taps of each window (dilated taps: AvgPool-16)."""
     count = np.ones((), dtype=work)
     for i in range(len(kernel)):
         starts = np.arange(out_spatial[i]) * strides[i] - begin[i]
-        positions = starts[:, None] + np.arange(kernel[i])
+        positions = starts[:, None] + np.arange(kernel[i]) * dilations[i]
         inside = (positions >= 0) & (positions < shape[2 + i])
         count = count[..., None] * inside.sum(axis=1).astype(work)
     return count
@@ -512,8 +515,10 @@ OPS = (
           prepare_max_pool, attrs=_MAX8, batch=batch_axis_zero),
     OpDef("AvgPool", 1, 1, 13, ("data",), lambda ctx: infer_pool(ctx, "avg", 1), avg_pool, attrs=_AVG,
           batch=batch_axis_zero, exact=False),
-    OpDef("AvgPool", 14, 14, 15, ("data",), lambda ctx: infer_pool(ctx, "avg", 14), avg_pool,  # opset16: AvgPool-16
+    OpDef("AvgPool", 14, 14, 15, ("data",), lambda ctx: infer_pool(ctx, "avg", 14), avg_pool,
           attrs=_AVG, batch=batch_axis_zero, exact=False),
+    OpDef("AvgPool", 16, 16, LATEST_OPSET, ("data",), lambda ctx: infer_pool(ctx, "avg", 16), avg_pool,
+          attrs=_AVG + (Attr("dilations"),), batch=batch_axis_zero, exact=False),
     OpDef("AdaptiveAvgPool", 8, 8, LATEST_OPSET, ("data", "output_shape"),
           lambda ctx: infer_adaptive(ctx, "avg"), adaptive_avg_pool, roles=("data", "shape"),
           batch=batch_axis_zero, exact=False),

@@ -277,8 +277,21 @@ def _fit_select(params, inputs, position: int) -> InputFit | None:
     return InputFit("cond", 0, 1) if position == 0 else None
 
 
+def _value_select(ctx: OpContext):
+    """Partial values (shape subgraphs) as OpenVINO bounds a Select: only when every element of ``cond`` is
+    known, each output element is the chosen input's (flat values; one input may have a single element)."""
+    cond, then, else_ = (ctx.partial_value(i) for i in range(3))
+    if cond is None or then is None or else_ is None or not all(c.is_static for c in cond):
+        return [None]
+    size = max(len(cond), len(then), len(else_))
+    if any(len(v) not in (1, size) for v in (cond, then, else_)):
+        return [None]
+    pick = [(then if cond[i % len(cond)].lo else else_) for i in range(size)]
+    return [tuple(values[i % len(values)] for i, values in enumerate(pick))]
+
+
 OPS = (
     OpDef("Select", 1, 1, LATEST_OPSET, ("cond", "then", "else"), infer_select, select, prepare_select,
           roles=("condition", "data", "data"), attrs=(Attr("auto_broadcast", "numpy", ("numpy", "none", "pdpd")),),
-          fit=_fit_select, batch=_batch_select),
+          value=_value_select, fit=_fit_select, batch=_batch_select),
 )

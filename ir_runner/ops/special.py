@@ -85,9 +85,9 @@ def erf(x: np.ndarray) -> np.ndarray:
         v = x[large]
         with np.errstate(invalid="ignore"):
             out[large] = np.copysign(1.0 - erfc_abs(v), v)
-        nan = np.isnan(v)
+        nan = large & np.isnan(x)  # a mask of x's shape (flat positions would index axis 0 of a 2-D x)
         if nan.any():
-            out[np.flatnonzero(large)[nan]] = np.nan
+            out[nan] = np.nan
     return out
 
 

@@ -1,4 +1,4 @@
-"""GatherElements-6, GatherND-5/8, ScatterUpdate-3, ScatterElementsUpdate-3/12, ScatterNDUpdate-3: shapes as
+"""GatherElements-6, GatherND-5/8, ScatterUpdate-3, ScatterElementsUpdate-3/12, ScatterNDUpdate-3/15: shapes as
 OpenVINO infers them (type_prop cases), values against its reference (scatters: Node.evaluate; gathers have
 no evaluate: the CPU plugin on in-range indices), index corners, seeded differential runs."""
 
@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 ov = pytest.importorskip("openvino")
-from openvino import opset3, opset5, opset13  # noqa: E402
+from openvino import opset3, opset5, opset13, opset15  # noqa: E402
 
 import ir_runner  # noqa: E402
 from ir_runner.errors import IndexOutOfRangeError, IRError  # noqa: E402
@@ -169,6 +169,46 @@ def test_scatter_elements_reductions(reduction, use_init, dtype, tmp_path):
     if dtype == np.float32:
         feeds["u"][0, :2] = [-0.0, np.nan]
     check_run(path, feeds)
+
+
+@pytest.mark.parametrize("reduction", ["none", "sum", "sub", "prod", "min", "max"])
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_scatter_nd_reductions(reduction, dtype, tmp_path):
+    """ScatterNDUpdate-15 (ONNX ScatterND with a reduction, torch's index_put with accumulate): repeated
+    index tuples reduce in order, whole slices at once, NaN and -0.0 as the reference's min/max keep them."""
+    rng = np.random.default_rng(hash((reduction, np.dtype(dtype).str)) % 2**32)
+    d, i, u = _param([4, 3], _et(dtype)), _param([5, 1], ov.Type.i64, "indices"), _param([5, 3], _et(dtype), "u")
+    path = write_ir(opset15.scatter_nd_update(d, i, u, reduction), [d, i, u], tmp_path)
+    check_inference(path)
+    feeds = {"data": _values(rng, (4, 3), dtype), "indices": np.array([[1], [-3], [3], [0], [1]]),
+             "u": _values(rng, (5, 3), dtype)}
+    if np.dtype(dtype).kind == "f":
+        feeds["data"][1] = [np.nan, -0.0, 0.0]
+        feeds["u"][0] = [1.0, 0.0, -0.0]
+        feeds["u"][4, 0] = np.nan
+    check_run(path, feeds)
+
+
+@pytest.mark.parametrize("op", ["update", "elements", "nd3", "nd15"])
+def test_scatter_into_a_transposed_view(op, tmp_path):
+    """Data that is a non-contiguous view (a Transpose's output, as BEiT's relative position index built in
+    ONNX): the copy written into must be C-ordered, or the writes land in a temporary reshape and are lost."""
+    x = _param([2, 4, 3], ov.Type.i64, "x")
+    data = opset13.transpose(x, opset13.constant(np.array([2, 1, 0])))  # [3, 4, 2]
+    if op == "update":
+        node = opset13.scatter_update(data, opset13.constant(np.array([2, 0])),
+                                      opset13.constant(np.arange(16).reshape(2, 4, 2)), opset13.constant(np.int64(0)))
+    elif op == "elements":
+        node = opset13.scatter_elements_update(data, opset13.constant(np.array([[[1, 0]]])),
+                                               opset13.constant(np.array([[[7, 8]]])), opset13.constant(np.int64(1)))
+    else:
+        make = opset13.scatter_nd_update if op == "nd3" else opset15.scatter_nd_update
+        tuples = opset13.constant(np.array([[[0, 0, 0]], [[2, 3, 1]]]))
+        node = make(data, tuples, opset13.constant(np.array([[5], [6]])))
+    path = write_ir(node, [x], tmp_path)
+    check_inference(path)
+    got = check_run(path, {"x": np.arange(24).reshape(2, 4, 3)})
+    assert next(iter(got.values())).flags.c_contiguous
 
 
 def _scatter_graph(rng, tmp_path):

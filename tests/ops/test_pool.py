@@ -1,4 +1,4 @@
-"""MaxPool-1/8/14, AvgPool-1/14, AdaptiveAvgPool-8, AdaptiveMaxPool-8.
+"""MaxPool-1/8/14, AvgPool-1/14/16, AdaptiveAvgPool-8, AdaptiveMaxPool-8.
 
 Shape cases follow OpenVINO's type_prop tests (max_pool.cpp, avg_pool.cpp, adaptive_*_pool.cpp): rounding
 types, auto_pad modes, dynamic and interval dims. MaxPool values are compared bit for bit with the reference
@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 ov = pytest.importorskip("openvino")
-from openvino import opset1, opset14  # noqa: E402
+from openvino import opset1, opset14, opset16  # noqa: E402
 from openvino import opset8 as o8  # noqa: E402
 
 import ir_runner  # noqa: E402
@@ -31,7 +31,10 @@ def _max(version, data, strides, dilations, begin, end, kernel, rounding="floor"
     return make(data, strides, dilations, begin, end, kernel, rounding, auto_pad, index, axis)
 
 
-def _avg(version, data, strides, begin, end, kernel, exclude_pad, rounding="floor", auto_pad="explicit"):
+def _avg(version, data, strides, begin, end, kernel, exclude_pad, rounding="floor", auto_pad="explicit",
+         dilations=None):
+    if version == 16:  # AvgPool-16: AvgPool-14 with dilations (ONNX AveragePool with ceil_mode writes it)
+        return opset16.avg_pool(data, strides, begin, end, kernel, exclude_pad, rounding, auto_pad, dilations)
     make = opset1.avg_pool if version == 1 else opset14.avg_pool
     return make(data, strides, begin, end, kernel, exclude_pad, rounding, auto_pad)
 
@@ -47,6 +50,8 @@ SHAPES = [
     lambda p: _max(1, p(1, 1, 7, 7), [3, 3], None, [1, 1], [1, 1], [3, 3], "ceil", "valid"),
     lambda p: _avg(1, p(-1, 3, 8, (3, 9)), [2, 2], [1, 1], [1, 1], [3, 3], True, "ceil"),
     lambda p: _avg(14, p(1, 3, 8, 9), [2, 3], [1, 1], [1, 0], [3, 3], False, "ceil_torch"),
+    lambda p: _avg(16, p(-1, 3, (6, 12), 9), [2, 2], [1, 1], [1, 1], [3, 3], True, "ceil_torch", dilations=[2, 1]),
+    lambda p: _avg(16, p(1, 2, 9), [2], [0], [0], [3], False, "floor", "same_lower", [3]),
     lambda p: _avg(1, p(2, 3, 5, 7, 9), [2, 2, 2], [0, 0, 0], [0, 0, 0], [2, 2, 2], False, "floor", "same_upper"),
     lambda p: o8.adaptive_avg_pool(p(-1, 3, 7, 9), o8.constant(np.array([3, 4], np.int64))),
     lambda p: o8.adaptive_max_pool(p(1, -1, 7, 9, 5), o8.constant(np.array([3, 4, 2], np.int32)), "i32"),
@@ -194,21 +199,22 @@ def test_max_pool_zero_ties_and_threads(version, negative_zero, tmp_path):
     check_run(path, {"x": x})
 
 
-@pytest.mark.parametrize("seed", range(20))
+@pytest.mark.parametrize("seed", range(27))
 def test_avg_pool_differential(seed, tmp_path):
     rng = np.random.default_rng(100 + seed)
     n = int(rng.integers(1, 4))
-    version = (1, 14)[seed % 2]
+    version = (1, 14, 16)[seed % 3]
     kernel = [int(k) for k in rng.integers(1, 4, size=n)]
     shape = (int(rng.integers(1, 3)), int(rng.integers(1, 4)), *(int(s) for s in rng.integers(3, 8, size=n)))
     strides = [int(s) for s in rng.integers(1, 4, size=n)]
     begin = [int(rng.integers(0, k)) for k in kernel]
     end = [int(rng.integers(0, k)) for k in kernel]
-    rounding = ROUNDINGS[int(rng.integers(0, 3 if version == 14 else 2))]
+    rounding = ROUNDINGS[int(rng.integers(0, 2 if version == 1 else 3))]
+    dilations = [int(d) for d in rng.integers(1, 3, size=n)]
     data = o8.parameter(shape, F32, name="x")
     try:
         node = _avg(version, data, strides, begin, end, kernel, bool(rng.random() < 0.5), rounding,
-                    PADS[int(rng.integers(0, 4))])
+                    PADS[int(rng.integers(0, 4))], dilations)
     except RuntimeError:
         pytest.skip("OpenVINO refuses this combination")
     path = write_ir(node, [data], tmp_path)

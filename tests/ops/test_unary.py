@@ -181,6 +181,16 @@ def test_ulp_bound_over_the_whole_f32_range(tmp_path, op):
     check_run(path, {"x": x}, ulp=ULP_BOUNDS[LABEL[op]])
 
 
+@pytest.mark.parametrize("op", TRANSCENDENTAL + ["softplus", "mish", "swish"])
+def test_nan_and_infinities_in_a_3d_tensor(tmp_path, op):
+    """NaN and infinities anywhere in a tensor of rank 3 (Erf once indexed a NaN's flat position into axis 0)."""
+    x = np.linspace(-6, 6, 24, dtype=np.float32).reshape(2, 3, 4)
+    x[1, 2, 1], x[0, 1, 3], x[1, 0, 0], x[0, 0, 2] = np.nan, np.inf, -np.inf, -np.nan
+    check_run(_graph(tmp_path, _op(op), "f32", [2, 3, 4]), {"x": x}, ulp=max(ULP_BOUNDS.get(LABEL.get(op, ""), 0), 1))
+    if op != "swish":  # (the test graph's beta is f32)
+        check_run(_graph(tmp_path, _op(op), "f16", [2, 3, 4], "h"), {"x": x.astype(np.float16)}, ulp=1)
+
+
 @pytest.mark.parametrize("mode", ["erf", "tanh"])
 @pytest.mark.parametrize("et", ["f32", "f16"])
 def test_gelu_over_the_whole_range(tmp_path, mode, et):

@@ -128,6 +128,26 @@ def test_variadic_split_of_the_shape(tmp_path):
     check([r], [x], [[(2, 3, 4)], [(1, 3, 5)]], tmp_path)
 
 
+def test_expand_target_with_minus_one_replaced_by_select(tmp_path):
+    """torch.onnx's ``expand(b, -1, s, s)``: Select(Equal(shape, -1), 1, shape) as the target of a bidirectional
+    Broadcast. Equal of a dim (in [0, inf)) with -1 is known false, -1 == -1 known true, so the Select's value
+    is [b, 1, s, s] and the Broadcast [?,1,?,?] (BERT exported through ONNX); Equal on overlapping bounds
+    stays unknown and a Select with an unknown condition has no value ([?,?] below, as OpenVINO)."""
+    x = opset13.parameter([-1, -1], ov.Type.f32, name="x")
+    b, s = dims_of(x, [0]), dims_of(x, [1])
+    shape = opset13.concat([b, c([-1]), s, s], 0)
+    target = opset13.select(opset13.equal(shape, c([-1, -1, -1, -1])), c([1, 1, 1, 1]), shape)
+    mask = opset13.reshape(x, opset13.concat([b, c([1, 1]), s], 0), False)
+    expanded = opset3.broadcast(mask, target, "bidirectional")
+    y = opset13.parameter(ov.PartialShape([D(2, 5), -1]), ov.Type.f32, name="y")
+    shape_y = opset3.shape_of(y)
+    unknown = opset13.select(opset13.equal(shape_y, c([3, 4])), c([1, 1]), shape_y)
+    kept = opset3.broadcast(c([[0.5]], np.float32), unknown, "bidirectional")
+    assert str(expanded.get_output_partial_shape(0)) == "[?,1,?,?]"
+    assert str(kept.get_output_partial_shape(0)) == "[?,?]"
+    check([expanded, kept], [x, y], [[(2, 3), (3, 4)], [(1, 1), (2, 5)]], tmp_path)
+
+
 def test_fed_target_shape_is_planned_per_value(tmp_path):
     """A Reshape target fed as an input: dynamic at load, a plan per value at run."""
     x = opset13.parameter([2, 6], ov.Type.f32, name="x")
