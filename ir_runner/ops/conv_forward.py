@@ -5,7 +5,7 @@ shape), its compute path and the filters' layout from the input shape and the fi
 computes one input. The per-call kernel builds one per call; :func:`prepare_convolution` builds it once
 per plan when the shapes are static and the filters constant, so a run only copies and multiplies. The
 filters stay views of the constant in its own element type (converted per call when it is not the compute
-type); only the few-output-channels path keeps a relaid-out copy (one matrix per kernel tap).
+type), never a copy.
 
 Paths: pointwise (1x1, unit strides, no pads: one BLAS matmul on the NCHW buffer, no copy); im2col (one
 strided copy per kernel tap into ``[N, G, Cg*K, P]``, then one BLAS matmul per group); few output channels
@@ -95,10 +95,10 @@ class ForwardKernel:
         elif cg == 1 and taps > 1:
             self.path, self.weights = self._depthwise, wk.reshape(g, cog, taps)
         elif taps > 1 and cog <= TAP_SUM_MAX_OUT and cg >= TAP_SUM_MIN_IN:
-            # [taps, G, Co/G, C/G], one C-contiguous matrix per tap and group (laid out once per kernel: the
-            # one copy of filters a prepared kernel keeps)
+            # [taps, G, Co/G, C/G]: a view of the filters (weights are never copied); each tap's small matrix is
+            # made contiguous for BLAS per call
             self.path = self._tap_sum
-            self.weights = np.ascontiguousarray(wk.reshape(g, cog, cg, taps).transpose(3, 0, 1, 2))
+            self.weights = wk.reshape(g, cog, cg, taps).transpose(3, 0, 1, 2)
         elif taps == 1 and unit and not any(begin) and not any(end):
             self.path, self.weights = self._pointwise, wk.reshape(g, cog, cg)
             if g == 1 and x_shape[0] == 1:
@@ -172,6 +172,7 @@ class ForwardKernel:
         batch, g, cg = self.batch, self.groups, self.cg
         out = tmp = None
         for weights, view in zip(w, taps.views):
+            weights = np.ascontiguousarray(weights)
             runs = view.reshape(batch, g, cg, taps.span)
             if out is None:
                 out = np.matmul(weights, runs)
