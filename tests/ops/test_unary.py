@@ -306,7 +306,9 @@ def test_expf_is_the_c_librarys_near_ties_powers_of_two_and_subnormals():
     subnormal = np.linspace(-104, -87, 40_000, dtype=np.float32)
     rng = np.random.default_rng(0)
     for x in (near_powers, subnormal, (rng.standard_normal(40_000) * 30).astype(np.float32)):
-        assert np.array_equal(vectorised(x), _expf(x), equal_nan=True)
+        with np.errstate(over="ignore", invalid="ignore"):  # as the kernels call it: exp(88.8) overflows f32
+            got = vectorised(x)
+        assert np.array_equal(got, _expf(x), equal_nan=True)
 
 
 @pytest.mark.parametrize("alpha", [1.0, 0.5, 2.3])
