@@ -8,8 +8,8 @@ with OpenVINO's clipped interval arithmetic (:mod:`.window`). Run-time pads are 
 actual input shapes, as OpenVINO re-infers a dynamic model per shape.
 
 Kernels: :mod:`.conv_forward` (im2col or a matmul per kernel tap, BLAS; prepared once per plan for static
-shapes and constant filters); transposed convolutions are one matmul followed by a scatter-add per kernel
-tap.
+shapes and constant filters); transposed convolutions: :mod:`.conv_backprop` (one matmul, then one strided
+add per kernel tap; prepared once per plan for static shapes).
 
 Accuracy (``exact=False``): the reference sums ``K = C_in/group * kernel volume`` products in the
 element type in its own order; ir-run sums in another order (f16/bf16 in f32, rounded once), so
@@ -24,7 +24,8 @@ import numpy as np
 
 from ..types import DYNAMIC_DIM, DYNAMIC_SHAPE, Dim, PartialShape, TensorSpec, merge_dims
 from .api import LATEST_OPSET, Attr, OpContext, OpDef
-from .conv_forward import compute_dtype, convolution, finish, prepare_convolution, run_pads
+from .conv_backprop import backprop, prepare_backprop
+from .conv_forward import convolution, finish, prepare_convolution, run_pads
 from .window import (
     AUTO_PADS,
     FLOAT_TYPES,
@@ -357,59 +358,6 @@ def infer_deformable(ctx: OpContext):
 
 # -- kernels --------------------------------------------------------------------------------------------------
 
-def backprop(x, w, output_shape=None, *, strides, dilations, pads_begin, pads_end, auto_pad, output_padding,
-             grouped):
-    """ConvolutionBackpropData / GroupConvolutionBackpropData: ``out[o] += x[i] * w[k]`` wherever
-    ``o = i*stride - pad_begin + k*dilation`` lies in the output (bound: 2·K·eps, K = C_in/group × taps)."""
-    if not grouped:
-        w = w[None]
-    n = x.ndim - 2
-    g, cig, cog = w.shape[:3]
-    kernel = w.shape[3:]
-    in_spatial = x.shape[2:]
-    if output_shape is not None:
-        target = tuple(int(v) for v in np.asarray(output_shape).reshape(-1))
-        begin, end = pads_begin, pads_end
-        if auto_pad in ("same_upper", "same_lower"):
-            begin, end = [], []
-            for i in range(n):
-                total = max((in_spatial[i] - 1) * strides[i] + (kernel[i] - 1) * dilations[i] + 1 - target[i]
-                            + output_padding[i], 0)
-                small, large = total // 2, total - total // 2
-                begin.append(large if auto_pad == "same_upper" else small)
-                end.append(small if auto_pad == "same_upper" else large)
-        elif auto_pad == "valid":
-            begin, end = (0,) * n, (0,) * n
-    else:
-        begin, end = (pads_begin, pads_end) if auto_pad == "explicit" else ((0,) * n, (0,) * n)
-        target = tuple(max((i - 1) * s + (k - 1) * d + 1 - b - e + p, 0) for i, s, k, d, b, e, p in
-                       zip(in_spatial, strides, kernel, dilations, begin, end, output_padding))
-    out_dtype = x.dtype
-    work = compute_dtype(out_dtype)
-    batch = x.shape[0]
-    positions = int(np.prod(in_spatial))
-    taps = int(np.prod(kernel))
-    result = np.zeros((batch, g, cog, *target), dtype=work)
-    if batch == 0 or positions == 0 or not all(target) or g * cog == 0:
-        return finish(result.reshape(batch, g * cog, *target), out_dtype)
-    xs = x.astype(work, copy=False).reshape(batch, g, cig, positions)
-    wt = w.astype(work, copy=False).reshape(g, cig, cog * taps).transpose(0, 2, 1)
-    contrib = np.matmul(wt, xs).reshape(batch, g, cog, *kernel, *in_spatial)
-    for tap in np.ndindex(*kernel):
-        src, dst = [], []
-        for i in range(n):
-            first = tap[i] * dilations[i] - begin[i]  # output position of input position 0
-            lo = max(0, -(first // strides[i]))  # first input position landing at or after 0
-            hi = min(in_spatial[i], -(-(target[i] - first) // strides[i]))
-            if hi <= lo:
-                break
-            src.append(slice(lo, hi))
-            dst.append(slice(first + lo * strides[i], first + (hi - 1) * strides[i] + 1, strides[i]))
-        else:
-            result[(Ellipsis, *dst)] += contrib[(slice(None),) * 3 + tap + tuple(src)]
-    return finish(result.reshape(batch, g * cog, *target), out_dtype)
-
-
 def deformable(x, offsets, w, mask=None, *, strides, dilations, pads_begin, pads_end, auto_pad, group,
                deformable_group, bilinear_pad, deformable):
     """DeformableConvolution-8 (2-D): each tap samples the input at its position plus a learned offset by
@@ -468,10 +416,10 @@ OPS = (
     OpDef("GroupConvolution", 1, 1, LATEST_OPSET, ("data", "filters"), lambda ctx: infer_convolution(ctx, True),
           convolution, prepare_convolution, attrs=_COMMON, batch=batch_axis_zero, exact=False),
     OpDef("ConvolutionBackpropData", 1, 1, LATEST_OPSET, ("data", "filters", "output_shape"),
-          lambda ctx: infer_backprop(ctx, False), backprop, roles=("data", "filters", "shape"),
+          lambda ctx: infer_backprop(ctx, False), backprop, prepare_backprop, roles=("data", "filters", "shape"),
           attrs=_COMMON + (Attr("output_padding"),), batch=batch_axis_zero, exact=False, min_inputs=2),
     OpDef("GroupConvolutionBackpropData", 1, 1, LATEST_OPSET, ("data", "filters", "output_shape"),
-          lambda ctx: infer_backprop(ctx, True), backprop, roles=("data", "filters", "shape"),
+          lambda ctx: infer_backprop(ctx, True), backprop, prepare_backprop, roles=("data", "filters", "shape"),
           attrs=_COMMON + (Attr("output_padding"),), batch=batch_axis_zero, exact=False, min_inputs=2),
     OpDef("DeformableConvolution", 8, 8, LATEST_OPSET, ("data", "offsets", "filters", "mask"), infer_deformable,
           deformable, attrs=_COMMON + (Attr("group", "1"), Attr("deformable_group", "1"),

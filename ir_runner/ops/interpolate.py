@@ -34,6 +34,7 @@ Deviations from the reference, all documented in docs/semantics.md (interpolatio
 from __future__ import annotations
 
 import functools
+import math
 
 import numpy as np
 
@@ -152,47 +153,88 @@ def interpolate11(data: np.ndarray, scales_or_sizes: np.ndarray, axes_input: np.
     return _run(data, scales_or_sizes, axes_input, **params)
 
 
-def _run(data, source, axes_input, *, mode, calc, transform, nearest_mode, antialias, cube_coeff, axes, pads_begin,
-         pads_end) -> np.ndarray:
-    rank = data.ndim
-    if axes is None:
-        axes = tuple(range(rank)) if axes_input is None else tuple(int(a) for a in axes_input.reshape(-1))
-    if pads_begin is None:
-        pads_begin = pads_end = (0,) * rank
-    x = data
-    if any(pads_begin) or any(pads_end):
-        x = np.pad(data, list(zip(pads_begin, pads_end)))
-    source = source.reshape(-1)
-    out_lens, scales = [], []
-    for i, axis in enumerate(axes):
-        n = x.shape[axis]
-        if calc == "sizes":
-            m = int(source[i])
-            out_lens.append(m)
-            scales.append(_F32(_F32(m) / _F32(n)) if n else _F32(1))
-        else:
-            s = _F32(source[i])
-            scales.append(s)
-            out_lens.append(n if s == _F32(1) else int(_F32(n) * _F32(s + _EPS)))
-    if mode == "nearest":
-        for axis, m, s in zip(axes, out_lens, scales):
-            x = np.take(x, _nearest_index(x.shape[axis], m, s, transform, nearest_mode), axis=axis)
-        return np.ascontiguousarray(x) if x is not data else x.copy()
-    if mode.endswith("_pillow"):
-        return _pillow(x, axes, out_lens, mode, cube_coeff, data.dtype)
-    work = np.float64 if data.dtype == np.float64 else _F32
-    y = x.astype(work)
-    downsample = any(s < _F32(1) for s in scales)
-    for axis, m, s in zip(axes, out_lens, scales):
-        n = x.shape[axis]
-        if mode == "linear":
-            w = _linear_weights(n, m, s, transform, _F32(s) if antialias and downsample else _F32(1))
-        elif mode == "linear_onnx":
-            w = _onnx_weights(n, m, s, transform)
-        else:
-            w = _cubic_weights(n, m, s, transform, _F32(cube_coeff))
-        y = _apply(y, w.astype(work, copy=False), axis)
-    return _to_type(y, data.dtype, "round" if mode == "linear" else "trunc")
+def _run(data, source, axes_input, **params) -> np.ndarray:
+    return Resize(data.shape, data.dtype, source, axes_input, **params)(data)
+
+
+class Resize:
+    """An interpolation of inputs of one shape and dtype, its tables (output dims, per axis the nearest
+    indices or the weight matrix in the compute type and the shapes of its product) resolved at construction:
+    per call for the plain kernel, once per plan when prepared. ``kernel(data, *other_inputs)``."""
+
+    def __init__(self, shape, dtype, source, axes_input, *, mode, calc, transform, nearest_mode, antialias,
+                 cube_coeff, axes, pads_begin, pads_end) -> None:
+        rank = len(shape)
+        if axes is None:
+            axes = tuple(range(rank)) if axes_input is None else tuple(int(a) for a in axes_input.reshape(-1))
+        if pads_begin is None:
+            pads_begin = pads_end = (0,) * rank
+        self.pads = list(zip(pads_begin, pads_end)) if any(pads_begin) or any(pads_end) else None
+        shape = tuple(n + b + e for n, b, e in zip(shape, pads_begin, pads_end))
+        source = np.asarray(source).reshape(-1)
+        out_lens, scales = [], []
+        for i, axis in enumerate(axes):
+            n = shape[axis]
+            if calc == "sizes":
+                m = int(source[i])
+                out_lens.append(m)
+                scales.append(_F32(_F32(m) / _F32(n)) if n else _F32(1))
+            else:
+                s = _F32(source[i])
+                scales.append(s)
+                out_lens.append(n if s == _F32(1) else int(_F32(n) * _F32(s + _EPS)))
+        self.mode, self.dtype, self.axes, self.out_lens, self.cube_coeff = mode, np.dtype(dtype), axes, out_lens, \
+            cube_coeff
+        self.steps = []
+        if mode == "nearest":  # per axis: the source indices
+            for axis, m, s in zip(axes, out_lens, scales):
+                self.steps.append((axis, _nearest_index(shape[axis], m, s, transform, nearest_mode)))
+            return
+        if mode.endswith("_pillow"):
+            return
+        self.work = np.dtype(np.float64) if self.dtype == np.float64 else np.dtype(_F32)
+        self.rounding = "round" if mode == "linear" else "trunc"
+        downsample = any(s < _F32(1) for s in scales)
+        for axis, m, s in zip(axes, out_lens, scales):  # per axis: the weights and the shapes of their product
+            n = shape[axis]
+            if mode == "linear":
+                w = _linear_weights(n, m, s, transform, _F32(s) if antialias and downsample else _F32(1))
+            elif mode == "linear_onnx":
+                w = _onnx_weights(n, m, s, transform)
+            else:
+                w = _cubic_weights(n, m, s, transform, _F32(cube_coeff))
+            w = w.astype(self.work, copy=False)
+            lead, inner = math.prod(shape[:axis]), math.prod(shape[axis + 1:])
+            shape = shape[:axis] + (m,) + shape[axis + 1:]
+            if inner == 1:  # one BLAS product for the last axis
+                self.steps.append((w.T, (lead, n), True, shape))
+            else:  # a batched w @ y[lead, in, inner] (no transposed copies)
+                self.steps.append((w, (lead, n, inner), False, shape))
+
+    def __call__(self, data: np.ndarray, *other_inputs) -> np.ndarray:
+        x = np.pad(data, self.pads) if self.pads is not None else data
+        if self.mode == "nearest":
+            for axis, index in self.steps:
+                x = np.take(x, index, axis=axis)
+            return np.ascontiguousarray(x) if x is not data else x.copy()
+        if self.mode.endswith("_pillow"):
+            return _pillow(x, self.axes, self.out_lens, self.mode, self.cube_coeff, data.dtype)
+        y = x.astype(self.work, copy=False)  # never written: every step makes a new array
+        for w, shape, last, out_shape in self.steps:
+            y = (np.matmul(y.reshape(shape), w) if last else np.matmul(w, y.reshape(shape))).reshape(out_shape)
+        return _to_type(y, data.dtype, self.rounding)
+
+
+def prepare_interpolate(version: int):
+    """For Interpolate with static shapes and constant sizes/scales and axes: the tables built once per plan."""
+    kernel = interpolate4 if version == 4 else interpolate11
+
+    def prepare(params, inputs, outputs, consts):
+        source_at = 1 if version == 11 or params.get("calc") == "sizes" else 2
+        if consts[source_at] is None or params.get("axes") is None:
+            return functools.partial(kernel, **params)
+        return Resize(inputs[0].shape.to_shape(), inputs[0].element_type.dtype, consts[source_at], None, **params)
+    return prepare
 
 
 def _apply(y: np.ndarray, w: np.ndarray, axis: int) -> np.ndarray:
@@ -381,8 +423,10 @@ _COMMON_ATTRS = (
 )
 OPS = (
     OpDef("Interpolate", 4, 4, 10, ("data", "sizes", "scales", "axes"), _infer4, interpolate4,
+          prepare_interpolate(4),
           attrs=(Attr("mode", None, _MODES4),) + _COMMON_ATTRS, batch=_batch_rule, exact=False, min_inputs=3),
     OpDef("Interpolate", 11, 11, LATEST_OPSET, ("data", "scales_or_sizes", "axes"), _infer11, interpolate11,
+          prepare_interpolate(11),
           roles=("data", "sizes", "axes"), attrs=(Attr("mode", None, _MODES11),) + _COMMON_ATTRS,
           batch=_batch_rule, exact=False, min_inputs=2),
 )

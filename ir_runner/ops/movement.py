@@ -16,6 +16,9 @@ All are bit-exact.
 
 from __future__ import annotations
 
+import functools
+import math
+
 import numpy as np
 
 from ..errors import InputError
@@ -88,6 +91,56 @@ def _input_error(detail: str) -> None:
     raise InputError(detail, port="input 1 (pads_begin)")
 
 
+class PadKernel:
+    """Pad of inputs of one shape by resolved pads: the output is allocated once per call, the data copied into
+    its interior, then, axis by axis (as the reference and np.pad pad them), each margin filled by one slice
+    copy of the already filled part (reflect, symmetric: a reversed slice; edge: the border broadcast), and
+    the negative pads cropped. ``kernel(data, begin, end[, pad_value])``."""
+
+    def __init__(self, shape, begin: tuple[int, ...], end: tuple[int, ...], mode: str) -> None:
+        widths = [(max(b, 0), max(e, 0)) for b, e in zip(begin, end)]
+        self.mode = mode
+        self.padded = tuple(n + b + e for n, (b, e) in zip(shape, widths))
+        self.interior = tuple(slice(b, b + n) for n, (b, _) in zip(shape, widths))
+        self.empty = math.prod(shape) == 0 and mode != "constant"  # such an axis cannot be padded: empty output
+        self.out_shape = tuple(n + b + e for n, b, e in zip(shape, begin, end))
+        self.crop = tuple(slice(max(-b, 0), p - max(-e, 0)) for p, b, e in zip(self.padded, begin, end))
+        self.cropped = any(b < 0 or e < 0 for b, e in zip(begin, end))
+        self.margins = []  # (destination, source) index tuples, in order
+        if mode == "constant":
+            return
+        for axis, (n, (b, e)) in enumerate(zip(shape, widths)):
+            lead = (slice(None),) * axis
+            if mode == "reflect":
+                before, after = slice(2 * b, b, -1), slice(b + n - 2, b + n - 2 - e, -1)
+            elif mode == "symmetric":
+                before, after = slice(2 * b - 1, b - 1, -1), slice(b + n - 1, b + n - 1 - e, -1)
+            else:  # edge
+                before, after = slice(b, b + 1), slice(b + n - 1, b + n)
+            if b:
+                self.margins.append((lead + (slice(0, b),), lead + (_nonnegative(before),)))
+            if e:
+                self.margins.append((lead + (slice(b + n, b + n + e),), lead + (_nonnegative(after),)))
+
+    def __call__(self, data: np.ndarray, begin_input=None, end_input=None, pad_value=None) -> np.ndarray:
+        if self.empty:
+            return np.empty(self.out_shape, dtype=data.dtype)
+        if self.mode == "constant":
+            value = 0 if pad_value is None else pad_value.reshape(()).astype(data.dtype, copy=False)
+            out = np.full(self.padded, value, dtype=data.dtype)
+        else:
+            out = np.empty(self.padded, dtype=data.dtype)
+        out[self.interior] = data
+        for dst, src in self.margins:
+            out[dst] = out[src]
+        return np.array(out[self.crop], copy=True) if self.cropped else out
+
+
+def _nonnegative(part: slice) -> slice:
+    """A reversed slice whose stop went below 0 (up to index 0 included) as numpy spells it."""
+    return slice(part.start, None, part.step) if part.stop < 0 else part
+
+
 def pad(data: np.ndarray, begin_input: np.ndarray, end_input: np.ndarray, pad_value: np.ndarray | None = None, *,
         begin: tuple[int, ...], end: tuple[int, ...], mode: str) -> np.ndarray:
     """Pad by the positive pads, then crop by the negative ones (as the reference). The pads were resolved
@@ -97,19 +150,14 @@ def pad(data: np.ndarray, begin_input: np.ndarray, end_input: np.ndarray, pad_va
         if n + begin[i] + end[i] < 0:
             _input_error(f"axis {i} of {n} elements padded by {begin[i]} and {end[i]} would have"
                          f" {n + begin[i] + end[i]} elements")
-    widths = [(max(b, 0), max(e, 0)) for b, e in zip(begin, end)]
-    if mode == "constant":
-        value = np.zeros((), data.dtype) if pad_value is None else pad_value.reshape(()).astype(data.dtype, copy=False)
-        out = np.full([n + b + e for n, (b, e) in zip(data.shape, widths)], value, dtype=data.dtype)
-        out[tuple(slice(b, b + n) for n, (b, _) in zip(data.shape, widths))] = data
-    elif data.size == 0:  # an empty axis cannot be padded in these modes: the output is empty too
-        return np.empty([n + b + e for n, b, e in zip(data.shape, begin, end)], dtype=data.dtype)
-    elif not any(b or e for b, e in widths):
-        out = data
-    else:
-        out = np.pad(data, widths, mode=mode)
-    crop = tuple(slice(max(-b, 0), out.shape[i] - max(-e, 0)) for i, (b, e) in enumerate(zip(begin, end)))
-    return np.array(out[crop], copy=True)
+    return PadKernel(data.shape, begin, end, mode)(data, begin_input, end_input, pad_value)
+
+
+def prepare_pad(params, inputs, outputs, consts):
+    """For static shapes (inference checked the pads against them): the slices resolved once per plan."""
+    if params.get("begin") is None or params.get("end") is None:
+        return functools.partial(pad, **params)
+    return PadKernel(inputs[0].shape.to_shape(), params["begin"], params["end"], params["mode"])
 
 
 # -- Reverse-1 -----------------------------------------------------------------------------------------
@@ -260,10 +308,10 @@ def _fit_one_hot(params, inputs, position: int) -> InputFit | None:
 
 OPS = (
     OpDef("Pad", 1, 1, 11, ("data", "pads_begin", "pads_end", "pad_value"), infer_pad, pad,
-          roles=("data", "pads", "pads", "pad_value"), min_inputs=3, batch=_batch_pad,
+          prepare_pad, roles=("data", "pads", "pads", "pad_value"), min_inputs=3, batch=_batch_pad,
           attrs=(Attr("pad_mode", "constant", tuple(PAD_MODES)),)),
     OpDef("Pad", 12, 12, LATEST_OPSET, ("data", "pads_begin", "pads_end", "pad_value"), infer_pad, pad,
-          roles=("data", "pads", "pads", "pad_value"), min_inputs=3, batch=_batch_pad,
+          prepare_pad, roles=("data", "pads", "pads", "pad_value"), min_inputs=3, batch=_batch_pad,
           attrs=(Attr("pad_mode", "constant", tuple(PAD_MODES)),)),
     OpDef("Reverse", 1, 1, LATEST_OPSET, ("data", "axis"), infer_reverse, reverse, roles=("data", "axes"),
           batch=_batch_untouched,

@@ -64,20 +64,31 @@ def _libm(fn: np.ufunc, x: np.ndarray) -> np.ndarray:
 
 
 _EXPF_NEAR_TIE = 0.4975
+_F32_TINY = 2.0 ** -126  # below it expf's result is subnormal: its rounding drops more than 29 bits of a double
+_DROPPED = np.int64((1 << 29) - 1)  # the bits of a double's significand that rounding to f32 drops
+_TIE_WINDOW = round((1 - 2 * _EXPF_NEAR_TIE) / 2 * (1 << 29))  # 0.0025 ULP of f32, in ULPs of f64
+_WINDOW_START = np.int64((1 << 28) - _TIE_WINDOW)  # the dropped bits at a rounding tie are 1 << 28
+_WINDOW_SIZE = np.uint64(2 * _TIE_WINDOW)
 
 
 def _expf(x: np.ndarray) -> np.ndarray:
     """The C library's ``expf`` on f32 values, as the reference calls it: ``exp`` in double rounded to f32,
     except where that lies within 0.0025 ULP of a rounding tie (glibc's expf is off by up to 0.502 ULP, so only
-    there can it round the other way), which take the C library's own ``expf`` element by element."""
+    there can it round the other way), which take the C library's own ``expf`` element by element. The distance
+    to a tie is read from the 29 bits of the double that rounding drops (subnormal results: from the f32
+    spacing); infinities and NaNs (from f32 data) have none of them set, so they are never near a tie."""
     wide = np.exp(x.astype(F64))
     narrow = wide.astype(F32)
     expf = _c_expf()
     if expf is None or not narrow.size:
         return narrow
-    step = np.spacing(np.abs(narrow)).astype(F64)
-    near = np.abs(wide - narrow) > _EXPF_NEAR_TIE * step
-    near &= np.isfinite(wide)
+    dropped = wide.view(np.int64) & _DROPPED
+    dropped -= _WINDOW_START
+    near = dropped.view(np.uint64) < _WINDOW_SIZE  # |dropped - tie| < window, as one unsigned comparison
+    tiny = wide < _F32_TINY
+    if tiny.any():
+        small, rounded = wide[tiny], narrow[tiny]
+        near[tiny] = np.abs(small - rounded) > _EXPF_NEAR_TIE * np.spacing(np.abs(rounded)).astype(F64)
     if near.any():
         narrow[near] = [expf(v) for v in x[near].tolist()]
     return narrow

@@ -381,3 +381,64 @@ def test_negative_pads_crop(kind, filters, strides, begin, end, tmp_path):
     rtol, atol = _tolerance(x, w, int(np.prod(filters[-3:])))
     assert got.shape == want.shape
     assert_close("out", got, want, rtol, atol)
+
+
+def _naive_backprop(x, w, strides, dilations, begin, target):
+    """``out[o] += x[i] * w[k]`` for ``o = i*stride - begin + k*dilation`` inside the output, in f64 (grouped w)."""
+    g, cig, cog = w.shape[:3]
+    out = np.zeros((x.shape[0], g, cog, *target))
+    xs = x.reshape(x.shape[0], g, cig, *x.shape[2:]).astype(np.float64)
+    for i in np.ndindex(*x.shape[2:]):
+        for k in np.ndindex(*w.shape[3:]):
+            o = tuple(a * s - b + t * d for a, s, b, t, d in zip(i, strides, begin, k, dilations))
+            if all(0 <= p < n for p, n in zip(o, target)):
+                out[(slice(None),) * 3 + o] += np.einsum("ngc,gcm->ngm", xs[(Ellipsis,) + i], w[(Ellipsis,) + k])
+    return out.reshape(x.shape[0], g * cog, *target)
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_backprop_prepared_paths(seed):
+    """The prepared transposed convolution (one bincount over a precomputed index map for small float
+    layers), the per-call kernel (one strided add per tap) and integer data agree with a naive loop."""
+    from ir_runner.ops.conv_backprop import BackpropKernel, backprop
+    rng = np.random.default_rng(seed)
+    n = 1 + seed % 3
+    g, cig, cog, batch = int(rng.integers(1, 3)), int(rng.integers(1, 4)), int(rng.integers(1, 4)), 1 + seed % 2
+    kernel = tuple(int(k) for k in rng.integers(1, 4, size=n))
+    strides = tuple(int(s) for s in rng.integers(1, 4, size=n))
+    dilations = tuple(int(d) for d in rng.integers(1, 3, size=n))
+    begin = tuple(int(p) for p in rng.integers(0, 3, size=n))
+    end = tuple(int(p) for p in rng.integers(0, 3, size=n))
+    out_pad = tuple(int(rng.integers(0, s)) for s in strides)
+    x = rng.standard_normal((batch, g * cig, *rng.integers(2, 6 if n < 3 else 4, size=n))).astype(np.float32)
+    w = rng.standard_normal((g, cig, cog, *kernel)).astype(np.float32)
+    params = dict(strides=strides, dilations=dilations, pads_begin=begin, pads_end=end, auto_pad="explicit",
+                  output_padding=out_pad, grouped=True)
+    plain = backprop(x, w, **params)
+    want = _naive_backprop(x, w, strides, dilations, begin, plain.shape[2:])
+    prepared = BackpropKernel(x.shape, x.dtype, w.shape, target=None, w=w, prepared=True, **params)
+    assert (prepared.scatter is not None) != prepared.empty
+    k = cig * int(np.prod(kernel))
+    atol = 2 * k * float(np.finfo(np.float32).eps) * float(np.abs(x).max()) * float(np.abs(w).max()) * k
+    for got in (plain, prepared(x, w)):
+        assert got.dtype == np.float32 and got.shape == want.shape
+        np.testing.assert_allclose(got, want, rtol=0, atol=atol)
+    xi, wi = (rng.integers(-50, 50, size=a.shape).astype(np.int8) for a in (x, w))
+    got = BackpropKernel(xi.shape, xi.dtype, wi.shape, target=None, w=wi, prepared=True, **params)(xi, wi)
+    exact = _naive_backprop(xi, wi, strides, dilations, begin, plain.shape[2:]).astype(np.int64)
+    assert got.dtype == np.int8 and np.array_equal(got, exact.astype(np.int8))  # integers wrap as int8
+
+
+def test_backprop_large_layer_uses_strided_adds(tmp_path):
+    """A transposed convolution too large for the index map (strided adds per tap), against OpenVINO CPU."""
+    rng = np.random.default_rng(5)
+    x = rng.standard_normal((1, 16, 24, 24)).astype(np.float32)
+    attrs = dict(strides=[2, 2], pads_begin=[1, 1], pads_end=[1, 1], dilations=[1, 1], auto_pad="explicit",
+                 output_padding=[1, 1])
+    from ir_runner.ops.conv_backprop import SCATTER_MAX
+    assert 16 * 9 * 24 * 24 > SCATTER_MAX  # products of the matmul: more than the index map takes
+    node, params = _build("backprop", ps(*x.shape), (16, 16, 3, 3), attrs, rng)
+    path = write_ir(node, params, tmp_path)
+    w = node.input_value(1).get_node().get_data()
+    rtol, atol = _tolerance(x, w, 16 * 9)
+    check_run(path, {"x": x}, rtol=rtol, atol=atol, oracle="cpu")

@@ -134,6 +134,24 @@ def test_weighted_every_transform(mode, shape, sizes, tmp_path):
     check_run(path, {"x": _feed(np.random.default_rng(2), shape)}, rtol=RTOL, atol=ATOL)
 
 
+@pytest.mark.parametrize("mode", ["nearest"] + WEIGHTED)
+def test_sizes_and_axes_given_at_run_time(mode, tmp_path):
+    """Sizes and axes fed as inputs (the per-call kernel) give what the constant ones (tables built once per
+    plan) give, over two runs of each."""
+    x = _x([2, 3, 5, 6])
+    sizes = opset1.parameter([2], ov.Type.i64, name="sizes")
+    axes = opset1.parameter([2], ov.Type.i64, name="axes")
+    fed = write_ir(opset11.interpolate(x, sizes, mode, "sizes", axes=axes), [x, sizes, axes], tmp_path / "fed")
+    const = write_ir(opset11.interpolate(x, _c([7, 4]), mode, "sizes", axes=_c([3, 2])), [x], tmp_path / "const")
+    fed_model, const_model = ir_runner.load(str(fed)), ir_runner.load(str(const))
+    rng = np.random.default_rng(3)
+    for _ in range(2):
+        data = _feed(rng, [2, 3, 5, 6])
+        got = next(iter(fed_model.run({"x": data, "sizes": np.array([7, 4]), "axes": np.array([3, 2])}).values()))
+        want = next(iter(const_model.run({"x": data}).values()))
+        assert got.shape == (2, 3, 4, 7) and np.array_equal(got, want)
+
+
 @pytest.mark.parametrize("scales", [[0.6, 1.7], [2.0, 0.5], [0.5, 0.4], [0.3, 1.5]], ids=str)
 def test_scales_v4_v11_antialias_and_pillow(scales, tmp_path):
     x = _x([1, 2, 9, 10])

@@ -61,6 +61,27 @@ def test_pad_modes_against_reference(mode, begin, end, version, tmp_path):
     check_run(path, {"data": np.arange(12, dtype=np.float32).reshape(3, 4)})
 
 
+@pytest.mark.parametrize("mode", ["reflect", "symmetric", "edge", "constant"])
+def test_pad_kernel_matches_numpy_pad(mode):
+    """The slice-copy Pad kernel (prepared per plan) against np.pad then a crop, over random ranks, shapes and
+    pads up to each mode's limit, negative ones included."""
+    from ir_runner.ops.movement import PadKernel
+    rng = np.random.default_rng(len(mode))
+    limit = {"reflect": lambda n: n - 1, "symmetric": lambda n: n}.get(mode, lambda n: 3)
+    for _ in range(150):
+        shape = tuple(int(v) for v in rng.integers(1, 5, size=int(rng.integers(1, 4))))
+        begin = tuple(int(rng.integers(-n, limit(n) + 1)) for n in shape)
+        end = tuple(int(rng.integers(-n, limit(n) + 1)) for n in shape)
+        if any(n + b + e < 0 for n, b, e in zip(shape, begin, end)):
+            continue
+        data = rng.standard_normal(shape).astype(np.float32)
+        want = np.pad(data, [(max(b, 0), max(e, 0)) for b, e in zip(begin, end)], mode=mode)
+        want = want[tuple(slice(max(-b, 0), want.shape[i] - max(-e, 0)) for i, (b, e) in enumerate(zip(begin, end)))]
+        got = PadKernel(shape, begin, end, mode)(data)
+        assert got.shape == want.shape and np.array_equal(got, want), (shape, begin, end)
+        assert not np.shares_memory(got, data)
+
+
 def test_pad_without_pad_value_pads_zeros(tmp_path):
     d = _param([2, 2], ov.Type.i32)
     path = write_ir(opset13.pad(d, _const([1, 0]), _const([0, 1]), "constant"), [d], tmp_path)
