@@ -331,6 +331,54 @@ def test_strided_slice_shapes(shape, begin, end, stride, bm, em, nm, sm, el, tmp
     run_cases(write_ir(s, [x], tmp_path), [x], np.random.default_rng(8))
 
 
+def test_slices_with_negative_steps_from_before_the_first_element(tmp_path):
+    """A negative step whose start lies before the dim's first element starts there (numpy would take nothing):
+    the reference's clamping, in Slice and StridedSlice (found by the fuzzer)."""
+    x = opset13.parameter(P(6, 5), ov.Type.i32, name="x")
+    outs = [opset8.slice(x, const([-8, -2**62]), const([-2**62, 1]), const([-1, -2]), const([0, 1])),
+            opset1.strided_slice(x, const([-2**62, -9]), const([0, 0]), const([-3, -1]), [0, 0], [1, 0])]
+    path = write_ir(outs, [x], tmp_path)
+    check_shapes(path)
+    check_run(path, {"x": np.arange(30, dtype=np.int32).reshape(6, 5)})
+
+
+STRIDED_UNKNOWN = [  # begin or end a Parameter: masked elements need no value (as OpenVINO infers them)
+    (P(4, 5, 6), "end", [1, -1], [-1, 3], [0, 0], [1, 1]),
+    (P(5, 2, -1), "begin", [10], [1], [1], [0]),
+    (P(5, -1), "begin", [3, 3], [-3, -2], [1, 0], [0, 0]),
+    (P(9, (0, 9), 9, 9), "end", [1, 1, 1], [1, 1, 1], [0, 0, 0], [1, 1, 1]),
+    (P(9, 9, 9, 9), "end", [1, 1, 1], [1, 2, -3], [0, 0, 0], [1, 1, 1]),
+    (P(9, 9, 9), "begin", [2, 2, 2], [2, 2, 2], [0, 1, 1], [0, 0, 0]),
+    (P((9, 12)), "end", [1], [-1], [0], [1]),
+    (P((0, 9)), "begin", [2], [-3], [1], [0]),
+]
+
+
+@pytest.mark.parametrize("shape,unknown,known,stride,bm,em", STRIDED_UNKNOWN)
+def test_strided_slice_with_begin_or_end_known_at_run(shape, unknown, known, stride, bm, em, tmp_path):
+    x = opset13.parameter(shape, ov.Type.f32, name="x")
+    p = opset13.parameter([len(known)], ov.Type.i64, name="p")
+    begin, end = (p, const(known)) if unknown == "begin" else (const(known), p)
+    s = opset1.strided_slice(x, begin, end, const(stride), bm, em)
+    path = write_ir(s, [x, p], tmp_path)
+    check_shapes(path)
+    data = np.arange(np.prod(concrete(shape, np.random.default_rng(3))), dtype=np.float32)
+    data = data.reshape(concrete(shape, np.random.default_rng(3)))
+    check_run(path, {"x": data, "p": np.array([1] * len(known), np.int64)})
+
+
+def test_strided_slice_ellipsis_that_is_also_a_new_or_shrunk_axis(tmp_path):
+    """An element both the ellipsis and a new/shrunk axis is the ellipsis, as OpenVINO's shape inference and
+    CPU plugin read it (its reference reads the other mask and contradicts the inferred shape)."""
+    x = opset13.parameter(P(2, 2, 6), ov.Type.f32, name="x")
+    s = opset1.strided_slice(x, const([1, 0]), const([2, 0]), const([1, 1]), [0, 0], [0, 1], [0, 1], [1, 0], [1, 0])
+    path = write_ir(s, [x], tmp_path)
+    check_shapes(path)
+    data = np.arange(24, dtype=np.float32).reshape(2, 2, 6)
+    got = ir_runner.load(str(path)).run({"x": data})
+    assert np.array_equal(next(iter(got.values())), data[..., None])
+
+
 # -- ShapeOf ------------------------------------------------------------------------------------------------
 
 def test_shape_of_types_and_ranks(tmp_path):
