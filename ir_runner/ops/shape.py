@@ -394,9 +394,10 @@ def _infer_split(ctx: OpContext):
     dim = data.shape.dims[axis]
     if dim.is_static and dim.lo % n:
         ctx.fail(f"dim {axis} of the data ({dim.lo}) is not divisible by num_splits={n}")
-    part = dim_div(dim, n) if n != 1 else dim
-    if part is None:
-        ctx.fail(f"dim {axis} of the data ({dim}) cannot be split in {n}")
+    if not dim.is_static and dim.hi is not None and dim.hi < n:
+        ctx.fail(f"dim {axis} of the data ({dim}) is at most {dim.hi}, fewer than num_splits={n}")
+    # OpenVINO's split_shape_infer divides both ends of an interval rounding down (not Dimension's division)
+    part = Dim(dim.lo // n, None if dim.hi is None else dim.hi // n) if n != 1 else dim
     dims = list(data.shape.dims)
     dims[axis] = part
     return [TensorSpec(data.element_type, PartialShape(tuple(dims)))] * n, {"axis": axis, "sections": n}

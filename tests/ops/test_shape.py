@@ -196,6 +196,24 @@ def test_split_shapes(shape, axis, n, tmp_path):
     check_run(path, {"x": np.random.default_rng(3).standard_normal(shp).astype(np.float32)})
 
 
+@pytest.mark.parametrize("dim,n,fed", [((8, 11), 3, 9), ((5, 9), 2, 6), ((1, 6), 3, 3), ((4, -1), 3, 6),
+                                       ((6, 8), 3, 6)])
+def test_split_of_an_interval_rounds_both_ends_down(dim, n, fed, tmp_path):
+    """OpenVINO divides an interval's ends rounding down ([8..11] in 3 parts: [2..3], not 3; found by the fuzzer)."""
+    x = opset13.parameter(P(2, dim), ov.Type.u16, name="x")
+    path = write_ir(opset13.split(x, const(1), n), [x], tmp_path)
+    check_shapes(path)
+    check_run(path, {"x": np.arange(2 * fed, dtype=np.uint16).reshape(2, fed)})
+
+
+def test_split_of_an_interval_shorter_than_num_splits_is_refused(tmp_path):
+    x = opset13.parameter(P(2, 6), ov.Type.f32, name="x")
+    path = write_ir(opset13.split(x, const(1), 3), [x], tmp_path)
+    path.write_text(path.read_text().replace('shape="2,6"', 'shape="2,1..2"').replace("<dim>6</dim>", "<dim>-1</dim>"))
+    with pytest.raises(IRError, match="fewer than num_splits"):
+        ir_runner.load(str(path))
+
+
 @pytest.mark.parametrize("shape,axis,lengths", [
     (P(6, 4), 0, [1, 2, 3]), (P(6, 4), 1, [-1, 1]), (P(-1, 4), 0, [2, -1]), (P((3, 10), 4), 0, [2, -1]),
     (P(6, 4), 0, [6, 0]), (P(-1, 4), 1, [3, 1]),
