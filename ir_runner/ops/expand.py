@@ -170,7 +170,8 @@ def _infer_tile(ctx: OpContext):
     one = Dim(1, 1)
     dims = (one,) * (rank - len(data.shape.dims)) + data.shape.dims
     reps = (one,) * (rank - len(repeats.dims)) + repeats.dims
-    out = PartialShape(tuple(dim_mul(d, r) for d, r in zip(dims, reps)))
+    zero = Dim(0, 0)  # a 0 on either side is 0, however unknown the other (as OpenVINO's interval product)
+    out = PartialShape(tuple(zero if zero in (d, r) else dim_mul(d, r) for d, r in zip(dims, reps)))
     exact = all(r.is_static for r in reps)
     return [TensorSpec(data.element_type, out)], {"reps": tuple(r.lo for r in reps) if exact else None}
 
