@@ -844,9 +844,13 @@ def gen_softmax(case: Case, name: str):
 
 
 def normal_only(got: np.ndarray, want: np.ndarray):
-    """Both zeroed where both are below the type's smallest normal (subnormal results of exp differ)."""
-    tiny = float(ml_dtypes.finfo(got.dtype).smallest_normal)
+    """Both zeroed where both are below the type's smallest normal, after checking that they differ there by at
+    most 2 units of the smallest subnormal (docs/semantics.md: subnormal results of exp differ)."""
+    info = ml_dtypes.finfo(got.dtype)
+    tiny = float(info.smallest_normal)
     both = (np.abs(got.astype(np.float64)) < tiny) & (np.abs(want.astype(np.float64)) < tiny)
+    gap = np.abs(got.astype(np.float64) - want.astype(np.float64))[both]
+    assert not (gap > 2 * float(info.smallest_subnormal)).any(), f"subnormal results differ by {gap.max()}"
     return np.where(both, 0, got).astype(got.dtype), np.where(both, 0, want).astype(want.dtype)
 
 
