@@ -58,6 +58,9 @@ def _infer_broadcast(ctx: OpContext, version: int):
         if data.shape.rank is not None and target_rank is not None and data.shape.rank != target_rank:
             ctx.fail(f"mode='pdpd' needs the data's rank ({data.shape.rank}) to equal the target's ({target_rank})"
                      " (OpenVINO refuses other ranks)", position=1)
+        if data.shape.dims is None and _target_known(ctx):  # (OpenVINO: the target's rank, every dim ?)
+            rank = len(_shape_from_value(ctx, 1).dims)
+            return [TensorSpec(data.element_type, PartialShape((DYNAMIC_DIM,) * rank))], {"shape": None, "axes": None}
         mode = "bidirectional" if _target_known(ctx) else "numpy"  # (unknown target: its length, dims ?)
     if mode == "explicit" and len(ctx.inputs) != 3:
         ctx.fail("axes_mapping must be given in explicit mode")

@@ -537,3 +537,17 @@ def test_transpose_and_broadcast_of_unknown_values_as_openvino_infers(tmp_path):
             NodeFactory("opset1").create("Broadcast", [small, target, ov.op.Constant(np.arange(2))],
                                          {"mode": "pdpd"})]
     check_shapes(write_ir(outs, [data, order, small, target], tmp_path))
+
+
+@pytest.mark.parametrize("target", [[], [3], [2, 1]])
+def test_broadcast_pdpd_of_data_of_unknown_rank_has_the_target_rank(target, tmp_path):
+    """Found by the fuzzer: OpenVINO infers the target's rank with every dim ?, ([] for an empty target)."""
+    from openvino.utils.node_factory import NodeFactory
+
+    data = opset1.parameter(ov.PartialShape.dynamic(), ov.Type.i32, name="x")
+    node = NodeFactory("opset3").create("Broadcast", [data, ov.op.Constant(np.array(target, np.int64))],
+                                        {"mode": "pdpd"})
+    path = write_ir(node, [data], tmp_path)
+    check_shapes(path)
+    feed = np.arange(int(np.prod(target)), dtype=np.int32).reshape(target) if target else np.array(-4, np.int32)
+    check_run(path, {"x": feed})
