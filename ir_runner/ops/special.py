@@ -85,9 +85,9 @@ def erf(x: np.ndarray) -> np.ndarray:
         v = x[large]
         with np.errstate(invalid="ignore"):
             out[large] = np.copysign(1.0 - erfc_abs(v), v)
-        nan = np.isnan(v)
+        nan = np.isnan(x)  # (of any shape: not a flat index)
         if nan.any():
-            out[np.flatnonzero(large)[nan]] = np.nan
+            out[nan] = np.nan
     return out
 
 

@@ -403,6 +403,19 @@ def test_nan_payloads_of_attribute_ops(tmp_path, make, et):
     check_run(_graph(tmp_path, make, et, [x.size]), {"x": x})
 
 
+@pytest.mark.parametrize("et", ["bf16", "f16", "f32"])
+def test_erf_of_a_multi_dim_tensor_with_nans(tmp_path, et):
+    """NaNs among |x| >= 0.5 in a tensor of rank > 1 (found by the fuzzer: the NaN positions were flat indices)."""
+    x = np.linspace(-3, 3, 24).reshape(4, 3, 2)
+    x[1, 2, 0] = x[3, 0, 1] = np.nan
+    x = x.astype(NUMPY_TYPE[et])
+    got = _run(_graph(tmp_path, opset13.erf, et, list(x.shape)), {"x": x})
+    assert got.shape == x.shape and got.dtype == x.dtype
+    assert np.array_equal(np.isnan(got.astype(np.float64)), np.isnan(x.astype(np.float64)))
+    if et != "bf16":  # (optest's ULP distance has no bf16; the fuzzer covers bf16 Erf values)
+        check_run(_graph(tmp_path, opset13.erf, et, list(x.shape), "again"), {"x": x}, ulp=ULP_BOUNDS["Erf"])
+
+
 def test_swish_without_beta_takes_one_input(tmp_path):
     """Swish-4's beta is optional: OpenVINO writes the layer with the data input alone (PyTorch's silu)."""
     x = opset13.parameter([2, 5], ov.Type.f32, name="x")
