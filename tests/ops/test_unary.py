@@ -133,6 +133,7 @@ def test_clamp_needs_min_not_above_max():
     ([1, 3, 4, 4], [3], True), ([2, 3], [3], True), ([1, 3, 4, 5], [5], True), ([1, 3, 4, 5], [3, 1, 1], True),
     ([2, 3, 4], [4], True), ([2, 5], [1], True), ([2, 3, 4], [2, 3, 4], True), ([1, 3, 4, 5], [4, 5], True),
     ([1, 3, 4, 5], [4], False), ([2, 3], [2, 3, 4], False),
+    ([2, 3, 3], [3], True), ([2, 5, 5, 5], [5], True), ([4, 2, 3, 2], [2], True),  # axis 1 wins (fuzzer)
 ])
 def test_prelu_slope_along_the_channel_axis_or_broadcast(tmp_path, data, slope, ok):
     rng = np.random.default_rng(2)
