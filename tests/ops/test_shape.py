@@ -551,3 +551,17 @@ def test_broadcast_pdpd_of_data_of_unknown_rank_has_the_target_rank(target, tmp_
     check_shapes(path)
     feed = np.arange(int(np.prod(target)), dtype=np.int32).reshape(target) if target else np.array(-4, np.int32)
     check_run(path, {"x": feed})
+
+
+@pytest.mark.parametrize("skip", [True, False])
+@pytest.mark.parametrize("shape", [[2], [2, 3], [(2, 5), 3], [0, 2]])
+def test_squeeze15_axes_known_at_run_of_data_without_a_possible_1(shape, skip, tmp_path):
+    """Found by the fuzzer: no dim can be 1, so OpenVINO infers the data's shape whatever the axes."""
+    from openvino import opset15
+
+    data, axes = opset1.parameter(P(*shape), ov.Type.i16, name="x"), opset1.parameter([1], ov.Type.i64, name="a")
+    path = write_ir(opset15.squeeze(data, axes, skip), [data, axes], tmp_path)
+    check_shapes(path)
+    feed = [d if isinstance(d, int) else d[0] for d in shape]
+    got = ir_runner.load(str(path)).run({"x": np.ones(feed, np.int16), "a": np.array([0], np.int64)})
+    assert next(iter(got.values())).shape == tuple(feed)
