@@ -435,7 +435,8 @@ def _infer_clamp(ctx: OpContext):
 
 def clamp(x: np.ndarray, *, low: float, high: float, out: np.ndarray | None = None) -> np.ndarray:
     """Clamp-1: ``x < min ? min : (x > max ? max : x)`` (NaN kept); the bounds are the attributes in the
-    type: integers take ``ceil(min)`` and ``floor(max)`` saturated to the type's range, floats round them."""
+    type: integers take ``ceil(min)`` and ``floor(max)`` saturated to the type's range, floats round them
+    (bf16 as OpenVINO's ``bfloat16`` class: ``-3.7`` is ``-3.6875``, not the nearest ``-3.703125``)."""
     if out is None:
         out = np.empty(x.shape, dtype=x.dtype)
     if x.dtype.kind in "iu":
@@ -444,6 +445,8 @@ def clamp(x: np.ndarray, *, low: float, high: float, out: np.ndarray | None = No
             x.dtype.type(info.min if low < 0 else info.max)
         hi_t = x.dtype.type(min(max(math.floor(high), info.min), info.max)) if math.isfinite(high) else \
             x.dtype.type(info.max if high > 0 else info.min)
+    elif x.dtype.kind == "V":  # bf16: the bounds converted as OpenVINO's bfloat16 class does (not to nearest)
+        lo_t, hi_t = (bf16_as_openvino_rounds(np.array(v, np.float32), x.dtype)[()] for v in (low, high))
     else:
         lo_t, hi_t = np.array(low).astype(x.dtype), np.array(high).astype(x.dtype)
 

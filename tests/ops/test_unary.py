@@ -224,6 +224,15 @@ def test_clamp_on_integers_rounds_the_bounds_inwards_and_saturates(tmp_path, et,
     check_run(path, {"x": _values(rng, et, (50,))})
 
 
+@pytest.mark.parametrize(("low", "high"), [(-3.7, -2.7), (100.0, 100.3), (-0.5, -0.2), (-3.7, -3.7)])
+def test_clamp_bf16_bounds_convert_as_openvino(tmp_path, low, high):
+    """bf16 bounds as OpenVINO's bfloat16 class converts them (-3.7 is -3.6875, not the nearest -3.703125);
+    found by the fuzzer."""
+    rng = np.random.default_rng(4)
+    x = (rng.standard_normal(64) * 60).astype(ml_dtypes.bfloat16)
+    check_run(_graph(tmp_path, lambda p: opset13.clamp(p, low, high), "bf16", [64]), {"x": x})
+
+
 @pytest.mark.parametrize("mode", ["half_to_even", "half_away_from_zero"])
 @pytest.mark.parametrize("et", ["f16", "f32", "i8", "u64", "boolean"])
 def test_round_every_type(tmp_path, mode, et):
