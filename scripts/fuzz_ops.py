@@ -1029,6 +1029,8 @@ def run_case(name: str, seed: int, workdir: Path, show: bool = False) -> tuple[s
             if w.dtype != g.dtype:
                 assert w.dtype.itemsize == g.dtype.itemsize, f"{key}: dtype {g.dtype}, reference {w.dtype}"
                 w = w.view(g.dtype)
+            if oracle == "cpu" and g.dtype.kind == "f":  # the CPU plugin flushes subnormals (constants too)
+                g = np.where((np.abs(g) < np.finfo(g.dtype).tiny) & (w == 0), w, g)
             compare(g, w, i)
     except AssertionError as e:
         return "fail", f"values: {str(e)[:600]}"

@@ -96,9 +96,19 @@ def _check_1d(ctx: OpContext, position: int, name: str) -> None:
         ctx.fail(f"{name} must be 1-D, got shape {ctx.inputs[position].shape.brief()}", position=position)
 
 
+_I32_LIMITS = {-(2**31): INT64_MIN, 2**31 - 1: INT64_MAX}
+
+
 def _bounds(ctx: OpContext, position: int) -> list[tuple[int, int]] | None:
+    """The (lower, upper) bounds of a start/stop input; an i32 input's limits read as int64's, as OpenVINO
+    reads them (an i32 stop of 2**31 - 1 slices to the end of an unbounded dim)."""
     value = ctx.partial_value(position)
-    return None if value is None else as_bounds(value)
+    if value is None:
+        return None
+    bounds = as_bounds(value)
+    if ctx.inputs[position].element_type.name == "i32":
+        bounds = [(_I32_LIMITS.get(lo, lo), _I32_LIMITS.get(hi, hi)) for lo, hi in bounds]
+    return bounds
 
 
 # -- Slice --------------------------------------------------------------------------------------------------

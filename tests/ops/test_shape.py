@@ -565,3 +565,16 @@ def test_squeeze15_axes_known_at_run_of_data_without_a_possible_1(shape, skip, t
     feed = [d if isinstance(d, int) else d[0] for d in shape]
     got = ir_runner.load(str(path)).run({"x": np.ones(feed, np.int16), "a": np.array([0], np.int64)})
     assert next(iter(got.values())).shape == tuple(feed)
+
+
+@pytest.mark.parametrize(("start", "stop", "step"), [(-2**31, -1, 3), (0, 2**31 - 1, 2), (2**31 - 1, 0, -1),
+                                                     (-2**31 + 1, -1, 3), (1, 2**31 - 1, 1)])
+def test_slices_of_an_unbounded_dim_read_i32_limits_as_int64_limits(start, stop, step, tmp_path):
+    """Found by the fuzzer: OpenVINO reads an i32 start/stop of 2**31 - 1 (or -2**31) as int64's limit, so
+    slicing an unbounded dim with it gives ?, not a bound."""
+    x = opset13.parameter(P(-1), ov.Type.f16, name="x")
+    args = [const([v], np.int32) for v in (start, stop, step)]
+    outs = [opset8.slice(x, *args), opset1.strided_slice(x, *args, [0], [0])]
+    path = write_ir(outs, [x], tmp_path)
+    check_shapes(path)
+    check_run(path, {"x": np.arange(7, dtype=np.float16)})
