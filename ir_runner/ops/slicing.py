@@ -19,7 +19,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import KernelError
-from ..types import Dim, PartialShape, TensorSpec
+from ..types import DYNAMIC_DIM, Dim, PartialShape, TensorSpec
 from .api import LATEST_OPSET, Attr, OpContext, OpDef
 from .index_rules import require_integer
 from .partial import INT64_MAX, INT64_MIN, as_bounds, input_ints, moved_value, normalise_axis
@@ -78,7 +78,10 @@ def _sliced_dim(dim: Dim, start: tuple[int, int], stop: tuple[int, int], step: i
     else:
         lo = _sliced_value(dim.lo, lower_end(start), upper_end(stop), step)
         hi = _sliced_value(dim_max, upper_end(start), lower_end(stop), step)
-    return Dim(max(lo, 0), None if hi == _INF else hi)
+    lo = max(lo, 0)
+    if hi != _INF and lo > hi:  # (OpenVINO's Dimension of an empty interval is fully dynamic)
+        return DYNAMIC_DIM
+    return Dim(lo, None if hi == _INF else hi)
 
 
 def _unknown_slice(dim: Dim, step: int | None) -> Dim:

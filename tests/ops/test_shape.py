@@ -578,3 +578,14 @@ def test_slices_of_an_unbounded_dim_read_i32_limits_as_int64_limits(start, stop,
     path = write_ir(outs, [x], tmp_path)
     check_shapes(path)
     check_run(path, {"x": np.arange(7, dtype=np.float16)})
+
+
+@pytest.mark.parametrize("dim,start,stop", [((1, 3), -1, 1), ((2, 5), -2, 2), ((1, 8), -1, 1), ((2, 5), -1, 1)])
+def test_slice_bounds_that_cross_give_a_dynamic_dim(dim, start, stop, tmp_path):
+    """Found by the fuzzer: a lower end above the upper one ([1..3] sliced -1:1 gives 1..0) is ?, as OpenVINO."""
+    x = opset13.parameter(P(dim, 3), ov.Type.i32, name="x")
+    outs = [opset8.slice(x, const([start]), const([stop]), const([1])),
+            opset1.strided_slice(x, const([start]), const([stop]), const([1]), [0], [0])]
+    path = write_ir(outs, [x], tmp_path)
+    check_shapes(path)
+    check_run(path, {"x": np.arange(3 * dim[0], dtype=np.int32).reshape(dim[0], 3)})
