@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import KernelError
+from ..errors import IndexOutOfRangeError, KernelError
 from ..types import DYNAMIC_DIM, Dim, PartialShape, TensorSpec
 from .api import LATEST_OPSET, Attr, OpContext, OpDef
 from .index_rules import require_integer
@@ -304,12 +304,17 @@ def strided_slice(data: np.ndarray, *inputs: np.ndarray, index) -> np.ndarray:
             key.append(Ellipsis)
         elif kind == "n":
             key.append(None)
-        elif kind == "i":
-            key.append(item[1])
         else:
             axis = sum(reads[:i]) if i < ellipsis else data.ndim - sum(reads[i:])
             length = data.shape[axis] if 0 <= axis < data.ndim else 0
-            key.append(_clamped(item[1], item[2], item[3], length))
+            if kind == "s":
+                key.append(_clamped(item[1], item[2], item[3], length))
+                continue
+            if not -length <= item[1] < length:  # (the reference asserts so: a shrunk axis is not clamped)
+                raise IndexOutOfRangeError(
+                    f"StridedSlice: begin element {i} ({item[1]}) shrinks data axis {axis} of length {length}, and"
+                    f" lies outside [{-length}, {length - 1}] (data {list(data.shape)})", port="input 1 (begin)")
+            key.append(item[1])
     if Ellipsis not in key:
         key.append(Ellipsis)
     try:

@@ -589,3 +589,17 @@ def test_slice_bounds_that_cross_give_a_dynamic_dim(dim, start, stop, tmp_path):
     path = write_ir(outs, [x], tmp_path)
     check_shapes(path)
     check_run(path, {"x": np.arange(3 * dim[0], dtype=np.int32).reshape(dim[0], 3)})
+
+
+def test_strided_slice_shrink_index_out_of_range_is_an_input_error(tmp_path):
+    """A shrunk axis is not clamped: a begin outside the axis is an IndexOutOfRangeError naming the layer and the
+    begin port (the reference asserts; found by the fuzzer as a KernelError)."""
+    x = opset13.parameter(P(4, 6), ov.Type.f32, name="x")
+    b = opset13.parameter([2], ov.Type.i64, name="b")
+    s = opset1.strided_slice(x, b, const([0, 0]), const([1, 1]), [0, 0], [0, 0], [], [1, 1])
+    path = write_ir(s, [x, b], tmp_path)
+    model = ir_runner.load(str(path))
+    data = np.arange(24, dtype=np.float32).reshape(4, 6)
+    assert next(iter(model.run({"x": data, "b": np.array([3, -6], np.int64)}).values())) == data[3, -6]
+    with pytest.raises(ir_runner.errors.IndexOutOfRangeError, match=r"StridedSlice.*begin element 1 \(6\)"):
+        model.run({"x": data, "b": np.array([3, 6], np.int64)})
