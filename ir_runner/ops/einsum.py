@@ -3,8 +3,10 @@
 The equation is ``in1,in2,...->out`` (spaces ignored) with letter labels (case matters) and at most one
 ``...`` per subscript standing for the broadcast (numpy-style) leading or middle axes. A label repeated in
 one input takes its diagonal; labels missing from the output are summed. Without ``->`` the output is the
-ellipsis, then the labels that appear once, in alphabetical (ASCII) order. Dims sharing a label must be
-equal; ellipsis dims broadcast.
+ellipsis, then the labels that appear once, in alphabetical (ASCII) order. Dims sharing a label in one
+input must be equal (a diagonal); across inputs they broadcast (a 1 against n gives n, as in numpy and
+OpenVINO 2026's inference), as ellipsis dims do; the labels of an
+input of unknown rank have unknown dims unless another input gives them.
 
 Not bit-exact (``exact=False``): the reference transposes, reduces and multiplies with its own loops, and
 ir-run contracts with numpy (BLAS), so the summation order differs. Bound: for a contraction over K
@@ -17,7 +19,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..types import DYNAMIC_SHAPE, Dim, PartialShape, TensorSpec, broadcast_dims, merge_dims
+from ..types import DYNAMIC_DIM, DYNAMIC_SHAPE, Dim, PartialShape, TensorSpec, broadcast_dims, merge_dims
 from .api import LATEST_OPSET, Attr, OpContext, OpDef
 
 ELLIPSIS = "..."
@@ -85,9 +87,11 @@ def infer_einsum(ctx: OpContext):
     ellipsis: list[Dim] | None = []
     for position, (spec, labels) in enumerate(zip(ctx.inputs, subscripts)):
         dims = spec.shape.dims
-        if dims is None:
+        if dims is None:  # its labels' dims are unknown unless another input has them
             if ELLIPSIS in labels:
                 ellipsis = None
+            for label in labels:
+                label_dims.setdefault(label, DYNAMIC_DIM)
             continue
         fixed = len(labels) - (ELLIPSIS in labels)
         if len(dims) != fixed and (ELLIPSIS not in labels or len(dims) < fixed):
@@ -98,8 +102,14 @@ def infer_einsum(ctx: OpContext):
         own = dims[at:at + n_ellipsis]
         if ellipsis is not None and ELLIPSIS in labels:
             ellipsis = _broadcast(ctx, ellipsis, list(own))
+        own_dims: dict[str, Dim] = {}  # a label repeated within one input: its dims merge (a diagonal)
         for label, dim in zip(labels[:at] + labels[at + 1:], dims[:at] + dims[at + n_ellipsis:]):
-            merged = merge_dims(label_dims.get(label, dim), dim)
+            merged = merge_dims(own_dims.get(label, dim), dim)
+            if merged is None:
+                ctx.fail(f"dims labelled '{label}' differ ({own_dims[label]} and {dim})", position=position)
+            own_dims[label] = merged
+        for label, dim in own_dims.items():  # across inputs they broadcast (as OpenVINO 2026 and numpy)
+            merged = broadcast_dims(label_dims.get(label, dim), dim)
             if merged is None:
                 ctx.fail(f"dims labelled '{label}' differ ({label_dims[label]} and {dim})", position=position)
             label_dims[label] = merged

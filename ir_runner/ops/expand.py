@@ -58,6 +58,9 @@ def _infer_broadcast(ctx: OpContext, version: int):
         if data.shape.rank is not None and target_rank is not None and data.shape.rank != target_rank:
             ctx.fail(f"mode='pdpd' needs the data's rank ({data.shape.rank}) to equal the target's ({target_rank})"
                      " (OpenVINO refuses other ranks)", position=1)
+        if data.shape.dims is None and _target_known(ctx):  # (OpenVINO: the target's rank, every dim ?)
+            rank = len(_shape_from_value(ctx, 1).dims)
+            return [TensorSpec(data.element_type, PartialShape((DYNAMIC_DIM,) * rank))], {"shape": None, "axes": None}
         mode = "bidirectional" if _target_known(ctx) else "numpy"  # (unknown target: its length, dims ?)
     if mode == "explicit" and len(ctx.inputs) != 3:
         ctx.fail("axes_mapping must be given in explicit mode")
@@ -170,7 +173,8 @@ def _infer_tile(ctx: OpContext):
     one = Dim(1, 1)
     dims = (one,) * (rank - len(data.shape.dims)) + data.shape.dims
     reps = (one,) * (rank - len(repeats.dims)) + repeats.dims
-    out = PartialShape(tuple(dim_mul(d, r) for d, r in zip(dims, reps)))
+    zero = Dim(0, 0)  # a 0 on either side is 0, however unknown the other (as OpenVINO's interval product)
+    out = PartialShape(tuple(zero if zero in (d, r) else dim_mul(d, r) for d, r in zip(dims, reps)))
     exact = all(r.is_static for r in reps)
     return [TensorSpec(data.element_type, out)], {"reps": tuple(r.lo for r in reps) if exact else None}
 

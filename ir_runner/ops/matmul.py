@@ -16,7 +16,10 @@ Softmax-8): ``exp(x - max) / sum(exp(x - max))`` and ``(x - max) - log(sum(exp(x
 ``axis``, for float types, computed in f32 for f16/bf16 (f64 for f64) and rounded once. A NaN, or an
 infinity that makes ``x - max`` NaN, turns its whole row into NaN, as in the reference. Bounds (K the
 length of ``axis``): Softmax ``|got - ref| <= (K + 4) eps(acc) |ref| + eps(out) |ref|`` (the division is a
-product with the rounded reciprocal of the sum: one more rounding, inside the K + 4); LogSoftmax
+product with the rounded reciprocal of the sum: one more rounding, inside the K + 4), plus, for outputs below
+the smallest normal, 2 units of the smallest subnormal (neither side flushes subnormals to zero, but numpy's
+vectorised exp is not correctly rounded there, where the reference's C library exp is, and both round twice at
+the subnormal spacing: measured at most 2 units at f32, 1 at bf16, 0 at f16); LogSoftmax
 ``|got - exact| <= 2 eps(acc) (|x - max| + |log sum|) + K eps(acc) + eps(out) |exact|``. OpenVINO has no
 reference evaluate for LogSoftmax: tests compare it with float64 arithmetic.
 """

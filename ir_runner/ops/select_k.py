@@ -44,6 +44,8 @@ def infer_non_zero(ctx: OpContext):
     hi = 1
     for d in data.shape.dims:
         hi = None if hi is None or d.hi is None else hi * d.hi
+    if any(d.hi == 0 for d in data.shape.dims):  # no elements, however unknown the other dims (as OpenVINO)
+        hi = 0
     count = DYNAMIC_DIM if hi is None else Dim(0, hi)
     return [TensorSpec(et, PartialShape((Dim(data.shape.rank, data.shape.rank), count)))], params
 

@@ -245,13 +245,19 @@ def _infer_squeeze(ctx: OpContext):
 
 
 def _infer_squeeze15(ctx: OpContext):
-    """Squeeze-15: Squeeze-1's rules, but axes known only at run time give a dynamic rank, and so does, with
+    """Squeeze-15: Squeeze-1's rules, but axes known only at run time give a dynamic rank (unless no dim of the
+    data can be 1 and at least one axis is given: then the data's shape), and so does, with
     ``allow_axis_skip``, an axis whose dim is dynamic (and may be 1), as OpenVINO infers (a static dim other
     than 1 is kept, as in Squeeze-1)."""
     outs, params = _infer_squeeze(ctx)
     if len(ctx.inputs) == 2:
         dims, values = ctx.inputs[0].shape.dims, input_ints(ctx, 1)
         skip = ctx.attr_bool("allow_axis_skip", False)
+        axes = ctx.inputs[1].shape
+        given = axes.is_static and all(d.lo > 0 for d in axes.dims)  # (at least one axis: none squeezes all 1s)
+        if values is None and dims and given and not any(d.contains(1) for d in dims):
+            data = ctx.inputs[0]  # no dim can be 1: nothing to squeeze, whatever the axes (as OpenVINO)
+            return [data], {"shape": _static_or_none(data.shape)}
         if values is None or skip and dims is not None and any(
                 not dims[a % len(dims)].is_static and dims[a % len(dims)].contains(1) for a in values):
             return [TensorSpec(outs[0].element_type, PartialShape(None))], {"shape": None}
@@ -394,9 +400,10 @@ def _infer_split(ctx: OpContext):
     dim = data.shape.dims[axis]
     if dim.is_static and dim.lo % n:
         ctx.fail(f"dim {axis} of the data ({dim.lo}) is not divisible by num_splits={n}")
-    part = dim_div(dim, n) if n != 1 else dim
-    if part is None:
-        ctx.fail(f"dim {axis} of the data ({dim}) cannot be split in {n}")
+    if not dim.is_static and dim.hi is not None and dim.hi < n:
+        ctx.fail(f"dim {axis} of the data ({dim}) is at most {dim.hi}, fewer than num_splits={n}")
+    # OpenVINO's split_shape_infer divides both ends of an interval rounding down (not Dimension's division)
+    part = Dim(dim.lo // n, None if dim.hi is None else dim.hi // n) if n != 1 else dim
     dims = list(data.shape.dims)
     dims[axis] = part
     return [TensorSpec(data.element_type, PartialShape(tuple(dims)))] * n, {"axis": axis, "sections": n}

@@ -4,15 +4,22 @@ Both return views (numpy basic indexing; ``views=True``); the reference's clampi
 Python's slice clamping. Output dims follow OpenVINO's ``shape_infer``, start/stop read as bounds: a
 slice whose stop is computed from ShapeOf gets the interval OpenVINO declares (``make_dim`` and
 ``get_sliced_value`` of ``slice_shape_inference_utils.hpp``, re-derived here on Python integers).
-Steps (strides) and Slice's axes must be known exactly, as in OpenVINO.
+Steps (strides) and Slice's axes must be known exactly, as in OpenVINO. A begin/end known only at run time
+gives the dims OpenVINO 2026 infers: masked elements need no value, the others slice at most every
+``|stride|``-th element, and when every dim of the begin/end elements would come out static the last masked
+slice gets that unknown-values dim too.
+
+Deviation: a StridedSlice element that is both the ellipsis and a new/shrunk axis is read as the ellipsis, as
+OpenVINO's shape inference and CPU plugin do; the reference's slice plan reads it as the new/shrunk axis and
+returns a tensor of another shape than the inferred one (or reads outside the data).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from ..errors import KernelError
-from ..types import Dim, PartialShape, TensorSpec
+from ..errors import IndexOutOfRangeError, KernelError
+from ..types import DYNAMIC_DIM, Dim, PartialShape, TensorSpec
 from .api import LATEST_OPSET, Attr, OpContext, OpDef
 from .index_rules import require_integer
 from .partial import INT64_MAX, INT64_MIN, as_bounds, input_ints, moved_value, normalise_axis
@@ -71,7 +78,18 @@ def _sliced_dim(dim: Dim, start: tuple[int, int], stop: tuple[int, int], step: i
     else:
         lo = _sliced_value(dim.lo, lower_end(start), upper_end(stop), step)
         hi = _sliced_value(dim_max, upper_end(start), lower_end(stop), step)
-    return Dim(max(lo, 0), None if hi == _INF else hi)
+    lo = max(lo, 0)
+    if hi != _INF and lo > hi:  # (OpenVINO's Dimension of an empty interval is fully dynamic)
+        return DYNAMIC_DIM
+    return Dim(lo, None if hi == _INF else hi)
+
+
+def _unknown_slice(dim: Dim, step: int | None) -> Dim:
+    """What OpenVINO infers for a slice of ``dim`` whose start or stop it does not know: at most every
+    ``|step|``-th element."""
+    if step is None or dim.hi is None:
+        return Dim(0, dim.hi)
+    return Dim(0, -(-dim.hi // abs(step)))
 
 
 def _check_1d(ctx: OpContext, position: int, name: str) -> None:
@@ -81,9 +99,19 @@ def _check_1d(ctx: OpContext, position: int, name: str) -> None:
         ctx.fail(f"{name} must be 1-D, got shape {ctx.inputs[position].shape.brief()}", position=position)
 
 
+_I32_LIMITS = {-(2**31): INT64_MIN, 2**31 - 1: INT64_MAX}
+
+
 def _bounds(ctx: OpContext, position: int) -> list[tuple[int, int]] | None:
+    """The (lower, upper) bounds of a start/stop input; an i32 input's limits read as int64's, as OpenVINO
+    reads them (an i32 stop of 2**31 - 1 slices to the end of an unbounded dim)."""
     value = ctx.partial_value(position)
-    return None if value is None else as_bounds(value)
+    if value is None:
+        return None
+    bounds = as_bounds(value)
+    if ctx.inputs[position].element_type.name == "i32":
+        bounds = [(_I32_LIMITS.get(lo, lo), _I32_LIMITS.get(hi, hi)) for lo, hi in bounds]
+    return bounds
 
 
 # -- Slice --------------------------------------------------------------------------------------------------
@@ -137,9 +165,17 @@ def _infer_slice(ctx: OpContext):
     return [TensorSpec(data.element_type, PartialShape(tuple(dims)))], {"slices": slices}
 
 
+def _clamped(start: int | None, stop: int | None, step: int | None, length: int) -> slice:
+    """``start:stop:step`` as a numpy slice taking what OpenVINO's reference takes: a negative step whose
+    start lies before the dim's first element starts at that element (numpy would take nothing)."""
+    if step is not None and step < 0 and start is not None and start < -length:
+        start = 0
+    return slice(start, stop, step)
+
+
 def slice_kernel(data: np.ndarray, *inputs: np.ndarray, slices) -> np.ndarray:
     """``data[start:stop:step, ...]`` per axis (a view)."""
-    return data[tuple(slice(*s) for s in slices)]
+    return data[tuple(_clamped(*s, n) for s, n in zip(slices, data.shape))]
 
 
 def _value_slice(ctx: OpContext):
@@ -193,6 +229,7 @@ def _infer_strided_slice(ctx: OpContext):
         ctx.fail("stride must not be zero", position=3)
     dims: list[Dim] = []
     at = 0
+    last_slice = None
     for axis in range(n):
         if axis in ellipsis:
             before = sum(1 for i in range(axis) if i not in new_axis)
@@ -205,23 +242,32 @@ def _infer_strided_slice(ctx: OpContext):
             dims.append(Dim(1, 1))
         elif axis in shrink:
             at += 1
-        elif begin is not None and end is not None and strides is not None:
-            if at >= rank:
-                ctx.fail(f"begin/end element {axis} goes past the data's rank {rank}")
-            dim = shape.dims[at]
-            stride = strides[axis]
-            length = INT64_MAX if dim.hi is None else dim.hi
-            default_start = (length, length) if stride < 0 else (0, 0)
-            default_stop = (_INF - length, _INF - length) if stride < 0 else (length, length)
-            start = default_start if axis in begin_mask else begin[axis]
-            stop = default_stop if axis in end_mask else end[axis]
-            dims.append(_sliced_dim(dim, start, stop, stride))
-            at += 1
         else:
             if at >= rank:
                 ctx.fail(f"begin/end element {axis} goes past the data's rank {rank}")
-            dims.append(Dim(0, shape.dims[at].hi))
+            dim = shape.dims[at]
+            stride = None if strides is None else strides[axis]
+            length = INT64_MAX if dim.hi is None else dim.hi
+            # a masked begin/end needs no value (OpenVINO reads begin and end per element)
+            if axis in begin_mask:
+                start = None if stride is None else (length, length) if stride < 0 else (0, 0)
+            else:
+                start = None if begin is None else begin[axis]
+            if axis in end_mask:
+                stop = None if stride is None else (_INF - length,) * 2 if stride < 0 else (length, length)
+            else:
+                stop = None if end is None else end[axis]
+            if start is None or stop is None or stride is None:
+                dims.append(_unknown_slice(dim, stride))
+            else:
+                dims.append(_sliced_dim(dim, start, stop, stride))
+                last_slice = (len(dims) - 1, dim, stride)
             at += 1
+    if (begin is None or end is None) and last_slice is not None and all(d.is_static for d in dims):
+        # OpenVINO (2026) infers no all-static dims for the begin/end elements from values it does not know, even
+        # where masks make them unneeded: the last slice taken from the masks then gets the dim of unknown values
+        position, dim, stride = last_slice
+        dims[position] = _unknown_slice(dim, stride)
     dims.extend(shape.dims[at:])
     index = _index(ctx, n, begin_mask, end_mask, new_axis, shrink, ellipsis, strides)
     return [TensorSpec(data.element_type, PartialShape(tuple(dims)))], {"index": index}
@@ -250,16 +296,25 @@ def _index(ctx: OpContext, n: int, begin_mask, end_mask, new_axis, shrink, ellip
 def strided_slice(data: np.ndarray, *inputs: np.ndarray, index) -> np.ndarray:
     """``data`` indexed with the masks resolved (a view)."""
     key = []
-    for item in index:
+    reads = [item[0] in "is" for item in index]  # items that consume a data axis
+    ellipsis = next((i for i, item in enumerate(index) if item[0] == "e"), len(index))
+    for i, item in enumerate(index):
         kind = item[0]
         if kind == "e":
             key.append(Ellipsis)
         elif kind == "n":
             key.append(None)
-        elif kind == "i":
-            key.append(item[1])
         else:
-            key.append(slice(item[1], item[2], item[3]))
+            axis = sum(reads[:i]) if i < ellipsis else data.ndim - sum(reads[i:])
+            length = data.shape[axis] if 0 <= axis < data.ndim else 0
+            if kind == "s":
+                key.append(_clamped(item[1], item[2], item[3], length))
+                continue
+            if not -length <= item[1] < length:  # (the reference asserts so: a shrunk axis is not clamped)
+                raise IndexOutOfRangeError(
+                    f"StridedSlice: begin element {i} ({item[1]}) shrinks data axis {axis} of length {length}, and"
+                    f" lies outside [{-length}, {length - 1}] (data {list(data.shape)})", port="input 1 (begin)")
+            key.append(item[1])
     if Ellipsis not in key:
         key.append(Ellipsis)
     try:

@@ -85,7 +85,7 @@ def erf(x: np.ndarray) -> np.ndarray:
         v = x[large]
         with np.errstate(invalid="ignore"):
             out[large] = np.copysign(1.0 - erfc_abs(v), v)
-        nan = large & np.isnan(x)  # a mask of x's shape (flat positions would index axis 0 of a 2-D x)
+        nan = np.isnan(x)  # (of any shape: not a flat index)
         if nan.any():
             out[nan] = np.nan
     return out

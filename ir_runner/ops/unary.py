@@ -486,7 +486,8 @@ def _infer_clamp(ctx: OpContext):
 
 def clamp(x: np.ndarray, *, low: float, high: float, out: np.ndarray | None = None) -> np.ndarray:
     """Clamp-1: ``x < min ? min : (x > max ? max : x)`` (NaN kept); the bounds are the attributes in the
-    type: integers take ``ceil(min)`` and ``floor(max)`` saturated to the type's range, floats round them."""
+    type: integers take ``ceil(min)`` and ``floor(max)`` saturated to the type's range, floats round them
+    (bf16 as OpenVINO's ``bfloat16`` class: ``-3.7`` is ``-3.6875``, not the nearest ``-3.703125``)."""
     if out is None:
         out = np.empty(x.shape, dtype=x.dtype)
     if x.dtype.kind in "iu":
@@ -495,6 +496,8 @@ def clamp(x: np.ndarray, *, low: float, high: float, out: np.ndarray | None = No
             x.dtype.type(info.min if low < 0 else info.max)
         hi_t = x.dtype.type(min(max(math.floor(high), info.min), info.max)) if math.isfinite(high) else \
             x.dtype.type(info.max if high > 0 else info.min)
+    elif x.dtype.kind == "V":  # bf16: the bounds converted as OpenVINO's bfloat16 class does (not to nearest)
+        lo_t, hi_t = (bf16_as_openvino_rounds(np.array(v, np.float32), x.dtype)[()] for v in (low, high))
     else:
         lo_t, hi_t = np.array(low).astype(x.dtype), np.array(high).astype(x.dtype)
 
@@ -578,13 +581,14 @@ def _infer_prelu(ctx: OpContext):
 
 
 def _channel_wise(data: tuple | None, slope: tuple | None) -> bool | None:
-    """PRelu's special case: a 1-D slope as long as the data's axis 1, but not as its last axis, applies along
-    axis 1. None: not known before the shapes are (a dynamic dim decides)."""
+    """PRelu's special case: a 1-D slope as long as the data's axis 1 applies along axis 1 (also when the last
+    axis has that length too, as in the reference). None: not known before the shapes are (a dynamic dim
+    decides)."""
     if data is None or slope is None or len(slope) != 1 or len(data) < 2:
         return False if data is not None and slope is not None else None
-    if None in (slope[0], data[1], data[-1]):
+    if None in (slope[0], data[1]):
         return None
-    return slope[0] == data[1] != data[-1]
+    return slope[0] == data[1]
 
 
 def _broadcasts_to(shape: tuple[int, ...], target: tuple[int, ...]) -> bool:
@@ -593,8 +597,8 @@ def _broadcasts_to(shape: tuple[int, ...], target: tuple[int, ...]) -> bool:
 
 def prelu(x: np.ndarray, slope: np.ndarray, *, channel: bool | None, out: np.ndarray | None = None) -> np.ndarray:
     """PRelu-1: ``x < 0 ? x * slope : x`` (in the data's type; a slope of another type is converted); a 1-D
-    slope as long as the data's axis 1 and not as its last applies along axis 1, any other broadcasts
-    numpy-style to the data's shape."""
+    slope as long as the data's axis 1 applies along axis 1 (even if the last axis is as long), any other
+    broadcasts numpy-style to the data's shape."""
     if channel is None:  # decided by dims only known now
         channel = _channel_wise(x.shape, slope.shape)
         if not channel and (slope.ndim > x.ndim or not _broadcasts_to(slope.shape, x.shape)):

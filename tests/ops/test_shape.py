@@ -196,6 +196,24 @@ def test_split_shapes(shape, axis, n, tmp_path):
     check_run(path, {"x": np.random.default_rng(3).standard_normal(shp).astype(np.float32)})
 
 
+@pytest.mark.parametrize("dim,n,fed", [((8, 11), 3, 9), ((5, 9), 2, 6), ((1, 6), 3, 3), ((4, -1), 3, 6),
+                                       ((6, 8), 3, 6)])
+def test_split_of_an_interval_rounds_both_ends_down(dim, n, fed, tmp_path):
+    """OpenVINO divides an interval's ends rounding down ([8..11] in 3 parts: [2..3], not 3; found by the fuzzer)."""
+    x = opset13.parameter(P(2, dim), ov.Type.u16, name="x")
+    path = write_ir(opset13.split(x, const(1), n), [x], tmp_path)
+    check_shapes(path)
+    check_run(path, {"x": np.arange(2 * fed, dtype=np.uint16).reshape(2, fed)})
+
+
+def test_split_of_an_interval_shorter_than_num_splits_is_refused(tmp_path):
+    x = opset13.parameter(P(2, 6), ov.Type.f32, name="x")
+    path = write_ir(opset13.split(x, const(1), 3), [x], tmp_path)
+    path.write_text(path.read_text().replace('shape="2,6"', 'shape="2,1..2"').replace("<dim>6</dim>", "<dim>-1</dim>"))
+    with pytest.raises(IRError, match="fewer than num_splits"):
+        ir_runner.load(str(path))
+
+
 @pytest.mark.parametrize("shape,axis,lengths", [
     (P(6, 4), 0, [1, 2, 3]), (P(6, 4), 1, [-1, 1]), (P(-1, 4), 0, [2, -1]), (P((3, 10), 4), 0, [2, -1]),
     (P(6, 4), 0, [6, 0]), (P(-1, 4), 1, [3, 1]),
@@ -329,6 +347,54 @@ def test_strided_slice_shapes(shape, begin, end, stride, bm, em, nm, sm, el, tmp
     x = opset13.parameter(shape, ov.Type.f32, name="x")
     s = opset1.strided_slice(x, const(begin), const(end), const(stride), bm, em, nm, sm, el)
     run_cases(write_ir(s, [x], tmp_path), [x], np.random.default_rng(8))
+
+
+def test_slices_with_negative_steps_from_before_the_first_element(tmp_path):
+    """A negative step whose start lies before the dim's first element starts there (numpy would take nothing):
+    the reference's clamping, in Slice and StridedSlice (found by the fuzzer)."""
+    x = opset13.parameter(P(6, 5), ov.Type.i32, name="x")
+    outs = [opset8.slice(x, const([-8, -2**62]), const([-2**62, 1]), const([-1, -2]), const([0, 1])),
+            opset1.strided_slice(x, const([-2**62, -9]), const([0, 0]), const([-3, -1]), [0, 0], [1, 0])]
+    path = write_ir(outs, [x], tmp_path)
+    check_shapes(path)
+    check_run(path, {"x": np.arange(30, dtype=np.int32).reshape(6, 5)})
+
+
+STRIDED_UNKNOWN = [  # begin or end a Parameter: masked elements need no value (as OpenVINO infers them)
+    (P(4, 5, 6), "end", [1, -1], [-1, 3], [0, 0], [1, 1]),
+    (P(5, 2, -1), "begin", [10], [1], [1], [0]),
+    (P(5, -1), "begin", [3, 3], [-3, -2], [1, 0], [0, 0]),
+    (P(9, (0, 9), 9, 9), "end", [1, 1, 1], [1, 1, 1], [0, 0, 0], [1, 1, 1]),
+    (P(9, 9, 9, 9), "end", [1, 1, 1], [1, 2, -3], [0, 0, 0], [1, 1, 1]),
+    (P(9, 9, 9), "begin", [2, 2, 2], [2, 2, 2], [0, 1, 1], [0, 0, 0]),
+    (P((9, 12)), "end", [1], [-1], [0], [1]),
+    (P((0, 9)), "begin", [2], [-3], [1], [0]),
+]
+
+
+@pytest.mark.parametrize("shape,unknown,known,stride,bm,em", STRIDED_UNKNOWN)
+def test_strided_slice_with_begin_or_end_known_at_run(shape, unknown, known, stride, bm, em, tmp_path):
+    x = opset13.parameter(shape, ov.Type.f32, name="x")
+    p = opset13.parameter([len(known)], ov.Type.i64, name="p")
+    begin, end = (p, const(known)) if unknown == "begin" else (const(known), p)
+    s = opset1.strided_slice(x, begin, end, const(stride), bm, em)
+    path = write_ir(s, [x, p], tmp_path)
+    check_shapes(path)
+    data = np.arange(np.prod(concrete(shape, np.random.default_rng(3))), dtype=np.float32)
+    data = data.reshape(concrete(shape, np.random.default_rng(3)))
+    check_run(path, {"x": data, "p": np.array([1] * len(known), np.int64)})
+
+
+def test_strided_slice_ellipsis_that_is_also_a_new_or_shrunk_axis(tmp_path):
+    """An element both the ellipsis and a new/shrunk axis is the ellipsis, as OpenVINO's shape inference and
+    CPU plugin read it (its reference reads the other mask and contradicts the inferred shape)."""
+    x = opset13.parameter(P(2, 2, 6), ov.Type.f32, name="x")
+    s = opset1.strided_slice(x, const([1, 0]), const([2, 0]), const([1, 1]), [0, 0], [0, 1], [0, 1], [1, 0], [1, 0])
+    path = write_ir(s, [x], tmp_path)
+    check_shapes(path)
+    data = np.arange(24, dtype=np.float32).reshape(2, 2, 6)
+    got = ir_runner.load(str(path)).run({"x": data})
+    assert np.array_equal(next(iter(got.values())), data[..., None])
 
 
 # -- ShapeOf ------------------------------------------------------------------------------------------------
@@ -471,3 +537,69 @@ def test_transpose_and_broadcast_of_unknown_values_as_openvino_infers(tmp_path):
             NodeFactory("opset1").create("Broadcast", [small, target, ov.op.Constant(np.arange(2))],
                                          {"mode": "pdpd"})]
     check_shapes(write_ir(outs, [data, order, small, target], tmp_path))
+
+
+@pytest.mark.parametrize("target", [[], [3], [2, 1]])
+def test_broadcast_pdpd_of_data_of_unknown_rank_has_the_target_rank(target, tmp_path):
+    """Found by the fuzzer: OpenVINO infers the target's rank with every dim ?, ([] for an empty target)."""
+    from openvino.utils.node_factory import NodeFactory
+
+    data = opset1.parameter(ov.PartialShape.dynamic(), ov.Type.i32, name="x")
+    node = NodeFactory("opset3").create("Broadcast", [data, ov.op.Constant(np.array(target, np.int64))],
+                                        {"mode": "pdpd"})
+    path = write_ir(node, [data], tmp_path)
+    check_shapes(path)
+    feed = np.arange(int(np.prod(target)), dtype=np.int32).reshape(target) if target else np.array(-4, np.int32)
+    check_run(path, {"x": feed})
+
+
+@pytest.mark.parametrize("skip", [True, False])
+@pytest.mark.parametrize("shape", [[2], [2, 3], [(2, 5), 3], [0, 2]])
+def test_squeeze15_axes_known_at_run_of_data_without_a_possible_1(shape, skip, tmp_path):
+    """Found by the fuzzer: no dim can be 1, so OpenVINO infers the data's shape whatever the axes."""
+    from openvino import opset15
+
+    data, axes = opset1.parameter(P(*shape), ov.Type.i16, name="x"), opset1.parameter([1], ov.Type.i64, name="a")
+    path = write_ir(opset15.squeeze(data, axes, skip), [data, axes], tmp_path)
+    check_shapes(path)
+    feed = [d if isinstance(d, int) else d[0] for d in shape]
+    got = ir_runner.load(str(path)).run({"x": np.ones(feed, np.int16), "a": np.array([0], np.int64)})
+    assert next(iter(got.values())).shape == tuple(feed)
+
+
+@pytest.mark.parametrize(("start", "stop", "step"), [(-2**31, -1, 3), (0, 2**31 - 1, 2), (2**31 - 1, 0, -1),
+                                                     (-2**31 + 1, -1, 3), (1, 2**31 - 1, 1)])
+def test_slices_of_an_unbounded_dim_read_i32_limits_as_int64_limits(start, stop, step, tmp_path):
+    """Found by the fuzzer: OpenVINO reads an i32 start/stop of 2**31 - 1 (or -2**31) as int64's limit, so
+    slicing an unbounded dim with it gives ?, not a bound."""
+    x = opset13.parameter(P(-1), ov.Type.f16, name="x")
+    args = [const([v], np.int32) for v in (start, stop, step)]
+    outs = [opset8.slice(x, *args), opset1.strided_slice(x, *args, [0], [0])]
+    path = write_ir(outs, [x], tmp_path)
+    check_shapes(path)
+    check_run(path, {"x": np.arange(7, dtype=np.float16)})
+
+
+@pytest.mark.parametrize("dim,start,stop", [((1, 3), -1, 1), ((2, 5), -2, 2), ((1, 8), -1, 1), ((2, 5), -1, 1)])
+def test_slice_bounds_that_cross_give_a_dynamic_dim(dim, start, stop, tmp_path):
+    """Found by the fuzzer: a lower end above the upper one ([1..3] sliced -1:1 gives 1..0) is ?, as OpenVINO."""
+    x = opset13.parameter(P(dim, 3), ov.Type.i32, name="x")
+    outs = [opset8.slice(x, const([start]), const([stop]), const([1])),
+            opset1.strided_slice(x, const([start]), const([stop]), const([1]), [0], [0])]
+    path = write_ir(outs, [x], tmp_path)
+    check_shapes(path)
+    check_run(path, {"x": np.arange(3 * dim[0], dtype=np.int32).reshape(dim[0], 3)})
+
+
+def test_strided_slice_shrink_index_out_of_range_is_an_input_error(tmp_path):
+    """A shrunk axis is not clamped: a begin outside the axis is an IndexOutOfRangeError naming the layer and the
+    begin port (the reference asserts; found by the fuzzer as a KernelError)."""
+    x = opset13.parameter(P(4, 6), ov.Type.f32, name="x")
+    b = opset13.parameter([2], ov.Type.i64, name="b")
+    s = opset1.strided_slice(x, b, const([0, 0]), const([1, 1]), [0, 0], [0, 0], [], [1, 1])
+    path = write_ir(s, [x, b], tmp_path)
+    model = ir_runner.load(str(path))
+    data = np.arange(24, dtype=np.float32).reshape(4, 6)
+    assert next(iter(model.run({"x": data, "b": np.array([3, -6], np.int64)}).values())) == data[3, -6]
+    with pytest.raises(ir_runner.errors.IndexOutOfRangeError, match=r"StridedSlice.*begin element 1 \(6\)"):
+        model.run({"x": data, "b": np.array([3, 6], np.int64)})

@@ -115,7 +115,8 @@ def test_topk_nan_and_oversized_k_are_refused(tmp_path):
 
 # -- NonZero -------------------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("shape", [[2, 3], [-1, 3], [(1, 4), 3], [5], ov.PartialShape.dynamic(), []])
+@pytest.mark.parametrize("shape", [[2, 3], [-1, 3], [(1, 4), 3], [5], ov.PartialShape.dynamic(), [],
+                                   [0, 2, 4, -1], [-1, (0, 0), 3]])  # (a zero dim: the count is 0; the fuzzer)
 def test_non_zero_shapes_at_load(shape, tmp_path):
     d = _param(shape)
     node = opset13.non_zero(d, "i64")
@@ -137,6 +138,16 @@ def test_non_zero_values_are_concrete_at_run(output_type, dtype, tmp_path):
         got = check_run(path, {"data": data})
         assert next(iter(got.values())).shape == (2, int(np.count_nonzero(data)))
     assert model.outputs[0].shape == (2, None)
+
+
+@pytest.mark.parametrize("output_type", ["i32", "i64"])
+@pytest.mark.parametrize("shape", [(1, 1), (1, 1, 1)])
+def test_non_zero_of_one_element_gives_every_coordinate(output_type, shape, tmp_path):
+    """The reference leaves all rows but the first uninitialised here (docs/semantics.md); ir-run gives zeros."""
+    d = _param(list(shape), ov.Type.i32)
+    path = write_ir(opset13.non_zero(d, output_type), [d], tmp_path)
+    got = next(iter(ir_runner.load(str(path)).run({"data": np.full(shape, 7, np.int32)}).values()))
+    assert got.dtype == np.dtype(output_type.replace("i", "int")) and got.tolist() == [[0]] * len(shape)
 
 
 def test_non_zero_of_a_constant_is_static(tmp_path):

@@ -133,6 +133,7 @@ def test_clamp_needs_min_not_above_max():
     ([1, 3, 4, 4], [3], True), ([2, 3], [3], True), ([1, 3, 4, 5], [5], True), ([1, 3, 4, 5], [3, 1, 1], True),
     ([2, 3, 4], [4], True), ([2, 5], [1], True), ([2, 3, 4], [2, 3, 4], True), ([1, 3, 4, 5], [4, 5], True),
     ([1, 3, 4, 5], [4], False), ([2, 3], [2, 3, 4], False),
+    ([2, 3, 3], [3], True), ([2, 5, 5, 5], [5], True), ([4, 2, 3, 2], [2], True),  # axis 1 wins (fuzzer)
 ])
 def test_prelu_slope_along_the_channel_axis_or_broadcast(tmp_path, data, slope, ok):
     rng = np.random.default_rng(2)
@@ -248,6 +249,15 @@ def test_clamp_on_integers_rounds_the_bounds_inwards_and_saturates(tmp_path, et,
     rng = np.random.default_rng(1)
     path = _graph(tmp_path, lambda x: opset13.clamp(x, low, high), et, [50])
     check_run(path, {"x": _values(rng, et, (50,))})
+
+
+@pytest.mark.parametrize(("low", "high"), [(-3.7, -2.7), (100.0, 100.3), (-0.5, -0.2), (-3.7, -3.7)])
+def test_clamp_bf16_bounds_convert_as_openvino(tmp_path, low, high):
+    """bf16 bounds as OpenVINO's bfloat16 class converts them (-3.7 is -3.6875, not the nearest -3.703125);
+    found by the fuzzer."""
+    rng = np.random.default_rng(4)
+    x = (rng.standard_normal(64) * 60).astype(ml_dtypes.bfloat16)
+    check_run(_graph(tmp_path, lambda p: opset13.clamp(p, low, high), "bf16", [64]), {"x": x})
 
 
 @pytest.mark.parametrize("mode", ["half_to_even", "half_away_from_zero"])
@@ -443,6 +453,19 @@ def test_nan_payloads_signalling_and_quiet_as_the_reference(tmp_path, op, et):
 def test_nan_payloads_of_attribute_ops(tmp_path, make, et):
     x = NAN_BITS[et].view(NUMPY_TYPE[et])
     check_run(_graph(tmp_path, make, et, [x.size]), {"x": x})
+
+
+@pytest.mark.parametrize("et", ["bf16", "f16", "f32"])
+def test_erf_of_a_multi_dim_tensor_with_nans(tmp_path, et):
+    """NaNs among |x| >= 0.5 in a tensor of rank > 1 (found by the fuzzer: the NaN positions were flat indices)."""
+    x = np.linspace(-3, 3, 24).reshape(4, 3, 2)
+    x[1, 2, 0] = x[3, 0, 1] = np.nan
+    x = x.astype(NUMPY_TYPE[et])
+    got = _run(_graph(tmp_path, opset13.erf, et, list(x.shape)), {"x": x})
+    assert got.shape == x.shape and got.dtype == x.dtype
+    assert np.array_equal(np.isnan(got.astype(np.float64)), np.isnan(x.astype(np.float64)))
+    if et != "bf16":  # (optest's ULP distance has no bf16; the fuzzer covers bf16 Erf values)
+        check_run(_graph(tmp_path, opset13.erf, et, list(x.shape), "again"), {"x": x}, ulp=ULP_BOUNDS["Erf"])
 
 
 def test_swish_without_beta_takes_one_input(tmp_path):

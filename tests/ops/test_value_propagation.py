@@ -121,6 +121,22 @@ def test_tile_by_shape(tmp_path):
     check([opset13.tile(y, reps)], [x, y], [[(3, 2), (2, 3)], [(1, 2), (2, 3)]], tmp_path)
 
 
+def test_tile_of_an_empty_dim_by_an_unknown_repeat_is_empty(tmp_path):
+    """A 0 times a repeat known only at run (from ShapeOf), or an unknown dim times a repeat of 0, is 0, as
+    OpenVINO infers (found by the fuzzer)."""
+    x = opset13.parameter(ov.PartialShape([4, -1, -1, ov.Dimension(3, 7)]), ov.Type.u8, name="x")
+    y = opset13.parameter([0, 4, 0], ov.Type.u8, name="y")
+    z = opset13.parameter([-1, 2], ov.Type.u8, name="z")
+    w = opset13.parameter([0, 3], ov.Type.u8, name="w")
+    outs = [opset13.tile(y, opset3.shape_of(x, "i32")), opset13.tile(z, opset3.shape_of(w))]
+    path = write_ir(outs, [x, y, z, w], tmp_path)
+    check_shapes(path)  # [4,0,?,0] and [0,6]
+    feeds = {"x": np.zeros((4, 2, 3, 4), np.uint8), "y": np.zeros((0, 4, 0), np.uint8),
+             "z": np.ones((3, 2), np.uint8), "w": np.zeros((0, 3), np.uint8)}
+    got = list(ir_runner.load(str(path)).run(feeds).values())  # (the reference crashes on empty Tiles)
+    assert [g.shape for g in got] == [(4, 0, 12, 0), (0, 6)] and all(g.dtype == np.uint8 for g in got)
+
+
 def test_variadic_split_of_the_shape(tmp_path):
     x = opset13.parameter([-1, 3, -1], ov.Type.f32, name="x")
     parts = opset13.variadic_split(opset3.shape_of(x), c(0), c([2, 1]))
