@@ -143,6 +143,29 @@ def test_a_linear_layer_writes_into_out(tmp_path, tb):
     np.testing.assert_array_equal(out, want)
 
 
+@pytest.mark.parametrize(("et", "a_shape", "b_shape", "ta", "tb"), [
+    ("f32", [2, 10001, 64], [64, 3], False, False), ("f32", [64, 20001], [3, 64], True, True),
+    ("f64", [9000, 64], [64, 5], False, False)])
+def test_matmul_in_blocks_of_rows_is_one_product(et, a_shape, b_shape, ta, tb, tmp_path):
+    """An ``a`` of more rows than one BLAS call packs (``matmul._row_blocks``) goes in blocks of rows, fresh and
+    into ``out=``: the same bits as one ``np.matmul`` of the whole."""
+    from ir_runner.ops.matmul import _row_blocks
+
+    dtype, ov_type = {"f32": (np.float32, ov.Type.f32), "f64": (np.float64, ov.Type.f64)}[et]
+    rows = int(np.prod(a_shape[:-1])) if not ta else a_shape[-1]
+    assert len(_row_blocks(rows, 64, np.dtype(dtype).itemsize)) > 1
+    rng = np.random.default_rng(5)
+    a, b = rng.standard_normal(a_shape).astype(dtype), rng.standard_normal(b_shape).astype(dtype)
+    pa, pb = ops.parameter(a_shape, ov_type, name="a"), ops.parameter(b_shape, ov_type, name="b")
+    model = ir_runner.load(str(write_ir(ops.matmul(pa, pb, ta, tb), [pa, pb], tmp_path)))
+    want = np.matmul(a.T if ta else a, b.T if tb else b)
+    name, got = next(iter(model.run({"a": a, "b": b}).items()))
+    out = np.empty_like(want)
+    model.run({"a": a, "b": b}, out={name: out})
+    assert_same_bits(et, got, want)
+    assert_same_bits(et, out, want)
+
+
 # -- Softmax and LogSoftmax ----------------------------------------------------------------------------------
 
 def softmax_bound(x, axis, got, want) -> None:
