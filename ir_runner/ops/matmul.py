@@ -250,24 +250,48 @@ def softmax(data: np.ndarray, *, axis: int, log: bool = False, out: np.ndarray |
         out = np.empty(data.shape, data.dtype)
     if not data.size:
         return out
-    moved = np.moveaxis(data, axis, -1)
-    length = moved.shape[-1]
-    rows = moved.reshape(-1, length)
-    target = out if axis == data.ndim - 1 and wide == data.dtype else None
-    result = np.empty(rows.shape, wide) if target is None else target.reshape(rows.shape)
+    length = data.shape[axis]
     block = max(1, _BLOCK // length)
+    if axis == data.ndim - 1 and wide == data.dtype:
+        rows, result = data.reshape(-1, length), out.reshape(-1, length)
+
+        def work(start: int, stop: int) -> None:
+            with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
+                for lo in range(start, stop, block):
+                    _softmax_rows(rows[lo:lo + block], result[lo:lo + block], log)
+
+        run_chunked(rows.shape[0], length, work, min_elements=_PARALLEL)
+        return out
+    moved, target = np.moveaxis(data, axis, -1), np.moveaxis(out, axis, -1)
+    if data.ndim == 1:
+        moved, target = moved[None], target[None]
+    _softmax_parts(moved, target, wide, block, log)
+    return out
+
+
+def _softmax_parts(moved: np.ndarray, target: np.ndarray, wide: np.dtype, block: int, log: bool) -> None:
+    """Softmax along the last axis of the view ``moved`` (another axis moved last, or a narrow type) into the
+    view ``target``: parts of about ``block`` rows (slices along one leading axis, the axes before it
+    iterated), each copied into a contiguous array of the compute type, computed, and written back; no
+    temporary of the whole size."""
+    lead, length = moved.shape[:-1], moved.shape[-1]
+    axis, row = 0, math.prod(lead[1:])
+    while row > block:  # slices along ``axis`` (``row`` rows each) fit a block; the axes before are iterated
+        axis += 1
+        row //= lead[axis]
+    count, per = lead[axis], max(1, block // max(row, 1))
+    parts = [(*where, slice(lo, min(lo + per, count))) for where in np.ndindex(lead[:axis])
+             for lo in range(0, count, per)]
 
     def work(start: int, stop: int) -> None:
         with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
-            for lo in range(start, stop, block):
-                hi = min(lo + block, stop)
-                src = rows[lo:hi] if wide == data.dtype else rows[lo:hi].astype(wide)
-                _softmax_rows(src, result[lo:hi], log)
+            for part in parts[start:stop]:
+                src = np.array(moved[part], dtype=wide, order="C")
+                rows = src.reshape(-1, length)
+                _softmax_rows(rows, rows, log)
+                np.copyto(target[part], src, casting="unsafe")
 
-    run_chunked(rows.shape[0], length, work, min_elements=_PARALLEL)
-    if target is None:
-        np.copyto(np.moveaxis(out, axis, -1), result.reshape(moved.shape), casting="unsafe")
-    return out
+    run_chunked(len(parts), per * row * length, work, min_elements=_PARALLEL)
 
 
 softmax.accepts_out = True

@@ -210,6 +210,32 @@ def test_softmax_empty_and_axis_refused(tmp_path):
         ir_runner.load(str(path))
 
 
+@pytest.mark.parametrize("log", [False, True])
+@pytest.mark.parametrize(("shape", "axis", "dtype"), [
+    ((700, 900), 0, np.float32), ((40, 300, 50), 1, np.float32), ((3, 200000), 0, np.float32),
+    ((600, 1000), 1, np.float16), ((70000,), 0, BF16)])
+def test_softmax_of_another_axis_or_a_narrow_type_in_parts(shape, axis, dtype, log):
+    """Another axis than the last, or f16/bf16, go in parts of rows copied to the compute type (threads, no
+    temporary of the whole size: numpy reports its buffers to tracemalloc): the bits of the last-axis f32
+    path on a contiguous copy with that axis last, rounded once."""
+    import tracemalloc
+
+    from ir_runner.ops.matmul import softmax
+
+    x = (np.random.default_rng(len(shape) + axis).standard_normal(shape) * 4).astype(dtype)
+    moved = np.ascontiguousarray(np.moveaxis(x, axis, -1), np.float32)
+    want = np.moveaxis(softmax(moved, axis=moved.ndim - 1, log=log), -1, axis).astype(dtype)
+    out = np.empty_like(x)
+    tracemalloc.start()
+    try:
+        softmax(x, axis=axis, log=log, out=out)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert_same_bits("softmax", out, want)
+    assert peak < max(out.nbytes // 2, 2 << 20)
+
+
 def log_softmax_exact(x: np.ndarray, axis: int) -> np.ndarray:
     wide = x.astype(np.float64)
     shifted = wide - wide.max(axis=axis, keepdims=True)
