@@ -121,13 +121,14 @@ _PACKED_BYTES = 1 << 22  # the most of a's rows that one BLAS call is given to p
 _PACKED_K = 512  # about the longest row segment OpenBLAS packs at once (its K block)
 
 
-def _row_blocks(rows: int, k: int, itemsize: int) -> list[tuple[int, int]]:
+def _row_blocks(rows: int, k: int, itemsize: int, copied: bool = False) -> list[tuple[int, int]]:
     """Equal blocks of a's rows for one BLAS call each. Multithreaded OpenBLAS packs about ``min(K, 512)``
     elements of every row it is given at once (18 MB for [10000,1000] x [1000,100] f32, 40% of a), which is
     what the peak-memory target of 1.3x (inputs + outputs) cannot afford; blocks keep it under about 4 MiB.
     Rows are independent in BLAS (each output's sum over k is the same), so the values are the same bits;
-    blocks are never fewer than 1024 rows (no matrix-vector path)."""
-    per_block = max(1024, _PACKED_BYTES // (min(k, _PACKED_K) * itemsize))
+    blocks are never fewer than 2048 rows (fewer cost time; no matrix-vector path). ``copied``: the whole rows
+    are copied too (widened), so they count whole."""
+    per_block = max(2048, _PACKED_BYTES // ((k if copied else min(k, _PACKED_K)) * itemsize))
     count = -(-rows // per_block)
     size = -(-rows // count)
     return [(lo, min(lo + size, rows)) for lo in range(0, rows, size)]
@@ -136,14 +137,16 @@ def _row_blocks(rows: int, k: int, itemsize: int) -> list[tuple[int, int]]:
 def _prepare_matmul(params, inputs: list[TensorSpec], outputs: list[TensorSpec], consts) -> KernelFn:
     """Static shapes of a type BLAS computes in (f32, f64; integers): the transposes resolved once, and an
     ``a`` of rank > 2 times a 2-D ``b`` is one 2-D product over all of a's rows (one BLAS call instead of one
-    per matrix; within the same bound). Floats go to BLAS in blocks of rows (``_row_blocks``). Other cases:
-    the general kernel."""
+    per matrix; within the same bound). Floats go to BLAS in blocks of rows (``_row_blocks``); f16/bf16 in
+    ``_narrow_kernel``'s blocks. Other cases: the general kernel."""
     a_spec, b_spec = inputs
     general = functools.partial(matmul, **params)
     dtype = outputs[0].element_type.dtype
-    if dtype != _wide(dtype) or a_spec.shape.rank < 2 or b_spec.shape.rank != 2:
+    if a_spec.shape.rank < 2 or b_spec.shape.rank != 2:
         return general
     a_shape, out_shape = a_spec.shape.to_shape(), outputs[0].shape.to_shape()
+    if dtype != _wide(dtype):
+        return _narrow_kernel(a_shape, out_shape, dtype, params) or general
     rows = math.prod(out_shape[:-1])
     k = a_shape[-2] if params["transpose_a"] else a_shape[-1]
     if params["transpose_a"] and len(a_shape) > 2:
@@ -169,6 +172,34 @@ def _prepare_matmul(params, inputs: list[TensorSpec], outputs: list[TensorSpec],
             for lo, hi in blocks:
                 np.matmul(a[lo:hi], b, out=flat[lo:hi])
             return out
+
+    kernel.accepts_out = True
+    return kernel
+
+
+def _narrow_kernel(a_shape: tuple[int, ...], out_shape: tuple[int, ...], dtype: np.dtype, params) -> KernelFn | None:
+    """f16/bf16: one matrix ``a`` (its leading dims all 1) of more rows than one block (``_row_blocks``) times a
+    2-D ``b``: ``b`` widened once per call, then a's rows widened, multiplied and rounded into the output a block
+    at a time, instead of f32 copies of the whole ``a`` and result (5x the output). The same products as one
+    widened ``np.matmul`` (rows are independent in BLAS). None for other shapes."""
+    transpose_a, transpose_b = params["transpose_a"], params["transpose_b"]
+    wide = _wide(dtype)
+    rows, cols = out_shape[-2], out_shape[-1]
+    k = a_shape[-2] if transpose_a else a_shape[-1]
+    blocks = _row_blocks(rows, k, wide.itemsize, copied=True)
+    if math.prod(a_shape[:-2]) != 1 or len(blocks) == 1:
+        return None
+
+    def kernel(a: np.ndarray, b: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+        a = a.reshape(a_shape[-2:])
+        a = a.T if transpose_a else a
+        b = (b.T if transpose_b else b).astype(wide)
+        if out is None:
+            out = np.empty(out_shape, dtype)
+        flat = out.reshape(rows, cols)
+        for lo, hi in blocks:
+            np.copyto(flat[lo:hi], np.matmul(a[lo:hi].astype(wide), b), casting="unsafe")
+        return out
 
     kernel.accepts_out = True
     return kernel
