@@ -7,8 +7,9 @@ and judges ir-run's anonymous peak against 1.3x (inputs + outputs + those interm
 
 Cases: Add [1000,10000] + [10000] and Multiply [1000,10000] * [1000,1] (broadcasting), Exp and Gelu (erf)
 [1e7], Transpose [100,316,316] by (0,2,1) and (2,1,0), Concat of two halves on the first and the last axis,
-ReduceSum [10000,1000] over the inner and the outer axis, Softmax [10000,1000] over the last axis, MatMul
-[512,512]x[512,512], the batched [8,128,64]x[8,64,128] and a linear layer [10,1000,1000]x[1000,100], and
+ReduceSum [10000,1000] over the inner and the outer axis, Softmax [10000,1000] over the last axis (and over
+the first, and at f16), MatMul [512,512]x[512,512], the batched [8,128,64]x[8,64,128] and a linear layer
+[10,1000,1000]x[1000,100] (and an f16 [10000,1000]x[1000,100]), and
 the chain Reshape [1000,10000] -> [1000,100,100] -> Transpose (1,0,2) -> Softmax -> MatMul by [100,100]:
 one f32 intermediate of 1e7 elements is alive next to the one being written (the Transpose's output while
 the Softmax writes, then the Softmax's while the MatMul writes).
@@ -30,12 +31,13 @@ F32 = 4
 
 @dataclass(frozen=True)
 class MemCase:
-    """A label, the f32 input shapes, the graph on the Parameters and the bytes of live intermediates."""
+    """A label, the input shapes, the graph on the Parameters, the bytes of live intermediates, the type."""
 
     label: str
     shapes: tuple[tuple[int, ...], ...]
     build: Callable[..., ov.Node]
     live: int = 0
+    et: str = "f32"
 
 
 def _const(values) -> ov.Node:
@@ -68,12 +70,16 @@ def mem_cases() -> list[MemCase]:
                              lambda x, a=ax: opset13.reduce_sum(x, _const([a]), False)))
     cases += [
         MemCase("Softmax [10000,1000] last axis", ((10000, 1000),), lambda x: opset13.softmax(x, -1)),
+        MemCase("Softmax [10000,1000] axis 0", ((10000, 1000),), lambda x: opset13.softmax(x, 0)),
+        MemCase("Softmax f16 [10000,1000] last axis", ((10000, 1000),), lambda x: opset13.softmax(x, -1), et="f16"),
         MemCase("MatMul [512,512]x[512,512]", ((512, 512), (512, 512)),
                 lambda a, b: opset13.matmul(a, b, False, False)),
         MemCase("MatMul [8,128,64]x[8,64,128]", ((8, 128, 64), (8, 64, 128)),
                 lambda a, b: opset13.matmul(a, b, False, False)),
         MemCase("MatMul [10,1000,1000]x[1000,100]", ((10, 1000, 1000), (1000, 100)),
                 lambda a, b: opset13.matmul(a, b, False, False)),
+        MemCase("MatMul f16 [10000,1000]x[1000,100]", ((10000, 1000), (1000, 100)),
+                lambda a, b: opset13.matmul(a, b, False, False), et="f16"),
         MemCase("Reshape -> Transpose -> Softmax -> MatMul [1000,10000]", ((1000, 10000), (100, 100)), _chain,
                 live=N * F32),
     ]
@@ -82,8 +88,9 @@ def mem_cases() -> list[MemCase]:
 
 def save_case(case: MemCase, workdir: Path, stem: str) -> tuple[Path, list]:
     """Write the case's IR; returns its path and the ``bench_memory.py`` input specs."""
-    params = [opset13.parameter(list(s), ov.Type.f32, name=f"in{i}") for i, s in enumerate(case.shapes)]
+    et = ov.Type.f16 if case.et == "f16" else ov.Type.f32
+    params = [opset13.parameter(list(s), et, name=f"in{i}") for i, s in enumerate(case.shapes)]
     node = case.build(*params)
     xml = workdir / f"{stem}.xml"
     ov.save_model(ov.Model([node.output(0)], params, stem), str(xml), compress_to_fp16=False)
-    return xml, [[f"in{i}", "f32", list(s), "values"] for i, s in enumerate(case.shapes)]
+    return xml, [[f"in{i}", case.et, list(s), "values"] for i, s in enumerate(case.shapes)]
