@@ -117,23 +117,25 @@ def matmul(a: np.ndarray, b: np.ndarray, *, transpose_a: bool, transpose_b: bool
 matmul.accepts_out = True
 
 
-_PACKED_BYTES = 1 << 22  # the most of a's rows that one BLAS call is given to pack (see _row_blocks)
 _PACKED_K = 512  # about the longest row segment OpenBLAS packs at once (its K block)
 
 
-def _row_blocks(rows: int, k: int, itemsize: int, copied: bool = False) -> list[tuple[int, int]]:
-    """Equal blocks of a's rows for one BLAS call each. Multithreaded OpenBLAS packs about ``min(K, 512)``
-    elements of every row it is given at once (18 MB for [10000,1000] x [1000,100] f32, 40% of a), which is
-    what the peak-memory target of 1.3x (inputs + outputs) cannot afford; blocks keep it under about 4 MiB.
-    Rows are independent in BLAS (each output's sum over k is the same), so the values are the same bits;
-    blocks are never fewer than 2048 rows (fewer cost time; no matrix-vector path). ``copied``: the whole rows
-    are copied too (widened), so they count whole, and blocks go down to 1024 rows (memory first: up to a
-    third slower than 2048 for [8192,1024] x [1024,1024] f16)."""
-    least = 1024 if copied else 2048
-    per_block = max(least, _PACKED_BYTES // ((k if copied else min(k, _PACKED_K)) * itemsize))
+def _row_blocks(rows: int, row_bytes: int, needed: int, least: int) -> list[tuple[int, int]]:
+    """Equal blocks of a's rows for one BLAS call each, ``row_bytes`` of temporary memory per row (what BLAS
+    packs, and a widened copy), at most a quarter of the product's ``needed`` bytes (a + b + output) or 4 MiB
+    a block, and never fewer than ``least`` rows: fewer cost time, and the rows of a matrix-vector product
+    would go another way. Multithreaded OpenBLAS packs about ``min(K, 512)`` elements of every row it is given
+    at once (18 MB for [10000,1000] x [1000,100] f32, 40% of a), which the peak-memory target of 1.3x
+    (inputs + outputs) cannot afford. Rows are independent in BLAS (each output's sum over k is the same), so
+    the values are the same bits as one call's."""
+    per_block = max(least, max(1 << 22, needed // 4) // row_bytes)
     count = -(-rows // per_block)
     size = -(-rows // count)
     return [(lo, min(lo + size, rows)) for lo in range(0, rows, size)]
+
+
+def _needed(a_shape: tuple[int, ...], b_size: int, out_shape: tuple[int, ...], itemsize: int) -> int:
+    return (math.prod(a_shape) + b_size + math.prod(out_shape)) * itemsize
 
 
 def _prepare_matmul(params, inputs: list[TensorSpec], outputs: list[TensorSpec], consts) -> KernelFn:
@@ -148,14 +150,17 @@ def _prepare_matmul(params, inputs: list[TensorSpec], outputs: list[TensorSpec],
         return general
     a_shape, out_shape = a_spec.shape.to_shape(), outputs[0].shape.to_shape()
     if dtype != _wide(dtype):
-        return _narrow_kernel(a_shape, out_shape, dtype, params) or general
+        return _narrow_kernel(a_shape, math.prod(b_spec.shape.to_shape()), out_shape, dtype, params) or general
     rows = math.prod(out_shape[:-1])
     k = a_shape[-2] if params["transpose_a"] else a_shape[-1]
     if params["transpose_a"] and len(a_shape) > 2:
         return general
     flat_a = (rows, k) if not params["transpose_a"] else a_shape
     transpose_a, transpose_b = params["transpose_a"], params["transpose_b"]
-    blocks = _row_blocks(rows, k, dtype.itemsize) if dtype.kind == "f" else [(0, rows)]
+    blocks = [(0, rows)]
+    if dtype.kind == "f":
+        needed = _needed(a_shape, math.prod(b_spec.shape.to_shape()), out_shape, dtype.itemsize)
+        blocks = _row_blocks(rows, min(k, _PACKED_K) * dtype.itemsize, needed, 2048)
     if len(blocks) == 1:
         def kernel(a: np.ndarray, b: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
             a = a.T if transpose_a else a.reshape(flat_a)
@@ -179,16 +184,19 @@ def _prepare_matmul(params, inputs: list[TensorSpec], outputs: list[TensorSpec],
     return kernel
 
 
-def _narrow_kernel(a_shape: tuple[int, ...], out_shape: tuple[int, ...], dtype: np.dtype, params) -> KernelFn | None:
+def _narrow_kernel(a_shape: tuple[int, ...], b_size: int, out_shape: tuple[int, ...], dtype: np.dtype,
+                   params) -> KernelFn | None:
     """f16/bf16: one matrix ``a`` (its leading dims all 1) of more rows than one block (``_row_blocks``) times a
     2-D ``b``: ``b`` widened once per call, then a's rows widened, multiplied and rounded into the output a block
     at a time, instead of f32 copies of the whole ``a`` and result (5x the output). The same products as one
-    widened ``np.matmul`` (rows are independent in BLAS). None for other shapes."""
+    widened ``np.matmul`` (rows are independent in BLAS). Blocks go down to 1024 rows (memory first: up to a
+    third slower than 2048 for [8192,1024] x [1024,1024]). None for other shapes."""
     transpose_a, transpose_b = params["transpose_a"], params["transpose_b"]
     wide = _wide(dtype)
     rows, cols = out_shape[-2], out_shape[-1]
     k = a_shape[-2] if transpose_a else a_shape[-1]
-    blocks = _row_blocks(rows, k, wide.itemsize, copied=True)
+    needed = _needed(a_shape, b_size, out_shape, dtype.itemsize)
+    blocks = _row_blocks(rows, (k + min(k, _PACKED_K)) * wide.itemsize, needed, 1024)
     if math.prod(a_shape[:-2]) != 1 or len(blocks) == 1:
         return None
 
