@@ -160,7 +160,10 @@ def build_plan(inference: Inference, memory_limit: int | None = DEFAULT_MEMORY_L
 
 
 def accepts_out(kernel: KernelFn) -> bool:
-    """True when ``kernel`` (or the function of a ``functools.partial``) can write into ``out=``."""
+    """True when ``kernel`` (or the function of a ``functools.partial``) can write into ``out=``; a bare
+    ufunc (a prepared binary kernel) can."""
+    if isinstance(kernel, np.ufunc):
+        return True
     if isinstance(kernel, functools.partial):
         kernel = kernel.func
     return getattr(kernel, "accepts_out", False) is True

@@ -537,7 +537,8 @@ def _child_memory(engine: str, xml: Path, inputs: list) -> dict:
 
 
 def memory(ctx: Context) -> list[Row]:
-    """Peak RSS of one run in a fresh process, against inputs + outputs + live intermediates.
+    """Peak RSS of one run in a fresh process, against inputs + outputs + live intermediates; the cases of
+    Select, Gather and a large Const, then the operation families of issue 12 (``bench_opmemory.py``).
 
     The ir-run and OpenVINO columns are the anonymous memory of the run (the high-water mark less the
     .bin pages mapped during it, which are shared page cache, not copies); the numpy column is what
@@ -563,6 +564,10 @@ def memory(ctx: Context) -> list[Row]:
     if not big.exists():
         big = big_const_model(ctx.workdir, "big_const", 50000, 1000, 100)
     cases.append(("200 MB Const, 100 rows gathered", big, [["indices", "i32", [100], "index:50000"]], 0))
+    from bench_opmemory import mem_cases, save_case
+
+    for i, case in enumerate(mem_cases()):
+        cases.append((case.label, *save_case(case, w, f"mem_op{i}"), case.live))
     rows = []
     for label, xml, inputs, live in cases:
         _say(f"  {label}")

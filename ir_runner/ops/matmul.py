@@ -120,30 +120,99 @@ def matmul(a: np.ndarray, b: np.ndarray, *, transpose_a: bool, transpose_b: bool
 matmul.accepts_out = True
 
 
+_PACKED_K = 512  # about the longest row segment OpenBLAS packs at once (its K block)
+
+
+def _row_blocks(rows: int, row_bytes: int, needed: int, least: int) -> list[tuple[int, int]]:
+    """Equal blocks of a's rows for one BLAS call each, ``row_bytes`` of temporary memory per row (what BLAS
+    packs, and a widened copy), at most a quarter of the product's ``needed`` bytes (a + b + output) or 4 MiB
+    a block, and never fewer than ``least`` rows: fewer cost time, and the rows of a matrix-vector product
+    would go another way. Multithreaded OpenBLAS packs about ``min(K, 512)`` elements of every row it is given
+    at once (18 MB for [10000,1000] x [1000,100] f32, 40% of a), which the peak-memory target of 1.3x
+    (inputs + outputs) cannot afford. Rows are independent in BLAS (each output's sum over k is the same), so
+    the values are the same bits as one call's."""
+    per_block = max(least, max(1 << 22, needed // 4) // row_bytes)
+    count = -(-rows // per_block)
+    size = -(-rows // count)
+    return [(lo, min(lo + size, rows)) for lo in range(0, rows, size)]
+
+
+def _needed(a_shape: tuple[int, ...], b_size: int, out_shape: tuple[int, ...], itemsize: int) -> int:
+    return (math.prod(a_shape) + b_size + math.prod(out_shape)) * itemsize
+
+
 def _prepare_matmul(params, inputs: list[TensorSpec], outputs: list[TensorSpec], consts) -> KernelFn:
     """Static shapes of a type BLAS computes in (f32, f64; integers): the transposes resolved once, and an
     ``a`` of rank > 2 times a 2-D ``b`` is one 2-D product over all of a's rows (one BLAS call instead of one
-    per matrix; within the same bound). Other cases: the general kernel."""
+    per matrix; within the same bound). Floats go to BLAS in blocks of rows (``_row_blocks``); f16/bf16 in
+    ``_narrow_kernel``'s blocks. Other cases: the general kernel."""
     a_spec, b_spec = inputs
     general = functools.partial(matmul, **params)
     dtype = outputs[0].element_type.dtype
-    if dtype != _wide(dtype) or a_spec.shape.rank < 2 or b_spec.shape.rank != 2:
+    if a_spec.shape.rank < 2 or b_spec.shape.rank != 2:
         return general
     a_shape, out_shape = a_spec.shape.to_shape(), outputs[0].shape.to_shape()
+    if dtype != _wide(dtype):
+        return _narrow_kernel(a_shape, math.prod(b_spec.shape.to_shape()), out_shape, dtype, params) or general
     rows = math.prod(out_shape[:-1])
     k = a_shape[-2] if params["transpose_a"] else a_shape[-1]
     if params["transpose_a"] and len(a_shape) > 2:
         return general
     flat_a = (rows, k) if not params["transpose_a"] else a_shape
     transpose_a, transpose_b = params["transpose_a"], params["transpose_b"]
+    blocks = [(0, rows)]
+    if dtype.kind == "f":
+        needed = _needed(a_shape, math.prod(b_spec.shape.to_shape()), out_shape, dtype.itemsize)
+        blocks = _row_blocks(rows, min(k, _PACKED_K) * dtype.itemsize, needed, 2048)
+    if len(blocks) == 1:
+        def kernel(a: np.ndarray, b: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+            a = a.T if transpose_a else a.reshape(flat_a)
+            b = b.T if transpose_b else b
+            if out is not None:
+                np.matmul(a, b, out=out.reshape(rows, out_shape[-1]))
+                return out
+            return np.matmul(a, b).reshape(out_shape)
+    else:
+        def kernel(a: np.ndarray, b: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+            a = a.T if transpose_a else a.reshape(flat_a)
+            b = b.T if transpose_b else b
+            if out is None:
+                out = np.empty(out_shape, dtype)
+            flat = out.reshape(rows, out_shape[-1])
+            for lo, hi in blocks:
+                np.matmul(a[lo:hi], b, out=flat[lo:hi])
+            return out
+
+    kernel.accepts_out = True
+    return kernel
+
+
+def _narrow_kernel(a_shape: tuple[int, ...], b_size: int, out_shape: tuple[int, ...], dtype: np.dtype,
+                   params) -> KernelFn | None:
+    """f16/bf16: one matrix ``a`` (its leading dims all 1) of more rows than one block (``_row_blocks``) times a
+    2-D ``b``: ``b`` widened once per call, then a's rows widened, multiplied and rounded into the output a block
+    at a time, instead of f32 copies of the whole ``a`` and result (5x the output). The same products as one
+    widened ``np.matmul`` (rows are independent in BLAS). Blocks go down to 1024 rows (memory first: up to a
+    third slower than 2048 for [8192,1024] x [1024,1024]). None for other shapes."""
+    transpose_a, transpose_b = params["transpose_a"], params["transpose_b"]
+    wide = _wide(dtype)
+    rows, cols = out_shape[-2], out_shape[-1]
+    k = a_shape[-2] if transpose_a else a_shape[-1]
+    needed = _needed(a_shape, b_size, out_shape, dtype.itemsize)
+    blocks = _row_blocks(rows, (k + min(k, _PACKED_K)) * wide.itemsize, needed, 1024)
+    if math.prod(a_shape[:-2]) != 1 or len(blocks) == 1:
+        return None
 
     def kernel(a: np.ndarray, b: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
-        a = a.T if transpose_a else a.reshape(flat_a)
-        b = b.T if transpose_b else b
-        if out is not None:
-            np.matmul(a, b, out=out.reshape(rows, out_shape[-1]))
-            return out
-        return np.matmul(a, b).reshape(out_shape)
+        a = a.reshape(a_shape[-2:])
+        a = a.T if transpose_a else a
+        b = (b.T if transpose_b else b).astype(wide)
+        if out is None:
+            out = np.empty(out_shape, dtype)
+        flat = out.reshape(rows, cols)
+        for lo, hi in blocks:
+            np.copyto(flat[lo:hi], np.matmul(a[lo:hi].astype(wide), b), casting="unsafe")
+        return out
 
     kernel.accepts_out = True
     return kernel
@@ -225,24 +294,48 @@ def softmax(data: np.ndarray, *, axis: int, log: bool = False, out: np.ndarray |
         out = np.empty(data.shape, data.dtype)
     if not data.size:
         return out
-    moved = np.moveaxis(data, axis, -1)
-    length = moved.shape[-1]
-    rows = moved.reshape(-1, length)
-    target = out if axis == data.ndim - 1 and wide == data.dtype else None
-    result = np.empty(rows.shape, wide) if target is None else target.reshape(rows.shape)
+    length = data.shape[axis]
     block = max(1, _BLOCK // length)
+    if axis == data.ndim - 1 and wide == data.dtype:
+        rows, result = data.reshape(-1, length), out.reshape(-1, length)
+
+        def work(start: int, stop: int) -> None:
+            with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
+                for lo in range(start, stop, block):
+                    _softmax_rows(rows[lo:lo + block], result[lo:lo + block], log)
+
+        run_chunked(rows.shape[0], length, work, min_elements=_PARALLEL)
+        return out
+    moved, target = np.moveaxis(data, axis, -1), np.moveaxis(out, axis, -1)
+    if data.ndim == 1:
+        moved, target = moved[None], target[None]
+    _softmax_parts(moved, target, wide, block, log)
+    return out
+
+
+def _softmax_parts(moved: np.ndarray, target: np.ndarray, wide: np.dtype, block: int, log: bool) -> None:
+    """Softmax along the last axis of the view ``moved`` (another axis moved last, or a narrow type) into the
+    view ``target``: parts of about ``block`` rows (slices along one leading axis, the axes before it
+    iterated), each copied into a contiguous array of the compute type, computed, and written back; no
+    temporary of the whole size."""
+    lead, length = moved.shape[:-1], moved.shape[-1]
+    axis, row = 0, math.prod(lead[1:])
+    while row > block:  # slices along ``axis`` (``row`` rows each) fit a block; the axes before are iterated
+        axis += 1
+        row //= lead[axis]
+    count, per = lead[axis], max(1, block // max(row, 1))
+    parts = [(*where, slice(lo, min(lo + per, count))) for where in np.ndindex(lead[:axis])
+             for lo in range(0, count, per)]
 
     def work(start: int, stop: int) -> None:
         with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
-            for lo in range(start, stop, block):
-                hi = min(lo + block, stop)
-                src = rows[lo:hi] if wide == data.dtype else rows[lo:hi].astype(wide)
-                _softmax_rows(src, result[lo:hi], log)
+            for part in parts[start:stop]:
+                src = np.array(moved[part], dtype=wide, order="C")
+                rows = src.reshape(-1, length)
+                _softmax_rows(rows, rows, log)
+                np.copyto(target[part], src, casting="unsafe")
 
-    run_chunked(rows.shape[0], length, work, min_elements=_PARALLEL)
-    if target is None:
-        np.copyto(np.moveaxis(out, axis, -1), result.reshape(moved.shape), casting="unsafe")
-    return out
+    run_chunked(len(parts), per * row * length, work, min_elements=_PARALLEL)
 
 
 softmax.accepts_out = True

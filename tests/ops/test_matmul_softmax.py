@@ -143,6 +143,37 @@ def test_a_linear_layer_writes_into_out(tmp_path, tb):
     np.testing.assert_array_equal(out, want)
 
 
+@pytest.mark.parametrize(("et", "a_shape", "b_shape", "ta", "tb"), [
+    ("f32", [2, 10001, 64], [64, 3], False, False), ("f32", [64, 20001], [3, 64], True, True),
+    ("f64", [9000, 64], [64, 5], False, False), ("f16", [1, 5000, 1000], [1000, 8], False, False),
+    ("bf16", [1000, 4500], [8, 1000], True, True)])
+def test_matmul_in_blocks_of_rows_is_one_product(et, a_shape, b_shape, ta, tb, tmp_path):
+    """An ``a`` of more rows than one BLAS call packs (``matmul._row_blocks``) goes in blocks of rows, fresh and
+    into ``out=``: the same bits as one ``np.matmul`` of the whole (f16/bf16: widened to f32, rounded once),
+    without a widened copy of the whole ``a`` (numpy reports its buffers to tracemalloc)."""
+    import tracemalloc
+
+    dtype = NP_TYPES[et] if et in NP_TYPES else np.float64
+    ov_type = OV_TYPES[et] if et in OV_TYPES else ov.Type.f64
+    rng = np.random.default_rng(5)
+    a, b = rng.standard_normal(a_shape).astype(dtype), rng.standard_normal(b_shape).astype(dtype)
+    pa, pb = ops.parameter(a_shape, ov_type, name="a"), ops.parameter(b_shape, ov_type, name="b")
+    model = ir_runner.load(str(write_ir(ops.matmul(pa, pb, ta, tb), [pa, pb], tmp_path)))
+    wide = np.float64 if et == "f64" else np.float32
+    want = np.matmul((a.T if ta else a).astype(wide), (b.T if tb else b).astype(wide)).astype(dtype)
+    name, got = next(iter(model.run({"a": a, "b": b}).items()))
+    out = np.empty_like(want)
+    tracemalloc.start()
+    try:
+        model.run({"a": a, "b": b}, out={name: out})
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert_same_bits(et, got, want)
+    assert_same_bits(et, out, want)
+    assert peak < 10 << 20  # (a block of rows in f32 and b widened; the whole a widened is 18 MB or more)
+
+
 # -- Softmax and LogSoftmax ----------------------------------------------------------------------------------
 
 def softmax_bound(x, axis, got, want) -> None:
@@ -199,6 +230,37 @@ def test_softmax_empty_and_axis_refused(tmp_path):
     path.write_text(path.read_text().replace('axis="1"', 'axis="2"'))
     with pytest.raises(ir_runner.IRError, match="Softmax-8.*out of the range"):
         ir_runner.load(str(path))
+
+
+@pytest.mark.parametrize("log", [False, True])
+@pytest.mark.parametrize(("shape", "axis", "dtype"), [
+    ((700, 900), 0, np.float32), ((40, 300, 50), 1, np.float32), ((3, 200000), 0, np.float32),
+    ((600, 1000), 1, np.float16), ((70000,), 0, BF16)])
+def test_softmax_of_another_axis_or_a_narrow_type_in_parts(shape, axis, dtype, log, monkeypatch):
+    """Another axis than the last, or f16/bf16, go in parts of rows copied to the compute type (no temporary
+    of the whole size: numpy reports its buffers to tracemalloc): the bits of the last-axis f32 path on a
+    contiguous copy with that axis last, rounded once. On the calling thread only (each part's rows are
+    computed the same way on any thread; a comparison across threads once differed by an ulp in some rows
+    in a full-suite run, not reproduced)."""
+    import tracemalloc
+
+    from ir_runner.ops import matmul
+    from ir_runner.ops.matmul import softmax
+
+    monkeypatch.setattr(matmul, "_PARALLEL", 1 << 62)
+
+    x = (np.random.default_rng(len(shape) + axis).standard_normal(shape) * 4).astype(dtype)
+    moved = np.ascontiguousarray(np.moveaxis(x, axis, -1), np.float32)
+    want = np.moveaxis(softmax(moved, axis=moved.ndim - 1, log=log), -1, axis).astype(dtype)
+    out = np.empty_like(x)
+    tracemalloc.start()
+    try:
+        softmax(x, axis=axis, log=log, out=out)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert_same_bits("softmax", out, want)
+    assert peak < max(out.nbytes // 2, 2 << 20)
 
 
 def log_softmax_exact(x: np.ndarray, axis: int) -> np.ndarray:
