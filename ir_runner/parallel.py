@@ -10,6 +10,8 @@ import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+import numpy as np
+
 from .types import decimal_int
 
 if TYPE_CHECKING:
@@ -71,3 +73,12 @@ def run_chunked(total: int, elements_per_unit: int, work: Callable[[int, int], N
     work(*pieces[0])
     for future in futures:
         future.result()
+
+
+def copy_into(target: np.ndarray, value: np.ndarray) -> None:
+    """``np.copyto(target, value)``, split along the first axis over threads when large: a strided copy (a
+    Transpose's view written into a caller's buffer) then runs at about twice the speed on 2 cores."""
+    if value.shape != target.shape or target.ndim == 0:
+        np.copyto(target, value)
+        return
+    run_chunked(target.shape[0], target[:1].size, lambda lo, hi: np.copyto(target[lo:hi], value[lo:hi]))

@@ -11,6 +11,7 @@ import numpy as np
 
 from .casting import LEVELS, CastRefused, caller_stacklevel, convert, is_numpy_type, weakest_level
 from .errors import InputError, IRError, with_layer
+from .parallel import copy_into
 from .plan import Plan, Step, kernel_error
 from .types import DYNAMIC, ElementType, PartialShape, TensorSpec, dims_text, element_type_of
 
@@ -286,19 +287,27 @@ def _run_observed(steps: Sequence[Step], slots: list, observe: Observer | None, 
 def _outputs(plan: Plan, slots: list, out: Sequence[np.ndarray | None] | None) -> list[np.ndarray]:
     if out is None:
         return [
-            np.array(slots[slot], copy=True) if copy else slots[slot]
+            _owned_copy(slots[slot]) if copy else slots[slot]
             for slot, copy in zip(plan.output_slots, plan.output_copies)
         ]
     results = []
     for slot, copy, target in zip(plan.output_slots, plan.output_copies, out):
         value = slots[slot]
         if target is None:
-            results.append(np.array(value, copy=True) if copy else value)
+            results.append(_owned_copy(value) if copy else value)
         else:
             if value is not target:
-                np.copyto(target, value)
+                copy_into(target, value)
             results.append(target)
     return results
+
+
+def _owned_copy(value: np.ndarray) -> np.ndarray:
+    """A new C-contiguous copy of an output (a Transpose's view too: outputs are C-ordered whatever the kernel
+    returned), copied over threads when large."""
+    target = np.empty(value.shape, value.dtype)
+    copy_into(target, value)
+    return target
 
 
 def bind_outputs(inputs: Sequence[TensorInfo], outputs: Sequence[TensorInfo], plan: Plan, out,

@@ -274,6 +274,25 @@ def test_prepared_binary_ufunc_writes_into_out(type_, shape):
 # ----------------------------------------------------------------------------- dynamic shapes
 
 
+@pytest.mark.parametrize("perm", [(0, 2, 1), (2, 1, 0)])
+def test_a_large_view_output_is_copied_into_out_over_threads(perm):
+    """A Transpose returns a view; its output (fresh, or written into a caller's buffer) above
+    PARALLEL_MIN_ELEMENTS is copied in slabs of the first axis over threads: C-ordered, every element bit for bit."""
+    shape = (6, 500, 400)
+    out_shape = [shape[i] for i in perm]
+    assert np.prod(shape) > PARALLEL_MIN_ELEMENTS
+    b = IRBuilder("transpose_large")
+    x = b.parameter("x", "f32", ",".join(map(str, shape)))
+    order = b.const("order", np.array(perm, np.int64))
+    b.result(b.layer("Transpose", "opset1", [x, order], out_specs=[("f32", out_shape)], out_names=["out"]))
+    model = build(b)
+    feeds = random_feeds(model, seed=5)
+    plain = check_into(model, feeds)
+    got = next(iter(plain.values()))
+    assert got.flags.c_contiguous  # a new C-ordered array, not a copy in the view's layout
+    assert same_bits(got, np.transpose(feeds["x"], perm))
+
+
 def test_dynamic_shapes_use_each_runs_shapes():
     b = IRBuilder()
     params = [b.parameter("cond", "boolean", "?,400"), b.parameter("then", "f32", "?,400"),
