@@ -115,27 +115,38 @@ def gelu_erf_f32(x: np.ndarray, out: np.ndarray) -> None:
     once before the product with x. Within 2 ULP of the reference (measured over every exponent and dense sweeps).
     Below ``GELU_TAIL`` the reference rounds ``erf`` to double before adding 1, which leaves ``1 + erf`` on a grid
     of 2**-53 coarser than f32 there: those elements (rare) take :func:`gelu_erf_double` (bit-exact). NaN results
-    are left to the caller."""
+    are left to the caller. (Constants are 0-d arrays and outputs positional: small arrays cost numpy's call
+    overhead, ~25 calls; the sign is a copysign, which differs from ``* sign(x)`` only at x = +-0, where the product
+    with x makes it +-0 either way.)"""
     a = np.abs(x)
-    v = np.add(a, GELU_K, dtype=np.float64)
-    np.divide(GELU_ALPHA, v, out=v)
-    v += GELU_BETA
-    r = np.multiply(v, GELU_R[-1])
-    for c in GELU_R[-2:0:-1]:
-        r += c
-        r *= v
-    r += GELU_R[0]
-    e = np.multiply(x, x, dtype=np.float64)
-    e *= -0.5
-    np.exp(e, out=e)
-    e *= r  # h
-    np.subtract(0.5, e, out=e)  # erf/2 as the reference rounds it: (1 - erfc) in double, halved exactly
-    e *= np.sign(x, out=a)
-    np.add(e, 0.5, out=a, casting="unsafe")  # (1 + erf)/2, rounded to f32 once
-    np.multiply(x, a, out=out)
+    v = np.add(a, _GELU_K, dtype=np.float64)
+    np.divide(_GELU_ALPHA, v, v)
+    np.add(v, _GELU_BETA, v)
+    r = np.multiply(v, _GELU_R[-1])
+    for c in _GELU_R[-2:0:-1]:
+        np.add(r, c, r)
+        np.multiply(r, v, r)
+    np.add(r, _GELU_R[0], r)
+    e = np.square(x, dtype=np.float64)
+    np.multiply(e, _MINUS_HALF, e)
+    np.exp(e, e)
+    np.multiply(e, r, e)  # h
+    np.subtract(_HALF, e, e)  # erf/2 as the reference rounds it: (1 - erfc) in double, halved exactly
+    np.copysign(e, x, e)
+    np.add(e, _HALF, a, casting="unsafe")  # (1 + erf)/2, rounded to f32 once
+    np.multiply(x, a, out)
     if not x.min() >= GELU_TAIL:  # (a NaN min also looks)
-        tail = x < GELU_TAIL
-        if tail.any():
-            part = np.empty(int(np.count_nonzero(tail)), np.float32)
-            gelu_erf_double(x[tail], part)
-            out[tail] = part
+        gelu_erf_f32_tail(x, out)
+
+
+def gelu_erf_f32_tail(x: np.ndarray, out: np.ndarray) -> None:
+    """The elements of ``x`` below ``GELU_TAIL`` (if any) recomputed into ``out`` by :func:`gelu_erf_double`."""
+    tail = x < GELU_TAIL
+    if tail.any():
+        part = np.empty(int(np.count_nonzero(tail)), np.float32)
+        gelu_erf_double(x[tail], part)
+        out[tail] = part
+
+
+_GELU_K, _GELU_ALPHA, _GELU_BETA, _HALF, _MINUS_HALF = (np.array(c) for c in (GELU_K, GELU_ALPHA, GELU_BETA, 0.5, -0.5))
+_GELU_R = tuple(np.array(c) for c in GELU_R)
