@@ -663,7 +663,7 @@ _GELU_PARALLEL = 1 << 15  # two blocks or more: over threads (Gelu costs ~40 add
 
 def _gelu_erf_f32_blocks(x: np.ndarray, out: np.ndarray) -> np.ndarray:
     """f32 Gelu erf of C-contiguous ``x`` into C-contiguous ``out``, in blocks over threads from 32K elements."""
-    if x.size <= _GELU_STEP:  # (one block: no slicing, no threads)
+    if 0 < x.size <= _GELU_STEP:  # (one block: no slicing, no threads)
         with np.errstate(all="ignore"):
             _GELU_ERF_F32(x, out)
         return out
