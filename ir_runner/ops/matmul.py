@@ -301,8 +301,9 @@ def softmax(data: np.ndarray, *, axis: int, log: bool = False, out: np.ndarray |
 
         def work(start: int, stop: int) -> None:
             with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
-                for lo in range(start, stop, block):
-                    _softmax_rows(rows[lo:lo + block], result[lo:lo + block], log)
+                for lo in range(start, stop, block):  # (blocks end at ``stop``: the next thread's rows are its own)
+                    hi = min(lo + block, stop)
+                    _softmax_rows(rows[lo:hi], result[lo:hi], log)
 
         run_chunked(rows.shape[0], length, work, min_elements=_PARALLEL)
         return out

@@ -232,22 +232,47 @@ def test_softmax_empty_and_axis_refused(tmp_path):
         ir_runner.load(str(path))
 
 
+@pytest.mark.parametrize("shape", [(64, 1000), (3000, 37), (5, 40, 300)])
+def test_softmax_threads_compute_each_row_once(shape, monkeypatch):
+    """The last-axis path splits rows over threads in blocks that end where the thread's rows end: a block
+    running past them made the first thread also compute the second thread's rows, racing on the same
+    output in place (an exp applied twice, or an ulp off, in some rows of the second half, from run to
+    run). Every row is computed exactly once, and the bits equal those of one thread."""
+    import threading
+
+    from ir_runner import parallel
+    from ir_runner.ops import matmul
+
+    monkeypatch.setattr(parallel, "_WORKERS", 2)
+    x = (np.random.default_rng(7).standard_normal(shape) * 4).astype(np.float32)
+    out = np.empty_like(x)
+    seen, lock, rows_of = [], threading.Lock(), matmul._softmax_rows
+    row_bytes = shape[-1] * 4
+
+    def recorded(rows, result, log):
+        first = (result.ctypes.data - out.ctypes.data) // row_bytes
+        with lock:
+            seen.extend(range(first, first + result.shape[0]))
+        rows_of(rows, result, log)
+
+    monkeypatch.setattr(matmul, "_softmax_rows", recorded)
+    matmul.softmax(x, axis=x.ndim - 1, out=out)
+    assert sorted(seen) == list(range(x.size // shape[-1]))
+    monkeypatch.setattr(parallel, "_WORKERS", 1)
+    assert_same_bits("f32", out, matmul.softmax(x, axis=x.ndim - 1))
+
+
 @pytest.mark.parametrize("log", [False, True])
 @pytest.mark.parametrize(("shape", "axis", "dtype"), [
     ((700, 900), 0, np.float32), ((40, 300, 50), 1, np.float32), ((3, 200000), 0, np.float32),
     ((600, 1000), 1, np.float16), ((70000,), 0, BF16)])
-def test_softmax_of_another_axis_or_a_narrow_type_in_parts(shape, axis, dtype, log, monkeypatch):
-    """Another axis than the last, or f16/bf16, go in parts of rows copied to the compute type (no temporary
-    of the whole size: numpy reports its buffers to tracemalloc): the bits of the last-axis f32 path on a
-    contiguous copy with that axis last, rounded once. On the calling thread only (each part's rows are
-    computed the same way on any thread; a comparison across threads once differed by an ulp in some rows
-    in a full-suite run, not reproduced)."""
+def test_softmax_of_another_axis_or_a_narrow_type_in_parts(shape, axis, dtype, log):
+    """Another axis than the last, or f16/bf16, go in parts of rows copied to the compute type (threads, no
+    temporary of the whole size: numpy reports its buffers to tracemalloc): the bits of the last-axis f32
+    path on a contiguous copy with that axis last, rounded once."""
     import tracemalloc
 
-    from ir_runner.ops import matmul
     from ir_runner.ops.matmul import softmax
-
-    monkeypatch.setattr(matmul, "_PARALLEL", 1 << 62)
 
     x = (np.random.default_rng(len(shape) + axis).standard_normal(shape) * 4).astype(dtype)
     moved = np.ascontiguousarray(np.moveaxis(x, axis, -1), np.float32)
