@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 import ir_runner
+from ir_runner import runtime
 from ir_runner.errors import InputError, KernelError, LayerRef
 from ir_runner.plan import Plan, Step
 from ir_runner.runtime import execute
@@ -69,7 +70,11 @@ def test_an_intermediate_is_freed_after_its_last_use():
     assert out.tolist() == [-1.0, -3.0] and alive_at_last_step == [False]
 
 
-def test_float_overflow_and_invalid_values_give_the_references_values_without_warnings(tmp_path):
+@pytest.mark.parametrize("state", ["numpy's context variable", "np.errstate (numpy without it)"])
+def test_float_overflow_and_invalid_values_give_the_references_values_without_warnings(tmp_path, monkeypatch,
+                                                                                        state):
+    if state.startswith("np.errstate"):
+        monkeypatch.setattr(runtime, "_FP_STATE", runtime._Errstate())
     b = IRBuilder("overflow")
     x = b.parameter("x", "f32", "4")
     y = b.layer("Multiply", "opset1", [x, x], attrs={"auto_broadcast": "numpy"})
@@ -80,6 +85,7 @@ def test_float_overflow_and_invalid_values_give_the_references_values_without_wa
         warnings.simplefilter("error")
         out = model.run({"x": np.array([1e30, -1e30, 2.0, np.inf], np.float32)})["z"]
     assert np.isnan(out[[0, 1, 3]]).all() and out[2] == 0
+    assert np.geterr()["over"] == "warn"  # the caller's state is back
 
 
 def test_feeds_of_bounded_dynamic_dims_are_checked_on_the_fast_path(tmp_path):
