@@ -21,9 +21,9 @@ Index values, as OpenVINO's reference kernels read them (``docs/semantics.md``, 
   OR, ``prod`` AND.
 - ScatterNDUpdate-15's reductions (``sum``, ``sub``, ``prod``, ``min``, ``max``; torch.onnx writes them
   for ``index_put`` with accumulate, ONNX ScatterND) apply each update slice in index order in the data's
-  own type, as the reference's elementwise kernels: ``max`` is ``a < b ? b : a``, ``min`` ``b < a ? b : a``
-  (a NaN already in the data stays, a NaN update does not replace it), booleans ``min``/``prod`` AND,
-  ``sum``/``max`` OR, ``sub`` XOR.
+  own type (f16/bf16 in f32, rounded once at the end), as the reference's elementwise kernels: ``max`` is
+  ``a < b ? b : a``, ``min`` ``b < a ? b : a`` (a NaN already in the data stays, a NaN update does not replace
+  it), booleans ``min``/``prod`` AND, ``sum``/``max`` OR, ``sub`` XOR.
 All of them only move or reduce values: ``exact=True``.
 """
 
@@ -242,14 +242,26 @@ def scatter_elements_update(data: np.ndarray, indices: np.ndarray, updates: np.n
         keep = last_writes(targets)
         flat[targets[keep]] = values[keep]
         return quiet_f16_nans(out)
-    if data.dtype.kind == "V" or data.dtype.kind == "f" and data.dtype.itemsize < 4:
-        wide = flat.astype(np.float32)  # f16/bf16: the reference reduces in f32 and rounds once at the end
-        _reduce_into(wide, targets, values.astype(np.float32), reduction, use_init_val)
-        if data.dtype.name == "bfloat16":
-            return bf16_as_openvino_rounds(wide, data.dtype).reshape(data.shape)
-        return wide.astype(data.dtype).reshape(data.shape)
+    if _narrow_float(data.dtype):
+        return _reduced_in_f32(flat, lambda wide: _reduce_into(wide, targets, values.astype(np.float32), reduction,
+                                                               use_init_val)).reshape(data.shape)
     _reduce_into(flat, targets, values, reduction, use_init_val)
     return out
+
+
+def _narrow_float(dtype: np.dtype) -> bool:
+    """f16 and bf16 (and other ml_dtypes floats): types whose reductions the reference computes in f32."""
+    return dtype.kind == "V" or dtype.kind == "f" and dtype.itemsize < 4
+
+
+def _reduced_in_f32(flat: np.ndarray, reduce) -> np.ndarray:
+    """``reduce`` applied to an f32 copy of the f16/bf16 ``flat``, rounded once at the end as the reference
+    rounds (bf16: OpenVINO's own conversion)."""
+    wide = flat.astype(np.float32)
+    reduce(wide)
+    if flat.dtype.name == "bfloat16":
+        return bf16_as_openvino_rounds(wide, flat.dtype)
+    return wide.astype(flat.dtype)
 
 
 _NEUTRAL = {"sum": 0, "mean": 0, "prod": 1}
@@ -353,6 +365,9 @@ def scatter_nd_update(data: np.ndarray, indices: np.ndarray, updates: np.ndarray
         flat += checked_indices(coords[:, c], data.shape[c], negative=True)
     rows = out.reshape(prod(data.shape[:k]), prod(data.shape[k:]))
     values = np.ascontiguousarray(updates).reshape(n_tuples, -1)
+    if reduction != "none" and _narrow_float(out.dtype):  # the reference reduces f16/bf16 in f32, rounds once
+        return _reduced_in_f32(rows, lambda wide: _reduce_rows(wide, flat, values.astype(np.float32), reduction)
+                               ).reshape(data.shape)
     if reduction != "none":
         _reduce_rows(rows, flat, values, reduction)
         return out

@@ -189,6 +189,17 @@ def test_scatter_nd_reductions(reduction, dtype, tmp_path):
     check_run(path, feeds)
 
 
+@pytest.mark.parametrize(("reduction", "updates", "want"), [("prod", [300, 0.01], 900), ("sum", [65000, -65000], 300)])
+def test_scatter_nd_reductions_of_f16_accumulate_in_f32(reduction, updates, want, tmp_path):
+    """300 * 300 * 0.01 and 300 + 65000 - 65000 in f16: the reference reduces in f32 and rounds once (900 and
+    300), where f16 steps would overflow to inf or round 65300 (found by scripts/fuzz_ops.py)."""
+    d, i, u = _param([1], ov.Type.f16), _param([2, 1], ov.Type.i64, "indices"), _param([2], ov.Type.f16, "u")
+    path = write_ir(opset15.scatter_nd_update(d, i, u, reduction), [d, i, u], tmp_path)
+    feeds = {"data": np.array([300], np.float16), "indices": np.zeros((2, 1), np.int64),
+             "u": np.array(updates, np.float16)}
+    assert next(iter(check_run(path, feeds).values())).tolist() == [want]
+
+
 @pytest.mark.parametrize("op", ["update", "elements", "nd3", "nd15"])
 def test_scatter_into_a_transposed_view(op, tmp_path):
     """Data that is a non-contiguous view (a Transpose's output, as BEiT's relative position index built in
