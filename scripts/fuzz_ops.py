@@ -49,7 +49,7 @@ if str(ROOT) not in sys.path:
 import ml_dtypes  # noqa: E402
 import numpy as np  # noqa: E402
 import openvino as ov  # noqa: E402
-from openvino import opset1, opset3, opset4, opset5, opset7, opset8, opset11, opset12, opset13, opset15  # noqa: E402
+from openvino import opset1, opset3, opset4, opset5, opset7, opset8, opset9, opset11, opset12, opset13, opset15  # noqa: E402
 from openvino.utils.node_factory import NodeFactory  # noqa: E402
 
 import ir_runner  # noqa: E402
@@ -625,7 +625,7 @@ def gen_scatter_elements(case: Case, name: str):
     return [opset12.scatter_elements_update(*args, case.rng.choice(reductions), case.rng.random() < 0.5)]
 
 
-@op("ScatterNDUpdate")
+@op("ScatterNDUpdate", "ScatterNDUpdate15")
 def gen_scatter_nd(case: Case, name: str):
     et = case.rng.choice(SCATTER_TYPES)
     shape = case.shape(4, low_rank=1, p_zero=0)
@@ -635,8 +635,23 @@ def gen_scatter_nd(case: Case, name: str):
     idx = np.stack([case.values(it, ishape[:-1], low=-shape[j], high=shape[j] - 1) for j in range(m)],
                    axis=-1).astype(NP[it])
     ushape = ishape[:-1] + shape[m:]
-    return [opset3.scatter_nd_update(case.input(et, case.values(et, shape)), case.input(it, idx),
-                                     case.input(et, case.values(et, ushape)))]
+    args = (case.input(et, case.values(et, shape)), case.input(it, idx), case.input(et, case.values(et, ushape)))
+    if name == "ScatterNDUpdate15":
+        return [opset15.scatter_nd_update(*args, case.rng.choice(["none", "sum", "sub", "prod", "min", "max"]))]
+    return [opset3.scatter_nd_update(*args)]
+
+
+@op("Eye")
+def gen_eye(case: Case, name: str):
+    rows, columns = case.rng.randint(0, 6), case.rng.randint(0, 6)
+    diagonal = case.rng.randint(-7, 7)
+    batch = case.shape(2, p_zero=0.1) if case.rng.random() < 0.5 else None
+    args = [case.index_input(np.array([rows])), case.index_input(np.array([columns])),
+            case.index_input(np.array([diagonal]))]
+    if batch is not None:
+        args.append(case.index_input(np.array(batch, np.int64)))
+    case.compare = exact
+    return [opset9.eye(*args, output_type=case.rng.choice(ALL))]
 
 
 @op("Pad1", "Pad12")

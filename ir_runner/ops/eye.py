@@ -12,7 +12,9 @@ import numpy as np
 from ..types import DYNAMIC_DIM, DYNAMIC_SHAPE, Dim, PartialShape, TensorSpec
 from .api import LATEST_OPSET, Attr, OpContext, OpDef
 
-OUTPUT_TYPES = ("bf16", "f16", "f32", "f64", "i8", "i32", "i64", "u8")
+# OpenVINO accepts any output_type; its reference evaluates bf16, f16, f32, f64, i8, i32, i64 and u8, its CPU
+# plugin also boolean, i16, u16, u32 and u64 (the same ones and zeros): those are computed too
+OUTPUT_TYPES = ("boolean", "bf16", "f16", "f32", "f64", "i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64")
 NAMES = ("num_rows", "num_columns", "diagonal_index", "batch_shape")
 
 

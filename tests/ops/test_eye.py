@@ -30,6 +30,16 @@ def test_constant_sizes_every_output_type(output_type, tmp_path):
     check_run(path, {"x": np.ones(2, np.float32)})
 
 
+@pytest.mark.parametrize("output_type", ["boolean", "i16", "u16", "u32", "u64"])
+def test_output_types_the_reference_does_not_evaluate_match_the_cpu_plugin(output_type, tmp_path):
+    x = opset9.parameter([2], ov.Type.f32, name="x")
+    nodes = [opset9.eye(c(3), c(5), c(k), output_type) for k in (0, 2, -1, -7)]
+    nodes.append(opset9.eye(c([4]), c(2), c([1]), output_type, c([2, 3])))
+    path = write_ir(nodes + [opset9.negative(x)], [x], tmp_path)
+    check_inference(path)
+    check_run(path, {"x": np.ones(2, np.float32)}, oracle="cpu")
+
+
 def test_sizes_from_the_sequence_length_are_planned_per_value(tmp_path):
     x = opset9.parameter([-1, -1], ov.Type.f32, name="x")
     seq = opset8.gather(opset3.shape_of(x), c(1), c(0))
