@@ -232,7 +232,32 @@ def test_softmax_empty_and_axis_refused(tmp_path):
         ir_runner.load(str(path))
 
 
-@pytest.mark.parametrize("shape", [(64, 1000), (3000, 37), (5, 40, 300)])
+
+@pytest.mark.parametrize("length", [1, 2, 16, 17, 64, 300])
+def test_row_maximum_paths_agree_with_numpy(length):
+    """Softmax's row maximum (column by column for short rows, reduceat over contiguous rows, a reduce
+    otherwise) equals ``np.maximum.reduce`` bit for bit, NaN and infinities included, on contiguous and
+    strided rows."""
+    from ir_runner.ops.matmul import _row_max
+
+    rng = np.random.default_rng(length)
+    x = rng.standard_normal((40, length)).astype(np.float32)
+    x[3, -1], x[4, 0], x[5, :] = np.nan, np.inf, -np.inf
+    x[6, length // 2] = -np.inf
+    for rows in (x, x[::2], np.asfortranarray(x)):
+        assert_same_bits("f32", _row_max(rows), np.maximum.reduce(rows, axis=-1, keepdims=True))
+
+
+@pytest.mark.parametrize("length", [1, 5, 17, 64])
+def test_softmax_of_short_rows_against_the_reference(length, tmp_path):
+    x = (np.random.default_rng(length).standard_normal((300, length)) * 6).astype(np.float32)
+    x[7, 0], x[8, -1] = np.nan, np.inf
+    data = ops.parameter([300, length], ov.Type.f32, name="x")
+    got, want = _run(tmp_path, ops.softmax(data, 1), [data], {"x": x})
+    softmax_bound(x, 1, got, want)
+    assert np.isnan(got[7:9]).all() and not np.isnan(np.delete(got, [7, 8], axis=0)).any()
+
+@pytest.mark.parametrize("shape", [(300, 1000), (8000, 37), (5, 200, 300)])  # (over the threads' threshold)
 def test_softmax_threads_compute_each_row_once(shape, monkeypatch):
     """The last-axis path splits rows over threads in blocks that end where the thread's rows end: a block
     running past them made the first thread also compute the second thread's rows, racing on the same

@@ -284,3 +284,44 @@ def test_scalar_reduced_over_no_axis(kind, et, tmp_path):
     assert got.shape == () and got.dtype == x.dtype
     if et in EVALUATED[kind]:
         assert_same_bits(kind, got, want)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_row_sums_do_not_depend_on_the_rows_block_or_alignment(dtype):
+    """Each row sums to the same bits whatever block of rows holds it and wherever it starts in memory, so
+    threads and Dask blocks agree with a whole run (OpenBLAS's matrix-vector product fails this)."""
+    from ir_runner.ops.reduce import row_sums
+
+    rng = np.random.default_rng(3)
+    for length in (*range(1, 40), 63, 64, 65, 127, 1000, 4099):
+        rows = (rng.standard_normal((11, length)) * 10 ** rng.uniform(-3, 3, (11, 1))).astype(dtype)
+        whole = row_sums(rows)
+        for offset in range(4):
+            shifted = np.empty(rows.size + offset, dtype)[offset:].reshape(rows.shape)
+            shifted[...] = rows
+            for start in range(4):
+                assert_same_bits("f32", row_sums(shifted[start:]), whole[start:])
+        exact = rows.astype(np.float64).sum(axis=1)
+        bound = length * np.finfo(dtype).eps * np.abs(rows).astype(np.float64).sum(axis=1)
+        assert (np.abs(whole - exact) <= bound).all()
+
+
+@pytest.mark.parametrize("kind", ["sum", "mean", "l1", "l2"])
+def test_last_axis_sums_of_a_block_equal_the_whole_runs(kind):
+    """ReduceX over the last axes: rows reduced in a large (threaded) run, in a small prepared kernel, and
+    in slices of rows give the same bits; a row of -0.0 sums to +0.0 as in the reference."""
+    from ir_runner.ops.reduce import prepare_reduce, reduce
+    from ir_runner.types import PartialShape, TensorSpec, element_type
+
+    rng = np.random.default_rng(9)
+    x = rng.standard_normal((1100, 1000)).astype(np.float32)
+    x[5] = -0.0
+    params = {"kind": kind, "axes": (1,), "keep_dims": False}
+    whole = reduce(x, np.array([1]), **params)
+    spec = TensorSpec(element_type("f32"), PartialShape.of((7, 1000)))
+    small = prepare_reduce(params, [spec], [TensorSpec(spec.element_type, PartialShape.of((7,)))], {})
+    for lo in (0, 5, 333):
+        assert_same_bits("f32", reduce(x[lo:lo + 7], np.array([1]), **params), whole[lo:lo + 7])
+        if kind in ("sum", "mean"):
+            assert_same_bits("f32", small(x[lo:lo + 7], np.array([1])), whole[lo:lo + 7])
+    assert np.signbit(whole[5]) == np.False_ and whole[5] == 0
