@@ -118,8 +118,9 @@ def gelu_erf_f32(x: np.ndarray, out: np.ndarray) -> None:
     are left to the caller. (Constants are 0-d arrays and outputs positional: small arrays cost numpy's call
     overhead, ~25 calls; the sign is a copysign, which differs from ``* sign(x)`` only at x = +-0, where the product
     with x makes it +-0 either way.)"""
-    a = np.abs(x)
-    v = np.add(a, _GELU_K, dtype=np.float64)
+    wide = x.astype(np.float64)  # (once: numpy's mixed f32/f64 loops cost three times a double one)
+    v = np.abs(wide)
+    np.add(v, _GELU_K, v)
     np.divide(_GELU_ALPHA, v, v)
     np.add(v, _GELU_BETA, v)
     r = np.multiply(v, _GELU_R[-1])
@@ -127,14 +128,14 @@ def gelu_erf_f32(x: np.ndarray, out: np.ndarray) -> None:
         np.add(r, c, r)
         np.multiply(r, v, r)
     np.add(r, _GELU_R[0], r)
-    e = np.square(x, dtype=np.float64)
+    e = np.square(wide, v)
     np.multiply(e, _MINUS_HALF, e)
     np.exp(e, e)
     np.multiply(e, r, e)  # h
     np.subtract(_HALF, e, e)  # erf/2 as the reference rounds it: (1 - erfc) in double, halved exactly
-    np.copysign(e, x, e)
-    np.add(e, _HALF, a, casting="unsafe")  # (1 + erf)/2, rounded to f32 once
-    np.multiply(x, a, out)
+    np.copysign(e, wide, e)
+    np.add(e, _HALF, e)
+    np.multiply(x, e.astype(np.float32), out)  # (1 + erf)/2, rounded to f32 once
     if not x.min() >= GELU_TAIL:  # (a NaN min also looks)
         gelu_erf_f32_tail(x, out)
 
