@@ -5,7 +5,8 @@ inputs are cut into blocks of rows along the batch axis (the inputs' own chunks,
 block runs ``Model.run`` on one worker; inputs without the batch axis (a mask shared by every row) go whole
 to every block. Before anything is built, ``batching.trace_batch`` proves from the operations' batch rules
 that no layer mixes rows (for each distinct block shape, inferred as such), so the result equals, bit for
-bit, ``Model.run`` on the whole data. Outputs without the batch axis are the same in every block and are
+bit, ``Model.run`` on the whole data (operations computed through BLAS: within their bounds, as OpenBLAS's
+kernels depend on the block's size; docs/scale.md). Outputs without the batch axis are the same in every block and are
 taken from the first one.
 
 Tasks carry the model as a :class:`ModelHandle`: the Model itself in this process (threads scheduler),

@@ -18,7 +18,7 @@ from .plan import DEFAULT_MEMORY_LIMIT, Plan, Step, build_plan, check_memory
 from .record import Record
 from .runtime import TensorInfo, bind_feeds, bind_outputs, execute
 from .signature import input_infos, output_infos
-from .subgraph import body_provider
+from .subgraph import body_provider, infer_for_inputs
 from .types import PartialShape, TensorSpec
 
 if TYPE_CHECKING:
@@ -212,14 +212,9 @@ class Model:
         if last is not None and last[0] == key:
             return last[1]
         input_specs = {layer.id: spec for layer, spec in zip(self.graph.parameters, specs)}
-        with _gc_paused():
-            inference = infer_graph(self.graph, strict=self.strict, input_specs=input_specs, input_values=values,
-                                    body_provider=body_provider,
-                                    check_declared=False)
         try:
-            inference.raise_first()
-            if values is not None:
-                inference.refuse_unknown_deciding()
+            with _gc_paused():
+                inference = infer_for_inputs(self.graph, self.strict, input_specs, values)
         except IRError as error:
             kind = type(error) if isinstance(error, InputError) else InputError
             raise kind(f"{context}: {error.detail}", layer=error.layer, port=error.port, hint=error.hint) from None

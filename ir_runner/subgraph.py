@@ -13,7 +13,7 @@ import numpy as np
 
 from .errors import InferenceError, IRError, LayerRef
 from .graph import Graph, build_graph
-from .infer import infer_graph
+from .infer import Inference, infer_graph
 from .ir.records import LayerRecord
 from .ops.api import Body
 from .plan import build_plan
@@ -41,13 +41,8 @@ class Subgraph(Body):
         unknown = sorted(set(specs) - set(self.parameters))
         if unknown:
             raise InferenceError(f"<{self.tag}> has no Parameter with internal id {unknown[0]!r}", layer=self.owner)
-        inference = infer_graph(self.graph, strict=self.strict, input_specs=specs, input_values=values,
-                                body_provider=body_provider,
-                                check_declared=False)
         try:
-            inference.raise_first()
-            if values is not None:
-                inference.refuse_unknown_deciding()
+            inference = infer_for_inputs(self.graph, self.strict, specs, values)
         except IRError as error:
             inner = f"{error.layer}, " if error.layer else ""
             raise type(error)(f"in <{self.tag}>: {inner}{error.detail}", layer=self.owner, port=error.port,
@@ -93,6 +88,19 @@ class Subgraph(Body):
         """A Parameter's declared element type (packed types are held one element per byte), else the array's."""
         declared = element_type(self.graph.layers[parameter].data.get("element_type", ""))
         return declared if declared is not None and declared.dtype is not None else element_type_of(array.dtype)
+
+
+def infer_for_inputs(graph: Graph, strict: bool, specs: dict[str, TensorSpec],
+                     values: dict[str, np.ndarray] | None) -> Inference:
+    """``graph`` inferred for these input specs and values of the Parameters that decide shapes (both by
+    layer id), declared ports unchecked. Raises the inference's first error and, when values are given, an
+    input that decides a shape and is still unknown; a model and a sub-graph put it in their own words."""
+    inference = infer_graph(graph, strict=strict, input_specs=specs, input_values=values,
+                            body_provider=body_provider, check_declared=False)
+    inference.raise_first()
+    if values is not None:
+        inference.refuse_unknown_deciding()
+    return inference
 
 
 def body_provider(graph: Graph, strict: bool, ref_of):

@@ -373,7 +373,8 @@ def gather_model(data_shape: str, *, strict: bool = False, data_type: str = "f32
 
 
 def count_inferences(monkeypatch) -> list[dict]:
-    """From now on, the keyword arguments of each ``infer_graph`` call of model.py."""
+    """From now on, the keyword arguments of each ``infer_graph`` call (at load, and per input specs through
+    ``subgraph.infer_for_inputs``; these models have no sub-graphs)."""
     original = ir_runner.model.infer_graph
     calls: list[dict] = []
 
@@ -382,6 +383,7 @@ def count_inferences(monkeypatch) -> list[dict]:
         return original(graph, **kwargs)
 
     monkeypatch.setattr(ir_runner.model, "infer_graph", counting)
+    monkeypatch.setattr(ir_runner.subgraph, "infer_graph", counting)
     return calls
 
 

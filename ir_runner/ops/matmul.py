@@ -166,24 +166,22 @@ def _prepare_matmul(params, inputs: list[TensorSpec], outputs: list[TensorSpec],
     if dtype.kind == "f":
         needed = _needed(a_shape, math.prod(b_spec.shape.to_shape()), out_shape, dtype.itemsize)
         blocks = _row_blocks(rows, min(k, _PACKED_K) * dtype.itemsize, needed, 2048)
-    if len(blocks) == 1:
-        def kernel(a: np.ndarray, b: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
-            a = a.T if transpose_a else a.reshape(flat_a)
-            b = b.T if transpose_b else b
-            if out is not None:
-                np.matmul(a, b, out=out.reshape(rows, out_shape[-1]))
-                return out
-            return np.matmul(a, b).reshape(out_shape)
-    else:
-        def kernel(a: np.ndarray, b: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
-            a = a.T if transpose_a else a.reshape(flat_a)
-            b = b.T if transpose_b else b
-            if out is None:
-                out = np.empty(out_shape, dtype)
-            flat = out.reshape(rows, out_shape[-1])
+    whole = len(blocks) == 1
+
+    def kernel(a: np.ndarray, b: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+        a = a.T if transpose_a else a.reshape(flat_a)
+        b = b.T if transpose_b else b
+        if out is None:
+            if whole:
+                return np.matmul(a, b).reshape(out_shape)
+            out = np.empty(out_shape, dtype)
+        flat = out.reshape(rows, out_shape[-1])
+        if whole:
+            np.matmul(a, b, out=flat)
+        else:
             for lo, hi in blocks:
                 np.matmul(a[lo:hi], b, out=flat[lo:hi])
-            return out
+        return out
 
     kernel.accepts_out = True
     return kernel
