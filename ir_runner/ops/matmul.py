@@ -131,8 +131,8 @@ def _row_blocks(rows: int, row_bytes: int, needed: int, least: int) -> list[tupl
     a block, and never fewer than ``least`` rows: fewer cost time, and the rows of a matrix-vector product
     would go another way. Multithreaded OpenBLAS packs about ``min(K, 512)`` elements of every row it is given
     at once (18 MB for [10000,1000] x [1000,100] f32, 40% of a), which the peak-memory target of 1.3x
-    (inputs + outputs) cannot afford. Rows are independent in BLAS (each output's sum over k is the same), so
-    the values are the same bits as one call's."""
+    (inputs + outputs) cannot afford. Blocks this large gave the same bits as one call in every case tested
+    (tests/ops/test_matmul_softmax.py); smaller products need not, as OpenBLAS picks its kernels by size."""
     per_block = max(least, max(1 << 22, needed // 4) // row_bytes)
     count = -(-rows // per_block)
     size = -(-rows // count)
@@ -192,7 +192,7 @@ def _narrow_kernel(a_shape: tuple[int, ...], b_size: int, out_shape: tuple[int, 
     """f16/bf16: one matrix ``a`` (its leading dims all 1) of more rows than one block (``_row_blocks``) times a
     2-D ``b``: ``b`` widened once per call, then a's rows widened, multiplied and rounded into the output a block
     at a time, instead of f32 copies of the whole ``a`` and result (5x the output). The same products as one
-    widened ``np.matmul`` (rows are independent in BLAS). Blocks go down to 1024 rows (memory first: up to a
+    widened ``np.matmul`` (as :func:`_row_blocks` says). Blocks go down to 1024 rows (memory first: up to a
     third slower than 2048 for [8192,1024] x [1024,1024]). None for other shapes."""
     transpose_a, transpose_b = params["transpose_a"], params["transpose_b"]
     wide = _wide(dtype)
