@@ -15,7 +15,8 @@ ov = pytest.importorskip("openvino")
 from openvino import opset3, opset8, opset9  # noqa: E402
 
 import ir_runner  # noqa: E402
-from ir_runner.errors import IRError  # noqa: E402
+from ir_runner.batching import trace_batch  # noqa: E402
+from ir_runner.errors import BatchError, IRError  # noqa: E402
 from tests.helpers.irbuild import IRBuilder  # noqa: E402
 from tests.helpers.optest import check_inference, check_output_shapes, cpu_outputs, write_ir  # noqa: E402
 
@@ -89,10 +90,11 @@ def _points(kind, shape, axes, sizes) -> int:
 
 
 def assert_within(got: np.ndarray, want: np.ndarray, points: int, scale: float, eps: float) -> float:
-    """``|got - want| <= eps·|want| + points·2⁻²²·scale``; returns the worst error over ``points·eps32·scale``."""
+    """``|got - want| <= eps·|want| + points·2⁻²⁰·scale`` (the CPU plugin's f32 error measured up to
+    ``2.9·points·2⁻²³·scale`` over 200 random cases); returns the worst error over ``points·2⁻²³·scale``."""
     assert got.shape == want.shape, (got.shape, want.shape)
     g, w = got.astype(np.float64), np.asarray(want, np.float64)
-    room = points * 2.0**-22 * scale
+    room = points * 2.0**-20 * scale
     bad = np.abs(g - w) > eps * np.abs(w) + room
     assert not bad.any(), (np.argwhere(bad)[:3], g[bad][:3], w[bad][:3], room)
     return float(np.max(np.abs(g - w), initial=0) / (points * 2.0**-23 * scale)) if scale else 0.0
@@ -330,21 +332,26 @@ def test_bf16_rounds_once_from_float64():
 # -- batch ----------------------------------------------------------------------------------------------------
 
 def test_batch_axis_kept_unless_transformed(tmp_path):
-    from ir_runner.ops.fourier import _batch
-    from ir_runner.types import PartialShape, TensorSpec, element_type
-
-    spec = TensorSpec(element_type("f32"), PartialShape.of((4, 6, 2)))
-    assert _batch({"kind": "DFT", "axes": (1,), "sizes": (-1,)}, [spec], [spec], [0, None]) == [0]
-    assert "mixes" in _batch({"kind": "DFT", "axes": (0, 1), "sizes": (-1, -1)}, [spec], [spec], [0, None])
-    assert "real and imaginary" in _batch({"kind": "IDFT", "axes": (1,), "sizes": (-1,)}, [spec], [spec], [2, None])
-    assert "run time" in _batch({"kind": "RDFT", "axes": None, "sizes": None}, [spec], [spec], [0, None])
     path, _ = _model("RDFT", [-1, 8], [1], None, tmp_path=tmp_path)
-    x = _data(np.random.default_rng(1), "RDFT", (6, 8))
     model = ir_runner.load(str(path))
+    assert trace_batch(model.inference, [0]) == (0,)
+    x = _data(np.random.default_rng(1), "RDFT", (6, 8))
     whole = model.run({"x": x})
-    rows = [model.run({"x": x[i:i + 2]}) for i in range(0, 6, 2)]
     (name,) = whole
-    np.testing.assert_array_equal(np.concatenate([r[name] for r in rows]), whole[name])
+    blocks = [model.run({"x": x[i:i + 2]})[name] for i in range(0, 6, 2)]
+    np.testing.assert_array_equal(np.concatenate(blocks), whole[name])
+    for i, (kind, shape, axes, axis, message) in enumerate([
+            ("DFT", [-1, 5, 2], [0, 1], 0, r"transforms over the batch axis \(axis 0\)"),
+            ("IRDFT", [-1, 5, 2], [-2], 0, r"transforms over the batch axis"),
+            ("IDFT", [4, 5, -1], [0], 2, r"real and imaginary parts")]):
+        path, _ = _model(kind, shape, axes, None, tmp_path=tmp_path, name=f"m{i}")
+        with pytest.raises(BatchError, match=message):
+            trace_batch(ir_runner.load(str(path)).inference, [axis])
+    path, _ = _runtime_model("DFT", tmp_path, False)
+    with pytest.raises(BatchError, match=r"only known at run time"):
+        trace_batch(ir_runner.load(str(path)).inference, [0, None])
+    path, _ = _model("IDFT", [3, -1, 2], [0], None, tmp_path=tmp_path, name="kept")
+    assert trace_batch(ir_runner.load(str(path)).inference, [1]) == (1,)
 
 
 # -- differential -------------------------------------------------------------------------------------------
@@ -366,11 +373,13 @@ def _random_case(rng):
 
 def _cpu_handles(kind, shape, axes, sizes) -> bool:
     """The CPU plugin fails RDFT/IRDFT with signal sizes past the input (IRDFT: past n//2+1 points on the last
-    axis)."""
-    if sizes is None:
-        return True
+    axis), and crashes the process on IRDFT of an empty output (a last axis of length 1)."""
     rank = len(shape) if kind == "RDFT" else len(shape) - 1
     last = axes[-1] % rank
+    if kind == "IRDFT" and (sizes is None or sizes[-1] == -1) and shape[last] == 1:
+        return False
+    if sizes is None:
+        return True
     if kind == "RDFT":
         return all(s <= shape[a % rank] for a, s in zip(axes, sizes))
     if kind == "IRDFT":
