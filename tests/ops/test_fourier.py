@@ -7,6 +7,8 @@ IRDFT reading more points than the input has)."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import ml_dtypes
 import numpy as np
 import pytest
@@ -402,3 +404,28 @@ def test_differential(seed, tmp_path):
     if _cpu_handles(kind, shape, axes, sizes):
         (want,) = cpu_outputs(path, {"x": x})
         assert_within(value, want.view(value.dtype) if want.dtype != value.dtype else want, points, scale, eps)
+
+
+# -- a model converted from torch -----------------------------------------------------------------------------
+
+TORCH_FFT = Path(__file__).parent.parent / "data" / "fourier" / "torch_fft.xml"
+
+
+def test_torch_fft_model_converted_by_openvino(tmp_path):
+    """``torch.fft.rfft`` (abs), ``irfft(0.5 * spectrum, n=x.shape[-1])`` and ``fft2`` of a complex cast, as
+    ``openvino.convert_model`` (2026.4.1, torch 2.13) wrote them: RDFT, IRDFT with signal sizes from a shape
+    subgraph, DFT; dynamic input shape ``[?,?,?]``."""
+    check_inference(TORCH_FFT)
+    model = ir_runner.load(str(TORCH_FFT))
+    rng = np.random.default_rng(9)
+    for shape in ((2, 3, 20), (1, 4, 7), (3, 1, 1)):
+        x = rng.standard_normal(shape).astype(np.float32)
+        mag, back, full = model.run({"x": x}).values()
+        spectrum = np.fft.rfft(x.astype(np.float64), axis=-1)
+        want_full = np.fft.fft2(x.astype(np.float64))
+        scale = np.abs(x).max()
+        assert_within(mag, np.abs(spectrum), shape[-1], scale, 0)
+        assert_within(back, np.fft.irfft(0.5 * spectrum, n=shape[-1], axis=-1), shape[-1], scale, 0)
+        assert_within(full, np.stack([want_full.real, want_full.imag], -1), shape[-1] * shape[-2], scale, 0)
+        for got, want in zip((mag, back, full), cpu_outputs(TORCH_FFT, {"x": x})):
+            assert_within(got, want, shape[-1] * shape[-2], scale, 0)
