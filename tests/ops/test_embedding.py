@@ -193,6 +193,17 @@ def _table(rng, shape, et):
     return (rng.standard_normal(shape) * 4).astype(np.float32).astype(dtype)
 
 
+def _cpu_static(xml, feeds):
+    """The CPU plugin on the model reshaped to the feeds' shapes (it cannot compile a weighted bag of dynamic
+    shape: 'to_shape was called on a dynamic shape')."""
+    model = ov.Core().read_model(str(xml))
+    model.reshape({p.output(0): ov.PartialShape(list(np.shape(feeds[p.output(0).get_any_name()])))
+                   for p in model.get_parameters()})
+    static = xml.with_name(xml.stem + "_static.xml")
+    ov.save_model(model, str(static), compress_to_fp16=False)
+    return cpu_outputs(static, feeds)
+
+
 def _oracle(kind, reduction, **fixed):
     def run(xml, feeds):
         return [_reference(kind, reduction, feeds["table"], feeds["indices"], feeds.get(fixed.get("second")),
@@ -588,3 +599,38 @@ def test_random_against_the_reference_loop_and_the_cpu_plugin(seed, tmp_path):
     check_inference(path)
     check_run(path, feeds, oracle=oracle)
     check_run(path, feeds, oracle="cpu")
+
+
+# -- torch ------------------------------------------------------------------------------------------------------
+
+def test_torch_embedding_bag_converts_and_runs(tmp_path):
+    """torch.nn.EmbeddingBag (sum with per_sample_weights, mean, and 2-D input) converts to
+    EmbeddingBagOffsets-15: inferred as declared, bit-exact to the CPU plugin, and close to torch."""
+    torch = pytest.importorskip("torch")
+    torch.manual_seed(0)
+
+    class Bags(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.sum = torch.nn.EmbeddingBag(10, 3, mode="sum")
+            self.mean = torch.nn.EmbeddingBag(10, 3, mode="mean")
+
+        def forward(self, idx, off, w):
+            return self.sum(idx, off, per_sample_weights=w), self.mean(idx, off), self.sum(idx.reshape(2, -1))
+
+    module = Bags().eval()
+    example = (torch.tensor([1, 2, 4, 5, 4, 3]), torch.tensor([0, 2, 2, 5]), torch.rand(6))
+    model = ov.convert_model(module, example_input=example)
+    path = tmp_path / "bags.xml"
+    ov.save_model(model, str(path), compress_to_fp16=False)
+    assert path.read_text().count('type="EmbeddingBagOffsets" version="opset15"') == 3
+    check_inference(path)
+    names = [p.output(0).get_any_name() for p in model.get_parameters()]
+    for idx, off in (([1, 2, 4, 5, 4, 3], [0, 2, 2, 5]), ([0, 9, 9, 9, 1, 7, 7, 2], [0, 1, 1, 6])):
+        inputs = (torch.tensor(idx), torch.tensor(off), torch.rand(len(idx)))
+        feeds = dict(zip(names, (t.numpy() for t in inputs)))
+        got = check_run(path, feeds, oracle=_cpu_static)
+        with torch.no_grad():
+            want = module(*inputs)
+        for g, w in zip(got.values(), want):
+            np.testing.assert_allclose(g, w.numpy(), rtol=1e-6, atol=1e-6)
