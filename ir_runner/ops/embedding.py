@@ -11,10 +11,8 @@ Arithmetic, as OpenVINO's reference (``ov::reference::embeddingBag*``, run by it
 wheel's ``Node.evaluate`` has none for these operations): each bag starts at +0 and adds its rows in index
 order in the table's own type, a weighted row being ``row * weight`` rounded to the type first; f16 rounds
 after every step (numpy's f16 arithmetic is OpenVINO's), bf16 too with OpenVINO's own f32 -> bf16 rounding;
-integers wrap. So every result is bit-exact, not merely within a bound. ``mean`` divides a bag by its count:
-Offsets-15 by the count converted to the type (integers: truncating division), Packed-15 by the count as
-``size_t`` (so a negative integer sum is divided as the unsigned 64-bit number of its bits, then wrapped back:
-``-6 / 3`` of i32 gives 1431655763, as the reference computes).
+integers wrap. So every result is bit-exact, not merely within a bound. ``mean`` divides a bag by its count
+converted to the type, ``(T)count`` (integers: C++'s truncating division; ``(i8)200`` is -56).
 
 Empty bags (Offsets and SegmentsSum): the row ``default_index`` when given and, for Offsets, not negative;
 zeros otherwise (a mean of an empty bag is that row, or zeros). A Packed bag of 0 indices sums to zeros and
@@ -246,43 +244,25 @@ def _check_rows(rows: np.ndarray, num_emb: int, port: str, what: str = "index") 
             port=port, hint="indices must be row numbers of emb_table")
 
 
-def _finish_mean_cast(acc: np.ndarray, counts: np.ndarray, arith: _Arith, port: str) -> np.ndarray:
-    """Offsets-15 ``mean``: each non-empty bag divided by ``(T)count`` (integers: truncating division)."""
-    full = counts > 0
-    if not full.any():
-        return acc
-    divisors = np.concatenate([arith.scalar(int(c)) for c in counts[full]])[:, None]
-    part = acc[full]
-    if acc.dtype.kind == "f":
+def _divide_by_count(part: np.ndarray, counts: np.ndarray, arith: _Arith, port: str) -> np.ndarray:
+    """``mean``: rows of ``part`` divided by ``(T)count`` each, as the reference (integers: C++'s truncating
+    division; a count that is 0 in the type divides by zero: 0/0 for floats, an InputError for integers)."""
+    if not part.size:
+        return part
+    divisors = np.concatenate([arith.scalar(int(c)) for c in counts])[:, None]
+    if part.dtype.kind == "f":
         with np.errstate(all="ignore"):
-            acc[full] = arith.round(part / divisors)
-        return acc
+            return arith.round(part / divisors)
     if not divisors.all():
-        count = int(counts[full][np.flatnonzero(divisors[:, 0] == 0)[0]])
-        raise InputError(f"a bag of {count} indices: its mean divides by ({acc.dtype})({count}) = 0 (the reference"
-                         " divides an integer by zero)", port=port, hint="use bags of fewer indices, or a float table")
-    wide = part.astype(np.int64) if acc.dtype.kind == "i" else part
+        count = int(counts[np.flatnonzero(divisors[:, 0] == 0)[0]])
+        raise InputError(f"a bag of {count} indices: its mean divides by ({part.dtype})({count}) = 0 (the reference"
+                         " divides an integer by zero)", port=port, hint="use bags of other sizes, or a float table")
+    wide = part.astype(np.int64) if part.dtype.kind == "i" else part
     div = divisors.astype(wide.dtype)
     quotient = wide // div
-    if acc.dtype.kind == "i":  # truncate towards zero as C++ does
+    if part.dtype.kind == "i":  # truncate towards zero as C++ does
         quotient += ((wide - quotient * div) != 0) & ((wide < 0) != (div < 0))
-    acc[full] = quotient.astype(acc.dtype)
-    return acc
-
-
-def _finish_mean_size(acc: np.ndarray, count: int, arith: _Arith, port: str) -> np.ndarray:
-    """Packed-15 ``mean``: everything divided by the per-bag count as ``size_t`` (C++'s conversions)."""
-    if acc.dtype.kind == "f":  # T / size_t: the count as a float (f16: f32, as ov::float16 divides)
-        wide = np.float64 if acc.dtype == np.float64 else np.float32
-        with np.errstate(all="ignore"):
-            return arith.round((acc / wide(count)).astype(acc.dtype))
-    if not acc.size:
-        return acc
-    if count == 0:
-        raise InputError("indices have 0 columns: the mean of every bag divides an integer by zero in the"
-                         " reference", port=port, hint="give each bag at least one index, or a float table")
-    wide = acc.astype(np.int64 if acc.dtype.kind == "i" else np.uint64).view(np.uint64)
-    return (wide // np.uint64(count)).astype(acc.dtype)
+    return quotient.astype(part.dtype)
 
 
 def _flat_table(table: np.ndarray) -> np.ndarray:
@@ -326,8 +306,9 @@ def embedding_bag_offsets(table: np.ndarray, indices: np.ndarray, offsets: np.nd
             _check_rows(np.array([default]), table.shape[0], "input 3 (default_index)", "default_index")
             with np.errstate(all="ignore"):
                 acc[empty] = arith.round(acc[empty] + arith.load(flat[default]))
-    if reduction == "mean":
-        acc = _finish_mean_cast(acc, counts, arith, "input 1 (indices)")
+    full = counts > 0
+    if reduction == "mean" and full.any():  # (an empty bag is its default row or zeros, undivided)
+        acc[full] = _divide_by_count(acc[full], counts[full], arith, "input 1 (indices)")
     return arith.store(acc).reshape((bags,) + table.shape[1:])
 
 
@@ -343,7 +324,7 @@ def embedding_bag_packed(table: np.ndarray, indices: np.ndarray, weights: np.nda
     w = None if weights is None else weights.reshape(-1)
     acc = _bag_sums(_flat_table(table), idx, starts, counts, w, arith)
     if reduction == "mean":
-        acc = _finish_mean_size(acc, per_bag, arith, "input 1 (indices)")
+        acc = _divide_by_count(acc, counts, arith, "input 1 (indices)")
     return arith.store(acc).reshape((bags,) + table.shape[1:])
 
 

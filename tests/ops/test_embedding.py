@@ -73,13 +73,7 @@ def _reference(kind: str, reduction: str, table, indices, second=None, third=Non
             for b in range(indices.shape[0]):
                 out = _bag(t, flat, indices[b], None if weights is None else weights[b], depth)
                 if reduction == "mean":
-                    n = indices.shape[1]
-                    if out.dtype.kind == "f" or t.bf16:
-                        wide = np.float64 if out.dtype == np.float64 else np.float32
-                        out = t._fix(out.astype(wide) / wide(n))
-                    else:
-                        out = (out.astype(np.int64 if out.dtype.kind == "i" else np.uint64).view(np.uint64)
-                               // np.uint64(n)).astype(out.dtype)
+                    out = _divide_by_type(t, out, indices.shape[1])
                 bags.append(out)
         elif kind == "offsets":
             ends = list(second[1:]) + [indices.size]
@@ -452,18 +446,20 @@ def test_f16_and_bf16_round_after_every_step(tmp_path):
 
 
 def test_integer_means_follow_the_reference(tmp_path):
-    """Offsets-15 divides by (T)count, truncating; Packed-15 divides by size_t count: -6 / 3 of i32 is the
-    unsigned 64-bit division of -6's bits, wrapped back (1431655763)."""
+    """Both divide by (T)count, truncating towards zero, as the reference and the CPU plugin."""
     table = np.array([[-2], [7], [5]], np.int32)
     path, _ = _packed_graph(tmp_path, 15, [3, 1], [2, 3], et="i32", reduction="mean")
     got = next(iter(check_run(path, {"table": table, "indices": np.array([[0, 0, 0], [1, 2, 2]], np.int32)},
                               oracle=_oracle("packed", "mean")).values()))
-    assert got[:, 0].tolist() == [1431655763, 5]
+    assert got[:, 0].tolist() == [-2, 5]
+    check_run(path, {"table": table, "indices": np.array([[0, 0, 0], [1, 2, 2]], np.int32)}, oracle="cpu")
     path, _ = _offsets_graph(tmp_path, 15, [3, 1], 5, 2, et="i32", reduction="mean")
     got = next(iter(check_run(path, {"table": table, "indices": np.array([0, 0, 0, 1, 2], np.int32),
                                      "offsets": np.array([0, 3], np.int32)},
                               oracle=_oracle("offsets", "mean", second="offsets")).values()))
     assert got[:, 0].tolist() == [-2, 6]
+    check_run(path, {"table": table, "indices": np.array([0, 0, 0, 1, 2], np.int32),
+                     "offsets": np.array([0, 3], np.int32)}, oracle="cpu")
     i8 = np.array([[-100], [100]], np.int8)  # -100 * 3 wraps to -44 in i8; / (i8)3 = -14
     path, _ = _packed_graph(tmp_path, 3, [2, 1], [1, 3], et="i8")
     got = next(iter(check_run(path, {"table": i8, "indices": np.array([[0, 0, 0]], np.int32)},
@@ -525,6 +521,9 @@ def test_bad_values_raise_naming_the_layer_and_port(tmp_path):
     path, _ = _packed_graph(tmp_path, 15, [5, 1], [2, 0], et="i32", reduction="mean")
     with pytest.raises(InputError, match=r"EmbeddingBagPacked.*divides an integer by zero"):
         ir_runner.load(str(path)).run({"table": np.ones((5, 1), np.int32), "indices": np.zeros((2, 0), np.int32)})
+    path, _ = _packed_graph(tmp_path, 15, [5, 1], [1, 256], et="u8", reduction="mean")  # (u8)256 is 0
+    with pytest.raises(InputError, match=r"a bag of 256 indices: its mean divides by \(uint8\)\(256\) = 0"):
+        ir_runner.load(str(path)).run({"table": np.ones((5, 1), np.uint8), "indices": np.zeros((1, 256), np.int32)})
 
 
 def test_batch_rules():
@@ -555,8 +554,6 @@ def _random_case(rng, tmp_path):
     table = _table(rng, [num_emb] + emb_dims, et)
     weighted = bool(rng.random() < 0.5)
     reduction = "mean" if version == 15 and not weighted and rng.random() < 0.5 else "sum"
-    if et != "f32" and reduction == "mean":
-        reduction = "sum"  # (integer means: the CPU plugin divides Offsets' by size_t; see test above)
     if kind == "packed":
         shape = [int(rng.integers(0, 5)), int(rng.integers(1, 5))]
         idx = rng.integers(0, num_emb, size=shape).astype(_dtype(it))
