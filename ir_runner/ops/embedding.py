@@ -174,8 +174,9 @@ def infer_segments(ctx: OpContext):
 # -- kernels ---------------------------------------------------------------------------------------------------
 
 class _Arith:
-    """The reference's arithmetic in the table's type: ``add``/``mul``/``div`` of arrays holding values of
-    that type (bf16 is held in f32 and rounded after every step as OpenVINO's ``bfloat16`` class does)."""
+    """The reference's arithmetic in the table's type: numpy's own, except bf16, which is held in f32
+    (``load``), rounded after every step as OpenVINO's ``bfloat16`` class rounds (``round``) and converted
+    back at the end (``store``)."""
 
     def __init__(self, dtype: np.dtype) -> None:
         self.dtype = dtype
