@@ -7,11 +7,12 @@ the image; L must be ``Lh * Lw`` with ``Lh = (H + pads_h - dh * (kh - 1) - 1) //
 
 Overlapping windows are summed as OpenVINO's reference (``ov::reference::col2im``, which the CPU plugin
 runs; ``Node.evaluate`` has none in OpenVINO 2026.4) sums them: each pixel starts from zero and takes its
-taps in kernel order (row, then column), each addition in the data type, so integers wrap; f16 and bf16 are
-summed in f32 and rounded once (the reference's evaluate converts them to f32, and so does the CPU plugin for
-f16). Bit-exact against the CPU plugin for f32, f16 and 8- to 32-bit integers. The CPU plugin's bf16 results
-differ in the last bit for some sums (bound: one bf16 ULP of the largest partial sum per tap). f64, i64 and
-u64 are summed in their own type (the reference's rule); the CPU plugin computes them in f32 and i32.
+taps in kernel order (row, then column), each addition in the data type, so integers wrap. bf16 adds in f32
+and rounds each partial sum as OpenVINO's ``bfloat16`` class does (the reference kernel on bf16, as the CPU
+plugin runs it). f16 is summed in f32 and rounded once (the CPU plugin converts f16 to f32 around the
+kernel, as the reference's evaluate did). Bit-exact against the CPU plugin for f32, f16, bf16 and 8- to 32-bit
+integers. f64, i64 and u64 are summed in their own type (the reference's rule); the CPU plugin computes
+them in f32 and i32.
 ``output_size`` and ``kernel_size`` may be computed at run time: the
 plan is then made per value. A dilated kernel wider than the padded image is refused when OpenVINO's shape
 inference (C's truncating division) counts windows for it (its reference then loops over a wrapped unsigned
@@ -23,6 +24,7 @@ import numpy as np
 
 from ..types import DYNAMIC_DIM, DYNAMIC_SHAPE, Dim, PartialShape, TensorSpec
 from .api import LATEST_OPSET, Attr, OpContext, OpDef
+from .convert_rules import bf16_as_openvino_rounds
 
 NAMES = ("data", "output_size", "kernel_size")
 
@@ -147,6 +149,8 @@ def col2im(data: np.ndarray, output_size: np.ndarray, kernel_size: np.ndarray, *
             target = out[:, :, top + h0 * strides[0]: top + (h1 - 1) * strides[0] + 1: strides[0],
                          left + w0 * strides[1]: left + (w1 - 1) * strides[1] + 1: strides[1]]
             np.add(target, x[:, :, i, j, h0:h1, w0:w1], out=target)
+            if data.dtype.name == "bfloat16":
+                target[...] = bf16_as_openvino_rounds(target, data.dtype)
     out = out.astype(data.dtype, copy=False)
     return out if batched else out[0]
 
