@@ -92,34 +92,46 @@ def _to_index(x: np.ndarray) -> np.ndarray:
 
 
 class _Taps:
-    """Reads data[n, :, y, x] at integer indices (N, P) under a padding mode: (N, C, P) arrays."""
+    """Reads data[n, :, y, x] under a padding mode as (N, C, P) arrays. ``row(y)`` and ``column(x)`` resolve
+    integer indices (N, P) once (each serves several taps); ``at(row, column)`` gathers."""
 
     def __init__(self, data: np.ndarray, padding: str, align_corners: bool, dtype: np.dtype) -> None:
         n, c, self.h, self.w = data.shape
         self.flat = data.reshape(n, c, self.h * self.w).astype(dtype, copy=False)
         self.padding, self.align = padding, align_corners
 
-    def _fold(self, i: np.ndarray, size: int) -> np.ndarray:
+    def _fold(self, i: np.ndarray, size: int) -> tuple[np.ndarray, np.ndarray | None]:
+        """(the index to read, where it is inside: None when every index is)."""
+        if self.padding == "zeros":
+            inside = (i >= 0) & (i < size)
+            return np.where(inside, i, 0), inside
         if self.padding == "border":
-            return np.clip(i, 0, size - 1)
+            return np.clip(i, 0, size - 1), None
         if not self.align:
             i = np.mod(i, 2 * size)
-            return np.where(i >= size, 2 * size - 1 - i, i)
+            return np.where(i >= size, 2 * size - 1 - i, i), None
         period = 1 if size == 1 else 2 * (size - 1)
         i = np.fmod(np.abs(i), period)  # C's truncating %, of C's abs (which keeps -2**63)
-        return np.clip(np.where(i >= size, period - i, i), 0, size - 1)
+        return np.clip(np.where(i >= size, period - i, i), 0, size - 1), None
 
-    def __call__(self, y: np.ndarray, x: np.ndarray) -> np.ndarray:
+    def row(self, y: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
+        index, inside = self._fold(y, self.h)
+        return index * self.w, inside
+
+    def column(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
+        return self._fold(x, self.w)
+
+    def at(self, row, column) -> np.ndarray:
+        shape = self.flat.shape[:2] + row[0].shape[1:]
         if self.h * self.w == 0:
-            return np.zeros(self.flat.shape[:2] + y.shape[1:], self.flat.dtype)
-        if self.padding == "zeros":
-            inside = (y >= 0) & (y < self.h) & (x >= 0) & (x < self.w)
-            index = np.where(inside, y * self.w + x, 0)
-            values = np.take_along_axis(self.flat, index[:, None, :], axis=2)
-            np.copyto(values, 0, where=~inside[:, None, :])
-            return values
-        index = self._fold(y, self.h) * self.w + self._fold(x, self.w)
-        return np.take_along_axis(self.flat, index[:, None, :], axis=2)
+            return np.zeros(shape, self.flat.dtype)
+        index = row[0] + column[0]
+        out = np.empty(shape, self.flat.dtype)
+        for n in range(index.shape[0]):  # np.take per image: ~3x faster than take_along_axis
+            np.take(self.flat[n], index[n], axis=1, out=out[n])
+        if row[1] is not None:
+            np.copyto(out, 0, where=~(row[1] & column[1])[:, None, :])
+        return out
 
 
 def _cubic(r: np.ndarray) -> list[np.ndarray]:
@@ -135,11 +147,19 @@ def _cubic(r: np.ndarray) -> list[np.ndarray]:
     ]
 
 
+def _weighted(wa: np.ndarray, a: np.ndarray, wb: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """``wa * a + wb * b``, overwriting the fresh arrays a and b."""
+    a *= wa
+    b *= wb
+    a += b
+    return a
+
+
 def _dot(weights: list[np.ndarray], values: list[np.ndarray], dtype: np.dtype) -> np.ndarray:
     """``0 + w0 * v0 + w1 * v1 + ...`` in that order (std::inner_product from a zero)."""
     total = np.zeros(np.broadcast_shapes(weights[0].shape, values[0].shape), dtype)
     for w, v in zip(weights, values):
-        total += w.astype(dtype, copy=False) * v
+        total += np.multiply(v, w.astype(dtype, copy=False), out=v)  # v is a fresh gather: overwritten
     return total
 
 
@@ -155,7 +175,7 @@ def grid_sample(data: np.ndarray, grid: np.ndarray, *, mode: str, padding_mode: 
     if mode == "nearest":
         with np.errstate(invalid="ignore"):
             taps = _Taps(data, padding_mode, align_corners, data.dtype)
-            out = taps(_to_index(np.rint(y)), _to_index(np.rint(x)))
+            out = taps.at(taps.row(_to_index(np.rint(y))), taps.column(_to_index(np.rint(x))))
         return out.reshape(n, c, h_out, w_out)
     work = np.dtype(np.float64) if data.dtype == np.float64 else np.dtype(_F32)
     taps = _Taps(data, padding_mode, align_corners, work)
@@ -164,16 +184,18 @@ def grid_sample(data: np.ndarray, grid: np.ndarray, *, mode: str, padding_mode: 
         dy, dx = (y - top)[:, None, :], (x - left)[:, None, :]
         one = _F32(1)
         if mode == "bilinear":
-            y0, x0, y1, x1 = _to_index(top), _to_index(left), _to_index(top + one), _to_index(left + one)
+            y0, y1 = taps.row(_to_index(top)), taps.row(_to_index(top + one))
+            x0, x1 = taps.column(_to_index(left)), taps.column(_to_index(left + one))
             ex, ey = (one - dx).astype(work), (one - dy).astype(work)
             dx, dy = dx.astype(work), dy.astype(work)
-            q0 = ex * taps(y0, x0) + dx * taps(y0, x1)
-            q1 = ex * taps(y1, x0) + dx * taps(y1, x1)
-            out = dy * q1 + ey * q0
+            q0 = _weighted(ex, taps.at(y0, x0), dx, taps.at(y0, x1))
+            q1 = _weighted(ex, taps.at(y1, x0), dx, taps.at(y1, x1))
+            out = _weighted(dy, q1, ey, q0)
         else:
             y0, x0 = _to_index(top - one), _to_index(left - one)
+            ys, xs = [taps.row(y0 + j) for j in range(4)], [taps.column(x0 + i) for i in range(4)]
             cx, cy = _cubic(dx), _cubic(dy)
-            rows = [_dot(cx, [taps(y0 + j, x0 + i) for i in range(4)], work) for j in range(4)]
+            rows = [_dot(cx, [taps.at(r, col) for col in xs], work) for r in ys]
             out = _dot(cy, rows, work)
         out = out.reshape(n, c, h_out, w_out)
         if kind in "iu":  # C's conversion: toward zero (saturated here; C leaves overflow undefined)
