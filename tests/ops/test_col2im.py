@@ -15,7 +15,8 @@ import ml_dtypes  # noqa: E402
 from openvino import opset3, opset8, opset15  # noqa: E402
 
 import ir_runner  # noqa: E402
-from ir_runner.errors import IRError  # noqa: E402
+from ir_runner.batching import trace_batch  # noqa: E402
+from ir_runner.errors import BatchError, IRError  # noqa: E402
 from ir_runner.ops.col2im import OPS, col2im  # noqa: E402
 from ir_runner.types import PartialShape, TensorSpec, element_type  # noqa: E402
 from tests.helpers.optest import check_inference, check_output_shapes, check_run, write_ir  # noqa: E402
@@ -73,10 +74,12 @@ def test_run_time_sizes_shapes(data_shape, size_shape, kernel_shape, tmp_path):
     check_output_shapes(path, node)
 
 
-def test_sizes_from_a_shape_of_are_planned_per_value(tmp_path):
-    """torch's fold with the image size taken from another tensor: output_size = ShapeOf(image)[2:]."""
+@pytest.mark.parametrize("image_shape", [[-1, 3, -1, -1], [-1, 3, (1, 9), (2, 5)]])
+def test_sizes_from_a_shape_of_are_planned_per_value(image_shape, tmp_path):
+    """torch's fold with the image size taken from another tensor: output_size = ShapeOf(image)[2:] (interval
+    dims pass on as intervals)."""
     data = opset15.parameter([-1, 12, -1], ov.Type.f32, name="data")
-    image = opset15.parameter([-1, 3, -1, -1], ov.Type.f32, name="image")
+    image = opset15.parameter(_shape(image_shape), ov.Type.f32, name="image")
     size = opset8.slice(opset3.shape_of(image), c([2]), c([4]), c([1]))
     node = opset15.col2im(data, size, c([2, 2]), [1, 2], [1, 1], [1, 0], [0, 1])
     path = write_ir(node, [data, image], tmp_path)
@@ -209,6 +212,14 @@ def test_empty_tensors(tmp_path):
     for data_shape, size, kernel in (([0, 4, 12], [4, 5], [2, 2]), ([1, 0, 12], [4, 5], [2, 2])):
         path, _ = _build(data_shape, size, kernel, tmp_path)
         check_run(path, {"data": np.ones(data_shape, np.float32)}, oracle="cpu")
+
+
+def test_batch_axis_through_a_model(tmp_path):
+    path, _ = _build([4, 12, 20], [5, 6], [2, 2], tmp_path)
+    model = ir_runner.load(str(path))
+    assert trace_batch(model.inference, [0]) == (0,)
+    with pytest.raises(BatchError, match="Col2Im.*columns or the blocks"):
+        trace_batch(model.inference, [2])
 
 
 def test_batch_rule():

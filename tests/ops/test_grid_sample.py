@@ -15,7 +15,8 @@ ov = pytest.importorskip("openvino")
 from openvino import opset9  # noqa: E402
 
 import ir_runner  # noqa: E402
-from ir_runner.errors import IRError  # noqa: E402
+from ir_runner.batching import trace_batch  # noqa: E402
+from ir_runner.errors import BatchError, IRError  # noqa: E402
 from ir_runner.ops.grid_sample import OPS  # noqa: E402
 from tests.helpers.optest import check_inference, check_output_shapes, check_run, write_ir  # noqa: E402
 
@@ -178,6 +179,14 @@ def test_dynamic_model_runs_each_shape(tmp_path):
     for n, h, w, ho, wo in ((1, 3, 4, 2, 2), (3, 1, 1, 4, 1), (2, 6, 2, 1, 5)):
         check_run(path, {"data": rng.normal(size=(n, 2, h, w)).astype(np.float32),
                          "grid": _grid(rng, (n, ho, wo, 2), 2.5)})
+
+
+def test_batch_axis_through_a_model(tmp_path):
+    path, _ = _build([4, 3, 5, 5], [4, 2, 2, 2], tmp_path)
+    model = ir_runner.load(str(path))
+    assert trace_batch(model.inference, [0, 0]) == (0,)
+    with pytest.raises(BatchError, match="GridSample.*own grid"):
+        trace_batch(model.inference, [0, None])
 
 
 def test_batch_rule():
