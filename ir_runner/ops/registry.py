@@ -30,7 +30,7 @@ if TYPE_CHECKING:
 ENTRY_POINT_GROUP = "ir_runner.ops"
 BUILTIN_MODULES = ("io", "convert", "select", "gather", "reduce", "matmul", "conv", "pool", "shape", "expand",
                    "slicing", "normalize", "space", "interpolate", "attention", "recurrent", "indexing", "movement",
-                   "select_k", "einsum", "control", "binary", "unary", "classify", "eye")
+                   "select_k", "einsum", "control", "binary", "unary", "classify", "eye", "search")
 
 _REGISTRY: dict[str, list[OpDef]] = {}
 _loaded = False
