@@ -291,6 +291,34 @@ def test_bucketize_shapes_as_openvino_infers_them(data_shape, buckets_shape, tmp
     check_output_shapes(path, node)
 
 
+def _cpu_at_feed_shapes(xml, feeds):
+    """The CPU plugin's outputs for the model reshaped to the feeds' shapes (it refuses inputs of dynamic rank)."""
+    core = ov.Core()
+    model = core.read_model(str(xml))
+    model.reshape({p.output(0): ov.PartialShape(list(feeds[p.output(0).get_any_name()].shape))
+                   for p in model.get_parameters()})
+    compiled = core.compile_model(model, "CPU", {"INFERENCE_PRECISION_HINT": "f32"})
+    result = compiled([feeds[p.output(0).get_any_name()] for p in model.get_parameters()])
+    return [np.array(result[out]) for out in compiled.outputs]
+
+
+def test_dynamic_rank_and_interval_dims_run_per_feed_shape(tmp_path):
+    """Values of unknown rank against a 1-D and an N-D sequence, buckets of an interval length: inferred as OpenVINO
+    declares them, then run at several feed shapes."""
+    s1, s2 = param("s1", "f32", [4]), param("s2", "f32", ov.PartialShape("[2,?]"))
+    values, buckets = param("v", "f32", ov.PartialShape.dynamic()), param("b", "f32", ov.PartialShape("[1..10]"))
+    nodes = [search_sorted(s1, values, True), search_sorted(s2, values),
+             opset3.bucketize(values, buckets, "i32", False)]
+    path = write_ir(nodes, [s1, s2, values, buckets], tmp_path)
+    check_inference(path)
+    assert [str(o.partial_shape) for o in ir_runner.load(str(path)).outputs] == ["[...]", "[2,?]", "[...]"]
+    rng = np.random.default_rng(5)
+    for shape in ((2, 3), (2, 1), (2, 7)):
+        feeds = {"s1": np.array([0, 1, 2, 3], np.float32), "s2": np.sort(rng.normal(size=(2, 5)).astype(np.float32)),
+                 "v": rng.normal(size=shape).astype(np.float32), "b": np.array([-1, 0, 1], np.float32)}
+        check_run(path, feeds, oracle=_cpu_at_feed_shapes)
+
+
 # -- errors ------------------------------------------------------------------------------------------------------------
 
 ERRORS = [  # (type, attrs, (data/sorted type, shape), (buckets/values type, shape), message)
