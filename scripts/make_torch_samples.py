@@ -6,6 +6,9 @@ their test inputs, so that the tests need neither torch nor a conversion.
 - ``embedding/torch_bags.{xml,bin}``: ``torch.nn.EmbeddingBag`` (sum with per_sample_weights, mean, a 2-D input)
   as ``openvino.convert_model`` writes it (three EmbeddingBagOffsets-15), and ``torch_bags_expected.npz``: the
   feeds of two cases (``case<i>_<input>``) and torch's outputs (``case<i>_out<j>``).
+- ``search/torch_search.{xml,bin}``: ``torch.bucketize`` (left, and right with int32 output) and
+  ``torch.searchsorted`` (left and right, one sequence per row), and ``torch_search_expected.npz``: the feeds
+  (``x``, ``boundaries``, ``rows``) and torch's outputs (``out<j>``).
 """
 
 from __future__ import annotations
@@ -47,5 +50,26 @@ def embedding_bags() -> None:
     np.savez(folder / "torch_bags_expected.npz", **arrays)
 
 
+class Searches(torch.nn.Module):
+    def forward(self, x, boundaries, rows):
+        return (torch.bucketize(x, boundaries), torch.bucketize(x, boundaries, right=True, out_int32=True),
+                torch.searchsorted(rows, x), torch.searchsorted(rows, x, right=True))
+
+
+def searches() -> None:
+    x = torch.tensor([[0.5, 2.0, 7.0], [-1.0, 3.0, 3.5]])
+    boundaries = torch.tensor([0.0, 2.0, 3.0, 5.0])
+    rows = torch.tensor([[0.0, 1.0, 2.0, 4.0], [3.0, 3.0, 3.0, 9.0]])
+    model = ov.convert_model(Searches(), example_input=(x, boundaries, rows))
+    folder = DATA / "search"
+    folder.mkdir(parents=True, exist_ok=True)
+    ov.save_model(model, str(folder / "torch_search.xml"), compress_to_fp16=False)
+    names = [p.output(0).get_any_name() for p in model.get_parameters()]
+    arrays = {name: t.numpy() for name, t in zip(names, (x, boundaries, rows))}
+    arrays.update({f"out{j}": t.numpy() for j, t in enumerate(Searches()(x, boundaries, rows))})
+    np.savez(folder / "torch_search_expected.npz", **arrays)
+
+
 if __name__ == "__main__":
     embedding_bags()
+    searches()
