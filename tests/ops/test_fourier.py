@@ -3,7 +3,9 @@ dynamic rank, axes and signal sizes constant or computed at run time), IRErrors 
 bad axes, repeated axes, a last dim other than 2 and mismatched signal sizes, and values within the stated
 bound of the CPU plugin (``Node.evaluate`` has no kernel for these operations) and of a float64 DFT written
 here as plain sums (for the cases where the CPU plugin fails or differs: signal sizes of -1 in RDFT/IRDFT,
-IRDFT reading more points than the input has)."""
+IRDFT reading more points than the input has). STFT-15: the same, with frame size and step constant, computed
+at run time or from a shape subgraph, its errors (window longer than the frame, frame longer than the signal,
+step below 1, ranks, types), its batch rule, NaN frames, and a torch.stft model as openvino converts it."""
 
 from __future__ import annotations
 
@@ -684,3 +686,31 @@ def test_stft_batch_axis_is_the_signals_batch(tmp_path):
     path, _ = _stft_model([-1], [6], 8, 4, True, tmp_path=tmp_path, name="one")
     with pytest.raises(BatchError, match=r"axis 0\) is the signal's samples"):
         trace_batch(ir_runner.load(str(path)).inference, [0, None])
+
+
+TORCH_STFT = Path(__file__).parent.parent / "data" / "fourier" / "torch_stft.xml"
+
+
+def test_torch_stft_model_converted_by_openvino():
+    """``torch.stft(x, n_fft=16, hop_length=4, win_length=12, window=torch.hann_window(12), center=False).abs()``
+    and ``torch.view_as_real(torch.stft(x, n_fft=8, hop_length=3, window=torch.ones(8), center=True,
+    pad_mode="reflect"))`` as ``openvino.convert_model`` (2026.4.1, torch 2.13) wrote them: STFT with
+    transpose_frames, a window shorter than the frame, reflect padding before it; input shape ``[?,?]``."""
+    check_inference(TORCH_STFT)
+    model = ir_runner.load(str(TORCH_STFT))
+    assert [str(o.partial_shape) for o in model.outputs] == ["[?,9,1..]", "[?,5,1..,2]"]
+    hann = 0.5 - 0.5 * np.cos(2 * np.pi * np.arange(12) / 12)
+    rng = np.random.default_rng(12)
+    for shape in ((2, 50), (1, 16), (3, 41)):
+        x = rng.standard_normal(shape).astype(np.float32)
+        mag, pairs = model.run({"x": x}).values()
+        scale = float(np.abs(x).max())
+        want = naive_stft(x, hann, 16, 4, True)
+        assert_within(mag, np.hypot(want[..., 0], want[..., 1]), 16, scale, 0)
+        assert_within(pairs, naive_stft(np.pad(x, ((0, 0), (4, 4)), mode="reflect"), np.ones(8), 8, 3, True), 8,
+                      scale, 0)
+        for got, want in zip((mag, pairs), cpu_outputs(TORCH_STFT, {"x": x})):
+            assert_within(got, want, 16, scale, 0)
+    with pytest.raises(IRError, match=r"frame_size is 16 but must be in the range \[1, 15\]") as info:
+        model.run({"x": np.zeros((2, 15), np.float32)})
+    assert "aten::stft/STFT" in str(info.value)
