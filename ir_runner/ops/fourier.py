@@ -374,8 +374,13 @@ def stft(signal: np.ndarray, window: np.ndarray, _size: np.ndarray, _step: np.nd
     padded[start:start + window.shape[0]] = window
     frames = np.lib.stride_tricks.sliding_window_view(x, frame_size, axis=-1)[..., ::frame_step, :] * padded
     y = np.fft.rfft(frames, axis=-1)
-    pairs = _spread_nan(np.stack((y.real, y.imag), axis=-1), frames[..., None], (-2,))
-    return np.ascontiguousarray(_round(np.swapaxes(pairs, -3, -2) if transpose else pairs, signal.dtype))
+    shape = (*y.shape[:-2], y.shape[-1], y.shape[-2], 2) if transpose else (*y.shape, 2)
+    out = np.empty(shape, np.float64)
+    pairs = np.swapaxes(out, -3, -2) if transpose else out  # [..., frames, bins, 2], a view of out
+    pairs[..., 0] = y.real
+    pairs[..., 1] = y.imag
+    _spread_nan(pairs, frames[..., None], (-2,))
+    return out if signal.dtype == np.float64 else _round(out, signal.dtype)
 
 
 def _stft_batch(params, inputs: list[TensorSpec], outputs: list[TensorSpec], axes: list[int | None]):
