@@ -43,7 +43,7 @@ FOLD_MAX_BYTES = 1 << 20  # the largest layer output evaluated at load (inferenc
 
 DECIDING_ROLES = frozenset({"axis", "axes", "shape", "target_shape", "begin", "end", "stride", "start", "stop",
                             "step", "pads", "k", "depth", "repeats", "split_lengths", "sizes", "scales", "order",
-                            "counted", "trip_count", "execution_condition"})
+                            "counted", "trip_count", "execution_condition", "frame_size"})
 """Input roles whose values decide an operation's output shape or kernel parameters: when such an input is
 computed at run time, the plan is made per value of the inputs it comes from. ``counted``: an input whose
 values decide an output's length (NonZero's data); ``trip_count`` and ``execution_condition``: a Loop's

@@ -1,5 +1,6 @@
 """The discrete Fourier transforms: DFT-7, IDFT-7 (complex to complex), RDFT-9 (real to complex) and IRDFT-9
-(complex to real), as ``torch.fft.*`` converts to them.
+(complex to real), as ``torch.fft.*`` converts to them; and the short-time transform STFT-15 (real to complex),
+as ``torch.stft`` converts to it (see :func:`stft`).
 
 Inputs: ``data``, ``axes`` (1-D i32/i64) and the optional ``signal_size`` (1-D i32/i64, one entry per axis).
 A complex tensor is a float tensor whose last dim is 2 (real, imaginary); DFT, IDFT and IRDFT take one, so
@@ -8,16 +9,17 @@ their axes lie in ``[-(r-1), r-2]`` (a negative axis ``a`` means ``r-1+a``), RDF
 input's length; for IRDFT's last axis ``2*(n-1)``); IRDFT's last axis reads ``signal_size//2+1`` input
 points, RDFT's output keeps ``signal_size//2+1``. IDFT and IRDFT divide by the product of the signal sizes.
 
-Kernels compute in float64 with numpy's pocketfft and round once to the data type (f32, f16, bf16): see
-:func:`dft` for the bound. ``Node.evaluate`` has no kernel for these operations (their reference runs only in
-the template plugin): the oracle is the CPU plugin, where it works (docs/semantics.md, "Fourier transforms").
+Kernels compute in float64 with numpy's pocketfft and round once to the data type (f32, f16, bf16; STFT also
+f64): see :func:`dft` and :func:`stft` for the bounds. ``Node.evaluate`` has no kernel for these operations
+(their reference runs only in the template plugin): the oracle is the CPU plugin, where it works
+(docs/semantics.md, "Fourier transforms").
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from ..types import DYNAMIC_DIM, DYNAMIC_SHAPE, Dim, ElementType, PartialShape, TensorSpec
+from ..types import DYNAMIC, DYNAMIC_DIM, DYNAMIC_SHAPE, Dim, ElementType, PartialShape, TensorSpec
 from .api import LATEST_OPSET, OpContext, OpDef
 
 NAMES = ("data", "axes", "signal_size")
@@ -281,8 +283,121 @@ def _batch(params, inputs: list[TensorSpec], outputs: list[TensorSpec], axes: li
     return [b]
 
 
+# -- STFT-15 ---------------------------------------------------------------------------------------------------
+
+STFT_NAMES = ("signal", "window", "frame_size", "frame_step")
+STFT_ROLES = ("data", "window", "frame_size", "step")
+STFT_TYPES = ("f64", "f32", "f16", "bf16")
+
+
+def _stft_types(ctx: OpContext) -> ElementType:
+    """The output element type (the signal's, or the window's when the signal's is dynamic) after OpenVINO's
+    checks: a floating signal, a window of the same type, i32/i64 frame size and step."""
+    signal, window = ctx.inputs[0].element_type, ctx.inputs[1].element_type
+    if signal.name not in STFT_TYPES + ("dynamic",):
+        ctx.fail(f"signal must be f64, f32, f16 or bf16, got {signal}", position=0)
+    if window.name not in STFT_TYPES + ("dynamic",) or DYNAMIC not in (signal, window) and window != signal:
+        ctx.fail(f"window must be a floating type matching the signal's ({signal}), got {window}", position=1)
+    for position in (2, 3):
+        other = ctx.inputs[position].element_type
+        if other.name not in ("i32", "i64", "dynamic"):
+            ctx.fail(f"{STFT_NAMES[position]} must be i32 or i64, got {other}", position=position)
+    return window if signal == DYNAMIC else signal
+
+
+def _stft_ranks(ctx: OpContext) -> None:
+    for position, ranks, what in ((0, (1, 2), "1-D [signal_size] or 2-D [batch, signal_size]"),
+                                  (1, (1,), "1-D [window_size]"), (2, (0,), "a scalar"), (3, (0,), "a scalar")):
+        rank = ctx.inputs[position].shape.rank
+        if rank is not None and rank not in ranks:
+            ctx.fail(f"{STFT_NAMES[position]} must be {what}, got {ctx.inputs[position].shape.brief()}",
+                     position=position)
+
+
+def _scalar(ctx: OpContext, position: int) -> int | None:
+    value = ctx.const_value(position)
+    return None if value is None else int(np.asarray(value).reshape(-1)[0])
+
+
+def _stft_infer(ctx: OpContext):
+    et = _stft_types(ctx)
+    _stft_ranks(ctx)
+    transpose = ctx.attr_bool("transpose_frames", False)  # (OpenVINO reads a missing one as false)
+    signal = ctx.inputs[0].shape
+    params = {"frame_size": None, "frame_step": None, "transpose": transpose}
+    if signal.rank is None:
+        return [TensorSpec(et, DYNAMIC_SHAPE)], params
+    batch = list(signal.dims[:-1])
+    size, step = _scalar(ctx, 2), _scalar(ctx, 3)
+    if size is None or step is None:
+        return [TensorSpec(et, PartialShape((*batch, DYNAMIC_DIM, DYNAMIC_DIM, Dim(2, 2))))], params
+    length = signal.dims[-1]
+    if size < 1 or length.hi is not None and size > length.hi:
+        ctx.fail(f"frame_size is {size} but must be in the range [1, {length}] (the signal length)", position=2,
+                 hint="a frame cannot be longer than the signal" if size > 0 else None)
+    if step < 1:
+        ctx.fail(f"frame_step is {step} but must be greater than zero", position=3)
+    window = ctx.inputs[1].shape
+    if window.dims is not None and window.dims[0].is_static and not 0 < window.dims[0].lo <= size:
+        ctx.fail(f"the window has {window.dims[0].lo} points but must have 1 to frame_size={size}", position=1,
+                 hint="a window shorter than the frame is padded with zeros on both sides; a longer one is an error")
+    left = Dim(max(length.lo - size, 0), None if length.hi is None else length.hi - size)
+    frames = Dim(left.lo // step + 1, None if left.hi is None else left.hi // step + 1)
+    bins = Dim(size // 2 + 1, size // 2 + 1)
+    dims = (*batch, bins, frames, Dim(2, 2)) if transpose else (*batch, frames, bins, Dim(2, 2))
+    params.update(frame_size=size, frame_step=step)
+    return [TensorSpec(et, PartialShape(dims))], params
+
+
+def stft(signal: np.ndarray, window: np.ndarray, _size: np.ndarray, _step: np.ndarray, *, frame_size: int,
+         frame_step: int, transpose: bool) -> np.ndarray:
+    """STFT-15: frame ``t`` is ``signal[..., t*frame_step : t*frame_step + frame_size]`` (``(L - frame_size) //
+    frame_step + 1`` frames of a signal of length ``L``), multiplied by the window padded with zeros to
+    ``frame_size`` (``(frame_size - len(window)) // 2`` zeros before it, as ``torch.stft`` centres it); each frame's
+    real DFT gives ``frame_size // 2 + 1`` complex pairs. Output ``[batch?, frames, bins, 2]``, or ``[batch?, bins,
+    frames, 2]`` with ``transpose_frames``.
+
+    Computed in float64 (pocketfft; the window product is exact for f32, f16 and bf16) and rounded once to the
+    signal's type: each output differs from the exact transform of the given signal and window by at most ½ ULP
+    of the type plus ``frame_size·2⁻⁵⁰·max|x·w|`` (``max|x·w|``: the frame's largest windowed sample); f64 gets
+    only the second term. The oracle is the CPU plugin (``Node.evaluate`` has no STFT kernel), which computes in
+    f32 (f64 models too): it differs from this by its own error, measured up to ``0.4·frame_size·2⁻²³·max|x·w|``
+    over 200 random f32 cases (tests allow ``frame_size·2⁻²⁰·max|x|·max|w|`` plus one ULP of f16/bf16:
+    tests/ops/test_fourier.py); against float64 sums this kernel stayed within ½ ULP of f32 at the largest
+    output. A NaN or infinity in a frame makes every output of that frame NaN, as in :func:`dft` (OpenVINO's
+    reference multiplies every sample by the padded window, and ``NaN·0`` is NaN): the CPU plugin makes the same
+    frames non-finite, but not every output of them (a NaN at a frame's first sample leaves the imaginary parts
+    finite; an infinity gives ±inf and NaN)."""
+    x = signal.astype(np.float64)
+    padded = np.zeros(frame_size, np.float64)
+    start = (frame_size - window.shape[0]) // 2
+    padded[start:start + window.shape[0]] = window
+    frames = np.lib.stride_tricks.sliding_window_view(x, frame_size, axis=-1)[..., ::frame_step, :] * padded
+    y = np.fft.rfft(frames, axis=-1)
+    shape = (*y.shape[:-2], y.shape[-1], y.shape[-2], 2) if transpose else (*y.shape, 2)
+    out = np.empty(shape, np.float64)
+    pairs = np.swapaxes(out, -3, -2) if transpose else out  # [..., frames, bins, 2], a view of out
+    pairs[..., 0] = y.real
+    pairs[..., 1] = y.imag
+    _spread_nan(pairs, frames[..., None], (-2,))
+    return out if signal.dtype == np.float64 else _round(out, signal.dtype)
+
+
+def _stft_batch(params, inputs: list[TensorSpec], outputs: list[TensorSpec], axes: list[int | None]):
+    """A batch of signals (axis 0 of a 2-D signal) stays axis 0; frames mix the samples of a signal's axis."""
+    b = axes[0]
+    if any(a is not None for a in axes[1:]):
+        return "its window, frame size or frame step come from the batched data"
+    if b is None:
+        return [None]
+    if inputs[0].shape.rank == 2 and b == 0:
+        return [0]
+    return f"the batch axis (axis {b}) is the signal's samples, which overlapping frames mix"
+
+
 OPS = tuple(
     OpDef(kind, version, version, LATEST_OPSET, NAMES, _infer(kind), dft, roles=ROLES, min_inputs=2, batch=_batch,
           exact=False)
     for kind, version in (("DFT", 7), ("IDFT", 7), ("RDFT", 9), ("IRDFT", 9))
-)
+) + (OpDef("STFT", 15, 15, LATEST_OPSET, STFT_NAMES, _stft_infer, stft, roles=STFT_ROLES, batch=_stft_batch,
+           exact=False),)

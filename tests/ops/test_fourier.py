@@ -3,7 +3,9 @@ dynamic rank, axes and signal sizes constant or computed at run time), IRErrors 
 bad axes, repeated axes, a last dim other than 2 and mismatched signal sizes, and values within the stated
 bound of the CPU plugin (``Node.evaluate`` has no kernel for these operations) and of a float64 DFT written
 here as plain sums (for the cases where the CPU plugin fails or differs: signal sizes of -1 in RDFT/IRDFT,
-IRDFT reading more points than the input has)."""
+IRDFT reading more points than the input has). STFT-15: the same, with frame size and step constant, computed
+at run time or from a shape subgraph, its errors (window longer than the frame, frame longer than the signal,
+step below 1, ranks, types), its batch rule, NaN frames, and a torch.stft model as openvino converts it."""
 
 from __future__ import annotations
 
@@ -429,3 +431,286 @@ def test_torch_fft_model_converted_by_openvino(tmp_path):
         assert_within(full, np.stack([want_full.real, want_full.imag], -1), shape[-1] * shape[-2], scale, 0)
         for got, want in zip((mag, back, full), cpu_outputs(TORCH_FFT, {"x": x})):
             assert_within(got, want, shape[-1] * shape[-2], scale, 0)
+
+
+# == STFT-15 ===================================================================================================
+
+from openvino import opset15  # noqa: E402
+
+STFT_TYPES = dict(TYPES, f64=(ov.Type.f64, np.float64))
+
+
+def naive_stft(x: np.ndarray, window: np.ndarray, size: int, step: int, transpose: bool) -> np.ndarray:
+    """The spec's steps in float64: frames, the window centred in ``size`` zeros, a DFT matrix per frame."""
+    x = np.asarray(x, np.float64)
+    padded = np.zeros(size)
+    left = (size - len(window)) // 2
+    padded[left:left + len(window)] = np.asarray(window, np.float64)
+    starts = range(0, x.shape[-1] - size + 1, step)
+    frames = np.stack([x[..., s:s + size] * padded for s in starts], axis=-2)
+    y = _along(frames, frames.ndim - 1, _matrix(size, size, False)[: size // 2 + 1])
+    out = np.stack([y.real, y.imag], axis=-1)
+    return np.swapaxes(out, -3, -2) if transpose else out
+
+
+def _stft_model(signal, window, size, step, transpose, et="f32", tmp_path=None, name="model"):
+    """STFT of Parameters ``x`` (signal) and ``w`` (window), frame size and step constant (an int) or Parameters
+    ``size``/``step`` (a type name: ``"i32"``)."""
+    x = param(signal, STFT_TYPES[et][0])
+    w = param(window, STFT_TYPES[et][0], "w")
+    params = [x, w]
+    inputs = []
+    for value, name_ in ((size, "size"), (step, "step")):
+        if isinstance(value, str):
+            inputs.append(param([], ov.Type.i32 if value == "i32" else ov.Type.i64, name_))
+            params.append(inputs[-1])
+        else:
+            inputs.append(opset15.constant(np.array(value, np.int32 if name_ == "step" else np.int64)))
+    node = opset15.stft(x, w, *inputs, transpose)
+    return write_ir(node, params, tmp_path, name), node
+
+
+def _stft_run(path, x, w, **scalars):
+    feeds = {"x": x, "w": w, **{k: np.array(v, np.int32) for k, v in scalars.items()}}
+    (value,) = ir_runner.load(str(path)).run(feeds).values()
+    return value
+
+
+def _stft_scale(x, w) -> float:
+    return float(np.abs(x.astype(np.float64)).max(initial=0) * np.abs(w.astype(np.float64)).max(initial=0))
+
+
+STFT_STATIC = [  # OpenVINO's type_prop cases (signal, window, frame size, step, transpose_frames), and corners
+    ([16], [16], 16, 16, True), ([48], [16], 16, 16, False), ([56], [7], 11, 3, False), ([56], [7], 11, 3, True),
+    ([48], [8], 16, 4, True), ([1, 16], [16], 16, 16, True), ([1, 48], [16], 16, 16, False),
+    ([2, 48], [8], 16, 4, True), ([2, 48], [5], 9, 100, True), ([4, 48], [7], 11, 3, True),
+    ([4, 56], [7], 11, 3, False),
+    ([3, 5], [1], 1, 1, False), ([3, 9], [4], 9, 2, True), ([2, 10], [3], 6, 7, False), ([0, 12], [4], 5, 2, True),
+]
+
+
+@pytest.mark.parametrize("signal, window, size, step, transpose", STFT_STATIC)
+def test_stft_static_shapes_and_values(signal, window, size, step, transpose, tmp_path):
+    path, node = _stft_model(signal, window, size, step, transpose, tmp_path=tmp_path)
+    check_inference(path)
+    check_output_shapes(path, node)
+    rng = np.random.default_rng(len(signal) + size)
+    x, w = _data(rng, "RDFT", signal), _data(rng, "RDFT", window)
+    got = _stft_run(path, x, w)
+    assert got.dtype == np.float32 and got.shape == tuple(node.get_output_shape(0))
+    assert_within(got, naive_stft(x, w, size, step, transpose), size, _stft_scale(x, w), 0)
+
+
+STFT_DYNAMIC = [  # type_prop's dynamic cases, and intervals through frames = (L - size) // step + 1
+    ([-1], [7], 11, 3, True), (["48..56"], [7], 11, 3, True), ([-1, 56], [7], 11, 3, False),
+    ([-1, -1], [7], 11, 3, False), ([-1, -1], [7], 11, 3, True), ([-1, "48..56"], [7], 11, 3, True),
+    (["2..4", -1], [7], 11, 3, True), (ov.PartialShape.dynamic(), [7], 11, 3, True),
+    (ov.PartialShape.dynamic(), ov.PartialShape.dynamic(), 11, 3, False), ([-1, "2..20"], [7], 11, 3, False),
+    ([3, "12.."], [-1], 11, 3, False), ([4, "0..30"], ["1..8"], 8, 5, True), ([4, "0..30"], ["0..40"], 8, 5, True),
+    (["5..", 33], ov.PartialShape.dynamic(), 33, 1, False),
+]
+
+
+@pytest.mark.parametrize("signal, window, size, step, transpose", STFT_DYNAMIC)
+def test_stft_dynamic_and_interval_dims_infer_as_openvino(signal, window, size, step, transpose, tmp_path):
+    path, node = _stft_model(signal, window, size, step, transpose, tmp_path=tmp_path)
+    check_inference(path)
+    check_output_shapes(path, node)
+
+
+@pytest.mark.parametrize("signal, kinds", [([2, 30], ("i32", "i64")), ([30], ("i64", "i32")), ([-1, "9.."], ("i64", 3)),
+                                           ([2, 30], (8, "i32"))])
+def test_stft_frame_size_and_step_computed_at_run_time_are_planned_per_value(signal, kinds, tmp_path):
+    path, node = _stft_model(signal, [-1], *kinds, True, tmp_path=tmp_path)
+    check_inference(path)
+    check_output_shapes(path, node)
+    model = ir_runner.load(str(path))
+    rng = np.random.default_rng(6)
+    shape = [30 if d == "9.." else (2 if d == -1 else d) for d in signal]
+    x = _data(rng, "RDFT", shape)
+    for size, step, window in ((8, 3, 5), (9, 4, 9), (30, 1, 2), (1, 7, 1)):
+        size = kinds[0] if isinstance(kinds[0], int) else size
+        step = kinds[1] if isinstance(kinds[1], int) else step
+        w = _data(rng, "RDFT", [min(window, size)])
+        feeds = {"x": x, "w": w, **{n: np.array(v, np.int64 if k == "i64" else np.int32)
+                                     for n, v, k in (("size", size, kinds[0]), ("step", step, kinds[1]))
+                                     if isinstance(k, str)}}
+        (got,) = model.run(feeds).values()
+        assert_within(got, naive_stft(x, w, size, step, True), size, _stft_scale(x, w), 0)
+
+
+def test_stft_frame_size_from_a_shape_subgraph(tmp_path):
+    """frame_size = the window's length and frame_step another input's (ShapeOf -> Gather): constants for
+    static shapes (OpenVINO folds them), computed at run time for dynamic ones."""
+    outputs, params = [], []
+    for window, steps in (([6], [4]), ([-1], [-1])):
+        x, w, s = param([2, 25], name=f"x{len(params)}"), param(window, name=f"w{len(params)}"), \
+            param(steps, name=f"s{len(params)}")
+        size = opset8.gather(opset3.shape_of(w), c(0), c(0))
+        step = opset8.gather(opset3.shape_of(s, "i32"), c(0), c(0))
+        outputs.append(opset15.stft(x, w, size, step, False))
+        params += [x, w, s]
+    path = write_ir(outputs, params, tmp_path)
+    check_inference(path)
+    model = ir_runner.load(str(path))
+    assert [str(o.partial_shape) for o in model.outputs] == \
+        [str(n.get_output_partial_shape(0)).replace(" ", "") for n in outputs] == ["[2,5,4,2]", "[2,?,?,2]"]
+    rng = np.random.default_rng(8)
+    x, w6, w = _data(rng, "RDFT", (2, 25)), _data(rng, "RDFT", (6,)), _data(rng, "RDFT", (10,))
+    got = list(model.run({"x0": x, "w0": w6, "s0": np.zeros(4, np.float32), "x3": x, "w3": w,
+                          "s3": np.zeros(3, np.float32)}).values())
+    assert_within(got[0], naive_stft(x, w6, 6, 4, False), 6, _stft_scale(x, w6), 0)
+    assert_within(got[1], naive_stft(x, w, 10, 3, False), 10, _stft_scale(x, w), 0)
+    for want, value in zip(cpu_outputs(path, {"x0": x, "w0": w6, "s0": np.zeros(4, np.float32), "x3": x, "w3": w,
+                                              "s3": np.zeros(3, np.float32)}), got):
+        assert_within(value, want, 10, _stft_scale(x, w), 0)
+
+
+# -- STFT errors ----------------------------------------------------------------------------------------------
+
+def _bad_stft(tmp_path, signal="2,20", window="5", size=8, step=3, et="f32", window_et=None, size_type=np.int64,
+              size_shape=()):
+    b = IRBuilder()
+    x = b.parameter("x", et, signal)
+    w = b.parameter("w", window_et or et, window)
+    inputs = [x, w, b.const("size", np.full(size_shape, size, size_type)), b.const("step", np.array(step, np.int64))]
+    layer = b.layer("STFT", "opset15", inputs, name="spectrogram", attrs={"transpose_frames": "false"},
+                    out_specs=[(et, "")])
+    b.result(layer)
+    return b.write(tmp_path)
+
+
+@pytest.mark.parametrize("kwargs, message, port", [
+    ({"window": "9"}, r"the window has 9 points but must have 1 to frame_size=8", "window"),
+    ({"window": "0"}, r"the window has 0 points", "window"),
+    ({"size": 21}, r"frame_size is 21 but must be in the range \[1, 20\]", "frame_size"),
+    ({"signal": "2,4..12", "size": 13}, r"frame_size is 13 but must be in the range \[1, 4..12\]", "frame_size"),
+    ({"size": 0}, r"frame_size is 0 but must be in the range", "frame_size"),
+    ({"size": -3}, r"frame_size is -3", "frame_size"),
+    ({"step": 0}, r"frame_step is 0 but must be greater than zero", "frame_step"),
+    ({"step": -1}, r"frame_step is -1", "frame_step"),
+    ({"signal": "2,3,20"}, r"signal must be 1-D \[signal_size\] or 2-D \[batch, signal_size\], got \[2,3,20\]",
+     "signal"),
+    ({"signal": ""}, r"signal must be 1-D", "signal"),
+    ({"window": "1,5"}, r"window must be 1-D \[window_size\]", "window"),
+    ({"size_shape": (1,)}, r"frame_size must be a scalar, got \[1\]", "frame_size"),
+    ({"et": "i32"}, r"signal must be f64, f32, f16 or bf16, got i32", "signal"),
+    ({"window_et": "f16"}, r"window must be a floating type matching the signal's \(f32\), got f16", "window"),
+    ({"window_et": "boolean"}, r"window must be a floating type", "window"),
+    ({"size_type": np.int8}, r"frame_size must be i32 or i64, got i8", "frame_size"),
+    ({"size_type": np.float32}, r"frame_size must be i32 or i64, got f32", "frame_size"),
+])
+def test_stft_bad_layers_are_refused_naming_the_layer_and_port(kwargs, message, port, tmp_path):
+    with pytest.raises(IRError, match=message) as info:
+        ir_runner.load(str(_bad_stft(tmp_path, **kwargs)))
+    text = str(info.value)
+    assert "spectrogram" in text and "STFT-15" in text and f"({port})" in text, text
+
+
+def test_stft_bad_values_computed_at_run_time_are_refused_when_run(tmp_path):
+    path, _ = _stft_model([2, 20], [-1], "i32", "i32", False, tmp_path=tmp_path)
+    model = ir_runner.load(str(path))
+    x, w = np.zeros((2, 20), np.float32), np.ones(6, np.float32)
+    for size, step, window, message in ((21, 2, w, r"frame_size is 21 but must be in the range \[1, 20\]"),
+                                        (8, 0, w, r"frame_step is 0"), (5, 2, w, r"the window has 6 points"),
+                                        (0, 2, w[:0], r"frame_size is 0")):
+        with pytest.raises(IRError, match=message) as info:
+            model.run({"x": x, "w": window, "size": np.array(size, np.int32), "step": np.array(step, np.int32)})
+        assert "STFT-15" in str(info.value)
+
+
+# -- STFT values against the CPU plugin ----------------------------------------------------------------------
+
+def _random_stft(rng):
+    batched = rng.random() < 0.6
+    length = int(rng.integers(1, 40))
+    size = int(rng.integers(1, length + 1))
+    window = int(rng.integers(1, size + 1))
+    step = int(rng.integers(1, 12))
+    signal = [int(rng.integers(1, 4)), length] if batched else [length]
+    return signal, window, size, step, bool(rng.random() < 0.5), str(rng.choice(list(STFT_TYPES)))
+
+
+@pytest.mark.parametrize("seed", range(30))
+def test_stft_differential(seed, tmp_path):
+    rng = np.random.default_rng(100 + seed)
+    signal, window, size, step, transpose, et = _random_stft(rng)
+    path, node = _stft_model(signal, [window], size, step, transpose, et, tmp_path)
+    check_inference(path)
+    dtype = STFT_TYPES[et][1]
+    x, w = (rng.standard_normal(signal) * 4).astype(dtype), rng.uniform(-1, 2, window).astype(dtype)
+    got = _stft_run(path, x, w)
+    assert got.shape == tuple(node.get_output_shape(0)) and got.dtype == x.dtype
+    eps, scale = ULP.get(et, 0.0), _stft_scale(x, w)
+    assert_within(got, naive_stft(x, w, size, step, transpose), size, scale, eps)
+    (want,) = cpu_outputs(path, {"x": x, "w": w})
+    assert_within(got, want.view(got.dtype) if want.dtype != got.dtype else want, size, scale, eps)
+
+
+def test_stft_special_values(tmp_path):
+    """A NaN or infinity makes every output of its frames NaN (the reference multiplies every sample by the padded
+    window and transforms the frame); the CPU plugin makes the same frames non-finite, but not every output: a
+    NaN at a frame's first sample (here a zero of the padding) leaves the imaginary parts finite."""
+    path, _ = _stft_model([2, 20], [5], 8, 3, True, tmp_path=tmp_path)
+    x, w = np.ones((2, 20), np.float32), np.ones(5, np.float32)
+    x[0, 9], x[1, 4] = np.nan, np.inf
+    got = _stft_run(path, x, w)
+    (cpu,) = cpu_outputs(path, {"x": x, "w": w})
+    frames_nan = np.isnan(got).all(axis=(1, 3))
+    assert (frames_nan == [[False, True, True, True, False], [True, True, False, False, False]]).all()
+    assert (~np.isfinite(cpu).all(axis=(1, 3)) == frames_nan).all()
+    assert_within(got[~np.isnan(got)], cpu[~np.isnan(got)], 8, 1.0, 0)
+    x = np.ones((2, 20), np.float32)
+    x[0, 0] = np.nan
+    got = _stft_run(path, x, w)
+    (cpu,) = cpu_outputs(path, {"x": x, "w": w})
+    assert np.isnan(got[0, :, 0]).all() and np.isfinite(np.delete(got, 0, axis=2)).all()
+    assert np.isnan(cpu[0, :, 0, 0]).all() and np.isfinite(cpu[0, :, 0, 1]).all()  # (docs/semantics.md)
+    assert np.isfinite(np.delete(cpu, 0, axis=2)).all()
+
+
+# -- STFT batch ----------------------------------------------------------------------------------------------
+
+def test_stft_batch_axis_is_the_signals_batch(tmp_path):
+    path, _ = _stft_model([-1, 24], [6], 8, 4, False, tmp_path=tmp_path)
+    model = ir_runner.load(str(path))
+    assert trace_batch(model.inference, [0, None]) == (0,)
+    rng = np.random.default_rng(11)
+    x, w = _data(rng, "RDFT", (6, 24)), _data(rng, "RDFT", (6,))
+    whole = _stft_run(path, x, w)
+    np.testing.assert_array_equal(np.concatenate([_stft_run(path, x[i:i + 2], w) for i in range(0, 6, 2)]), whole)
+    with pytest.raises(BatchError, match=r"the batch axis \(axis 1\) is the signal's samples"):
+        trace_batch(model.inference, [1, None])
+    with pytest.raises(BatchError, match=r"window, frame size or frame step come from the batched data"):
+        trace_batch(model.inference, [0, 0])
+    path, _ = _stft_model([-1], [6], 8, 4, True, tmp_path=tmp_path, name="one")
+    with pytest.raises(BatchError, match=r"axis 0\) is the signal's samples"):
+        trace_batch(ir_runner.load(str(path)).inference, [0, None])
+
+
+TORCH_STFT = Path(__file__).parent.parent / "data" / "fourier" / "torch_stft.xml"
+
+
+def test_torch_stft_model_converted_by_openvino():
+    """``torch.stft(x, n_fft=16, hop_length=4, win_length=12, window=torch.hann_window(12), center=False).abs()``
+    and ``torch.view_as_real(torch.stft(x, n_fft=8, hop_length=3, window=torch.ones(8), center=True,
+    pad_mode="reflect"))`` as ``openvino.convert_model`` (2026.4.1, torch 2.13) wrote them: STFT with
+    transpose_frames, a window shorter than the frame, reflect padding before it; input shape ``[?,?]``."""
+    check_inference(TORCH_STFT)
+    model = ir_runner.load(str(TORCH_STFT))
+    assert [str(o.partial_shape) for o in model.outputs] == ["[?,9,1..]", "[?,5,1..,2]"]
+    hann = 0.5 - 0.5 * np.cos(2 * np.pi * np.arange(12) / 12)
+    rng = np.random.default_rng(12)
+    for shape in ((2, 50), (1, 16), (3, 41)):
+        x = rng.standard_normal(shape).astype(np.float32)
+        mag, pairs = model.run({"x": x}).values()
+        scale = float(np.abs(x).max())
+        want = naive_stft(x, hann, 16, 4, True)
+        assert_within(mag, np.hypot(want[..., 0], want[..., 1]), 16, scale, 0)
+        assert_within(pairs, naive_stft(np.pad(x, ((0, 0), (4, 4)), mode="reflect"), np.ones(8), 8, 3, True), 8,
+                      scale, 0)
+        for got, want in zip((mag, pairs), cpu_outputs(TORCH_STFT, {"x": x})):
+            assert_within(got, want, 16, scale, 0)
+    with pytest.raises(IRError, match=r"frame_size is 16 but must be in the range \[1, 15\]") as info:
+        model.run({"x": np.zeros((2, 15), np.float32)})
+    assert "aten::stft/STFT" in str(info.value)
