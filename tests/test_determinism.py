@@ -57,10 +57,11 @@ def test_every_threaded_case_is_split(kernels, monkeypatch):
     assert not serial_only, f"not split over threads: {serial_only}"
 
 
-def _calls(case) -> int:
-    """How many times a case is called: the small ones (the Softmax cases, under 300k input elements) 12 times,
-    as each call is another chance for overlapping writes to show; the others twice."""
-    return 12 if sum(v.size for v in case[1].values()) < 300_000 else 2
+def _calls(name: str) -> int:
+    """How many times a case is called: the Softmax cases (a few ms each, the lowest thread threshold) 30 times,
+    each call another chance for overlapping writes to show (with the machine loaded, an injected shared
+    buffer in the Softmax row split showed in about one call in 10 to 50); the others twice."""
+    return 30 if "Softmax" in name else 2
 
 
 @pytest.fixture
@@ -79,7 +80,7 @@ def test_threaded_equals_serial_on_every_call(kernels, serial, workers, pool, mo
     monkeypatch.setattr(parallel, "_WORKERS", workers)
     differed = {}
     for name, case in kernels.items():
-        for call in range(_calls(case)):
+        for call in range(_calls(name)):
             if found := differences(snapshot(case), serial[name]):
                 differed[f"{name} (call {call + 1})"] = found
                 break
@@ -93,7 +94,7 @@ def test_concurrent_calls_equal_serial(kernels, serial, pool, monkeypatch):
 
     def work(i: int) -> dict:
         order = np.random.default_rng(i).permutation(len(names))
-        return {names[k]: [line for _ in range(_calls(kernels[names[k]]) // 2)
+        return {names[k]: [line for _ in range(_calls(names[k]) // 2)
                            for line in differences(snapshot(kernels[names[k]]), serial[names[k]])] for k in order}
 
     differed = {f"{name} (thread {i})": found for i, result in enumerate(in_threads(work, 3))
