@@ -43,6 +43,7 @@ import random
 import subprocess
 import sys
 import tempfile
+import threading
 import traceback
 from collections.abc import Callable
 from pathlib import Path
@@ -1401,37 +1402,43 @@ def worker(names: list[str], seeds: range) -> None:
                 print(json.dumps({"op": name, "seed": seed, "status": status, "detail": detail}), flush=True)
 
 
-def campaign(names: list[str], seeds: range, jobs: int) -> dict:
-    """Runs every (op, seed) in worker processes (restarted after a crash); returns per op the results."""
-    results: dict[str, list] = {n: [] for n in names}
-    chunks = [names[i::jobs] for i in range(jobs)]
-    pending = [(c, seeds) for c in chunks if c]
-    running = []
-    while pending or running:
-        while pending and len(running) < jobs:
-            ops, rng = pending.pop()
-            cmd = [sys.executable, __file__, "--worker", ",".join(ops), "--first", str(rng.start),
-                   "--seeds", str(len(rng))]
-            running.append((ops, rng, subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True), None))
-        ops, rng, proc, _ = running.pop(0)
+def run_chunk(ops: list[str], seeds: range, results: dict, lock: threading.Lock) -> list:
+    """Runs ``ops`` x ``seeds`` in one worker process, adding to ``results``; after a crash, the chunks still to
+    run (the crashed case is skipped)."""
+    cmd = [sys.executable, __file__, "--worker", ",".join(ops), "--first", str(seeds.start), "--seeds", str(len(seeds))]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True)
+    last = None
+    for line in proc.stdout:
+        record = json.loads(line)
+        if "start" in record:
+            last = record
+            continue
+        with lock:
+            results[record["op"]].append((record["seed"], record["status"], record["detail"]))
         last = None
-        for line in proc.stdout:
-            record = json.loads(line)
-            if "start" in record:
-                last = record
-            else:
-                results[record["op"]].append((record["seed"], record["status"], record["detail"]))
-                last = None
-        proc.wait()
-        if last is not None:  # the process died in a case: skip it, go on after it
-            results[last["start"]].append((last["seed"], "skip", f"reference crashed the process ({proc.returncode})"))
-            done = [o for o in ops]
-            position = done.index(last["start"])
-            rest_ops = done[position + 1:]
-            if rest_ops:
-                pending.append((rest_ops, range(last["seed"], last["seed"] + 1)))
-            if last["seed"] + 1 < rng.stop:
-                pending.append((ops, range(last["seed"] + 1, rng.stop)))
+    proc.wait()
+    if last is None:
+        return []
+    with lock:
+        results[last["start"]].append((last["seed"], "skip", f"reference crashed the process ({proc.returncode})"))
+    rest, seed = ops[ops.index(last["start"]) + 1:], last["seed"]
+    return ([(rest, range(seed, seed + 1))] if rest else []) + \
+        ([(ops, range(seed + 1, seeds.stop))] if seed + 1 < seeds.stop else [])
+
+
+def campaign(names: list[str], seeds: range, jobs: int) -> dict:
+    """Runs every (op, seed) in ``jobs`` worker processes at once (one reader thread each, so that no worker
+    waits on a full pipe), restarted after a crash; returns per op the results."""
+    from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
+
+    results: dict[str, list] = {n: [] for n in names}
+    lock = threading.Lock()
+    with ThreadPoolExecutor(jobs) as pool:
+        running = {pool.submit(run_chunk, chunk, seeds, results, lock)
+                   for chunk in (names[i::jobs] for i in range(jobs)) if chunk}
+        while running:
+            done, running = wait(running, return_when=FIRST_COMPLETED)
+            running |= {pool.submit(run_chunk, ops, rest, results, lock) for f in done for ops, rest in f.result()}
     return results
 
 
