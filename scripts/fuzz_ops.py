@@ -1223,11 +1223,11 @@ def gen_depth_space(case: Case, name: str):
         group = case.rng.choice([g for g in (1, 2, 3) if shape[axis] % g == 0])
         return [opset13.shuffle_channels(case.input(et, case.values(et, shape)),
                                          axis - len(shape) if case.rng.random() < 0.4 else axis, group)]
-    depth = case.rng.randint(1, 3)
+    depth, batch = case.rng.randint(1, 3), 0 if case.rng.random() < 0.1 else case.rng.randint(1, 2)
     if name == "DepthToSpace":
-        shape = [case.rng.randint(0, 2), depth * bs ** k] + [case.rng.randint(1, 3) for _ in range(k)]
+        shape = [batch, depth * bs ** k] + [case.rng.randint(1, 3) for _ in range(k)]
     else:
-        shape = [case.rng.randint(0, 2), depth] + [case.rng.randint(1, 3) * bs for _ in range(k)]
+        shape = [batch, depth] + [case.rng.randint(1, 3) * bs for _ in range(k)]
     mode = case.rng.choice(["blocks_first", "depth_first"])
     data = case.input(et, case.values(et, shape))
     make = opset1.depth_to_space if name == "DepthToSpace" else opset1.space_to_depth
