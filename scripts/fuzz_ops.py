@@ -1,6 +1,7 @@
 """Differential fuzzer for issue 12's operations and the window, normalisation and classification operations
-common in real models (IsNaN/IsInf/IsFinite, MaxPool, AvgPool, the convolutions, Interpolate, MVN, NormalizeL2,
-LRN, GroupNormalization, BatchNormInference, DepthToSpace/SpaceToDepth/ShuffleChannels, ScaledDotProductAttention):
+common in real models (IsNaN/IsInf/IsFinite, MaxPool, AvgPool, AdaptiveAvgPool/AdaptiveMaxPool, the convolutions,
+Interpolate, MVN, NormalizeL2, LRN, GroupNormalization, BatchNormInference, DepthToSpace/SpaceToDepth/ShuffleChannels,
+ScaledDotProductAttention):
 random graphs built with OpenVINO's Python API, run by ir-run and compared with OpenVINO's reference.
 
 Each case is one (operation, seed): a seeded generator draws a random single-op graph (or a chain: a ShapeOf
@@ -13,10 +14,12 @@ dims, scalars and Parameters with dynamic dims (``?``, intervals). The graph is 
    each output's inferred partial shape (bounds included) equals OpenVINO's;
 2. ``ir_runner.load(...).run(feeds)`` against OpenVINO's reference (``Node.evaluate`` node by node, as
    ``tests/helpers/optest.reference_outputs``; for the operations without an ``evaluate`` in the wheel
-   (GatherElements, GatherND, Roll, Einsum, IsNaN/IsInf/IsFinite, AvgPool, the convolutions, NormalizeL2, LRN,
-   GroupNormalization, BatchNormInference, ScaledDotProductAttention) the CPU plugin at f32 on the types where
-   it is exact or bounded, once OpenVINO's static shape inference accepts the feeds; where the CPU plugin's f32
-   view is known to differ (subnormals, saturated f64) the generator says how it is handled);
+   (GatherElements, GatherND, Roll, Einsum, IsNaN/IsInf/IsFinite, AvgPool, the adaptive pools, the
+   convolutions, NormalizeL2, LRN, GroupNormalization, BatchNormInference, ScaledDotProductAttention) the CPU
+   plugin at f32 on the types where it is exact or bounded, once OpenVINO's static shape inference accepts the
+   feeds; where its f32 view is known to differ (subnormals, saturated f64) the generator says how that is
+   handled, and where it is wrong (some convolutions and masked attention rows) a direct f64 computation
+   decides: ir-run right and the CPU plugin wrong is counted as "cpu wrong", not as passed);
 3. under the operation's class: bits for exact operations, ``unary.ULP_BOUNDS`` (1 ULP at f16/bf16) for the
    transcendental ones, and the relative bounds of docs/semantics.md for accumulating ones (the bound
    functions of tests/ops/test_reduce.py and test_matmul_softmax.py).
@@ -1057,6 +1060,25 @@ def gen_pool(case: Case, name: str):
     if version == 14:
         return [opset14.avg_pool(data, a["strides"], *common, exclude, a["rounding"], a["auto_pad"])]
     return [opset16.avg_pool(data, a["strides"], *common, exclude, a["rounding"], a["auto_pad"], a["dilations"])]
+
+
+@op("AdaptiveAvgPool", "AdaptiveMaxPool")
+def gen_adaptive_pool(case: Case, name: str):
+    """No reference ``evaluate``: the CPU plugin (f32). AdaptiveAvgPool within ``4 K eps`` of the input's
+    magnitude, K the largest bin's volume; AdaptiveMaxPool exact, with i32 indices (the CPU plugin has no i64
+    ones: tests/ops/test_pool.py compares those with the i32 run)."""
+    case.oracle = "cpu"
+    n = case.rng.randint(1, 3)
+    shape, x = window_data(case, "f32", n, low_batch=1)
+    sizes = [case.rng.randint(1, d + 2) for d in shape[2:]]
+    data = case.input("f32", x, p_const=0)
+    size_in = case.index_input(np.array(sizes, np.int64), p_const=1)
+    if name == "AdaptiveMaxPool":
+        return [opset8.adaptive_max_pool(data, size_in, "i32")]
+    k = math.prod(-(-d // o) + 1 for d, o in zip(shape[2:], sizes))
+    rtol = 4 * k * float(np.finfo(np.float32).eps)
+    case.compare = lambda g, w, i: optest.assert_close("out", g, w, rtol, rtol * float(np.abs(x).max(initial=0)))
+    return [opset8.adaptive_avg_pool(data, size_in)]
 
 
 # ----------------------------------------------------------------------------- convolutions
