@@ -1198,7 +1198,7 @@ def gen_interpolate(case: Case, name: str):
 
 # ----------------------------------------------------------------------------- normalization
 
-@op("MVN6", "NormalizeL2", "LRN", "GroupNormalization", "BatchNormInference5")
+@op("MVN6", "MVN1", "NormalizeL2", "LRN", "GroupNormalization", "BatchNormInference5")
 def gen_normalization(case: Case, name: str):
     """MVN-6 against the reference, the others (no ``evaluate``) against the CPU plugin, f32, within
     rtol 1e-5, atol 1e-5 (tests/ops/test_normalize.py)."""
@@ -1218,6 +1218,10 @@ def gen_normalization(case: Case, name: str):
         return [opset6.mvn(data, axes_in, case.rng.random() < 0.7, eps,
                            case.rng.choice(["inside_sqrt", "outside_sqrt"]))]
     case.oracle = "cpu"
+    if name == "MVN1":
+        return [NodeFactory("opset2").create("MVN", [data], {"across_channels": case.rng.random() < 0.5,
+                                                             "normalize_variance": case.rng.random() < 0.7,
+                                                             "eps": eps})]
     if name == "NormalizeL2":
         return [opset1.normalize_l2(data, axes_in, eps, case.rng.choice(["add", "max"]))]
     if name == "LRN":  # (the CPU plugin runs axes [1] and the spatial ones)
