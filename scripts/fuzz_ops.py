@@ -1290,8 +1290,8 @@ def gen_attention(case: Case, name: str):
 
 def direct_attention(q, k, v, mask=None, scale=None, *, causal: bool) -> np.ndarray:
     """The specification's formula in f64 (a row masked everywhere is NaN). The arbiter where the CPU plugin
-    differs: it gives 0 for such a row, and 0 for whole rows of a batch whose float mask has a -inf where the
-    key has one element (S = 1)."""
+    differs: it gives 0 for such a row, and where the key has one element (S = 1) a float mask's -inf
+    confuses it (other rows zeroed, or the masked row computed as if unmasked)."""
     q, k, v = (t.astype(np.float64) for t in (q, k, v))
     scores = q @ np.swapaxes(k, -1, -2) * (1 / np.sqrt(q.shape[-1]) if scale is None else float(scale))
     if causal:
