@@ -18,8 +18,8 @@ dims, scalars and Parameters with dynamic dims (``?``, intervals). The graph is 
    convolutions, NormalizeL2, LRN, GroupNormalization, BatchNormInference, ScaledDotProductAttention) the CPU
    plugin at f32 on the types where it is exact or bounded, once OpenVINO's static shape inference accepts the
    feeds; where its f32 view is known to differ (subnormals, saturated f64) the generator says how that is
-   handled, and where it is wrong (some convolutions and masked attention rows) a direct f64 computation
-   decides: ir-run right and the CPU plugin wrong is counted as "cpu wrong", not as passed);
+   handled, and where it is wrong (some convolutions, masked attention rows, Eye of some types) a direct
+   computation decides: ir-run right and the CPU plugin wrong is counted as "cpu wrong", not as passed);
 3. under the operation's class: bits for exact operations, ``unary.ULP_BOUNDS`` (1 ULP at f16/bf16) for the
    transcendental ones, and the relative bounds of docs/semantics.md for accumulating ones (the bound
    functions of tests/ops/test_reduce.py and test_matmul_softmax.py).
@@ -1392,11 +1392,11 @@ def cpu_oracle(xml, feeds):
 
 def cpu_wrong(compare: Callable, got: np.ndarray, cpu: np.ndarray, direct: np.ndarray, index: int) -> bool:
     """Whether the CPU plugin's output is wrong where ir-run's is right: ir-run within the case's bound of the
-    direct f64 computation and the CPU plugin not. ir-run outside it raises (a failure, named as such)."""
+    direct computation (f64 for floats) and the CPU plugin not. ir-run outside it raises (a failure, named as such)."""
     try:
         compare(got, direct, index)
     except AssertionError as e:
-        raise AssertionError(f"ir-run differs from the CPU plugin and from the direct f64 computation: {e}") from e
+        raise AssertionError(f"ir-run differs from the CPU plugin and from the direct computation: {e}") from e
     try:
         compare(cpu, direct, index)
     except AssertionError:
