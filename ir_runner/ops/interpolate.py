@@ -103,7 +103,7 @@ def infer_interpolate(ctx: OpContext, version: int):
     params["axes"] = axes
     if params["mode"].endswith("_pillow") and len(axes) != 2:
         ctx.fail(f"{params['mode']} resizes exactly two axes, got axes {list(axes)}")
-    dims = [d if not d.is_static else Dim(d.lo + b + e, d.lo + b + e)
+    dims = [Dim(d.lo + b + e, None if d.hi is None else d.hi + b + e)  # (pads widen interval bounds too)
             for d, b, e in zip(data.shape.dims, begin, end)]
     if params["calc"] == "sizes":
         sizes = ctx.partial_value(source_at)

@@ -1,8 +1,9 @@
 """A fixed, seeded slice of the differential fuzzer ``scripts/fuzz_ops.py``: two random graphs per generator
-(every operation of issue 12, its chains, every element type it draws), each checked as the fuzzer checks it:
-inferred port specs equal to the declared ones, output shapes (bounds included) equal to OpenVINO's, values
-against OpenVINO's reference under the operation's class (bits, ULPs, relative bound). A case OpenVINO
-rejects counts as skipped. ``python scripts/fuzz_ops.py --seeds 500`` runs a long campaign."""
+(every operation of issue 12, its chains, the window, normalisation and classification operations, every
+element type they draw), each checked as the fuzzer checks it: inferred port specs equal to the declared ones,
+output shapes (bounds included) equal to OpenVINO's, values against OpenVINO's reference (or its CPU plugin)
+under the operation's class (bits, ULPs, relative bound). A case OpenVINO rejects counts as skipped.
+``python scripts/fuzz_ops.py --seeds 500`` runs a long campaign."""
 
 from __future__ import annotations
 

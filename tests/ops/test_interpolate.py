@@ -57,6 +57,23 @@ def test_shapes(shape, tmp_path):
     check_inference(write_ir(nodes, [x], tmp_path))
 
 
+@pytest.mark.parametrize("dim", [ov.Dimension(-1), ov.Dimension(2, 5), ov.Dimension(0, 4), ov.Dimension(3, -1)],
+                         ids=str)
+@pytest.mark.parametrize("resized", [1, 2])
+def test_pads_widen_interval_dims(dim, resized, tmp_path):
+    """Pads add to both bounds of a dynamic or interval dim, resized by scales or kept (found by
+    scripts/fuzz_ops.py: ``..4`` padded by 1 stayed ``..4``, OpenVINO says ``1..5``)."""
+    x = _x(ov.PartialShape([1, dim, 4]))
+    nodes = [opset11.interpolate(x, _c([3]), "nearest", "sizes", pads_begin=[0, 1, 0], pads_end=[0, 2, 0],
+                                 axes=_c([resized])),
+             opset11.interpolate(x, _c([1.5], np.float32), "nearest", "scales", pads_begin=[0, 1, 1],
+                                 pads_end=[0, 2, 0], axes=_c([resized]))]
+    path = write_ir(nodes, [x], tmp_path)
+    for i, node in enumerate(nodes):
+        got = str(ir_runner.load(str(path)).outputs[i].partial_shape)
+        assert got == str(node.get_output_partial_shape(0)).replace(" ", "")
+
+
 def test_dynamic_rank_and_computed_axes(tmp_path):
     x = _x(ov.PartialShape.dynamic())
     y = opset1.parameter([1, 2, 4, 4], ov.Type.f32, name="y")
