@@ -663,11 +663,11 @@ _GELU_PARALLEL = 1 << 15  # two blocks or more: over threads (Gelu costs ~40 add
 
 def _gelu_erf_f32_blocks(x: np.ndarray, out: np.ndarray) -> np.ndarray:
     """f32 Gelu erf of C-contiguous ``x`` into C-contiguous ``out``, in blocks over threads from 32K elements."""
-    if 0 < x.size <= _GELU_STEP:  # (one block: no slicing, no threads)
+    flat_x, flat_out, size = x.reshape(-1), out.reshape(-1), x.size  # (1-D: numpy gives 0-D results as scalars)
+    if 0 < size <= _GELU_STEP:  # (one block: no slicing, no threads)
         with np.errstate(all="ignore"):
-            _GELU_ERF_F32(x, out)
+            _GELU_ERF_F32(flat_x, flat_out)
         return out
-    flat_x, flat_out, size = x.reshape(-1), out.reshape(-1), x.size
 
     def work(start: int, stop: int) -> None:
         with np.errstate(all="ignore"):  # (per thread: errstate does not cross threads)
