@@ -1,6 +1,7 @@
 """The elementwise binary operations, from one table: arithmetic (Add, Subtract, Multiply, Divide, Power,
 Maximum, Minimum, SquaredDifference, Mod, FloorMod), comparison (Equal ... GreaterEqual), logical (LogicalAnd,
-LogicalOr, LogicalXor) and bitwise (BitwiseAnd, BitwiseOr, BitwiseXor; opset13).
+LogicalOr, LogicalXor), bitwise (BitwiseAnd, BitwiseOr, BitwiseXor; opset13) and shifts (BitwiseLeftShift,
+BitwiseRightShift; opset15: integers only, see :func:`_shift`).
 
 Inference (OpenVINO's ``BinaryElementwise*`` rules): both inputs have one element type (a dynamic one takes
 the other's); arithmetic refuses boolean, logical needs boolean, bitwise needs an integer or boolean type;
@@ -182,6 +183,22 @@ def _floor_mod(a: np.ndarray, b: np.ndarray, out: np.ndarray) -> None:
         np.copyto(out, wide, casting="unsafe")
 
 
+def _shift(ufunc: np.ufunc) -> Callable[..., None]:
+    """BitwiseLeftShift/BitwiseRightShift-15 as the reference's ``a << b`` / ``a >> b`` in C++ on x86: types
+    narrower than 32 bits promoted to int32 and the result truncated back; the shift count taken modulo the
+    width of that computation (32, or 64 for i64/u64), as x86's shift instructions do (C++ leaves counts outside
+    [0, width) undefined); right shifts of signed values are arithmetic."""
+    def compute(a: np.ndarray, b: np.ndarray, out: np.ndarray) -> None:
+        wide = np.dtype(np.int32) if a.dtype.itemsize < 4 else a.dtype
+        count = (b.astype(wide) & wide.type(8 * wide.itemsize - 1))
+        if wide == a.dtype:
+            ufunc(a, count, out=out)
+        else:
+            out[...] = ufunc(a.astype(wide), count).astype(out.dtype)
+
+    return compute
+
+
 _INT_NAMES = {np.dtype(t): n for t, n in ((np.int8, "i8"), (np.int16, "i16"), (np.int32, "i32"), (np.int64, "i64"),
                                          (np.uint8, "u8"), (np.uint16, "u16"), (np.uint32, "u32"),
                                          (np.uint64, "u64"))}
@@ -227,6 +244,8 @@ TABLE = (
     Binary("BitwiseAnd", 13, "bitwise", _plain(np.bitwise_and)),
     Binary("BitwiseOr", 13, "bitwise", _plain(np.bitwise_or)),
     Binary("BitwiseXor", 13, "bitwise", _plain(np.bitwise_xor)),
+    Binary("BitwiseLeftShift", 15, "shift", _shift(np.left_shift), True),
+    Binary("BitwiseRightShift", 15, "shift", _shift(np.right_shift), True),
 )
 
 
@@ -247,6 +266,8 @@ def _infer(entry: Binary):
             ctx.fail(f"{entry.type} needs boolean inputs, got {et}", position=0)
         if entry.kind == "bitwise" and kind not in ("bool", "int", "uint", "dynamic"):
             ctx.fail(f"{entry.type} needs integer or boolean inputs, got {et}", position=0)
+        if entry.kind == "shift" and kind not in ("int", "uint", "dynamic"):
+            ctx.fail(f"{entry.type} needs integer inputs, got {et}", position=0)
         if et.dtype is None and kind not in ("dynamic",):
             ctx.fail(f"{entry.type} does not take element type {et}", position=0)
         if et.name in UNCOMPUTED_TYPES:

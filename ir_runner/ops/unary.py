@@ -1,7 +1,8 @@
 """The elementwise unary operations, from one table: LogicalNot, BitwiseNot-13, Abs, Negative, Sign, Floor,
 Ceiling, Sqrt, Exp, Log, Sin, Cos, Tan, Asin, Acos, Atan, Sinh, Cosh, Tanh, Asinh-3, Acosh-3, Atanh-3, Erf,
 Sigmoid, Relu, Clamp, Elu, Selu, PRelu, Round-5, Gelu-2, Gelu-7, Swish-4, HSwish-4, HSigmoid-5, Mish-4,
-SoftPlus-4 and SoftSign-9. The output has the input's element type and shape (PRelu and Selu: the data's).
+SoftPlus-4, SoftSign-9, HardSigmoid-1 and Identity-16. The output has the input's element type and shape
+(PRelu, Selu and HardSigmoid: the data's).
 
 Values, as OpenVINO's core reference computes them (measured on OpenVINO 2026.4, docs/semantics.md,
 "Elementwise operations"):
@@ -567,6 +568,63 @@ def selu(x: np.ndarray, alpha: np.ndarray, lam: np.ndarray, *, out: np.ndarray |
 selu.accepts_out = True
 
 
+def _infer_hard_sigmoid(ctx: OpContext):
+    data = ctx.inputs[0]
+    _check_type(ctx, "HardSigmoid", "numeric", data)
+    for position in (1, 2):
+        spec = ctx.inputs[position]
+        if DYNAMIC not in (spec.element_type, data.element_type) and spec.element_type != data.element_type:
+            ctx.fail(f"input {position} must have the data's element type {data.element_type},"
+                     f" got {spec.element_type}", position=position)
+        if spec.shape.rank not in (None, 0):
+            ctx.fail(f"input {position} must be a scalar, got shape {spec.shape.brief()}", position=position)
+    return [data], {}
+
+
+def hard_sigmoid(x: np.ndarray, alpha: np.ndarray, beta: np.ndarray, *, out: np.ndarray | None = None) -> np.ndarray:
+    """HardSigmoid-1: ``max(0, min(1, alpha * x + beta))`` as the CPU plugin computes it (the reference has no
+    evaluate): the product and the sum each rounded to f32 (no fused multiply-add), f16 and bf16 computed in
+    f32 and rounded once at the end (the reference's loop in ``float16`` would round after each operation);
+    ``std::min(1, v)`` then ``std::max(0, m)``: NaN gives 1, -0 gives +0. Integers wrap (the CPU plugin
+    computes them in f32 instead: docs/semantics.md). Bit-exact against the CPU plugin at f16/f32."""
+    a_value, b_value = alpha.reshape(-1)[0], beta.reshape(-1)[0]
+    wide_type = np.dtype(F32) if x.dtype.kind == "V" or x.dtype == np.float16 else x.dtype
+
+    def compute(v: np.ndarray, out: np.ndarray) -> None:
+        wide = out if wide_type == out.dtype else np.empty(out.shape, wide_type)
+        np.multiply(v.astype(wide_type, copy=False), a_value.astype(wide_type), out=wide)
+        np.add(wide, b_value.astype(wide_type), out=wide)
+        one, zero = wide_type.type(1), wide_type.type(0)
+        np.copyto(wide, one, where=~(wide < one))
+        np.copyto(wide, zero, where=~(wide > zero))
+        if wide is not out:
+            _store_narrow(out, wide)
+
+    if out is None:
+        out = np.empty(x.shape, dtype=x.dtype)
+    with np.errstate(all="ignore"):
+        return run_elementwise(compute, (x,), out, blocked=True)
+
+
+hard_sigmoid.accepts_out = True
+
+
+def _infer_identity(ctx: OpContext):
+    _check_type(ctx, "Identity", "any", ctx.inputs[0])
+    return [ctx.inputs[0]], {}
+
+
+def identity(x: np.ndarray, *, out: np.ndarray | None = None) -> np.ndarray:
+    """Identity-16: a copy of the input, bit for bit (f16 signalling NaNs kept)."""
+    if out is None:
+        return x.copy()
+    np.copyto(out, x)
+    return out
+
+
+identity.accepts_out = True
+
+
 def _infer_prelu(ctx: OpContext):
     data, slope = ctx.inputs
     _check_type(ctx, "PRelu", "numeric", data)
@@ -750,6 +808,9 @@ OPS = tuple(_declare(entry) for entry in TABLE) + (
           exact=False),
     OpDef("Selu", 1, 1, LATEST_OPSET, ("data", "alpha", "lambda"), _infer_selu, selu,
           roles=("data", "data", "data"), batch=_batch_first, exact=False),
+    OpDef("HardSigmoid", 1, 1, LATEST_OPSET, ("data", "alpha", "beta"), _infer_hard_sigmoid, hard_sigmoid,
+          roles=("data", "data", "data"), batch=_batch_first),
+    OpDef("Identity", 16, 16, LATEST_OPSET, ("data",), _infer_identity, identity, batch=_unary_batch),
     OpDef("PRelu", 1, 1, LATEST_OPSET, ("data", "slope"), _infer_prelu, prelu, roles=("data", "data"),
           batch=_batch_prelu),
     OpDef("Round", 5, 5, LATEST_OPSET, ("data",), _infer_round, round_,
