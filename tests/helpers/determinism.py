@@ -39,15 +39,15 @@ def kernel_cases(rng: np.random.Generator, *, large: bool = False) -> dict[str, 
         found[name] = single_layer(rng, *args, **kwargs)
 
     flat = 1000003 if large else (1 << 20) + 3  # unary, binary: PARALLEL_MIN_ELEMENTS
-    for shape in [(64, 1000), (3000, 37), (256, 4096), (17, 1931), (5, 40, 300)] if large else \
-            [(601, 1000), (1201, 371), (67, 1000), (5, 40, 300)]:
+    for shape in [(640, 1000), (9000, 37), (256, 4096), (170, 1931), (5, 200, 300)] if large else \
+            [(601, 1000), (1201, 371), (263, 1000), (5, 180, 300)]:
         add(f"Softmax last {shape}", "Softmax", "opset8", [shape], {"axis": -1}, shape)
-    shape = (300, 700)
+    shape = (400, 700)
     add("LogSoftmax last", "LogSoftmax", "opset5", [shape], {"axis": -1}, shape)
     for shape, axis in [((700, 900), 0), ((40, 300, 50), 1), ((3, 200000), 0)] if large else \
-            [((700, 300), 0), ((7, 300, 50), 1)]:
+            [((900, 300), 0), ((19, 300, 50), 1)]:
         add(f"Softmax axis {axis} {shape}", "Softmax", "opset8", [shape], {"axis": axis}, shape)
-    shape = (128, 2048) if large else (67, 1024)
+    shape = (128, 2048) if large else (263, 1024)
     add("Softmax wide range", "Softmax", "opset8", [shape], {"axis": -1}, shape, scale=40.0)
     unary = [("Exp", "opset1"), ("Sigmoid", "opset1"), ("Tanh", "opset1"), ("Erf", "opset1"), ("Swish", "opset4"),
              ("SoftPlus", "opset4"), ("HSwish", "opset4"), ("Mish", "opset4")]
