@@ -20,8 +20,9 @@ bf16: each operation in f32, rounded to T, as ``ov::float16``/``ov::bfloat16`` d
 
 Bit-exact against ``Node.evaluate`` of ROIAlign-3 (f32, f16, bf16). ROIAlign-9 has no ``Node.evaluate``: its
 asymmetric mode is checked bit for bit against ROIAlign-3's, its aligned modes against the CPU plugin, which
-computes the same grid in f32 with its own summation order (bound: 8 f32 ULP of the largest magnitude of a
-bin's samples, see the tests). f64 data follows the reference's arithmetic in f64 (no oracle evaluates it).
+computes the same grid in f32 with its own summation order (bound, measured by the tests: 4 eps(f32) times
+the largest magnitude in the data; seen: below 1). f64 data follows the reference's arithmetic in f64 (no
+oracle evaluates it).
 
 Refused (``InputError``): a batch index outside ``[0, N)`` (the reference reads outside the data), an adaptive
 sampling ratio that is not a finite non-negative int (the reference's assertion fails), a non-empty output from
