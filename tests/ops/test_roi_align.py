@@ -292,3 +292,29 @@ def test_random_against_the_reference(seed, tmp_path):
         check_run(xml, feeds, oracle=_v3_twin(tmp_path, (shapes, attrs)) if version == 9 else "reference")
     elif count:
         check_run(xml, feeds, oracle=cpu_outputs, rtol=0, atol=4 * F32_EPS * float(np.abs(data).max()))
+
+
+def test_f64_follows_the_f32_arithmetic_closely(tmp_path):
+    """f64 data (no oracle evaluates it): the same grid in f64, within f32 rounding of the f32 result."""
+    rng = np.random.default_rng(9)
+    feeds = {"data": rng.standard_normal((1, 2, 6, 6)), "rois": _boxes(rng, 4, 6, 6).astype(np.float64),
+             "indices": np.zeros(4, np.int32)}
+    results = []
+    for et, dtype in ((ov.Type.f64, np.float64), (ov.Type.f32, np.float32)):
+        xml, _ = _model(tmp_path, 9, [1, 2, 6, 6], [4, 4], [4], et=et, ratio=0, name=str(dtype.__name__))
+        check_inference(xml)
+        results.append(list(ir_runner.load(str(xml)).run({k: v.astype(dtype) if k != "indices" else v
+                                                          for k, v in feeds.items()}).values())[0])
+    assert results[0].dtype == np.float64
+    np.testing.assert_allclose(results[0], results[1], rtol=0, atol=1e-5)
+
+
+def test_dynamic_box_count_runs_per_shape(tmp_path):
+    xml, _ = _model(tmp_path, 3, [1, 2, 5, 5], [-1, 4], [-1], pooled=(2, 3), ratio=0)
+    model = ir_runner.load(str(xml))
+    rng = np.random.default_rng(1)
+    for count in (1, 4, 0):
+        feeds = {"data": _ramp(1, 2, 5, 5), "rois": _boxes(rng, count, 5, 5), "indices": np.zeros(count, np.int32)}
+        assert list(model.run(feeds).values())[0].shape == (count, 2, 2, 3)
+        if count:
+            check_run(xml, feeds)
