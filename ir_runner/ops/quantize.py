@@ -1,0 +1,193 @@
+"""FakeQuantize-1: element-wise linear quantization of ``data`` into ``levels`` values (INT8 models from NNCF/POT).
+
+Per element, with the limits broadcast to ``data``'s shape (``lo = min(input_low, input_high)``,
+``hi = max(...)`` as ``std::min``/``std::max`` choose: a NaN limit compares false)::
+
+    data <= lo  -> output_low
+    data >  hi  -> output_high
+    otherwise   -> nearbyint((data - input_low) / (input_high - input_low) * (levels - 1))
+                   / (levels - 1) * (output_high - output_low) + output_low
+
+exactly as OpenVINO's reference computes it (``reference/fake_quantize.hpp``; compared bit for bit with
+``Node.evaluate``), operation by operation, each rounded to the computing type:
+
+- f32: in f32, ``nearbyint`` rounding half to even. f16 and bf16 inputs are widened to f32 (exactly), computed
+  in f32 and rounded once to the data type (f16 to nearest even; bf16 as OpenVINO's ``bfloat16`` class rounds,
+  see ``convert_rules.bf16_as_openvino_rounds``).
+- i32, i64, u32, u64: ``data - input_low``, ``input_high - input_low`` and the product with ``levels - 1`` in
+  the integer type (wrapping; the division truncates toward zero); the rest in double; the result converted
+  back as ``static_cast`` does on x86-64 (``convert_rules.float_to_int``).
+- Equal bounds: every element is ``<= lo`` or ``> hi``; ``input_low > input_high`` uses the formula with the
+  bounds as given (a negative step). A NaN element gives NaN.
+
+Shapes: the output has ``data``'s shape; each limit must broadcast with ``data`` (numpy, the default: both
+ways, merged one after the other as OpenVINO does), equal it (none) or fit into it from
+``auto_broadcast.auto_broadcast_axis`` (pdpd). A limit with a dim that is neither 1 nor ``data``'s (OpenVINO
+accepts ``data`` [1,3,1,1] with a limit [1,3,4,5]) is read as the reference's strides read it: the first
+elements of its buffer, as if it had only the dims that match ``data``'s.
+
+Deviations (refused with an IRError where OpenVINO accepts the model): ``levels`` below 2 (the spec's range;
+the reference divides by zero), limits whose element type differs from ``data``'s (the reference reads their
+bytes as ``data``'s type), and element types the reference has no kernel for (f64, f8, i8, u8, i16, u16,
+boolean...). See ``docs/semantics.md`` (FakeQuantize).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import ModelFormatError, UnsupportedError
+from ..types import DYNAMIC, TensorSpec
+from .api import (
+    LATEST_OPSET,
+    Attr,
+    OpContext,
+    OpDef,
+    broadcast_read,
+    equal_merge,
+    numpy_merge,
+    pdpd_merge,
+    pdpd_shape,
+)
+from .convert_rules import bf16_as_openvino_rounds, convert_values, float_to_int
+from .elementwise import broadcast_batch
+
+_LIMITS = ("input_low", "input_high", "output_low", "output_high")
+_TYPES = ("f32", "f16", "bf16", "i32", "i64", "u32", "u64")
+
+
+def _infer(ctx: OpContext):
+    levels = ctx.attr_int("levels", -1)
+    if ctx.attr("levels") is None:
+        raise ModelFormatError("the required attribute 'levels' is missing", layer=ctx.ref,
+                               hint='write the number of quantization levels, e.g. levels="256"')
+    if levels < 2:
+        raise ModelFormatError(f"attribute {ctx.attr_shown('levels')} must be at least 2", layer=ctx.ref,
+                               hint="INT8 quantization uses 256 (or 255 for symmetric weights)")
+    mode, axis = broadcast_read(ctx)
+    data = ctx.inputs[0]
+    et = data.element_type
+    for position in range(1, 5):
+        other = ctx.inputs[position].element_type
+        if DYNAMIC not in (et, other) and other != et:
+            ctx.fail(f"{_LIMITS[position - 1]} must have data's element type {et}, got {other}", position=position,
+                     hint="insert a Convert: OpenVINO's reference reads every limit as data's element type")
+        if et == DYNAMIC:
+            et = other
+    if et != DYNAMIC and et.name not in _TYPES:
+        raise UnsupportedError(f"FakeQuantize of {et} is not supported (OpenVINO's reference computes "
+                               f"{', '.join(_TYPES)})", layer=ctx.ref, port=ctx.input_label(0))
+    merged = data.shape
+    for position in range(1, 5):
+        limit = ctx.inputs[position].shape
+        if mode == "numpy":
+            result = numpy_merge(merged, limit)
+        elif mode == "pdpd":
+            result = pdpd_merge(merged, limit, axis)
+        else:
+            result = equal_merge(merged, limit)
+        if result is None:
+            ctx.fail(f"{_LIMITS[position - 1]} {limit} does not broadcast to data {merged} "
+                     f"(auto_broadcast={mode})", position=position)
+        merged = result
+    return [TensorSpec(data.element_type if data.element_type != DYNAMIC else et, data.shape)], {
+        "levels": levels, "mode": mode, "axis": axis}
+
+
+def _aligned(limit: np.ndarray, shape: tuple[int, ...], mode: str, axis: int) -> np.ndarray:
+    """``limit`` shaped to broadcast to ``shape``: pdpd padded from ``axis``, numpy aligned right. A dim that is
+    neither 1 nor ``shape``'s (OpenVINO's inference lets a limit be wider than data) is read as the reference's
+    strides read it: the leading elements of the flat buffer, as if the limit had only its matching dims."""
+    if mode == "pdpd":
+        return limit.reshape(pdpd_shape(limit.shape, len(shape), axis))
+    offset = len(shape) - limit.ndim
+    if offset >= 0 and all(d == 1 or d == shape[offset + i] for i, d in enumerate(limit.shape)):
+        return limit
+    kept = [d if i + offset >= 0 and d == shape[i + offset] else 1 for i, d in enumerate(limit.shape)]
+    kept = kept[max(0, -offset):]
+    return np.ascontiguousarray(limit).reshape(-1)[:int(np.prod(kept))].reshape(kept)
+
+
+def fake_quantize(x: np.ndarray, input_low: np.ndarray, input_high: np.ndarray, output_low: np.ndarray,
+                  output_high: np.ndarray, *, levels: int, mode: str, axis: int) -> np.ndarray:
+    """FakeQuantize as the reference computes it (see the module docstring); a new array of ``x``'s dtype."""
+    limits = [_aligned(np.asarray(a), x.shape, mode, axis) for a in (input_low, input_high, output_low, output_high)]
+    with np.errstate(all="ignore"):
+        if x.dtype.kind in "iu":
+            return _quantize_int(x, *limits, levels)
+        return _quantize_float(x, *limits, levels)
+
+
+def _bounds(il: np.ndarray, ih: np.ndarray, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Where ``x <= std::min(il, ih)`` and where ``x > std::max(il, ih)`` (std::min(a, b) is ``b < a ? b : a``)."""
+    lo = np.where(ih < il, ih, il)
+    hi = np.where(il < ih, ih, il)
+    return np.less_equal(x, lo), np.greater(x, hi)
+
+
+def _quantize_float(x, il, ih, ol, oh, levels: int) -> np.ndarray:
+    dtype = x.dtype
+    if dtype != np.float32:  # f16/bf16: widened exactly, computed in f32, rounded once
+        x, il, ih, ol, oh = (a.astype(np.float32) for a in (x, il, ih, ol, oh))
+    steps = np.float32(levels - 1)
+    t = np.asarray(np.subtract(x, il, dtype=np.float32))  # (0-D: an array, for out=)
+    np.divide(t, ih - il, out=t)
+    np.multiply(t, steps, out=t)
+    np.rint(t, out=t)
+    np.divide(t, steps, out=t)
+    np.multiply(t, oh - ol, out=t)
+    np.add(t, ol, out=t)
+    below, above = _bounds(il, ih, x)
+    np.copyto(t, oh, where=above)
+    np.copyto(t, ol, where=below)  # (checked first by the reference)
+    if dtype == np.float32:
+        return t
+    if dtype == np.float16:
+        return convert_values(t, "f32", "f16", dtype)
+    return bf16_as_openvino_rounds(t, dtype)
+
+
+def _quantize_int(x, il, ih, ol, oh, levels: int) -> np.ndarray:
+    dtype = x.dtype
+    steps = np.asarray(levels - 1).astype(dtype)  # static_cast<T>(levels - 1): wraps
+    a = np.subtract(x, il, dtype=dtype)
+    b = np.subtract(ih, il, dtype=dtype)
+    b = np.where(b == 0, np.ones((), dtype), b)  # (only where the bounds are equal: those elements take a limit)
+    q = np.asarray(np.floor_divide(a, b))
+    if dtype.kind == "i":  # C++ division truncates toward zero
+        q += (np.remainder(a, b) != 0) & ((a < 0) != (b < 0))
+    np.multiply(q, steps, out=q)
+    r = q.astype(np.float64)
+    r /= np.float64(steps)
+    r *= np.subtract(oh, ol, dtype=dtype).astype(np.float64)
+    r += ol.astype(np.float64)
+    out = float_to_int(r.reshape(-1), {4: "i32", 8: "i64"}[dtype.itemsize] if dtype.kind == "i"
+                       else {4: "u32", 8: "u64"}[dtype.itemsize]).astype(dtype).reshape(x.shape)
+    below, above = _bounds(il, ih, x)
+    np.copyto(out, oh, where=above)
+    np.copyto(out, ol, where=below)  # (checked first by the reference)
+    return out
+
+
+def _batch(params, inputs: list[TensorSpec], outputs: list[TensorSpec], axes: list[int | None]):
+    """Element-wise over ``data``: the output keeps its batch axis; a limit may carry the same axis (aligned
+    as the broadcasting mode aligns it) or be 1 there."""
+    if axes[0] is None:
+        if any(axis is not None for axis in axes[1:]):
+            return "a limit has a batch axis but data has none: the output has data's shape"
+        return [None]
+    rank = inputs[0].shape.rank
+    if rank is None or any(spec.shape.rank is None for spec in inputs):
+        return "an operand's rank is not known"
+    if params["mode"] == "pdpd":
+        offsets = [0] + [rank - spec.shape.rank if params["axis"] == -1 else params["axis"] for spec in inputs[1:]]
+    else:
+        offsets = [rank - spec.shape.rank for spec in inputs]
+    return broadcast_batch(inputs, outputs, axes, offsets)
+
+
+OPS = (
+    OpDef("FakeQuantize", 1, 1, LATEST_OPSET, ("data",) + _LIMITS, _infer, fake_quantize,
+          attrs=(Attr("levels"), Attr("auto_broadcast", "numpy", ("numpy", "none", "explicit", "pdpd"))),
+          batch=_batch),
+)
