@@ -1,4 +1,6 @@
-"""FakeQuantize-1: element-wise linear quantization of ``data`` into ``levels`` values (INT8 models from NNCF/POT).
+"""FakeQuantize-1 and FakeConvert-13: quantization emulated in floating point (INT8 models from NNCF/POT, FP8).
+
+FakeQuantize-1: element-wise linear quantization of ``data`` into ``levels`` values.
 
 Per element, with the limits broadcast to ``data``'s shape (``lo = min(input_low, input_high)``,
 ``hi = max(...)`` as ``std::min``/``std::max`` choose: a NaN limit compares false)::
@@ -30,6 +32,20 @@ Deviations (refused with an IRError where OpenVINO accepts the model): ``levels`
 the reference divides by zero), limits whose element type differs from ``data``'s (the reference reads their
 bytes as ``data``'s type), and element types the reference has no kernel for (f64, f8, i8, u8, i16, u16,
 boolean...). See ``docs/semantics.md`` (FakeQuantize).
+
+FakeConvert-13: ``(to_f8(data * scale - shift) + shift) / scale`` with ``destination_type`` f8e4m3 or f8e5m2,
+as OpenVINO's reference computes it (compared bit for bit with ``Node.evaluate``):
+
+- The scale and shift arithmetic is done in ``data``'s type operation by operation (f32; f16 and bf16 as
+  OpenVINO's ``float16``/``bfloat16`` classes do: each product, difference, sum and quotient computed in f32
+  and rounded to the narrow type), with numpy broadcasting of scale and shift into ``data``.
+- The value is converted to f16 (Convert-1's rules), emulated as f8 on the f16 bits, and converted back:
+  round to nearest even on the f16 bits; f8e4m3 saturates at ±448 (inf and NaN become 448 with their sign),
+  flushes magnitudes below 2**-9 to zero and keeps the reference's subnormal truncation; f8e5m2 saturates
+  at ±57344 (inf too) and keeps NaN.
+
+Shapes: the output is ``data``'s shape merged with ``scale``'s (numpy, one way: scale must not widen data);
+shift's shape must be compatible with scale's. Element types: f32, f16, bf16, the same for all inputs.
 """
 
 from __future__ import annotations
@@ -37,7 +53,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import ModelFormatError, UnsupportedError
-from ..types import DYNAMIC, TensorSpec
+from ..types import DYNAMIC, TensorSpec, merge_dims
 from .api import (
     LATEST_OPSET,
     Attr,
@@ -49,7 +65,7 @@ from .api import (
     pdpd_merge,
     pdpd_shape,
 )
-from .convert_rules import bf16_as_openvino_rounds, convert_values, float_to_int
+from .convert_rules import bf16_as_openvino_rounds, convert_values, f32_to_f16_sw, float_to_int
 from .elementwise import broadcast_batch
 
 _LIMITS = ("input_low", "input_high", "output_low", "output_high")
@@ -186,8 +202,111 @@ def _batch(params, inputs: list[TensorSpec], outputs: list[TensorSpec], axes: li
     return broadcast_batch(inputs, outputs, axes, offsets)
 
 
+# -- FakeConvert-13 ------------------------------------------------------------------------------------------
+
+_F8_TYPES = ("f8e4m3", "f8e5m2")
+_FC_TYPES = ("f32", "f16", "bf16")
+
+
+def _infer_fake_convert(ctx: OpContext):
+    dst = ctx.attr_choice("destination_type", {t: t for t in _F8_TYPES}, None)
+    if dst is None:
+        raise ModelFormatError("the required attribute 'destination_type' is missing", layer=ctx.ref,
+                               hint='write destination_type="f8e4m3" or "f8e5m2"')
+    et = ctx.common_element_type(*range(len(ctx.inputs)))
+    if et != DYNAMIC and et.name not in _FC_TYPES:
+        ctx.fail(f"FakeConvert takes f32, f16 or bf16, got {et}", position=0)
+    data, scale = ctx.inputs[0].shape, ctx.inputs[1].shape
+    if len(ctx.inputs) == 3:
+        shift = ctx.inputs[2].shape
+        if equal_merge(scale, shift) is None:
+            ctx.fail(f"shift {shift} is not compatible with scale {scale}", position=2,
+                     hint="scale and shift have the same shape")
+    merged = numpy_merge(data, scale)
+    if merged is None:
+        ctx.fail(f"scale {scale} does not broadcast to data {data}", position=1)
+    widened = merged.dims is not None and data.dims is not None and (
+        len(merged.dims) != len(data.dims) or any(merge_dims(a, b) is None for a, b in zip(data.dims, merged.dims)))
+    if widened:
+        ctx.fail(f"scale {scale} would broadcast data {data} to {merged}: FakeConvert broadcasts one way only",
+                 position=1)
+    return [TensorSpec(et, merged)], {"dst": dst}
+
+
+def fake_convert(x: np.ndarray, scale: np.ndarray, shift: np.ndarray | None = None, *, dst: str) -> np.ndarray:
+    """FakeConvert as the reference computes it (see the module docstring); a new array of ``x``'s dtype."""
+    dtype = x.dtype
+    if shift is None:
+        shift = np.zeros_like(scale)
+    narrow = _narrow_rounding(dtype)
+    with np.errstate(all="ignore"):
+        x32, s32, o32 = (np.asarray(a, np.float32) for a in (x, scale, shift))
+        y = narrow(narrow(x32 * s32) - o32)
+        # (f16: y is already an f16 value; f32 and bf16 values go through Convert's f32 -> f16)
+        half = y.astype(np.float16) if dtype == np.float16 else convert_values(y, "f32", "f16", np.dtype(np.float16))
+        half = np.broadcast_to(half, x.shape)
+        bits = np.ascontiguousarray(half).view(np.uint16)
+        fake = (_e5m2_bits(bits) if dst == "f8e5m2" else _e4m3_bits(bits, half)).view(np.float16)
+        back = fake.astype(np.float32)  # (exact; NaN quietened as the reference's widening does)
+        out = narrow(narrow(back + o32) / s32)
+    return np.ascontiguousarray(out.astype(dtype, copy=False)) if dtype != np.float32 else np.asarray(out)
+
+
+def _narrow_rounding(dtype: np.dtype):
+    """Rounding of one f32 result to ``dtype`` as OpenVINO's arithmetic classes do (identity for f32)."""
+    if dtype == np.float16:
+        return lambda v: f32_to_f16_sw(np.asarray(v, np.float32)).astype(np.float32)
+    if dtype == np.float32:
+        return lambda v: np.asarray(v, np.float32)
+    return lambda v: bf16_as_openvino_rounds(np.asarray(v, np.float32), dtype).astype(np.float32)
+
+
+def _e5m2_bits(bits: np.ndarray) -> np.ndarray:
+    """The reference's f8e5m2 emulation on f16 bits: round to nearest even (not inf/NaN, not from the top
+    binade), truncate to 2 mantissa bits; ±inf saturates to ±57344, NaN stays NaN."""
+    v = bits.astype(np.int32)
+    can_round = ((v & 0x7F00) < 0x7B00) & ((v & 0x7C00) != 0x7C00)
+    up = ((v & 0xFF) > 0x80) | ((v & 0x180) == 0x180)
+    v = (v + ((up & can_round).astype(np.int32) << 8)) & 0xFFFF
+    v = np.where((v & 0x7FFF) == 0x7C00, (v & 0x8000) | 0x7B00, v)
+    return (v & 0xFF00).astype(np.uint16)
+
+
+def _e4m3_bits(bits: np.ndarray, half: np.ndarray) -> np.ndarray:
+    """The reference's f8e4m3 emulation on f16 bits: |x| < 2**-9 flushed to zero, exponents above 8 (inf, NaN)
+    saturated to ±448, round to nearest even on 3 mantissa bits, subnormal exponents (-7..-9) truncated by
+    their shift (the f16 implicit bit is not carried: the reference's own rounding)."""
+    v = np.where(np.abs(half.astype(np.float32)) < np.float32(2.0 ** -9), 0, bits.astype(np.int32))
+    exp = ((v & 0x7C00) >> 10) - 15
+    sign = v & 0x8000
+    mant = v & 0x3FF
+    can_round = (v & 0x7FFF) < 0x5F80
+    big = exp > 8
+    tiny = ~big & (exp < -9)
+    naninf = ((v & 0x7C00) == 0x7C00) | big
+    mant = np.where(big, 0x300, np.where(tiny, 0, mant))
+    exp = np.where(big, 8, np.where(tiny, -15, exp))
+    mant = np.where((exp == 8) & (mant >= 0x300), 0x300, mant)
+    up = ((mant & 0x7F) > 0x40) | ((mant & 0xC0) == 0xC0)
+    mant = mant + ((up & ~naninf & can_round).astype(np.int32) << 7)
+    shift = np.where(exp < -6, -6 - exp, 0)
+    mant = ((mant >> shift) & 0xFF80) << shift
+    mant = mant + ((exp + 15) << 10)
+    return ((mant | sign) & 0xFFFF).astype(np.uint16)
+
+
+def _fc_batch(params, inputs: list[TensorSpec], outputs: list[TensorSpec], axes: list[int | None]):
+    """Element-wise over ``data``; scale and shift may carry the same batch axis or be 1 there."""
+    if axes[0] is None:
+        return "scale or shift has a batch axis but data has none" if any(a is not None for a in axes[1:]) \
+            else [None]
+    return broadcast_batch(inputs, outputs, axes)
+
+
 OPS = (
     OpDef("FakeQuantize", 1, 1, LATEST_OPSET, ("data",) + _LIMITS, _infer, fake_quantize,
           attrs=(Attr("levels"), Attr("auto_broadcast", "numpy", ("numpy", "none", "explicit", "pdpd"))),
           batch=_batch),
+    OpDef("FakeConvert", 13, 13, LATEST_OPSET, ("data", "scale", "shift"), _infer_fake_convert, fake_convert,
+          attrs=(Attr("destination_type", None, _F8_TYPES),), min_inputs=2, batch=_fc_batch),
 )

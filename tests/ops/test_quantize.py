@@ -368,3 +368,102 @@ def test_reference_helper_is_the_oracle(tmp_path):
     x = np.array([0.2, 0.5, 2], np.float32).astype(BF16)
     want = reference_outputs(path, {"data": x})[0]
     assert want.dtype == BF16 and want.astype(np.float32).tolist() == [1.0, 2.0, 3.0]
+
+
+# -- FakeConvert-13 ------------------------------------------------------------------------------------------
+
+FC_TYPES = ("f32", "f16", "bf16")
+
+
+def _fc_model(tmp_path, data_shape, scale_shape, shift_shape, et="f32", dst="f8e4m3"):
+    data = opset13.parameter(data_shape, OV_TYPES[et], name="data")
+    scale = opset13.parameter(scale_shape, OV_TYPES[et], name="scale")
+    params = [data, scale]
+    shift = None
+    if shift_shape is not None:
+        shift = opset13.parameter(shift_shape, OV_TYPES[et], name="shift")
+        params.append(shift)
+    node = opset13.fake_convert(data, scale, shift, dst)
+    return write_ir(node, params, tmp_path), node
+
+
+@pytest.mark.parametrize(("data", "scale", "shift"), [
+    ([2, 3, 4], [], []), ([1, 3, 5, 5], [1, 3, 1, 1], [1, 3, 1, 1]), ([2, 3, 4], [4], None),
+    (ov.PartialShape("[?,3,1..4]"), [1, 3, 1], [1, 3, 1]), (ov.PartialShape("[?,?]"), [1, 5], [1, 5]),
+    (ov.PartialShape.dynamic(), [1, 3, 1], [1, 3, 1]), ([], [], []), ([0, 3], [3], [3]),
+])
+def test_fake_convert_shapes(tmp_path, data, scale, shift):
+    path, node = _fc_model(tmp_path, data, scale, shift)
+    check_inference(path)
+    check_output_shapes(path, node)
+
+
+def _fc_hand_built(attrs, shapes=("2,3,4", "", ""), types=("f32", "f32", "f32")):
+    b = IRBuilder()
+    ins = [b.parameter(name, et, shape) for name, et, shape in zip(("data", "scale", "shift"), types, shapes)]
+    b.result(b.layer("FakeConvert", "opset13", ins, attrs=attrs, name="fc"))
+    return b.build()[0]
+
+
+@pytest.mark.parametrize(("xml", "error", "match"), [
+    (_fc_hand_built({"destination_type": "f8e4m3"}, ("2,3,4", "5", "5")), InferenceError, "does not broadcast"),
+    (_fc_hand_built({"destination_type": "f8e4m3"}, ("3,4", "2,3,4", "2,3,4")), InferenceError, "one way only"),
+    (_fc_hand_built({"destination_type": "f8e4m3"}, ("2,3,4", "1,3,1", "")), InferenceError,
+     "not compatible with scale"),
+    (_fc_hand_built({"destination_type": "f8e4m3"}, types=("f32", "f16", "f32")), InferenceError, "must be equal"),
+    (_fc_hand_built({"destination_type": "f8e4m3"}, types=("f64", "f64", "f64")), InferenceError,
+     "f32, f16 or bf16"),
+    (_fc_hand_built({"destination_type": "f16"}), ModelFormatError, "destination_type"),
+    (_fc_hand_built({}), ModelFormatError, "'destination_type' is missing"),
+])
+def test_fake_convert_bad_layers(xml, error, match):
+    with pytest.raises(error, match=match) as info:
+        ir_runner.load(xml)
+    assert "fc" in str(info.value) and "FakeConvert-13" in str(info.value)
+
+
+_FC_SHAPES = [((2, 3, 4), ()), ((1, 3, 5, 5), (1, 3, 1, 1)), ((2, 3, 4), (4,)), ((2, 3, 4), (2, 3, 4)),
+              ((2, 3, 4), (3, 1)), ((4, 3), (1, 3)), ((5,), (1,))]
+
+
+@pytest.mark.parametrize("seed", range(24))
+def test_fake_convert_differential(tmp_path, seed):
+    """Random magnitudes (flushed to zero, subnormal, saturating), NaN and infinities, every type and both
+    destinations, with and without shift, against the reference bit for bit."""
+    rng = np.random.default_rng(seed)
+    et, dst = FC_TYPES[seed % 3], ("f8e4m3", "f8e5m2")[seed // 3 % 2]
+    data_shape, scale_shape = _FC_SHAPES[seed % len(_FC_SHAPES)]
+    with_shift = seed % 4 != 3
+    path, _ = _fc_model(tmp_path, list(data_shape), list(scale_shape), list(scale_shape) if with_shift else None,
+                        et, dst)
+    x = rng.standard_normal(data_shape) * rng.choice([1e-4, 1e-2, 1, 30, 500, 1e5], data_shape)
+    x.reshape(-1)[:3] = [np.nan, np.inf, -np.inf][: x.size]
+    with np.errstate(over="ignore"):
+        feeds = {"data": x.astype(np.float32).astype(DTYPES[et]),
+                 "scale": rng.uniform(0.05, 20, scale_shape).astype(np.float32).astype(DTYPES[et])}
+    if with_shift:
+        feeds["shift"] = (rng.standard_normal(scale_shape) * rng.choice([0, 1, 10])).astype(np.float32).astype(
+            DTYPES[et])
+    check_run(path, feeds)
+
+
+@pytest.mark.parametrize("dst", ["f8e4m3", "f8e5m2"])
+def test_fake_convert_f8_corners(tmp_path, dst):
+    """Every f16 value through the f8 emulation (scale 1, shift 0), against the reference: rounding ties,
+    subnormals, saturation, NaN payloads."""
+    path, _ = _fc_model(tmp_path, [1 << 16], [], [], "f16", dst)
+    every = np.arange(1 << 16, dtype=np.uint32).astype(np.uint16).view(np.float16)
+    check_run(path, {"data": every, "scale": np.float16(1).reshape(()), "shift": np.float16(0).reshape(())})
+
+
+def test_fake_convert_empty(tmp_path):
+    path, _ = _fc_model(tmp_path, [0, 3], [3], [3], "bf16", "f8e5m2")
+    one = np.ones(3, np.float32).astype(BF16)
+    check_run(path, {"data": np.zeros((0, 3), BF16), "scale": one, "shift": one})
+
+
+def test_fake_convert_batch_rule():
+    op = lookup("FakeConvert", "opset13")
+    specs = [_spec("8,3,4"), _spec("1,3,1"), _spec("1,3,1")]
+    assert op.batch({"dst": "f8e4m3"}, specs, [_spec("8,3,4")], [0, None, None]) == [0]
+    assert isinstance(op.batch({"dst": "f8e4m3"}, specs, [_spec("8,3,4")], [None, 0, None]), str)
