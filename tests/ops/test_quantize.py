@@ -467,3 +467,42 @@ def test_fake_convert_batch_rule():
     specs = [_spec("8,3,4"), _spec("1,3,1"), _spec("1,3,1")]
     assert op.batch({"dst": "f8e4m3"}, specs, [_spec("8,3,4")], [0, None, None]) == [0]
     assert isinstance(op.batch({"dst": "f8e4m3"}, specs, [_spec("8,3,4")], [None, 0, None]), str)
+
+
+def test_pdpd_axis_follows_the_spec_where_the_reference_ignores_it(tmp_path):
+    """Documented difference: limits [3] on data [2,3,4] with pdpd axis 1 lie along axis 1 (the spec's pdpd);
+    OpenVINO's reference ignores the axis and aligns them right (reading them as if along the last axis), and
+    the CPU plugin refuses the layer. ir-run follows the spec."""
+    b = IRBuilder()
+    data = b.parameter("data", "f32", "2,3,4")
+    lims = [b.const(f"l{i}", np.asarray(v, np.float32))
+            for i, v in enumerate(([-1, 0, 1], [1, 2, 3], [0, 0, 0], [10, 20, 30]))]
+    b.result(b.layer("FakeQuantize", "opset1", [data, *lims],
+                     attrs={"levels": 5, "auto_broadcast": "pdpd", "auto_broadcast.auto_broadcast_axis": 1}))
+    xml, weights = b.build()
+    (tmp_path / "m.xml").write_bytes(xml)
+    (tmp_path / "m.bin").write_bytes(weights)
+    x = np.linspace(-2, 4, 24, dtype=np.float32).reshape(2, 3, 4)
+    got = next(iter(ir_runner.load(tmp_path / "m.xml").run({"data": x}).values()))
+    low, high, top = (np.array(v, np.float32).reshape(3, 1) for v in ([-1, 0, 1], [1, 2, 3], [10, 20, 30]))
+    q = np.rint((x - low) / (high - low) * np.float32(4)) / np.float32(4) * top
+    want = np.where(x <= low, np.float32(0), np.where(x > high, top, q)).astype(np.float32)
+    assert np.array_equal(got, want)
+    assert not np.array_equal(reference_outputs(tmp_path / "m.xml", {"data": x})[0], want)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_fake_convert_cpu_plugin_within_one_ulp(tmp_path, seed):
+    """The CPU plugin's FakeConvert (f32) is within 1 ULP of the reference's (its last division rounds
+    differently); a NaN input, which the reference saturates to +448 (f8e4m3) or keeps (f8e5m2), gives a
+    negative saturated value in the CPU plugin (documented; not compared)."""
+    rng = np.random.default_rng(seed)
+    dst, shape = ("f8e4m3", "f8e5m2")[seed % 2], [(), (1, 3, 1, 1)][seed // 2]
+    x = opset13.parameter([2, 3, 4, 4], ov.Type.f32, name="data")
+    node = opset13.fake_convert(x, opset13.constant(rng.uniform(0.05, 20, shape).astype(np.float32)),
+                                opset13.constant((rng.standard_normal(shape) * 3).astype(np.float32)), dst)
+    path = write_ir(node, [x], tmp_path)
+    data = (rng.standard_normal((2, 3, 4, 4)) * rng.choice([1e-3, 1, 100, 1e5], (2, 3, 4, 4))).astype(np.float32)
+    data.reshape(-1)[:2] = [np.inf, -np.inf]
+    check_run(path, {"data": data}, ulp=1, oracle="cpu")
+    check_run(path, {"data": data})
