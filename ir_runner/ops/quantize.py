@@ -31,7 +31,11 @@ elements of its buffer, as if it had only the dims that match ``data``'s.
 Deviations (refused with an IRError where OpenVINO accepts the model): ``levels`` below 2 (the spec's range;
 the reference divides by zero), limits whose element type differs from ``data``'s (the reference reads their
 bytes as ``data``'s type), and element types the reference has no kernel for (f64, f8, i8, u8, i16, u16,
-boolean...). See ``docs/semantics.md`` (FakeQuantize).
+boolean...). Where the reference differs from the spec: it ignores pdpd's axis (aligning limits right); ir-run
+places them from the axis, as the spec says. The CPU plugin computes ``round(x * scale + shift) * scale' + shift'``
+(within 3 eps of the limits' magnitude of the reference, never a step away) and runs a FakeQuantize before a
+Convolution as an INT8 kernel, which shifts results when the zero point is not an integer. See
+``docs/semantics.md`` (Quantization).
 
 FakeConvert-13: ``(to_f8(data * scale - shift) + shift) / scale`` with ``destination_type`` f8e4m3 or f8e5m2,
 as OpenVINO's reference computes it (compared bit for bit with ``Node.evaluate``):
@@ -44,6 +48,7 @@ as OpenVINO's reference computes it (compared bit for bit with ``Node.evaluate``
   flushes magnitudes below 2**-9 to zero and keeps the reference's subnormal truncation; f8e5m2 saturates
   at ±57344 (inf too) and keeps NaN.
 
+The CPU plugin is within 1 ULP of it (its last division), and turns NaN into a negative saturated value.
 Shapes: the output is ``data``'s shape merged with ``scale``'s (numpy, one way: scale must not widen data);
 shift's shape must be compatible with scale's. Element types: f32, f16, bf16, the same for all inputs.
 """
