@@ -78,10 +78,10 @@ _TYPES = ("f32", "f16", "bf16", "i32", "i64", "u32", "u64")
 
 
 def _infer(ctx: OpContext):
-    levels = ctx.attr_int("levels", -1)
     if ctx.attr("levels") is None:
         raise ModelFormatError("the required attribute 'levels' is missing", layer=ctx.ref,
                                hint='write the number of quantization levels, e.g. levels="256"')
+    levels = ctx.attr_int("levels", 0)
     if levels < 2:
         raise ModelFormatError(f"attribute {ctx.attr_shown('levels')} must be at least 2", layer=ctx.ref,
                                hint="INT8 quantization uses 256 (or 255 for symmetric weights)")
