@@ -322,15 +322,25 @@ def test_batch_rule():
     assert op.batch(pdpd, lims, [_spec("8,3")], [0, None, None, None, None]) == [0]
 
 
-def test_batched_run_equals_whole_run(tmp_path):
-    path, _ = _fq_model(tmp_path, ov.PartialShape("[?,3,4]"), [[1, 3, 1], [1, 3, 1], [], []], "f32", 16,
-                        const_limits=[np.full((1, 3, 1), -1.0), np.full((1, 3, 1), 2.0), -4.0, 4.0])
-    model = ir_runner.load(path)
-    x = np.random.default_rng(1).standard_normal((6, 3, 4)).astype(np.float32)
-    whole = model.run({"data": x})
-    assert all(np.array_equal(whole[k], v) for k, v in ir_runner.load(path).run({"data": x}).items())
-    rows = np.concatenate([next(iter(model.run({"data": x[i:i + 2]}).values())) for i in range(0, 6, 2)])
-    assert np.array_equal(rows, next(iter(whole.values())))
+def test_chunked_run_equals_whole_run(tmp_path):
+    """ir_runner.dask runs FakeQuantize and FakeConvert block by block over the batch axis, bit-identical to the
+    whole run; a constant limit spanning the batch axis is refused before any work, naming the layer and port."""
+    dask_run = pytest.importorskip("ir_runner.dask").run
+    x = opset13.parameter(ov.PartialShape("[?,3,4]"), ov.Type.f32, name="data")
+    limits = [opset13.constant(np.full((1, 3, 1), v, np.float32)) for v in (-1.0, 2.0, -4.0, 4.0)]
+    fq = opset13.fake_quantize(x, *limits, 16)
+    fc = opset13.fake_convert(fq, opset13.constant(np.float32([[[0.5], [2.0], [4.0]]])), None, "f8e5m2")
+    path = write_ir(fc, [x], tmp_path)
+    data = np.random.default_rng(1).standard_normal((6, 3, 4)).astype(np.float32)
+    whole = next(iter(ir_runner.load(path).run({"data": data}).values()))
+    blocks = next(iter(dask_run(str(path), {"data": data}, chunk=2).values())).compute(scheduler="synchronous")
+    assert np.array_equal(blocks, whole)
+    per_row = opset13.constant(np.zeros((6, 3, 4), np.float32))
+    x = opset13.parameter(ov.PartialShape("[?,3,4]"), ov.Type.f32, name="data")
+    path = write_ir(opset13.fake_quantize(x, per_row, *limits[1:], 16), [x], tmp_path, "rows")
+    with pytest.raises(ir_runner.IRError, match="FakeQuantize") as info:
+        dask_run(str(path), {"data": data}, chunk=2)
+    assert "input_low" in str(info.value) and "a block of 2 rows does not fit" in str(info.value)
 
 
 # -- differential --------------------------------------------------------------------------------------------
