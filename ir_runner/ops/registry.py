@@ -31,7 +31,8 @@ ENTRY_POINT_GROUP = "ir_runner.ops"
 BUILTIN_MODULES = ("io", "convert", "select", "gather", "reduce", "matmul", "conv", "pool", "shape", "expand",
                    "slicing", "normalize", "space", "interpolate", "attention", "recurrent", "indexing", "movement",
                    "select_k", "einsum", "control", "binary", "unary", "classify", "eye", "fourier",
-                   "embedding", "grid_sample", "col2im", "search", "nms", "batch_space", "sequence", "scatter_extra", "inverse", "roi_align", "unique", "quantize", "convert_like")
+                   "embedding", "grid_sample", "col2im", "search", "nms", "batch_space", "sequence", "scatter_extra",
+                   "inverse", "roi_align", "unique", "quantize", "convert_like")
 
 _REGISTRY: dict[str, list[OpDef]] = {}
 _loaded = False
