@@ -270,6 +270,7 @@ def _infer_softmax(ctx: OpContext, version: int):
 
 
 _BLOCK = 1 << 18  # elements per block of rows (measured: 64K and 128K blocks were 5-15% slower, 1e5 to 1e7)
+_PART = 1 << 16  # elements per part copied to the compute type (another axis, or f16/bf16): its temporary
 _PARALLEL = 1 << 18  # from here over threads (handing a block to the other thread costs 20-50 us here)
 _COLUMNS = 16  # rows this short: their maximum column by column (numpy reduces a row in ~50 ns plus ~5 an element)
 
@@ -311,8 +312,8 @@ def softmax(data: np.ndarray, *, axis: int, log: bool = False, out: np.ndarray |
     if not data.size:
         return out
     length = data.shape[axis]
-    block = max(1, _BLOCK // length)
     if axis == data.ndim - 1 and wide == data.dtype:
+        block = max(1, _BLOCK // length)
         rows, result = data.reshape(-1, length), out.reshape(-1, length)
 
         def work(start: int, stop: int) -> None:
@@ -326,7 +327,7 @@ def softmax(data: np.ndarray, *, axis: int, log: bool = False, out: np.ndarray |
     moved, target = np.moveaxis(data, axis, -1), np.moveaxis(out, axis, -1)
     if data.ndim == 1:
         moved, target = moved[None], target[None]
-    _softmax_parts(moved, target, wide, block, log)
+    _softmax_parts(moved, target, wide, max(1, _PART // length), log)
     return out
 
 
