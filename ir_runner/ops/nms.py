@@ -37,7 +37,7 @@ import numpy as np
 from ..errors import InputError
 from ..types import DYNAMIC_DIM, Dim, PartialShape, TensorSpec, element_type
 from .api import LATEST_OPSET, Attr, OpContext, OpDef
-from .select_k import _adjust_heap, _heap_select, _insertion_sort, _move_median_to_first, _unguarded_partition
+from .stl_order import std_sort
 
 NAMES = ("boxes", "scores", "max_output_boxes_per_class", "iou_threshold", "score_threshold", "soft_nms_sigma")
 ROLES = ("counted", "counted", "k", "counted", "counted", "counted")
@@ -266,48 +266,12 @@ def _sorted(found: list) -> list:
 
     items = list(found)
     try:
-        _std_sort(items, less)
+        std_sort(items, less)
     except IndexError:  # the unguarded partition ran off the end: the reference reads out of bounds
         raise InputError("selected scores closer than 1e-6 make NMS-5's sort comparison inconsistent: OpenVINO's"
                          " reference std::sort reads past its buffer for these scores", port="input 1 (scores)",
                          hint="use sort_result_descending=false, or NonMaxSuppression-9") from None
     return items
-
-
-def _std_sort(a: list, less) -> None:
-    """libstdc++'s ``std::sort``: introsort down to runs of 16, then one insertion sort."""
-    n = len(a)
-    if n < 2:
-        return
-    _introsort(a, 0, n, 2 * (n.bit_length() - 1), less)
-    if n > 16:
-        _insertion_sort(a, 0, 16, less)
-        for i in range(16, n):  # __unguarded_insertion_sort (guarded here: an inconsistent comparison stops at 0)
-            value, j = a[i], i
-            while j > 0 and less(value, a[j - 1]):
-                a[j] = a[j - 1]
-                j -= 1
-            a[j] = value
-    else:
-        _insertion_sort(a, 0, n, less)
-
-
-def _introsort(a: list, first: int, last: int, depth: int, less) -> None:
-    while last - first > 16:
-        if depth == 0:
-            _heap_select(a, first, last, last, less)
-            while last - first > 1:  # std::__sort_heap
-                last -= 1
-                value = a[last]
-                a[last] = a[first]
-                _adjust_heap(a, first, 0, last - first, value, less)
-            return
-        depth -= 1
-        mid = first + (last - first) // 2
-        _move_median_to_first(a, first, first + 1, mid, last - 1, less)
-        cut = _unguarded_partition(a, first + 1, last, first, less)
-        _introsort(a, cut, last, depth, less)
-        last = cut
 
 
 def _batch(params, inputs, outputs, axes):

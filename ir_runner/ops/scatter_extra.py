@@ -20,7 +20,7 @@ import numpy as np
 from ..errors import InputError
 from ..types import DYNAMIC_DIM, Dim, PartialShape, TensorSpec
 from .api import LATEST_OPSET, Attr, OpContext, OpDef
-from .slicing import _clamped, _infer_slice
+from .slicing import clamped, infer_slice
 
 
 class _SliceView:
@@ -53,7 +53,7 @@ def infer_slice_scatter(ctx: OpContext):
         ctx.fail(f"data {shape.brief()} and updates {updates.shape.brief()} must have one rank", position=1)
     if shape.rank == 0:
         ctx.fail("data and updates must not be scalars", position=0)
-    (expected,), params = _infer_slice(_SliceView(ctx, shape))
+    (expected,), params = infer_slice(_SliceView(ctx, shape))
     if expected.shape.rank is not None and updates.shape.rank is not None:
         for axis, (want, got) in enumerate(zip(expected.shape.dims, updates.shape.dims)):
             if not _compatible(want, got):
@@ -68,7 +68,7 @@ def _compatible(a: Dim, b: Dim) -> bool:
 
 def slice_scatter(data: np.ndarray, updates: np.ndarray, *inputs: np.ndarray, slices) -> np.ndarray:
     """SliceScatter-15 (exact): a copy of ``data`` whose slice is ``updates``."""
-    index = tuple(_clamped(*s, n) for s, n in zip(slices, data.shape))
+    index = tuple(clamped(*s, n) for s, n in zip(slices, data.shape))
     out = data.copy()
     target = out[index]
     if target.shape != updates.shape:

@@ -26,6 +26,7 @@ from ..errors import InputError
 from ..types import DYNAMIC_DIM, DYNAMIC_SHAPE, Dim, PartialShape, TensorSpec, element_type
 from .api import LATEST_OPSET, Attr, InputFit, OpContext, OpDef
 from .index_rules import normalise_axis, require_integer
+from .stl_order import introselect
 
 # -- NonZero-3 -----------------------------------------------------------------------------------------
 
@@ -176,117 +177,9 @@ def _nth_element_order(order: np.ndarray, k: int) -> np.ndarray:
     for r in range(flat_in.shape[0]):
         ranks = flat_in[r].tolist()  # element i of the row has rank ranks[i]; workspace holds positions
         work = list(range(n))
-        _introselect(work, k, lambda a, b, ranks=ranks: ranks[a] < ranks[b])
+        introselect(work, k, lambda a, b, ranks=ranks: ranks[a] < ranks[b])
         flat_out[r] = work[:k]
     return result
-
-
-def _introselect(a: list, nth: int, less) -> None:
-    """libstdc++'s ``std::__introselect`` on ``a`` (median-of-three pivot moved to the front, unguarded
-    partition, heap-select fallback after 2*log2(n) rounds, insertion sort below 4 elements)."""
-    first, last = 0, len(a)
-    depth = 2 * (last - first).bit_length() - 2
-    while last - first > 3:
-        if depth == 0:
-            _heap_select(a, first, nth + 1, last, less)
-            a[first], a[nth] = a[nth], a[first]
-            return
-        depth -= 1
-        mid = first + (last - first) // 2
-        _move_median_to_first(a, first, first + 1, mid, last - 1, less)
-        cut = _unguarded_partition(a, first + 1, last, first, less)
-        if cut <= nth:
-            first = cut
-        else:
-            last = cut
-    _insertion_sort(a, first, last, less)
-
-
-def _move_median_to_first(a, result, x, y, z, less) -> None:
-    if less(a[x], a[y]):
-        if less(a[y], a[z]):
-            a[result], a[y] = a[y], a[result]
-        elif less(a[x], a[z]):
-            a[result], a[z] = a[z], a[result]
-        else:
-            a[result], a[x] = a[x], a[result]
-    elif less(a[x], a[z]):
-        a[result], a[x] = a[x], a[result]
-    elif less(a[y], a[z]):
-        a[result], a[z] = a[z], a[result]
-    else:
-        a[result], a[y] = a[y], a[result]
-
-
-def _unguarded_partition(a, first, last, pivot, less) -> int:
-    while True:
-        while less(a[first], a[pivot]):
-            first += 1
-        last -= 1
-        while less(a[pivot], a[last]):
-            last -= 1
-        if not first < last:
-            return first
-        a[first], a[last] = a[last], a[first]
-        first += 1
-
-
-def _insertion_sort(a, first, last, less) -> None:
-    if first == last:
-        return
-    for i in range(first + 1, last):
-        val = a[i]
-        if less(val, a[first]):
-            a[first + 1:i + 1] = a[first:i]
-            a[first] = val
-        else:
-            j = i
-            while less(val, a[j - 1]):
-                a[j] = a[j - 1]
-                j -= 1
-            a[j] = val
-
-
-def _heap_select(a, first, middle, last, less) -> None:
-    _make_heap(a, first, middle, less)
-    for i in range(middle, last):
-        if less(a[i], a[first]):
-            value = a[i]
-            a[i] = a[first]
-            _adjust_heap(a, first, 0, middle - first, value, less)
-
-
-def _make_heap(a, first, last, less) -> None:
-    length = last - first
-    if length < 2:
-        return
-    parent = (length - 2) // 2
-    while True:
-        _adjust_heap(a, first, parent, length, a[first + parent], less)
-        if parent == 0:
-            return
-        parent -= 1
-
-
-def _adjust_heap(a, first, hole, length, value, less) -> None:
-    top = hole
-    child = hole
-    while child < (length - 1) // 2:
-        child = 2 * (child + 1)
-        if less(a[first + child], a[first + child - 1]):
-            child -= 1
-        a[first + hole] = a[first + child]
-        hole = child
-    if length % 2 == 0 and child == (length - 2) // 2:
-        child = 2 * (child + 1)
-        a[first + hole] = a[first + child - 1]
-        hole = child - 1
-    parent = (hole - 1) // 2
-    while hole > top and less(a[first + parent], value):
-        a[first + hole] = a[first + parent]
-        hole = parent
-        parent = (hole - 1) // 2
-    a[first + hole] = value
 
 
 def _batch_rows(params, inputs, outputs, axes):

@@ -116,7 +116,7 @@ def _bounds(ctx: OpContext, position: int) -> list[tuple[int, int]] | None:
 
 # -- Slice --------------------------------------------------------------------------------------------------
 
-def _infer_slice(ctx: OpContext):
+def infer_slice(ctx: OpContext):
     data = ctx.inputs[0]
     names = ("start", "stop", "step", "axes")
     for i in range(1, len(ctx.inputs)):
@@ -165,7 +165,7 @@ def _infer_slice(ctx: OpContext):
     return [TensorSpec(data.element_type, PartialShape(tuple(dims)))], {"slices": slices}
 
 
-def _clamped(start: int | None, stop: int | None, step: int | None, length: int) -> slice:
+def clamped(start: int | None, stop: int | None, step: int | None, length: int) -> slice:
     """``start:stop:step`` as a numpy slice taking what OpenVINO's reference takes: a negative step whose
     start lies before the dim's first element starts at that element (numpy would take nothing)."""
     if step is not None and step < 0 and start is not None and start < -length:
@@ -175,7 +175,7 @@ def _clamped(start: int | None, stop: int | None, step: int | None, length: int)
 
 def slice_kernel(data: np.ndarray, *inputs: np.ndarray, slices) -> np.ndarray:
     """``data[start:stop:step, ...]`` per axis (a view)."""
-    return data[tuple(_clamped(*s, n) for s, n in zip(slices, data.shape))]
+    return data[tuple(clamped(*s, n) for s, n in zip(slices, data.shape))]
 
 
 def _value_slice(ctx: OpContext):
@@ -308,7 +308,7 @@ def strided_slice(data: np.ndarray, *inputs: np.ndarray, index) -> np.ndarray:
             axis = sum(reads[:i]) if i < ellipsis else data.ndim - sum(reads[i:])
             length = data.shape[axis] if 0 <= axis < data.ndim else 0
             if kind == "s":
-                key.append(_clamped(item[1], item[2], item[3], length))
+                key.append(clamped(item[1], item[2], item[3], length))
                 continue
             if not -length <= item[1] < length:  # (the reference asserts so: a shrunk axis is not clamped)
                 raise IndexOutOfRangeError(
@@ -331,7 +331,7 @@ def _value_strided_slice(ctx: OpContext):
 
 
 OPS = (
-    OpDef("Slice", 8, 8, LATEST_OPSET, ("data", "start", "stop", "step", "axes"), _infer_slice, slice_kernel,
+    OpDef("Slice", 8, 8, LATEST_OPSET, ("data", "start", "stop", "step", "axes"), infer_slice, slice_kernel,
           value=_value_slice, views=True, min_inputs=4),
     OpDef("StridedSlice", 1, 1, LATEST_OPSET, ("data", "begin", "end", "stride"), _infer_strided_slice,
           strided_slice, value=_value_strided_slice, views=True, min_inputs=3,

@@ -12,7 +12,7 @@ from openvino import opset5, opset9  # noqa: E402
 
 import ir_runner  # noqa: E402
 from ir_runner.errors import InferenceError, InputError, IRError  # noqa: E402
-from ir_runner.ops.nms import _std_sort  # noqa: E402
+from ir_runner.ops.stl_order import std_sort  # noqa: E402
 from tests.helpers.optest import check_inference, check_output_shapes, check_run, write_ir  # noqa: E402
 
 MAKERS = {5: opset5.non_max_suppression, 9: opset9.non_max_suppression}
@@ -190,7 +190,7 @@ def test_std_sort_emulation_sorts_a_true_order():
     rng = np.random.default_rng(0)
     for n in (0, 1, 5, 16, 17, 100, 300):
         items = rng.integers(0, 50, n).tolist()
-        _std_sort(items, lambda a, b: a < b)
+        std_sort(items, lambda a, b: a < b)
         assert items == sorted(items)
 
 
