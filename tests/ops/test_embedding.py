@@ -127,21 +127,19 @@ def _param(shape, et, name):
     return opset3.parameter(shape, getattr(ov.Type, et), name=name)
 
 
+def _optional_inputs(params, args, n, et, it, default, weights):
+    """The Parameters and node inputs with the optional default index (also before weights) and weights."""
+    extra = [_param([], it, "default")] if default or weights else []
+    extra += [_param([n], et, "weights")] if weights else []
+    return params + extra, args + extra
+
+
 def _offsets_graph(tmp_path, version, table_shape, n, bags, et="f32", it="i32", default=False, weights=False,
                    reduction="sum"):
     table = _param(table_shape, et, "table")
     idx = _param([n], it, "indices")
     off = _param([bags], it, "offsets")
-    params = [table, idx, off]
-    args = [table, idx, off]
-    if default or weights:
-        d = _param([], it, "default")
-        params.append(d)
-        args.append(d)
-    if weights:
-        w = _param([n], et, "weights")
-        params.append(w)
-        args.append(w)
+    params, args = _optional_inputs([table, idx, off], [table, idx, off], n, et, it, default, weights)
     if version == 3:
         node = opset3.embedding_bag_offsets_sum(*args)
     else:
@@ -167,16 +165,7 @@ def _segments_graph(tmp_path, table_shape, n, num, et="f32", it="i32", default=F
     idx = _param([n], it, "indices")
     ids = _param([n], it, "ids")
     count = opset3.constant(np.array(num, dtype=np.int32 if it == "i32" else np.int64))
-    params = [table, idx, ids]
-    args = [table, idx, ids, count]
-    if default or weights:
-        d = _param([], it, "default")
-        params.append(d)
-        args.append(d)
-    if weights:
-        w = _param([n], et, "weights")
-        params.append(w)
-        args.append(w)
+    params, args = _optional_inputs([table, idx, ids], [table, idx, ids, count], n, et, it, default, weights)
     node = opset3.embedding_segments_sum(*args)
     return write_ir(node, params, tmp_path), node
 
