@@ -185,8 +185,9 @@ class Model:
         plan = self._plans.get(signature)
         if plan is not None:
             return plan
+        what = "shapes and values" if values else "shapes"  # (values: of the inputs that decide shapes)
         inference = self.inference_for([info.spec_for(array) for info, array in zip(self.inputs, arrays)],
-                                       values=values)
+                                       values=values, context=f"the inputs' {what} do not fit the model")
         with _gc_paused():
             plan = build_plan(inference, self.memory_limit)
         with self._lock:
