@@ -233,3 +233,47 @@ def test_random_against_the_cpu_plugin(seed, tmp_path):
     xml, _ = _model(tmp_path, _shapes(n, p, c, attrs, pb, refine), attrs, version=version)
     check_inference(xml)
     _same_as_the_plugin(xml, _feeds(rng, n, p, c, attrs, pb, refine))
+
+
+def _head(feature, channels: int, seed: int, scale: float):
+    """A 1x1 convolution of a feature map, transposed to NHWC and flattened per image (as SSD heads are)."""
+    weights = (np.random.default_rng(seed).standard_normal((channels, 8, 1, 1)) * scale).astype(np.float32)
+    conv = opset8.convolution(feature, opset8.constant(weights), [1, 1], [0, 0], [0, 0], [1, 1])
+    nhwc = opset8.transpose(conv, opset8.constant(np.array([0, 2, 3, 1])))
+    return opset8.reshape(nhwc, opset8.constant(np.array([0, -1])), True)
+
+
+def test_a_small_ssd_head_as_open_model_zoo_writes_it(tmp_path):
+    """Two feature maps; priors from PriorBox/PriorBoxClustered on ShapeOf of the maps and the image (they fold to
+    constants), concatenated; logits flattened and concatenated; DetectionOutput; also with a dynamic batch."""
+    for batch in (2, -1):
+        image = opset8.parameter([batch, 3, 64, 64], ov.Type.f32, name="image")
+        maps = [opset8.parameter([batch, 8, s, s], ov.Type.f32, name=f"map{s}") for s in (4, 2)]
+        hw = lambda node: opset8.gather(opset8.shape_of(node), opset8.constant(np.array([2, 3])), opset8.constant(0))  # noqa: E731
+        priors = [opset8.prior_box(hw(maps[0]), hw(image), {"offset": 0.5, "min_size": [16.0], "max_size": [32.0],
+                                                            "aspect_ratio": [2.0], "flip": True, "clip": False,
+                                                            "variance": [0.1, 0.1, 0.2, 0.2]}),
+                  opset8.prior_box_clustered(hw(maps[1]), hw(image), {"offset": 0.5, "width": [20.0, 40.0, 60.0, 30.0],
+                                                                      "height": [20.0, 30.0, 60.0, 40.0],
+                                                                      "variance": [0.1, 0.1, 0.2, 0.2]})]
+        count = 4 * 4 * 4 + 2 * 2 * 4
+        loc = opset8.concat([_head(m, 16, i, 0.1) for i, m in enumerate(maps)], 1)
+        conf = opset8.concat([_head(m, 12, 5 + i, 1.0) for i, m in enumerate(maps)], 1)
+        conf = opset8.reshape(opset8.softmax(opset8.reshape(conf, opset8.constant(np.array([0, -1, 3])), True), 2),
+                              opset8.constant(np.array([0, -1])), True)
+        pri = opset8.unsqueeze(opset8.concat(priors, 1), opset8.constant(np.array([0])))
+        node = opset8.detection_output(loc, conf, pri, {**BASE, "keep_top_k": [20], "top_k": 50,
+                                                        "confidence_threshold": 0.3})
+        xml = write_ir(node, [image, *maps], tmp_path, f"ssd{batch}")
+        check_inference(xml)
+        rng = np.random.default_rng(1)
+        feeds = {"image": np.zeros((2, 3, 64, 64), np.float32), "map4": rng.standard_normal((2, 8, 4, 4)).astype(
+            np.float32), "map2": rng.standard_normal((2, 8, 2, 2)).astype(np.float32)}
+        got = list(ir_runner.load(str(xml)).run(feeds).values())[0].reshape(-1, 7)
+        want = cpu_outputs(xml, feeds)[0].reshape(-1, 7)
+        marker = np.flatnonzero(got[:, 0] == -1)
+        end = int(marker[0]) + 1 if marker.size else len(got)
+        assert end > 1 and got.shape == (2 * 20, 7) and count == 80
+        assert np.array_equal(got[:end, :2], want[:end, :2])  # the same detections: images and labels
+        # (scores and boxes come through Convolution and Softmax, whose last bits differ from the plugin's)
+        np.testing.assert_allclose(got[:end, 2:], want[:end, 2:], rtol=0, atol=1e-5)
