@@ -3,7 +3,8 @@
 [1 or N, 1 or 2, P * 4 (or 5: ``normalized`` false)] and, optionally (RefineDet), an objectness [N, P * 2] and
 ARM box logits [N, P * L * 4], it gives [1, 1, R, 7] rows ``image, label, score, xmin, ymin, xmax, ymax``.
 
-Computed as OpenVINO's reference (``ov::reference::referenceDetectionOutput``), in f32:
+Computed as OpenVINO's reference (``ov::reference::referenceDetectionOutput``), in f32 (f16/bf16 inputs widened,
+the output rounded once, as the CPU plugin does; the reference would compute in the narrow type):
 
 - boxes decoded from the priors (divided by ``input_width``/``input_height`` unless ``normalized``): ``CORNER``
   adds ``variance * logit`` to each corner; ``CENTER_SIZE`` takes the centre ``variance * logit * size + centre``

@@ -168,6 +168,18 @@ def test_modes_against_the_cpu_plugin(mode, version, tmp_path):
     _same_as_the_plugin(xml, _feeds(rng, 2, 12, 3, attrs))
 
 
+@pytest.mark.parametrize("et", ["f16", "bf16"])
+def test_narrow_types_against_the_cpu_plugin(et, tmp_path):
+    """f16/bf16 inputs: computed in f32, the output rounded once (equal to the plugin's in the cases tested)."""
+    import ml_dtypes
+
+    attrs = {**BASE, "keep_top_k": [-1]}
+    xml, _ = _model(tmp_path, _shapes(2, 12, 3, attrs), attrs, et=getattr(ov.Type, et))
+    check_inference(xml)
+    dtype = np.float16 if et == "f16" else ml_dtypes.bfloat16
+    _same_as_the_plugin(xml, _feeds(np.random.default_rng(3), 2, 12, 3, attrs, dtype=dtype))
+
+
 @pytest.mark.parametrize("normalized, share, prior_sets", [(True, True, 2), (False, True, 2), (True, False, 2),
                                                            (True, True, 1)])
 def test_refinedet_five_inputs(normalized, share, prior_sets, tmp_path):
