@@ -141,7 +141,7 @@ def test_float_types_with_nan_infinities_and_out_of_range(et, family, tmp_path):
     frame = _values(rng, (2, 12, 8, 1), et)
     flat = frame.reshape(-1)
     special = np.array([np.nan, np.inf, -np.inf, -1e4, 1e4, 0, 255, 128], np.float32).astype(frame.dtype)
-    finite = np.array([np.nan, 3e38, -1e4, 1e4, 0, 255, 128, np.nan], np.float64).astype(frame.dtype)
+    finite = np.array([np.nan, 3e38, -1e4, 1e4, 0, 255, 128, np.nan], np.float64)
     for start in (0, 96 + 5):  # Y rows of both images
         flat[start:start + special.size] = special
     for start in (8 * 8, 8 * 8 + 16, 96 + 8 * 8 + 2, 96 + 8 * 8 + 17):  # U, V (UV) rows of both images
