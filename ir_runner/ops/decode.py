@@ -50,15 +50,15 @@ def infer_gather_tree(ctx: OpContext):
     return [TensorSpec(et, shape)], {}
 
 
-def _as_index(values: np.ndarray, top: int) -> np.ndarray:
-    """Index values as int64 truncated toward zero (as the CPU plugin's int cast): NaN and values outside
-    int64 become ``top`` (an invalid index for the caller to find), u64 is not wrapped."""
+def _as_index(values: np.ndarray, top: int, nan: int) -> np.ndarray:
+    """Index values as int64 truncated toward zero (as the CPU plugin's int cast), clipped to ``[-1, top]``
+    (u64 is not wrapped); NaN becomes ``nan``."""
     if values.dtype.kind == "u":
         return np.minimum(values, top).astype(np.int64)
     if values.dtype.kind in "iu":
         return values.astype(np.int64)
     wide = np.trunc(values.astype(np.float64))
-    wide[np.isnan(wide)] = top
+    wide[np.isnan(wide)] = nan
     return np.clip(wide, -1, top).astype(np.int64)
 
 
@@ -79,7 +79,7 @@ def gather_tree(step_ids: np.ndarray, parent_ids: np.ndarray, max_seq_len: np.nd
     out[...] = end_token
     if not out.size:
         return out
-    lengths = np.clip(_as_index(np.asarray(max_seq_len).reshape(batch), time), 0, time)
+    lengths = np.clip(_as_index(np.asarray(max_seq_len).reshape(batch), time, 0), 0, time)
     rows = np.arange(batch)[:, None]
     parent = np.broadcast_to(np.arange(beam, dtype=np.int64), (batch, beam)).copy()
     for t in range(int(lengths.max(initial=0)) - 1, -1, -1):
@@ -87,7 +87,7 @@ def gather_tree(step_ids: np.ndarray, parent_ids: np.ndarray, max_seq_len: np.nd
         out[t] = np.where(active, step_ids[t][rows, parent], out[t])
         if t == 0:
             break
-        following = _as_index(parent_ids[t][rows, parent], beam)
+        following = _as_index(parent_ids[t][rows, parent], beam, beam)
         bad = active & ((following < 0) | (following >= beam))
         if bad.any():
             b, k = (int(i) for i in np.argwhere(bad)[0])
