@@ -26,6 +26,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import UnsupportedError
+from ..parallel import run_chunked
 from ..types import DYNAMIC, DYNAMIC_DIM, MAX_DIM, Dim, PartialShape, TensorSpec
 from .api import LATEST_OPSET, OpContext, OpDef, equal_merge
 
@@ -141,36 +142,58 @@ def _split_planes(family: str, planes: tuple[np.ndarray, ...]) -> tuple[np.ndarr
             chroma[:, quarter:].reshape(n, h // 2, w // 2))
 
 
+_BLOCK_PIXELS = 1 << 15  # pixels converted per step: the f32 temporaries stay in the cache
+
+
 def _convert(family: str, order: str, *planes: np.ndarray) -> np.ndarray:
-    """The conversion (see the module docstring): the chroma terms are computed once per 2x2 block and
-    broadcast to its four pixels; each channel is written into the interleaved output in place."""
+    """The conversion (see the module docstring), over threads in blocks of image rows."""
     y, u, v = _split_planes(family, planes)
     n, h, w = y.shape
     dtype = planes[0].dtype
     out = np.empty((n, h, w, 3), dtype)
     if not out.size:
         return out
-    # full-size arrays as [n, h/2, 2, w/2, 2] and chroma as [n, h/2, 1, w/2, 1]: numpy broadcasting upsamples
-    block = (n, h // 2, 2, w // 2, 2)
+    pairs = h // 2  # row pairs per image: the unit of work (they share one chroma row)
+    step = max(1, _BLOCK_PIXELS // (2 * w))
+
+    def work(start: int, stop: int) -> None:
+        unit = start
+        while unit < stop:
+            image, first = divmod(unit, pairs)
+            count = min(step, pairs - first, stop - unit)  # (a block stays within one image)
+            last = first + count
+            rows = slice(2 * first, 2 * last)
+            _rows(y[image, rows], u[image, first:last], v[image, first:last], out[image, rows], order)
+            unit += count
+
+    run_chunked(n * pairs, 2 * w, work)
+    return out
+
+
+def _rows(y: np.ndarray, u: np.ndarray, v: np.ndarray, out: np.ndarray, order: str) -> None:
+    """Rows of one image: Y ``[2k, w]``, U and V ``[k, w/2]``. The chroma terms are computed once per 2x2
+    block and broadcast to its four pixels; each channel is written into the interleaved output."""
+    k, half = u.shape
+    block = (k, 2, half, 2)  # Y as [k, 2, w/2, 2]; chroma as [k, 1, w/2, 1]
     luma = np.subtract(y.reshape(block), _F32(16), dtype=_F32)
     np.multiply(luma, _F32(1.164), out=luma)
-    d = np.subtract(u, _F32(128), dtype=_F32)[:, :, None, :, None]
-    e = np.subtract(v, _F32(128), dtype=_F32)[:, :, None, :, None]
+    d = np.subtract(u, _F32(128), dtype=_F32)[:, None, :, None]
+    e = np.subtract(v, _F32(128), dtype=_F32)[:, None, :, None]
     channel = np.empty(block, _F32)
-    rgb = {
-        "r": lambda: np.add(luma, _F32(1.596) * e, out=channel),
-        "g": lambda: np.subtract(np.subtract(luma, _F32(0.391) * d, out=channel), _F32(0.813) * e, out=channel),
-        "b": lambda: np.add(luma, _F32(2.018) * d, out=channel),
-    }
     target = out.reshape(block + (3,))
     for index, name in enumerate(order):
-        value = rgb[name]()
-        if dtype == np.uint8:
-            np.rint(value, out=value)  # halves to even, as the CPU plugin
-        np.fmax(value, _F32(0), out=value)  # NaN -> 0, as the CPU plugin
-        np.minimum(value, _F32(255), out=value)
-        target[..., index] = value  # (a cast to the input type: exact for u8, rounding to nearest for f16/bf16)
-    return out
+        if name == "r":
+            np.add(luma, _F32(1.596) * e, out=channel)
+        elif name == "g":
+            np.subtract(luma, _F32(0.391) * d, out=channel)
+            np.subtract(channel, _F32(0.813) * e, out=channel)
+        else:
+            np.add(luma, _F32(2.018) * d, out=channel)
+        if out.dtype == np.uint8:
+            np.rint(channel, out=channel)  # halves to even, as the CPU plugin
+        np.fmax(channel, _F32(0), out=channel)  # NaN -> 0, as the CPU plugin
+        np.minimum(channel, _F32(255), out=channel)
+        target[..., index] = channel  # (a cast to the input type: exact for u8, round to nearest for f16/bf16)
 
 
 def _kernel(family: str, order: str):

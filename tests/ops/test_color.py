@@ -124,6 +124,13 @@ def test_every_chroma_pair_in_u8(family, tmp_path):
     check_run(path, feeds, oracle="cpu")
 
 
+@pytest.mark.parametrize("family", ["nv12", "i420"])
+def test_large_frames_in_blocks_over_threads(family, tmp_path):
+    """Two 720p frames in one plane: blocks of rows cross the images' boundary and run over threads."""
+    path, _ = _model(tmp_path, family, "bgr", ([2, 1080, 1280, 1],))
+    check_run(path, _feeds(np.random.default_rng(9), family, 2, 720, 1280, 1, "u8"), oracle="cpu")
+
+
 def test_u8_halves_round_to_even_as_the_cpu_plugin(tmp_path):
     """Y=4, V=211 gives R = 118.5 exactly in f32: the CPU plugin (and ir-run) 118, the reference kernel's
     std::round would give 119 (docs/semantics.md)."""
