@@ -189,8 +189,8 @@ def ctc_greedy_decoder_seq_len(data: np.ndarray, sequence_length: np.ndarray, bl
     -1, and their count. A sequence length outside ``[0, T]`` is an InputError (the CPU plugin refuses one
     above T; the reference kernel reads outside the data for both)."""
     n, t, c = data.shape
-    seq = np.asarray(sequence_length).reshape(n).astype(np.int64) if sequence_length.dtype != np.uint64 else (
-        np.minimum(sequence_length, t + 1).astype(np.int64))
+    seq = sequence_length.reshape(n)
+    seq = (np.minimum(seq, t + 1) if seq.dtype.kind == "u" else seq).astype(np.int64)  # (u64 not wrapped)
     bad = np.flatnonzero((seq < 0) | (seq > t))
     if bad.size:
         raise InputError(f"sequence_length[{int(bad[0])}] = {sequence_length.reshape(-1)[bad[0]]} is outside [0, {t}]"
