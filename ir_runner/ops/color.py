@@ -19,6 +19,7 @@ and OpenVINO's reference kernel (the template plugin's) differ, ir-run follows t
   the 2**24 triples (Y=4, V=211: R is exactly 118.5 in f32: 118 in the CPU plugin and ir-run, 119 in the
   reference kernel);
 - a NaN channel gives 0 (the reference's ``std::max``/``std::min`` keep NaN); +inf gives 255, -inf 0.
+  (The CPU plugin's f64 path alone gives 255 for a channel that is inf - inf; ir-run gives 0.)
 """
 
 from __future__ import annotations
