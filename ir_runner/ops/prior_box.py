@@ -193,6 +193,16 @@ def _sizes(output_size: np.ndarray, image_size: np.ndarray, priors: int) -> tupl
     return h, w, ih, iw
 
 
+def _written(out: np.ndarray, coords: np.ndarray, clip: bool, variance: tuple[float, ...]) -> np.ndarray:
+    """``out`` holding the boxes in row 0 (clipped to [0, 1] when ``clip``; NaN kept) and the variances in row 1."""
+    if clip:
+        coords = np.where(coords < 0, F32(0), coords)
+        coords = np.where(coords > 1, F32(1), coords)
+    out[0] = coords.reshape(-1)
+    _variances(out, variance)
+    return out
+
+
 def _variances(out: np.ndarray, variance: tuple[float, ...]) -> None:
     values = np.asarray(variance or (0.1,), F32)
     out[1] = np.tile(values, out.shape[1] // values.size) if values.size == 4 else values[0]
@@ -234,12 +244,7 @@ def prior_box(output_size: np.ndarray, image_size: np.ndarray, *, min_size, max_
         fixed = clipped.astype(bool)[:, None]
         coords[..., :2] = np.where(fixed & ~(low > 0), F32(0), low)
         coords[..., 2:] = np.where(fixed & ~(high < 1), F32(1), high)
-        if clip:
-            coords = np.where(coords < 0, F32(0), coords)
-            coords = np.where(coords > 1, F32(1), coords)
-    out[0] = coords.reshape(-1)
-    _variances(out, variance)
-    return out
+    return _written(out, coords, clip, variance)
 
 
 def _prior_list(mins, max_size, aspect_ratio, density, fixed_ratio, fixed_size, flip, scale_all_sizes, min_max_order):
@@ -305,12 +310,7 @@ def prior_box_clustered(output_size: np.ndarray, image_size: np.ndarray, *, widt
         half_h = np.asarray(heights, F32) / F32(2)
         coords = np.stack(np.broadcast_arrays((cx - half_w) / F32(iw), (cy - half_h) / F32(ih),
                                               (cx + half_w) / F32(iw), (cy + half_h) / F32(ih)), axis=-1).astype(F32)
-        if clip:
-            coords = np.where(coords < 0, F32(0), coords)
-            coords = np.where(coords > 1, F32(1), coords)
-    out[0] = coords.reshape(-1)
-    _variances(out, variance)
-    return out
+    return _written(out, coords, clip, variance)
 
 
 def _batch(params, inputs, outputs, axes):
