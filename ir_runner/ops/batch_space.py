@@ -118,8 +118,6 @@ def _times(d: Dim, k: int) -> Dim:
 
 
 def _plus(d: Dim, k: int) -> Dim:
-    if d == DYNAMIC_DIM:
-        return d
     return Dim(max(d.lo + k, 0), None if d.hi is None else max(d.hi + k, 0))
 
 

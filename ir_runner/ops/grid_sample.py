@@ -159,7 +159,8 @@ def _dot(weights: list[np.ndarray], values: list[np.ndarray], dtype: np.dtype) -
     """``0 + w0 * v0 + w1 * v1 + ...`` in that order (std::inner_product from a zero)."""
     total = np.zeros(np.broadcast_shapes(weights[0].shape, values[0].shape), dtype)
     for w, v in zip(weights, values):
-        total += np.multiply(v, w.astype(dtype, copy=False), out=v)  # v is a fresh gather: overwritten
+        # (weight first, as the reference: a NaN product takes the first operand's sign; v is a fresh gather)
+        total += np.multiply(w.astype(dtype, copy=False), v, out=v)
     return total
 
 

@@ -27,6 +27,7 @@ def _i(values):
     ([[4, 12], [2, 5], -1, 7], [1, 2, 1, 1], [0, 1, 0, 0], [0, 0, 0, 2], [0, 0, 0, 2]),
     ([-1, 6], [1, 3], [0, 0], [0, 0], [0, 3]),
     ([[3, 12], [2, 5], -1, 7], [1, 2, 1, 1], [0, 3, 0, 0], [0, 3, 0, 2], [0, 3, 0, 2]),
+    ([-1, -1, -1, -1], [1, 1, 2, 3], [0, 0, 2, 0], [0, 0, 0, 3], [0, 0, 0, 3]),  # (pads give lower bounds: 1..)
 ], ids=str)
 def test_shapes_with_constant_blocks(shape, block, begin, end, pads_end, tmp_path):
     x = opset1.parameter(ov.PartialShape([ov.Dimension(*d) if isinstance(d, list) else d for d in shape]),

@@ -101,6 +101,20 @@ def test_f32_bit_exact_against_the_reference(mode, padding, align, tmp_path):
         check_run(path, feeds)
 
 
+@pytest.mark.parametrize("padding", PADDINGS)
+def test_non_finite_grid_points_bit_exact(padding, tmp_path):
+    """NaN and infinite grid coordinates (a NaN product took the value's sign in bicubic, the reference's is the
+    weight's: it multiplies weight by value)."""
+    points = [(np.nan, np.inf), (np.nan, 0.0), (0.0, np.nan), (np.inf, 0.0), (-np.inf, 0.0), (np.inf, np.inf),
+              (np.nan, np.nan), (-np.inf, np.nan)]
+    grid = np.array([[points]], np.float32)
+    for mode in MODES:
+        path, _ = _build([1, 1, 2, 2], [1, 1, len(points), 2], tmp_path, mode=mode, padding_mode=padding,
+                         align_corners=False)
+        for value in (0.7, -0.7):
+            check_run(path, {"data": np.full((1, 1, 2, 2), value, np.float32), "grid": grid})
+
+
 def test_reference_example_values(tmp_path):
     """The op_reference cases' layout: a 1x1x3x5 ramp sampled on a 1x3x5 grid across and outside it."""
     data = np.arange(1, 16, dtype=np.float32).reshape(1, 1, 3, 5)
