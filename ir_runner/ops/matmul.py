@@ -272,26 +272,26 @@ def _infer_softmax(ctx: OpContext, version: int):
 _BLOCK = 1 << 18  # elements per block of rows (measured: 64K and 128K blocks were 5-15% slower, 1e5 to 1e7)
 _PART = 1 << 16  # elements per part copied to the compute type (another axis, or f16/bf16): its temporary
 _PARALLEL = 1 << 18  # from here over threads (handing a block to the other thread costs 20-50 us here)
-_COLUMNS = 16  # rows this short: their maximum column by column (numpy reduces a row in ~50 ns plus ~5 an element)
+_COLUMNS = 16  # rows this short, and many: their maximum column by column (numpy reduces a row in ~50 ns)
 
 
 def _row_max(x: np.ndarray) -> np.ndarray:
     """The maximum of each row of 2-D ``x`` as ``[rows, 1]`` (a NaN propagates): short rows column by column,
     contiguous ones by ``reduceat`` over the flat array (up to 2x faster than a reduce along the last axis)."""
     length = x.shape[1]
-    if length <= _COLUMNS:
+    if length <= _COLUMNS and x.shape[0] >= 32 * length:  # (a numpy call a column: for many rows only)
         peak = x[:, :1].copy()
         for column in range(1, length):
             np.maximum(peak, x[:, column:column + 1], out=peak)
         return peak
-    if x.flags.c_contiguous:
+    if x.flags.c_contiguous and x.shape[0] >= 16:  # (a few rows: reduce's fixed cost is lower)
         return np.maximum.reduceat(x.reshape(-1), np.arange(0, x.size, length))[:, None]
     return np.maximum.reduce(x, axis=-1, keepdims=True)
 
 
 def _softmax_rows(x: np.ndarray, out: np.ndarray, log: bool) -> None:
-    """(Log)softmax along the last axis of 2-D ``x`` into ``out`` (the compute type); the sums by
-    :func:`reduce.row_sums` (``out`` is C-contiguous)."""
+    """(Log)softmax along the last axis of 2-D ``x`` into ``out`` (the compute type; C-contiguous: a block of
+    the output array, or of a part's copy); the sums by :func:`reduce.row_sums`."""
     peak = _row_max(x)
     np.subtract(x, peak, out=out)
     if log:

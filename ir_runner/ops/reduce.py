@@ -16,11 +16,12 @@ Values follow OpenVINO's reference (``Node.evaluate``):
   -FLT_MAX; ReduceMin starts at +inf. Of equal values the first (row-major over the reduced axes) is
   kept: ``max([-0.0, 0.0])`` is -0.0.
 - Float sums (Sum, Mean, L1, L2) and products accumulate in f32 (f64 for f64) and round to the output
-  type once; the reference uses Kahan summation, ir-run numpy's: :func:`row_sums` (einsum's vector lanes)
-  when f32/f64 data is summed over its last axes, else ``np.add.reduce`` (pairwise along the last axis, in
-  order elsewhere). Bound: ``|got - ref| <= 2 K eps(acc) sum|x_i| + eps(out) |ref|`` (products:
-  ``<= (2 K eps(acc) + eps(out)) |ref|``), K the number of elements reduced into one output; bf16
-  outputs may differ by one more bf16 ulp (the reference's bf16 rounding is not round-to-nearest).
+  type once; the reference uses Kahan summation, ir-run numpy's: :func:`row_sums` (einsum's vector lanes;
+  strided data copied first) when f32/f64 data is summed over its last axes, else ``np.add.reduce``
+  (pairwise along the last axis, in order elsewhere). Bound: ``|got - ref| <= 2 K eps(acc) sum|x_i| +
+  eps(out) |ref|`` (products: ``<= (2 K eps(acc) + eps(out)) |ref|``), K the number of elements reduced
+  into one output; bf16 outputs may differ by one more bf16 ulp (the reference's bf16 rounding is not
+  round-to-nearest).
   An empty ReduceMean is 0, as in the reference (not NaN).
 - The reference has no evaluate for f64, i8, u8, i16, u16 (Sum, Mean, Prod, L1, L2), u32/u64 (L1) and
   integers (L2): ir-run computes them in their own type (L2: sqrt in f64, truncated to the type).
@@ -129,22 +130,35 @@ def _accumulator(dtype: np.dtype) -> np.dtype:
 
 
 def row_sums(rows: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
-    """The sum of each row of 2-D f32/f64 ``rows`` (into 1-D ``out`` of the same type when given), by numpy's
-    einsum: each row is added in one vector of partial sums (four vectors added first, then into it; the
-    lanes summed at the end), in an order set by the row's length and the CPU's vector width alone, not by
-    the row's position or alignment: a row sums to the same bits in any block of rows, so threads and Dask
-    blocks agree with a whole run. Error at most ``(K / lanes + 2 + log2 lanes) u sum|x|``, inside
-    ``K eps sum|x|``. About twice as fast as ``np.add.reduce`` (pairwise) on long rows, 2.5x on short ones."""
+    """The sum of each row of C-contiguous 2-D f32/f64 ``rows`` (into 1-D ``out`` of the same type when given),
+    by numpy's einsum: each row is added in one vector of partial sums (four vectors added first, then into
+    it; the lanes summed at the end), in an order set by the row's length alone, not by the row's position,
+    alignment or block: threads and Dask blocks agree with a whole run. (Given a single row, einsum adds it in
+    pieces of its 8192-element buffer, another order: a single long row is summed as a block of two copies of
+    itself, twice the work for that row only.) Strided rows would take another einsum loop, another order:
+    callers copy them. Error at most ``(K / lanes + 2 + log2 lanes) u sum|x|``, inside ``K eps sum|x|``.
+    About twice as fast as ``np.add.reduce`` (pairwise) on long rows, 2.5x on short ones."""
+    if rows.shape[0] == 1 and rows.shape[1] > _ALONE:
+        total = _einsum("ij->i", np.broadcast_to(rows, (2, rows.shape[1])))[:1]
+        if out is None:
+            return total
+        out[...] = total
+        return out
     return _einsum("ij->i", rows) if out is None else _einsum("ij->i", rows, out=out)
 
 
+_ALONE = 1024  # a single row longer than this is summed as two rows (einsum's buffering starts above 8192)
+
+
 def _trailing_rows(x: np.ndarray, axes: tuple[int, ...], dtype: np.dtype) -> np.ndarray | None:
-    """``x`` as 2-D rows of the elements reduced together, when :func:`row_sums` can add them: a non-empty
-    C-contiguous f32/f64 ``x`` summed in its own type over its last axes; else None."""
-    if (x.dtype != dtype or dtype.kind != "f" or not x.ndim or not x.size or not x.flags.c_contiguous
+    """``x`` as C-contiguous 2-D rows of the elements reduced together (a copy when ``x`` is strided), when
+    :func:`row_sums` can add them: a non-empty f32/f64 ``x`` summed in its own type over its last axes; else
+    None. (Chosen by shape and type alone, never by layout: a strided whole and a contiguous block of it
+    must add their rows alike.)"""
+    if (x.dtype != dtype or dtype.kind != "f" or not x.ndim or not x.size
             or axes != tuple(range(x.ndim - len(axes), x.ndim))):
         return None
-    return x.reshape(-1, math.prod(x.shape[a] for a in axes))
+    return np.ascontiguousarray(x.reshape(-1, math.prod(x.shape[a] for a in axes)))
 
 
 def _add(x: np.ndarray, axes: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
@@ -284,7 +298,7 @@ def reduce(data: np.ndarray, axes_input: np.ndarray, *, kind: str, axes: tuple[i
 
 def prepare_reduce(params, inputs: list[TensorSpec], outputs: list[TensorSpec], consts):
     """For static shapes: a float sum or mean (f32/f64, computed in their own type) of an input small enough
-    for one thread is one ``np.add.reduce`` (:func:`row_sums` over the last axes) and two in-place steps,
+    for one thread is one :func:`row_sums` (over the last axes; else ``np.add.reduce``) and two in-place steps,
     under the run's errstate (see runtime.execute), with the values of :func:`reduce`; other reductions are
     the general kernel."""
     kind, axes, keep_dims = params["kind"], params["axes"], params["keep_dims"]
@@ -301,8 +315,8 @@ def prepare_reduce(params, inputs: list[TensorSpec], outputs: list[TensorSpec], 
     by_rows = math.prod(shape) > 0 and axes == tuple(range(len(shape) - len(axes), len(shape)))
 
     def kernel(data: np.ndarray, axes_input: np.ndarray) -> np.ndarray:
-        if by_rows and data.flags.c_contiguous:  # (as _add chooses: a block sums as the whole does)
-            total = row_sums(data.reshape(-1, count))
+        if by_rows:  # (as _add: strided data copied, so that a block sums as the whole does)
+            total = row_sums(np.ascontiguousarray(data.reshape(-1, count)))
         else:
             total = np.add.reduce(data, axis=axes, keepdims=True)
         total += zero  # the reference's sums start at +0: a sum of -0.0s is +0.0

@@ -235,17 +235,31 @@ def test_softmax_empty_and_axis_refused(tmp_path):
 
 @pytest.mark.parametrize("length", [1, 2, 16, 17, 64, 300])
 def test_row_maximum_paths_agree_with_numpy(length):
-    """Softmax's row maximum (column by column for short rows, reduceat over contiguous rows, a reduce
+    """Softmax's row maximum (column by column for many short rows, reduceat over contiguous rows, a reduce
     otherwise) equals ``np.maximum.reduce`` bit for bit, NaN and infinities included, on contiguous and
     strided rows."""
     from ir_runner.ops.matmul import _row_max
 
     rng = np.random.default_rng(length)
-    x = rng.standard_normal((40, length)).astype(np.float32)
+    x = rng.standard_normal((600, length)).astype(np.float32)  # (600 rows: by columns up to 16 a row)
     x[3, -1], x[4, 0], x[5, :] = np.nan, np.inf, -np.inf
     x[6, length // 2] = -np.inf
-    for rows in (x, x[::2], np.asfortranarray(x)):
+    for rows in (x, x[::2], np.asfortranarray(x), x[:7]):
         assert_same_bits("f32", _row_max(rows), np.maximum.reduce(rows, axis=-1, keepdims=True))
+
+
+def test_softmax_rows_do_not_depend_on_their_block():
+    """A row's bits are the same alone, in a block of rows, or as the last block's single row (rows of 9,000:
+    numpy's einsum adds a single long row in pieces of its buffer unless reduce.row_sums prevents it)."""
+    from ir_runner.ops.matmul import _BLOCK, softmax
+
+    rows = _BLOCK // 9000 + 1  # the last block holds one row
+    x = (np.random.default_rng(4).standard_normal((rows, 9000)) * 3).astype(np.float32)
+    for log in (False, True):
+        whole = softmax(x, axis=1, log=log)
+        for i in (1, rows - 2, rows - 1):
+            assert_same_bits("f32", softmax(x[i:i + 1], axis=1, log=log), whole[i:i + 1])
+            assert_same_bits("f32", softmax(x[i - 1:i + 1], axis=1, log=log)[1:], whole[i:i + 1])
 
 
 @pytest.mark.parametrize("length", [1, 5, 17, 64])

@@ -293,7 +293,7 @@ def test_row_sums_do_not_depend_on_the_rows_block_or_alignment(dtype):
     from ir_runner.ops.reduce import row_sums
 
     rng = np.random.default_rng(3)
-    for length in (*range(1, 40), 63, 64, 65, 127, 1000, 4099):
+    for length in (*range(1, 40), 63, 64, 65, 127, 1000, 4099, 8193, 20001):
         rows = (rng.standard_normal((11, length)) * 10 ** rng.uniform(-3, 3, (11, 1))).astype(dtype)
         whole = row_sums(rows)
         for offset in range(4):
@@ -301,9 +301,25 @@ def test_row_sums_do_not_depend_on_the_rows_block_or_alignment(dtype):
             shifted[...] = rows
             for start in range(4):
                 assert_same_bits("f32", row_sums(shifted[start:]), whole[start:])
+                assert_same_bits("f32", row_sums(shifted[start:start + 1]), whole[start:start + 1])  # (alone)
         exact = rows.astype(np.float64).sum(axis=1)
         bound = length * np.finfo(dtype).eps * np.abs(rows).astype(np.float64).sum(axis=1)
         assert (np.abs(whole - exact) <= bound).all()
+
+
+@pytest.mark.parametrize("kind", ["sum", "mean", "l2"])
+def test_last_axis_sums_of_a_strided_input_equal_a_contiguous_ones(kind):
+    """A Transpose's view (strided) summed along its last axis gives the bits of the same rows contiguous, in
+    one block or alone (the summation is chosen by shape and type, never by layout: a Dask block of one row of
+    a transposed batch is contiguous)."""
+    from ir_runner.ops.reduce import reduce
+
+    x = np.random.default_rng(2).standard_normal((300, 64)).astype(np.float32).T  # [64, 300], strided
+    params = {"kind": kind, "axes": (1,), "keep_dims": False}
+    whole = reduce(x, np.array([1]), **params)
+    assert_same_bits("f32", whole, reduce(np.ascontiguousarray(x), np.array([1]), **params))
+    for i in (0, 31, 63):
+        assert_same_bits("f32", reduce(np.ascontiguousarray(x[i:i + 1]), np.array([1]), **params), whole[i:i + 1])
 
 
 @pytest.mark.parametrize("kind", ["sum", "mean", "l1", "l2"])
