@@ -127,10 +127,11 @@ _RAW_TYPES = {"bf16": np.uint16, "f8e4m3": np.uint8, "f8e5m2": np.uint8}  # nump
 def _tensor(ov, array: np.ndarray, element_type: str):
     """An ov.Tensor holding ``array``; bf16 and f8 values are copied as their bits."""
     raw = _RAW_TYPES.get(element_type)
+    array = np.require(array, requirements="C")  # unlike np.ascontiguousarray, keeps a rank-0 array rank 0
     if raw is None:
-        return ov.Tensor(np.ascontiguousarray(array))
+        return ov.Tensor(array)
     tensor = ov.Tensor(getattr(ov.Type, element_type), list(array.shape))
-    np.copyto(tensor.data.view(raw).reshape(array.shape), np.ascontiguousarray(array).view(raw))
+    np.copyto(tensor.data.view(raw).reshape(array.shape), array.view(raw))
     return tensor
 
 

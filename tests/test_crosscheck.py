@@ -148,3 +148,20 @@ def test_a_64_bit_output_the_device_holds_in_32_bits_is_named_as_such():
     assert (causes[0].ours, causes[0].device) == (np.iinfo(np.int64).min, np.iinfo(np.int32).min)
     norm = [row for row in report.layers if row.layer.name.endswith("layer_norm/aten::mul/Multiply")]
     assert norm and all(row.rule == "tolerance" and row.status == AGREE for row in norm)
+
+
+@pytest.mark.parametrize("element_type", ["f32", "bf16"])
+def test_a_rank_0_input_is_fed_to_the_device_as_rank_0(element_type):
+    """A scalar feed stays a scalar on its way to OpenVINO (np.ascontiguousarray would make it shape (1,),
+    which the device refuses for a Parameter of shape [])."""
+    from tests.helpers.crosscheck_models import BF16
+    from tests.helpers.irbuild import IRBuilder
+
+    b = IRBuilder("scalar_in")
+    x = b.parameter("x", element_type, "3")
+    s = b.parameter("s", element_type, "")
+    wide = [b.convert(x, "f32", name="wide_x"), b.convert(s, "f32", name="wide_s")]
+    b.result(b.layer("Add", "opset1", wide, out_specs=[("FP32", [3])], name="sum"))
+    dtype = BF16 if element_type == "bf16" else np.float32
+    report = _check(b, {"x": np.array([1.5, -2.0, 4.0], dtype), "s": np.array(0.25, dtype)})
+    assert report.ok and [row.layer.name for row in report.layers][-1] == "sum"
