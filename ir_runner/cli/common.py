@@ -5,13 +5,14 @@ Nothing here imports numpy, so ``ir-run --help`` stays cheap once the package it
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Callable
 from typing import Any
 
 import click
 
-from ..errors import error_entry
+from ..errors import IRError, error_entry
 
 SCHEMA = "ir-run/1"
 
@@ -30,6 +31,12 @@ EXIT_CODES_HELP = (
     " 70 other internal error; 74 cannot write output;"
     " 130 interrupted."
 )
+
+
+class OutputError(IRError):
+    """A result cannot be written (missing folder, no space, permissions, a closed or full stdout)."""
+
+    exit_code = EXIT_OUTPUT
 
 
 class Settings:
@@ -94,12 +101,12 @@ def emit(command: str, result: dict[str, Any], render: Callable[[dict[str, Any]]
     if settings().json:
         from .formats import to_json
 
-        click.echo(to_json({"schema": SCHEMA, "tool": "ir-run", "version": _version(), "command": command,
-                            "ok": code == EXIT_OK, "exit_code": code, **result}))
+        write_stdout(to_json({"schema": SCHEMA, "tool": "ir-run", "version": _version(), "command": command,
+                              "ok": code == EXIT_OK, "exit_code": code, **result}))
     else:
         text = render(result)
         if text:
-            click.echo(text)
+            write_stdout(text)
     if code:
         sys.exit(code)
 
@@ -109,10 +116,25 @@ def emit_error(command: str | None, error: BaseException, code: int, kind: str) 
     if settings().json:
         import json  # (not formats.to_json: its numpy would cost a usage error ~50 ms; this holds no numpy value)
 
-        click.echo(json.dumps({"schema": SCHEMA, "tool": "ir-run", "version": _version(), "command": command,
-                               "ok": False, "exit_code": code, "error": error_entry(error, kind, detail=True)},
-                              indent=2, allow_nan=False, ensure_ascii=False))
+        try:
+            write_stdout(json.dumps({"schema": SCHEMA, "tool": "ir-run", "version": _version(), "command": command,
+                                     "ok": False, "exit_code": code, "error": error_entry(error, kind, detail=True)},
+                                    indent=2, allow_nan=False, ensure_ascii=False))
+        except OutputError:
+            pass  # stdout is the problem: the line on stderr says what happened
     log(f"error: {error}")
+
+
+def write_stdout(text: str) -> None:
+    """``text`` and a newline on stdout; a stdout that cannot take it (a full disk, a closed pipe) is an
+    OutputError, and stdout is then pointed at the null device so that Python's flush at exit cannot fail again."""
+    try:
+        click.echo(text)
+    except OSError as exc:
+        null = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(null, sys.stdout.fileno())
+        os.close(null)
+        raise OutputError(f"cannot write the result to stdout: {exc.strerror or exc}") from None
 
 
 def _version() -> str:

@@ -8,7 +8,6 @@ from __future__ import annotations
 import math
 import os
 import stat
-import tempfile
 import zipfile
 import zlib
 from collections.abc import Callable, Mapping
@@ -17,8 +16,8 @@ from typing import IO, Any
 
 import numpy as np
 
-from ..errors import InputError, IRError, ResourceLimitError
-from .common import EXIT_OUTPUT
+from ..errors import InputError, ResourceLimitError
+from .common import OutputError
 from .formats import python_values
 
 Arrays = dict[str, np.ndarray]
@@ -171,25 +170,31 @@ def json_array(value: Any, where: str) -> np.ndarray:
     return array
 
 
-class OutputError(IRError):
-    """A result file cannot be written (missing folder, no space, permissions)."""
-
-    exit_code = EXIT_OUTPUT
+def make_folder(folder: Path) -> None:
+    """Create ``folder`` and its parents (an existing folder is fine); failing is an OutputError."""
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise OutputError(f"cannot create the folder '{folder}': {exc.strerror or exc}") from None
 
 
 def atomic_write(path: Path, write: Callable[[IO[bytes]], None]) -> None:
-    """Write through a temporary file in the same folder, then rename: readers never see half a file."""
+    """Write through a temporary file in the same folder, then rename: readers never see half a file.
+
+    The file gets the mode a plain ``open()`` would give it: a new file 0666 less the umask, a replaced file
+    its own mode (``tempfile.mkstemp`` would make every file 0600)."""
     path = Path(path)
     folder = path.parent if str(path.parent) else Path(".")
     if not folder.is_dir():
         raise OutputError(f"cannot write '{path}': the folder '{folder}' does not exist")
     try:
-        handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=folder)
+        handle, temporary = _create_temporary(folder, path.name)
     except OSError as exc:
         raise OutputError(f"cannot write '{path}': {exc.strerror}") from None
     try:
         with os.fdopen(handle, "wb") as stream:
             write(stream)
+        _keep_mode(path, temporary)
         os.replace(temporary, path)
     except OSError as exc:
         Path(temporary).unlink(missing_ok=True)
@@ -197,6 +202,29 @@ def atomic_write(path: Path, write: Callable[[IO[bytes]], None]) -> None:
     except BaseException:
         Path(temporary).unlink(missing_ok=True)
         raise
+
+
+def _create_temporary(folder: Path, name: str) -> tuple[int, Path]:
+    """A new file ``.NAME.RANDOM.tmp`` in ``folder``, opened for writing with mode 0666 (the umask applies)."""
+    import secrets
+
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0)
+    while True:
+        temporary = folder / f".{name}.{secrets.token_hex(4)}.tmp"
+        try:
+            return os.open(temporary, flags, 0o666), temporary
+        except FileExistsError:
+            continue
+
+
+def _keep_mode(path: Path, temporary: Path) -> None:
+    """Give ``temporary`` the permission bits of the regular file ``path`` it is about to replace."""
+    try:
+        existing = os.stat(path)
+    except FileNotFoundError:
+        return
+    if stat.S_ISREG(existing.st_mode):
+        os.chmod(temporary, stat.S_IMODE(existing.st_mode))
 
 
 def save_arrays(path: Path, arrays: Mapping[str, np.ndarray]) -> None:

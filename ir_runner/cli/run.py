@@ -14,7 +14,7 @@ from ..model import Model
 from ..record import Record
 from .common import EXIT_COMPARISON, emit, info, settings
 from .compare import Tolerances, check_tolerance_names, compare_outputs, render_comparison
-from .files import array_sha256, file_sha256, read_arrays, same_file, save_arrays, save_json
+from .files import array_sha256, file_sha256, make_folder, read_arrays, same_file, save_arrays, save_json
 from .formats import array_stats, number, shape_text, table, type_name, values_text
 from .inputs import Bound, bind_inputs
 from .options import InputOptions
@@ -162,7 +162,7 @@ def _traced(bound: Bound, rows: list[dict[str, Any]] | None, dump: str | None) -
     saved into the folder ``dump`` (when given) and listed in its index.json."""
     folder = Path(dump) if dump else None
     if folder is not None:
-        folder.mkdir(parents=True, exist_ok=True)
+        make_folder(folder)
     index: list[dict[str, Any]] = []
     count = 0
 

@@ -5,7 +5,11 @@ before the run; the JSON error object."""
 from __future__ import annotations
 
 import json
+import os
 import pickle
+import stat
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -361,6 +365,52 @@ def test_unwritable_output_exit_74_and_nothing_left(tmp_path):
     (tmp_path / "dir.npz").mkdir()
     assert invoke(SELECT_GATHER, "--fill", "zeros", "-o", tmp_path / "dir.npz").exit_code == 2
     assert sorted(p.name for p in tmp_path.iterdir()) == ["dir.npz"]
+
+
+def test_a_folder_that_cannot_be_created_is_exit_74(tmp_path):
+    (tmp_path / "file").write_text("a regular file, not a folder")
+    result = invoke(SELECT_GATHER, "--fill", "zeros", "--dump-intermediate", tmp_path / "file" / "layers", debug=False)
+    assert result.exit_code == 74, result.output
+    assert "cannot create the folder" in result.stderr and "file/layers" in result.stderr
+
+
+@pytest.fixture
+def umask():
+    """Set the process's umask for the test, then restore it."""
+    previous = os.umask(0o022)
+    yield os.umask
+    os.umask(previous)
+
+
+@pytest.mark.parametrize("mask", [0o022, 0o027, 0o002], ids=oct)
+def test_written_files_get_the_mode_open_gives_them(tmp_path, umask, mask):
+    umask(mask)
+    out, inputs, layers = tmp_path / "out.npz", tmp_path / "in.json", tmp_path / "layers"
+    result = invoke(SELECT_GATHER, "--fill", "zeros", "-o", out, "--save-inputs", inputs, "--dump-intermediate", layers)
+    assert result.exit_code == 0, result.output
+    written = [out, inputs, *layers.iterdir()]
+    assert len(written) == 5 and {stat.S_IMODE(p.stat().st_mode) for p in written} == {0o666 & ~mask}
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["in.json", "layers", "out.npz"]  # no temporary left
+
+
+def test_a_replaced_file_keeps_its_mode(tmp_path, umask):
+    out = tmp_path / "out.npz"
+    out.write_bytes(b"old")
+    out.chmod(0o664)
+    umask(0o077)
+    assert invoke(SELECT_GATHER, "--fill", "zeros", "-o", out).exit_code == 0
+    assert stat.S_IMODE(out.stat().st_mode) == 0o664 and set(load_npz(out)) == {"out"}
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full (a device that is always full)")
+@pytest.mark.parametrize("args", [["inspect", SELECT_GATHER, "--format", "dot"], ["--json", "inspect", SELECT_GATHER],
+                                  [SELECT_GATHER, "--fill", "zeros"]])
+def test_a_full_stdout_is_exit_74(args):
+    with open("/dev/full", "w") as full:
+        done = subprocess.run([sys.executable, "-m", "ir_runner", *map(str, args)], stdout=full, stderr=subprocess.PIPE,
+                              text=True, timeout=60, env={k: v for k, v in os.environ.items() if k != "IR_RUN_DEBUG"})
+    assert done.returncode == 74, done.stderr
+    assert done.stderr == "error: cannot write the result to stdout: No space left on device\n"
 
 
 @pytest.fixture
