@@ -149,6 +149,11 @@ class ExtensionError(IRError):
     fails to load."""
 
 
+class ExtensionKernelError(KernelError, ExtensionError):
+    """An extension's kernel raised, or returned outputs its own inference contradicts: a bug in that extension
+    (named with its package), not in ir-run. Exit code 7, as a kernel failure."""
+
+
 def error_entry(error: object, kind: str | None = None, *, detail: bool = False) -> dict[str, Any]:
     """An error (or a validation finding, which has the same attributes) as JSON-ready data: its ``type``
     (``kind``, else the IRError's class name, else 'warning'), ``message``, then whichever of ``detail`` (when

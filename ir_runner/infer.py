@@ -9,6 +9,7 @@ its *declared* output specs downstream so that later layers are still checked.
 
 from __future__ import annotations
 
+import functools
 import math
 from typing import Any
 
@@ -25,6 +26,7 @@ from .errors import (
     clip_text,
     with_layer,
 )
+from .extension import checked_kernel
 from .graph import Graph
 from .ir.records import LayerRecord, PortRecord, Record
 from .ops.api import FOLD_MAX_BYTES, OpContext, OpDef, PartialValue
@@ -491,7 +493,7 @@ class ConstantFolder:
                 return None
             values.append(produced[port])
         try:
-            result = info.op.kernel(*values, **info.params)
+            result = checked_kernel(info.op, functools.partial(info.op.kernel, **info.params), info.outputs)(*values)
         except IRError as error:
             raise with_layer(error, info.ref) from None
         except Exception:  # folding is an optimisation: a failure means "not constant"

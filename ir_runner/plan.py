@@ -24,6 +24,7 @@ import operator
 import numpy as np
 
 from .errors import IRError, KernelError, LayerRef, ResourceLimitError, UnsupportedError, human_bytes
+from .extension import checked_kernel
 from .infer import Inference, constant_fingerprint, static_nbytes
 from .ops.api import KernelFn
 from .record import Record
@@ -212,6 +213,7 @@ def _kernel_for(info, consts: list[np.ndarray | None], prepared: dict[tuple, Ker
             kernel = op.prepare(info.params, info.inputs, outputs, consts)
         else:
             kernel = functools.partial(op.kernel, **info.params)
+        kernel = checked_kernel(op, kernel, outputs)
         if key is not None:
             prepared[key] = kernel
     return kernel

@@ -103,3 +103,58 @@ def test_a_failing_entry_point_is_an_extension_error_naming_it(tmp_path):
     assert done.returncode != 0
     assert "broken = broken:register" in done.stderr and "broken-ops" in done.stderr and "no luck" in done.stderr
     assert "Traceback" not in done.stderr
+
+
+_FAULTY = """
+    import numpy as np
+    from ir_runner.extension import OpDef, TensorSpec, register_op
+
+    def infer(ctx):
+        return [TensorSpec(ctx.inputs[0].element_type, ctx.inputs[0].shape)], {{}}
+
+    def kernel(x):
+        {body}
+
+    def register():
+        register_op(OpDef("ScaledTanh", 1, 0, 0, ("x",), infer, kernel, domain="my_ops"))
+"""
+
+
+@pytest.mark.parametrize(("body", "message"), [
+    ("return np.zeros((3, 3), x.dtype)", "returned f32[3,3] for output 0, where its inference gives f32[2,3]"),
+    ("return x.astype(np.float64)", "returned f64[2,3] for output 0, where its inference gives f32[2,3]"),
+    ("return x.tolist()", "returned list for output 0"),
+    ("return (x, x)", "returned tuple for output 0"),
+    ("return 1 / 0", "failed: ZeroDivisionError: division by zero"),
+], ids=["shape", "dtype", "list", "tuple", "raises"])
+def test_an_extension_kernel_is_checked_against_its_inference_and_named(tmp_path, body, message):
+    """An extension's kernel that contradicts its own inference (shape, dtype, not an array) or raises is an
+    ExtensionKernelError naming the layer and the extension's package (exit 7), not a silent wrong result or
+    'a bug in ir-run'."""
+    _distribution(tmp_path, "faulty", _FAULTY.format(body=body), "faulty = faulty:register", dist="faulty-ops")
+    done = _python(tmp_path, "", "-m", "ir_runner", str(EXAMPLE / "model.xml"), "--fill", "random")
+    assert done.returncode == 7, done.stderr
+    assert "ScaledTanh-1" in done.stderr and "faulty-ops (entry point ir_runner.ops: faulty)" in done.stderr
+    assert message in done.stderr and "bug in that extension, not in ir-run" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_an_extension_kernel_folding_a_constant_is_checked_too(tmp_path):
+    """On constant inputs the kernel runs while loading (constant folding): the same check applies there."""
+    _distribution(tmp_path, "faulty", _FAULTY.format(body="return x.astype(np.float64)"), "faulty = faulty:register",
+                  dist="faulty-ops")
+    done = _python(tmp_path, """
+        import numpy as np, ir_runner
+        from tests.helpers.irbuild import IRBuilder
+
+        b = IRBuilder("folded")
+        c = b.const("c", np.ones((2, 2), np.float32))
+        b.result(b.layer("ScaledTanh", "my_ops", [c], out_specs=[("FP32", [2, 2])], name="st"))
+        try:
+            ir_runner.load(*b.build()).run({})
+        except ir_runner.ExtensionKernelError as error:
+            print(error.exit_code, error)
+    """)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("7 layer 'st' (ScaledTanh-1, id 1") and "faulty-ops" in done.stdout, done.stdout
+    assert "returned f64[2,2] for output 0, where its inference gives f32[2,2]" in done.stdout

@@ -39,6 +39,7 @@ _REGISTRY: dict[str, list[OpDef]] = {}
 _loaded = False
 _loading = False
 _lock = threading.RLock()
+BUILTIN_ORIGIN = "ir-run "  # how the origin of every built-in declaration begins
 _origin: str | None = None  # the entry point being loaded, named in clash messages
 
 
@@ -54,7 +55,7 @@ def _load() -> None:
         try:
             for module in BUILTIN_MODULES:
                 for op in importlib.import_module(f"{__package__}.{module}").OPS:
-                    op.origin = op.origin or f"ir-run (ir_runner.ops.{module})"
+                    op.origin = op.origin or f"{BUILTIN_ORIGIN}(ir_runner.ops.{module})"
                     _add(op)
             _load_entry_points()
             _loaded = True
