@@ -38,7 +38,12 @@ if TYPE_CHECKING:
     from ..ir.records import LayerRecord
     from ..ir.weights import Weights
 
-LATEST_OPSET = 17
+LATEST_OPSET = 16  # the newest opset that holds every operation of the one before it
+NEWEST_OPSET = 17
+"""The newest opset OpenVINO defines. OpenVINO 2026.4's opset17 is still being filled: of the earlier
+operations it holds only Parameter, Convert and ShapeOf (``opset17_tbl.hpp``), and reading an IR with
+``type="Add" version="opset17"`` fails there. Those three declarations reach it; the others stop at
+LATEST_OPSET, as OpenVINO's tables do (tests/test_opset_ranges.py compares every opset's table)."""
 FOLD_MAX_BYTES = 1 << 20  # the largest layer output evaluated at load (inference, plan and validation)
 
 DECIDING_ROLES = frozenset({"axis", "axes", "shape", "target_shape", "begin", "end", "stride", "start", "stop",
@@ -105,8 +110,10 @@ class OpDef(Record):
     """One operation version: everything ir-run knows of it.
 
     - ``type``, ``version``, ``first_opset``..``last_opset``: which layers it serves (``type="Gather"
-      version="opset8"``); types match case-insensitively. ``domain`` names a custom opset instead
-      (``version="my_opset"`` or ``"extension"`` in the IR) for operations registered by extensions.
+      version="opset8"``); types match case-insensitively. ``absent``: opsets of that range whose OpenVINO
+      table leaves the type out (opset2 has no RNNCell or ShuffleChannels; opset3 has them again).
+      ``domain`` names a custom opset instead (``version="my_opset"`` or ``"extension"`` in the IR) for
+      operations registered by extensions.
     - ``inputs``: input names; ``roles`` the role of each (``data``, ``indices``, ``condition``, ``shape``,
       ``axis``...; by default each name is its role). ``min_inputs``: how many a layer must have when the
       last ones are optional (Squeeze's axes); the kernel then receives only the inputs the layer has.
@@ -142,14 +149,15 @@ class OpDef(Record):
 
     __slots__ = ("type", "version", "first_opset", "last_opset", "input_names", "infer", "kernel", "prepare",
                  "roles", "attrs", "value", "findings", "fit", "views", "batch", "shape_only", "exact", "domain",
-                 "origin", "deciding", "min_inputs", "variadic")
+                 "origin", "deciding", "min_inputs", "variadic", "absent")
 
     def __init__(self, type: str, version: int, first_opset: int, last_opset: int, input_names: tuple[str, ...],
                  infer: InferFn, kernel: KernelFn | None = None, prepare: PrepareFn | None = None, *,
                  roles: Sequence[str] | None = None, attrs: Sequence[Attr] = (), value: ValueFn | None = None,
                  findings: Callable | None = None, fit: Callable | None = None, views: bool = False,
                  batch: Callable | None = None, shape_only: bool = False, exact: bool = True, domain: str | None = None,
-                 origin: str | None = None, min_inputs: int | None = None, variadic: bool = False) -> None:
+                 origin: str | None = None, min_inputs: int | None = None, variadic: bool = False,
+                 absent: Sequence[int] = ()) -> None:
         self.type = type
         self.version = version
         self.first_opset = first_opset
@@ -172,6 +180,7 @@ class OpDef(Record):
         self.deciding = tuple(i for i, role in enumerate(self.roles) if role in DECIDING_ROLES)
         self.min_inputs = len(self.input_names) if min_inputs is None else min_inputs
         self.variadic = variadic
+        self.absent = frozenset(absent)
 
     def takes_inputs(self, count: int) -> bool:
         """Whether a layer with ``count`` inputs fits this operation (optional and repeated inputs)."""
@@ -182,15 +191,22 @@ class OpDef(Record):
         return f"{self.type}-{self.version}"
 
     def covers(self, opset: int) -> bool:
-        return self.domain is None and self.first_opset <= opset <= self.last_opset
+        return self.domain is None and self.first_opset <= opset <= self.last_opset and opset not in self.absent
 
     @property
     def opsets(self) -> str:
+        """``opset3``, ``opset1..opset16``, ``opset1, opset3..opset16`` (with an absent opset), or the domain."""
         if self.domain is not None:
             return self.domain
-        if self.first_opset == self.last_opset:
-            return f"opset{self.first_opset}"
-        return f"opset{self.first_opset}..opset{self.last_opset}"
+        runs: list[list[int]] = []
+        for opset in range(self.first_opset, self.last_opset + 1):
+            if opset in self.absent:
+                continue
+            if runs and runs[-1][1] == opset - 1:
+                runs[-1][1] = opset
+            else:
+                runs.append([opset, opset])
+        return ", ".join(f"opset{a}" if a == b else f"opset{a}..opset{b}" for a, b in runs)
 
     def defaults(self) -> dict[str, str]:
         """The attributes with a default, as written in an IR."""

@@ -12,7 +12,7 @@ import numpy as np
 
 from ..errors import UnsupportedError
 from ..types import ElementType, TensorSpec, element_type_of
-from .api import LATEST_OPSET, Attr, InputFit, KernelFn, OpContext, OpDef, keep_batch
+from .api import NEWEST_OPSET, Attr, InputFit, KernelFn, OpContext, OpDef, keep_batch
 from .convert_rules import convert_values
 
 
@@ -129,6 +129,6 @@ def _fit_convert(params, inputs, position: int) -> InputFit:
 
 
 OPS = (
-    OpDef("Convert", 1, 1, LATEST_OPSET, ("data",), infer_convert, convert, prepare_convert,
+    OpDef("Convert", 1, 1, NEWEST_OPSET, ("data",), infer_convert, convert, prepare_convert,
           attrs=(Attr("destination_type"),), fit=_fit_convert, value=_value, batch=keep_batch),
 )

@@ -480,7 +480,7 @@ OPS = (
     OpDef("ScatterElementsUpdate", 12, 12, LATEST_OPSET, _SCATTER_ROLES, _seu12, scatter_elements_update,
           attrs=(Attr("reduction", "none", tuple(REDUCTIONS)), Attr("use_init_val", "true", ("true", "false"))),
           fit=_fit_axis),
-    OpDef("ScatterNDUpdate", 3, 3, 14, ("data", "indices", "updates"), infer_scatter_nd,
+    OpDef("ScatterNDUpdate", 3, 4, 14, ("data", "indices", "updates"), infer_scatter_nd,
           scatter_nd_update, fit=_fit_tuples,
           value=_value_scatter_1d),
     OpDef("ScatterNDUpdate", 15, 15, LATEST_OPSET, ("data", "indices", "updates"),

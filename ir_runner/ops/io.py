@@ -12,7 +12,7 @@ import functools
 from ..errors import ModelFormatError, UnsupportedError, clip_text
 from ..ir.weights import const_array
 from ..types import NUMPY_MAX_RANK, PartialShape, TensorSpec, parse_partial_shape
-from .api import LATEST_OPSET, Attr, OpContext, OpDef, keep_batch, no_batch
+from .api import LATEST_OPSET, NEWEST_OPSET, Attr, OpContext, OpDef, keep_batch, no_batch
 
 _parse_shape = functools.lru_cache(maxsize=4096)(parse_partial_shape)  # large IRs repeat a few shapes
 
@@ -71,7 +71,7 @@ def infer_result(ctx: OpContext):
 
 
 OPS = (
-    OpDef("Parameter", 1, 1, LATEST_OPSET, (), infer_parameter, attrs=(Attr("element_type"), Attr("shape")),
+    OpDef("Parameter", 1, 1, NEWEST_OPSET, (), infer_parameter, attrs=(Attr("element_type"), Attr("shape")),
           batch=no_batch),
     OpDef("Const", 1, 1, LATEST_OPSET, (), infer_const,
           attrs=(Attr("element_type"), Attr("shape"), Attr("offset"), Attr("size")), batch=no_batch),

@@ -313,7 +313,7 @@ OPS = (
     OpDef("Pad", 12, 12, LATEST_OPSET, ("data", "pads_begin", "pads_end", "pad_value"), infer_pad, pad,
           prepare_pad, roles=("data", "pads", "pads", "pad_value"), min_inputs=3, batch=_batch_pad,
           attrs=(Attr("pad_mode", "constant", tuple(PAD_MODES)),)),
-    OpDef("Reverse", 1, 1, LATEST_OPSET, ("data", "axis"), infer_reverse, reverse, roles=("data", "axes"),
+    OpDef("Reverse", 1, 1, 1, ("data", "axis"), infer_reverse, reverse, roles=("data", "axes"),
           batch=_batch_untouched,
           attrs=(Attr("mode", None, ("index", "mask")),)),
     OpDef("Roll", 7, 7, LATEST_OPSET, ("data", "shift", "axes"), infer_roll, roll, batch=_batch_untouched),

@@ -655,5 +655,6 @@ OPS = (
           prepare_cell, roles=("data",) * 2 + ("weights",) * 3, attrs=_COMMON + _GRU_ATTR, batch=_batch_rule(2),
           exact=False),
     OpDef("RNNCell", 0, 1, LATEST_OPSET, ("X", "initial_hidden_state", "W", "R", "B"), infer_cell, cell,
-          prepare_cell, roles=("data",) * 2 + ("weights",) * 3, attrs=_COMMON, batch=_batch_rule(2), exact=False),
+          prepare_cell, roles=("data",) * 2 + ("weights",) * 3, attrs=_COMMON, batch=_batch_rule(2), exact=False,
+          absent=(2,)),
 )

@@ -18,7 +18,7 @@ import numpy as np
 from ..errors import InputError
 from ..parallel import PARALLEL_MIN_ELEMENTS, run_chunked
 from ..types import DYNAMIC_DIM, ELEMENT_TYPES, Dim, ElementType, PartialShape, TensorSpec, merge_dims
-from .api import LATEST_OPSET, Attr, InputFit, OpContext, OpDef
+from .api import LATEST_OPSET, NEWEST_OPSET, Attr, InputFit, OpContext, OpDef
 from .index_rules import require_integer
 from .partial import (
     INT64_MAX,
@@ -538,7 +538,7 @@ _CONCAT_INPUTS = tuple(f"input{i}" for i in range(1024))  # any count from 1 (th
 OPS = (
     OpDef("ShapeOf", 1, 1, 2, ("data",), lambda ctx: _infer_shape_of(ctx, 1), shape_of, value=_value_shape_of,
           shape_only=True),
-    OpDef("ShapeOf", 3, 3, LATEST_OPSET, ("data",), lambda ctx: _infer_shape_of(ctx, 3), shape_of,
+    OpDef("ShapeOf", 3, 3, NEWEST_OPSET, ("data",), lambda ctx: _infer_shape_of(ctx, 3), shape_of,
           value=_value_shape_of, shape_only=True, attrs=(Attr("output_type", "i64", ("i32", "i64")),)),
     OpDef("Reshape", 1, 1, LATEST_OPSET, ("data", "shape"), _infer_reshape, reshape, value=_value_reshape,
           views=True, fit=_fit_data, attrs=(Attr("special_zero", "false", ("true", "false")),)),

@@ -137,7 +137,7 @@ def _block_rule(params, inputs, outputs, axes):
 _BLOCK_ATTRS = (Attr("mode", None, tuple(_MODES)), Attr("block_size", "1"))
 OPS = (
     OpDef("ShuffleChannels", 1, 1, LATEST_OPSET, ("data",), infer_shuffle, shuffle_channels,
-          attrs=(Attr("axis", "1"), Attr("group", "1")), batch=_shuffle_rule, views=True),
+          attrs=(Attr("axis", "1"), Attr("group", "1")), batch=_shuffle_rule, views=True, absent=(2,)),
     OpDef("DepthToSpace", 1, 1, LATEST_OPSET, ("data",), infer_depth_to_space, depth_to_space, attrs=_BLOCK_ATTRS,
           batch=_block_rule, views=True),
     OpDef("SpaceToDepth", 1, 1, LATEST_OPSET, ("data",), infer_space_to_depth, space_to_depth, attrs=_BLOCK_ATTRS,

@@ -329,24 +329,26 @@ _INT_NAMES = {np.dtype(t): n for t, n in ((np.int8, "i8"), (np.int16, "i16"), (n
 
 
 class Unary:
-    """One unary operation: type, first opset, which element types it takes (``numeric``: not boolean;
+    """One unary operation: type, version, which element types it takes (``numeric``: not boolean;
     ``real``: floats; ``any``; ``integral``: integers and boolean), its float and integer computations
     (None: not defined there), whether the float one is exact, whether it makes several passes, and whether
     its f16 NaNs come out quiet (the reference's f16 values pass through f32 for most operations; not for
-    Ceiling and Round)."""
+    Ceiling and Round). ``first`` is the version and, unless ``first_opset`` says otherwise, the first opset
+    that holds it (Asinh-3's class is in OpenVINO's tables from opset4)."""
 
-    __slots__ = ("type", "first", "types", "on_float", "on_int", "exact", "passes", "quiet_f16")
+    __slots__ = ("type", "first", "types", "on_float", "on_int", "exact", "passes", "quiet_f16", "first_opset")
 
     def __init__(self, type: str, first: int, types: str, on_float: Callable[..., None] | None,
                  on_int: Callable[..., None] | None, *, exact: bool = True, passes: bool = True,
-                 quiet_f16: bool = False) -> None:
+                 quiet_f16: bool = False, first_opset: int | None = None) -> None:
         self.type, self.first, self.types, self.on_float, self.on_int = type, first, types, on_float, on_int
         self.exact, self.passes, self.quiet_f16 = exact, passes, quiet_f16
+        self.first_opset = first if first_opset is None else first_opset
 
 
-def _transcendental(name: str, first: int, ufunc: np.ufunc, rounding: str) -> Unary:
+def _transcendental(name: str, first: int, ufunc: np.ufunc, rounding: str, first_opset: int | None = None) -> Unary:
     return Unary(name, first, "numeric", _nan_quieted(ufunc), _int_via_double(ufunc, rounding), exact=False,
-                 passes=False)
+                 passes=False, first_opset=first_opset)
 
 
 TABLE = (
@@ -368,9 +370,9 @@ TABLE = (
     _transcendental("Sinh", 1, np.sinh, "round"),
     _transcendental("Cosh", 1, np.cosh, "round"),
     _transcendental("Tanh", 1, np.tanh, "round"),
-    _transcendental("Asinh", 3, np.arcsinh, "round"),
-    _transcendental("Acosh", 3, np.arccosh, "round"),
-    Unary("Atanh", 3, "numeric", _ufunc(np.arctanh), _int_atanh, exact=False, passes=False),
+    _transcendental("Asinh", 3, np.arcsinh, "round", first_opset=4),
+    _transcendental("Acosh", 3, np.arccosh, "round", first_opset=4),
+    Unary("Atanh", 3, "numeric", _ufunc(np.arctanh), _int_atanh, exact=False, passes=False, first_opset=4),
     Unary("Erf", 1, "numeric", _nan_quieted(_erf), _int_via_double(erf, "round"), exact=False),
     Unary("Sigmoid", 1, "numeric", _sigmoid, _int_sigmoid, exact=False),
     Unary("Relu", 1, "numeric", _relu, _int_relu, passes=False, quiet_f16=True),
@@ -794,7 +796,7 @@ def _batch_prelu(params, inputs, outputs, axes):
 
 
 def _declare(entry: Unary) -> OpDef:
-    return OpDef(entry.type, entry.first, entry.first, LATEST_OPSET, ("data",),
+    return OpDef(entry.type, entry.first, entry.first_opset, LATEST_OPSET, ("data",),
                  _same_infer(entry.types, entry.type), _unary_kernel(entry), batch=_unary_batch, exact=entry.exact)
 
 
