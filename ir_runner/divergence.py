@@ -19,6 +19,11 @@ A layer output **diverges** when an element disagrees. It is the cause (``diverg
 it reads agrees; it is ``inherited`` when one of them diverged (or was not observable and itself read a
 diverging output). The first divergence is the first cause in execution order. Layer outputs the device
 cannot show are ``not observable`` (with the reason), never skipped silently.
+
+A layer output that differs only as a known **device representation** makes (a 64-bit integer the device holds
+in 32 bits, its values outside the range saturated or wrapped: the CPU plugin's INT64_MAX slice ends) has the
+status ``device representation`` and does not fail the check, as long as every layer output computed from it
+agrees; when one does not, the representation is the cause (``diverges``). With ``strict`` it always diverges.
 """
 
 from __future__ import annotations
@@ -36,6 +41,9 @@ from .record import Record
 from .types import element_type_of
 
 AGREE, DIVERGES, INHERITED, UNOBSERVABLE = "agree", "diverges", "inherited", "not observable"
+REPRESENTED = "device representation"
+_NARROWED = ("the device holds this 64-bit output in 32 bits: values outside its range saturate",
+             "the device holds this 64-bit output in 32 bits: values outside its range wrap")
 
 
 class Tolerance(Record):
@@ -124,12 +132,13 @@ class CrosscheckReport(Record):
 
 def crosscheck(model: Model | str | os.PathLike | bytes, feeds: Mapping[str, object] | Sequence | None = None,
                device: str = "CPU", precision: str = "f32", *, weights=None, tolerance: Tolerance | None = None,
-               cast: str | None = None) -> CrosscheckReport:
+               cast: str | None = None, strict: bool = False) -> CrosscheckReport:
     """Run ``model`` (a loaded Model, or what :func:`ir_runner.load` takes) on ``feeds`` in ir-run and in
     OpenVINO on ``device`` with ``INFERENCE_PRECISION_HINT=precision``, and compare every layer output.
 
     Needs the optional ``openvino`` package (UnsupportedError with how to install it otherwise). ``tolerance``
-    replaces the precision's default bound for outputs compared by tolerance.
+    replaces the precision's default bound for outputs compared by tolerance. ``strict``: a device
+    representation (see the module docstring) is a divergence.
     """
     from .device import PRECISIONS, run_on_device
 
@@ -147,6 +156,7 @@ def crosscheck(model: Model | str | os.PathLike | bytes, feeds: Mapping[str, obj
     device_run = run_on_device(model.source, model.weights_source, keys, fed, device, precision)
     rows: list[LayerComparison] = []
     tainted: set[tuple[str, int]] = set()  # outputs that diverged, or are unobservable and read one that did
+    represented: dict[tuple[str, int], set[int]] = {}  # tainted outputs -> the device-representation rows behind
     inexact: set[tuple[str, int]] = set()  # outputs that agree within the tolerance but not bit for bit
     for record in trace.layers:
         info = model.inference.layers[record.layer.id]
@@ -170,12 +180,18 @@ def crosscheck(model: Model | str | os.PathLike | bytes, feeds: Mapping[str, obj
                     or not np.array_equal(_bits(value), _bits(device_value))):
                 inexact.add((record.layer.id, record.position))
             if row.mismatches:
-                row.status = INHERITED if inherited else DIVERGES
+                row.status = (INHERITED if inherited else REPRESENTED if row.note in _NARROWED and not strict
+                              else DIVERGES)
         else:
             row.status = UNOBSERVABLE
             row.note = device_run.unobservable.get(key, "not returned by the device")
-        if row.diverged or (row.status == UNOBSERVABLE and inherited):
+        behind = {index for source in sources for index in represented.get(source, ())}
+        if row.status == INHERITED:
+            for index in behind:  # a representation that made a later output differ is its cause after all
+                rows[index].status = DIVERGES
+        if row.diverged or row.status == REPRESENTED or (row.status == UNOBSERVABLE and inherited):
             tainted.add((record.layer.id, record.position))
+            represented[(record.layer.id, record.position)] = {len(rows)} if row.status == REPRESENTED else behind
         rows.append(row)
     return CrosscheckReport(device, precision, bound, device_run.version, rows)
 
@@ -313,7 +329,7 @@ def report_data(report: CrosscheckReport) -> dict[str, Any]:
         "first_divergence": None if first is None else {
             "layer": first.layer.name, "id": first.layer.id, "type": first.layer.type_version,
             "line": first.layer.line, "port": first.port, "position": first.position},
-        "counts": {status: report.count(status) for status in (AGREE, DIVERGES, INHERITED, UNOBSERVABLE)},
+        "counts": {status: report.count(status) for status in (AGREE, DIVERGES, INHERITED, UNOBSERVABLE, REPRESENTED)},
         "layers": [row_data(row) for row in report.layers],
     }
 

@@ -252,6 +252,20 @@ def convert_chain() -> Sample:
                   {"as_f16": as_f16, "as_i32": as_i32, "as_u8": as_u8, "as_boolean": as_u8 != 0})
 
 
+def picker() -> Sample:
+    """docs/crosscheck.md's example: Convert i32 -> f32, Gather-7 with negative indices fed at run time, Convert
+    to f16 and back, Select with an all-true mask; the CPU plugin gives 0 for the negative indices."""
+    inputs = {"x": np.array([10, 20, 30, 40, 50, 60], I32), "idx": np.array([-1, 0, -2, 2], I32),
+              "keep": np.ones(4, bool)}
+    x, idx, keep = parameters(inputs)
+    floats = opset1.convert(x, ov.Type.f32, name="to_float")
+    pick = opset7.gather(floats, idx, constant("axis", np.array(0, I64)), name="pick")
+    widened = opset1.convert(opset1.convert(pick, ov.Type.f16, name="to_half"), ov.Type.f32, name="widen")
+    mask = opset1.select(keep, widened, constant("zero", np.zeros(4, F32)), name="mask")
+    return Sample("picker", make_model("picker", [x, idx, keep], {"out": mask}), inputs,
+                  {"out": np.array([60, 10, 50, 30], F32)})
+
+
 def samples() -> list[Sample]:
     return [
         select_spec(),
@@ -264,6 +278,7 @@ def samples() -> list[Sample]:
         fp16_compressed(),
         *gather_samples(),
         convert_chain(),
+        picker(),
     ]
 
 

@@ -10,8 +10,9 @@ import numpy as np
 import pytest
 
 import ir_runner
-from ir_runner.divergence import AGREE, DIVERGES, INHERITED, Tolerance
+from ir_runner.divergence import AGREE, DIVERGES, INHERITED, REPRESENTED, Tolerance
 from tests.helpers.crosscheck_models import FAULTS, negative_gather
+from tests.helpers.irbuild import IRBuilder
 
 
 def _check(builder, feeds, **options) -> ir_runner.CrosscheckReport:
@@ -165,3 +166,64 @@ def test_a_rank_0_input_is_fed_to_the_device_as_rank_0(element_type):
     dtype = BF16 if element_type == "bf16" else np.float32
     report = _check(b, {"x": np.array([1.5, -2.0, 4.0], dtype), "s": np.array(0.25, dtype)})
     assert report.ok and [row.layer.name for row in report.layers][-1] == "sum"
+
+
+def _slice_to_the_end() -> IRBuilder:
+    """A Slice to INT64_MAX, as torch exports ``x[:, 1:]``: the CPU plugin holds the i64 Const in 32 bits."""
+    b = IRBuilder("slice_to_end")
+    x = b.parameter("x", "f32", "2,5")
+    ints = [b.const(name, np.array([value], np.int64))
+            for name, value in (("start", 1), ("stop", np.iinfo(np.int64).max), ("step", 1), ("axes", 1))]
+    tail = b.layer("Slice", "opset8", [x, *ints], out_specs=[("FP32", [2, 4])], name="tail")
+    b.result(b.layer("Relu", "opset1", [tail], out_specs=[("FP32", [2, 4])], name="relu"))
+    return b
+
+
+_X = {"x": np.arange(10, dtype=np.float32).reshape(2, 5) - 3}
+
+
+def test_a_64_bit_const_the_device_holds_in_32_bits_is_a_representation_not_a_divergence():
+    report = _check(_slice_to_the_end(), _X)
+    assert report.ok and report.first is None
+    statuses = {row.layer.name: row.status for row in report.layers}
+    assert statuses.pop("stop") == REPRESENTED and set(statuses.values()) == {AGREE}
+    stop = next(row for row in report.layers if row.layer.name == "stop")
+    assert (stop.ours, stop.device) == (np.iinfo(np.int64).max, np.iinfo(np.int32).max)
+    assert "holds this 64-bit output in 32 bits" in stop.note
+    strict = _check(_slice_to_the_end(), _X, strict=True)
+    assert not strict.ok and strict.first_divergence.name == "stop"
+
+
+def test_a_representation_that_later_outputs_show_is_the_cause():
+    b = IRBuilder("wide_sum")
+    x = b.parameter("x", "i64", "2")
+    big = b.const("big", np.array([2**40, 3], np.int64))
+    total = b.layer("Add", "opset1", [x, big], out_specs=[("I64", [2])], name="sum")
+    b.result(b.convert(total, "f32", name="as_float"))
+    report = _check(b, {"x": np.array([1, 2], np.int64)})
+    assert not report.ok and report.first_divergence.name == "big"
+    assert [row.status for row in report.layers] == [AGREE, DIVERGES, INHERITED, INHERITED]
+
+
+def test_the_cli_reports_a_representation_with_exit_0_and_fails_it_with_strict(tmp_path):
+    from tests.cli.clikit import invoke
+
+    path = _slice_to_the_end().write(tmp_path)
+    np.savez(tmp_path / "x.npz", **_X)
+    ok = invoke("crosscheck", path, "-i", tmp_path / "x.npz")
+    assert ok.exit_code == 0, ok.output
+    assert "1 differ only as the device represents them" in ok.stdout and "device representation" in ok.stdout
+    assert "ok: every observable layer output agrees with CPU or differs only as it represents it" in ok.stdout
+    strict = invoke("crosscheck", path, "-i", tmp_path / "x.npz", "--strict")
+    assert strict.exit_code == 1 and "first divergence: layer 'stop'" in strict.stdout
+
+
+def test_a_llama_export_agrees_with_its_int64_max_slice_ends_as_representations():
+    """The trial's case (a Mistral export; the Llama of models/real has the same Slices): four i64 Consts holding
+    INT64_MAX, which the CPU plugin holds as INT32_MAX, and every other layer output agrees."""
+    report = _real_crosscheck("llama")
+    assert report.ok, [(str(r.layer), r.status) for r in report.layers if r.status != AGREE]
+    representations = [row for row in report.layers if row.status == REPRESENTED]
+    assert len(representations) == 4
+    assert {(row.layer.type_version, row.ours, row.device) for row in representations} == {
+        ("Const-1", np.iinfo(np.int64).max, np.iinfo(np.int32).max)}

@@ -28,8 +28,10 @@ def crosscheck(**kw: Any) -> None:
     """Run MODEL in ir-run and on an OpenVINO device, compare every layer's outputs, name the first divergence.
 
     Integer, boolean and exactly computed float outputs must be equal bit for bit; other float outputs must
-    be within the tolerances. Exit 0 when every layer agrees, 1 when one diverges, 5 when openvino is not
-    installed (pip install 'ir-run[openvino]').
+    be within the tolerances. A layer output that differs only as the device represents it (a 64-bit integer
+    held in 32 bits, such as an INT64_MAX slice end) is reported as such and passes while every layer computed
+    from it agrees; with --strict it is a divergence. Exit 0 when every layer agrees, 1 when one diverges,
+    5 when openvino is not installed (pip install 'ir-run[openvino]').
     """
     from .crosscheck import CrosscheckOptions, crosscheck_command
 

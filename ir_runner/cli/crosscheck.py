@@ -6,7 +6,16 @@ import math
 from typing import Any
 
 from .. import crosscheck
-from ..divergence import AGREE, DEFAULT_TOLERANCES, DIVERGES, INHERITED, UNOBSERVABLE, Tolerance, report_data
+from ..divergence import (
+    AGREE,
+    DEFAULT_TOLERANCES,
+    DIVERGES,
+    INHERITED,
+    REPRESENTED,
+    UNOBSERVABLE,
+    Tolerance,
+    report_data,
+)
 from ..record import Record
 from .common import EXIT_COMPARISON, emit
 from .formats import shape_text, table
@@ -48,7 +57,8 @@ def crosscheck_command(options: CrosscheckOptions) -> None:
     tolerance = Tolerance(default.atol if options.atol is None else options.atol,
                           default.rtol if options.rtol is None else options.rtol,
                           default.ulp if options.ulp is None else options.ulp)
-    report = crosscheck(bound.model, bound.arrays, options.device, options.precision, tolerance=tolerance)
+    report = crosscheck(bound.model, bound.arrays, options.device, options.precision, tolerance=tolerance,
+                        strict=options.strict)
     result: dict[str, Any] = {"model": {"path": options.model, "weights": options.weights}, "seed": bound.seed,
                               "inputs": binding_rows(bound), **report_data(report)}
     if not report.ok:
@@ -65,7 +75,8 @@ def render_crosscheck(result: dict[str, Any], show_all: bool = False) -> str:
              f" (INFERENCE_PRECISION_HINT {result['precision']}; tolerance atol {tol['atol']:g}, rtol {tol['rtol']:g}"
              f"{ulp}, for float outputs not compared by bits)",
              f"{len(result['layers'])} layer outputs: {counts[AGREE]} agree, {counts[DIVERGES]} diverge,"
-             f" {counts[INHERITED]} inherited, {counts[UNOBSERVABLE]} not observable on {result['device']}"]
+             f" {counts[INHERITED]} inherited, {counts[UNOBSERVABLE]} not observable on {result['device']}"
+             + (f", {counts[REPRESENTED]} differ only as the device represents them" if counts[REPRESENTED] else "")]
     shown = [row for row in result["layers"] if show_all or row["status"] != AGREE]
     if shown:
         rows = [("status", "layer", "port", "type", "rule", "mismatches", "max abs", "max rel", "max ulp", "worst at",
@@ -83,7 +94,11 @@ def render_crosscheck(result: dict[str, Any], show_all: bool = False) -> str:
         if notes:
             parts.append("notes\n" + "\n".join(notes))
     first = result["first_divergence"]
-    if first is None:
+    if first is None and counts[REPRESENTED]:
+        parts.append(f"ok: every observable layer output agrees with {result['device']} or differs only as it"
+                     f" represents it (a 64-bit integer held in 32 bits), which no later layer output shows;"
+                     f" --strict counts these as divergences")
+    elif first is None:
         parts.append(f"ok: every observable layer output agrees with {result['device']}")
     else:
         row = next(r for r in result["layers"] if r["id"] == first["id"] and r["position"] == first["position"])
