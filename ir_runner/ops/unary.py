@@ -38,7 +38,7 @@ import numpy as np
 
 from ..errors import InputError, UnsupportedError
 from ..parallel import run_chunked
-from ..types import DYNAMIC, TensorSpec
+from ..types import DYNAMIC, PartialShape, TensorSpec
 from .api import LATEST_OPSET, Attr, OpContext, OpDef, numpy_merge, quiet_f16_nans
 from .convert_rules import bf16_as_openvino_rounds, float_to_int
 from .elementwise import UNCOMPUTED_TYPES, broadcast_batch, run_elementwise
@@ -632,12 +632,22 @@ def _infer_prelu(ctx: OpContext):
     _check_type(ctx, "PRelu", "numeric", data)
     channel = _channel_wise(data.shape.to_tuple(), slope.shape.to_tuple())
     if channel is False:
-        merged = numpy_merge(data.shape, slope.shape)
-        too_long = data.shape.rank is not None and slope.shape.rank is not None and slope.shape.rank > data.shape.rank
+        slope_shape = _without_leading_ones(slope.shape, data.shape.rank)
+        merged = numpy_merge(data.shape, slope_shape)
+        too_long = data.shape.rank is not None and slope_shape.rank is not None and slope_shape.rank > data.shape.rank
         if merged is None or too_long or merged.is_static and data.shape.is_static and merged != data.shape:
             ctx.fail(f"slope {slope.shape.brief()} neither broadcasts to data {data.shape.brief()} nor fits its"
                      " channel axis 1 (OpenVINO accepts some such shapes and reads past the slope)", position=1)
     return [data], {"channel": channel}
+
+
+def _without_leading_ones(shape: PartialShape, rank: int | None) -> PartialShape:
+    """``shape`` without the leading dims of 1 beyond ``rank``: the output keeps the data's shape, so a slope
+    of one element fits scalar data (OpenVINO's reference multiplies by it; ``[1]`` against ``[]``)."""
+    if shape.dims is None or rank is None or len(shape.dims) <= rank:
+        return shape
+    extra = shape.dims[:len(shape.dims) - rank]
+    return PartialShape(shape.dims[len(extra):]) if all(d.is_static and d.lo == 1 for d in extra) else shape
 
 
 def _channel_wise(data: tuple | None, slope: tuple | None) -> bool | None:
@@ -658,7 +668,11 @@ def _broadcasts_to(shape: tuple[int, ...], target: tuple[int, ...]) -> bool:
 def prelu(x: np.ndarray, slope: np.ndarray, *, channel: bool | None, out: np.ndarray | None = None) -> np.ndarray:
     """PRelu-1: ``x < 0 ? x * slope : x`` (in the data's type; a slope of another type is converted); a 1-D
     slope as long as the data's axis 1 applies along axis 1 (even if the last axis is as long), any other
-    broadcasts numpy-style to the data's shape."""
+    broadcasts numpy-style to the data's shape (leading dims of 1 beyond the data's rank left out: the output has
+    the data's shape, also for scalar data and a slope ``[1]``)."""
+    extra = slope.ndim - x.ndim
+    if extra > 0 and not channel and all(n == 1 for n in slope.shape[:extra]):
+        slope = slope.reshape(slope.shape[extra:])
     if channel is None:  # decided by dims only known now
         channel = _channel_wise(x.shape, slope.shape)
         if not channel and (slope.ndim > x.ndim or not _broadcasts_to(slope.shape, x.shape)):

@@ -23,7 +23,7 @@ def evaluate(node, arrays) -> np.ndarray:
             tensor.data.view(np.uint16)[...] = array.view(np.uint16)
             tensors.append(tensor)
         else:
-            tensors.append(ov.Tensor(np.ascontiguousarray(array)))
+            tensors.append(ov.Tensor(np.require(array, requirements="C")))  # (ascontiguousarray: rank 0 -> 1)
     inputs = []
     it = iter(tensors)
     for port in node.inputs():

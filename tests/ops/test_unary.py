@@ -135,13 +135,15 @@ def test_clamp_needs_min_not_above_max():
     ([2, 3, 4], [4], True), ([2, 5], [1], True), ([2, 3, 4], [2, 3, 4], True), ([1, 3, 4, 5], [4, 5], True),
     ([1, 3, 4, 5], [4], False), ([2, 3], [2, 3, 4], False),
     ([2, 3, 3], [3], True), ([2, 5, 5, 5], [5], True), ([4, 2, 3, 2], [2], True),  # axis 1 wins (fuzzer)
+    ([], [1], True), ([], [1, 1], True), ([], [], True), ([3], [1, 1], True), ([2, 3], [1, 1, 3], True),  # (trial)
+    ([], [3], False), ([], [2, 1], False), ([3], [2, 3], False),
 ])
 def test_prelu_slope_along_the_channel_axis_or_broadcast(tmp_path, data, slope, ok):
     rng = np.random.default_rng(2)
     x = opset13.parameter(data, ov.Type.f32, name="x")
     s = opset13.parameter(slope, ov.Type.f32, name="s")
     path = write_ir(opset13.prelu(x, s), [x, s], tmp_path)
-    if not ok:  # OpenVINO accepts these and reads past the slope
+    if not ok:  # OpenVINO accepts these and reads past the slope (or writes past the output)
         with pytest.raises(InferenceError, match="neither broadcasts"):
             ir_runner.load(str(path))
         return
