@@ -5,10 +5,11 @@ from __future__ import annotations
 import click
 
 from .common import EXIT_CODES_HELP, emit, json_option, quiet_option, settings
+from .options import complete_model
 
 
 @click.command(epilog=EXIT_CODES_HELP)
-@click.argument("model", type=click.Path())
+@click.argument("model", type=click.Path(), shell_complete=complete_model)
 @click.option("--weights", type=click.Path(), help="The .bin (default: MODEL with .bin).")
 @click.option("--strict", is_flag=True, help="Spec-strict: out-of-range constant indices are errors, not warnings.")
 @click.option("--format", "fmt", type=click.Choice(["text", "json", "md"]), default="text", show_default=True)

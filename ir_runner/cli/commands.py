@@ -43,15 +43,11 @@ class IRRunGroup(click.Group):
         """Commands and options, and (for the default command ``run``) model files and folders."""
         items = super().shell_complete(ctx, incomplete)
         if not incomplete.startswith("-"):
-            import glob
-
             from click.shell_completion import CompletionItem
 
-            for path in sorted(glob.glob(glob.escape(incomplete) + "*"))[:50]:
-                if os.path.isdir(path):
-                    items.append(CompletionItem(path + "/"))
-                elif path.lower().endswith(".xml"):
-                    items.append(CompletionItem(path))
+            from .options import model_paths
+
+            items += [CompletionItem(path) for path in model_paths(incomplete)]
         return items
 
     def list_commands(self, ctx: click.Context) -> list[str]:

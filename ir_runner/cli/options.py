@@ -65,8 +65,30 @@ def _files(prefix: str) -> list[str]:
     return sorted(p + ("/" if os.path.isdir(p) else "") for p in glob.glob(glob.escape(prefix) + "*"))[:50]
 
 
+def model_paths(prefix: str) -> list[str]:
+    """What completes a model argument: the ``.xml`` files starting with ``prefix``, then the folders (with a
+    ``/``), each sorted; no other file."""
+    import glob
+
+    paths = sorted(glob.glob(glob.escape(prefix) + "*"))
+    xml = [p for p in paths if p.lower().endswith(".xml") and os.path.isfile(p)]
+    return (xml + [p + "/" for p in paths if os.path.isdir(p)])[:50]
+
+
+def complete_model(_ctx: click.Context, _param: click.Parameter, incomplete: str) -> list[CompletionItem]:
+    """A MODEL argument: :func:`model_paths`."""
+    from click.shell_completion import CompletionItem
+
+    return [CompletionItem(path) for path in model_paths(incomplete)]
+
+
+def _bound(ctx: click.Context, *params: str) -> set[str]:
+    """The input names that the values of ``params`` given so far (``NAME=...``) bind."""
+    return {value.partition("=")[0] for param in params for value in ctx.params.get(param) or () if "=" in value}
+
+
 def complete_input(ctx: click.Context, _param: click.Parameter, incomplete: str) -> list[CompletionItem]:
-    """``--input``: ``NAME=`` for each model input, then a keyword or a file after the ``=``."""
+    """``--input``: ``NAME=`` for each model input not bound yet, then a keyword or a file after the ``=``."""
     from click.shell_completion import CompletionItem
 
     names = _input_names(ctx)
@@ -75,16 +97,20 @@ def complete_input(ctx: click.Context, _param: click.Parameter, incomplete: str)
             rest = incomplete[len(name) + 1:]
             choices = [k for k in KEYWORDS if k.startswith(rest)] + _files(rest)
             return [CompletionItem(f"{name}={choice}") for choice in choices]
-    items = [CompletionItem(f"{n}=", help="model input") for n in names if n.startswith(incomplete)]
+    bound = _bound(ctx, "inputs", "values")
+    items = [CompletionItem(f"{n}=", help="model input") for n in names if n.startswith(incomplete) and n not in bound]
     items += [CompletionItem(k) for k in KEYWORDS if k.startswith(incomplete)]
     return items + [CompletionItem(f) for f in _files(incomplete)]
 
 
-def complete_name(ctx: click.Context, _param: click.Parameter, incomplete: str) -> list[CompletionItem]:
-    """``--value`` / ``--shape`` / ``--data-shape`` / ``--range``: ``NAME=`` for each model input."""
+def complete_name(ctx: click.Context, param: click.Parameter, incomplete: str) -> list[CompletionItem]:
+    """``--value`` / ``--shape`` / ``--data-shape`` / ``--range``: ``NAME=`` for each model input that this
+    option (and, for ``--value``, ``--input``) has not named yet."""
     from click.shell_completion import CompletionItem
 
-    return [CompletionItem(f"{n}=", help="model input") for n in _input_names(ctx) if n.startswith(incomplete)]
+    bound = _bound(ctx, param.name, *(("inputs",) if param.name == "values" else ()))
+    return [CompletionItem(f"{n}=", help="model input") for n in _input_names(ctx)
+            if n.startswith(incomplete) and n not in bound]
 
 
 # -- option groups --------------------------------------------------------------------------------
@@ -107,7 +133,7 @@ def _memory(_ctx, _param, value: str | None) -> int | None:
 
 def model_options(function):
     decorators = [
-        click.argument("model", type=click.Path()),  # the reader reports a folder (exit 3)
+        click.argument("model", type=click.Path(), shell_complete=complete_model),  # a folder: exit 3
         click.option("--weights", type=click.Path(), help="The .bin (default: MODEL with .bin)."),
         click.option("--strict", is_flag=True,
                      help="Spec-strict: index values outside an operation's spec range are errors."),

@@ -39,10 +39,11 @@ def test_tab_completes_in_a_real_shell(session, typed, completed):
     assert session.complete(typed) == completed
 
 
-def _bash_protocol(line: str) -> list[str]:
+def _bash_protocol(line: str, cwd: Path = ROOT) -> list[str]:
     env = {**os.environ, "_IR_RUN_COMPLETE": "bash_complete", "COMP_LINE": line, "COMP_POINT": str(len(line)),
-           "COMP_WORDS": line, "COMP_CWORD": str(len(line.split()) - (0 if line.endswith(" ") else 1))}
-    done = subprocess.run([sys.executable, "-m", "ir_runner"], env=env, cwd=ROOT, capture_output=True, text=True)
+           "COMP_WORDS": line, "COMP_CWORD": str(len(line.split()) - (0 if line.endswith(" ") else 1)),
+           "PYTHONPATH": str(ROOT)}
+    done = subprocess.run([sys.executable, "-m", "ir_runner"], env=env, cwd=cwd, capture_output=True, text=True)
     return done.stdout.splitlines()
 
 
@@ -64,3 +65,22 @@ def test_the_scripts_keep_names_and_folders_open(tmp_path: Path):
         script = subprocess.run([sys.executable, "-m", "ir_runner", "completion", shell], capture_output=True,
                                 text=True, check=True).stdout
         assert marker in script
+
+
+@pytest.mark.parametrize("command", ["validate", "inspect", "run", "bench", "crosscheck", ""])
+def test_a_model_argument_offers_xml_files_first_then_folders_sorted(tmp_path: Path, command: str):
+    for name in ("b.xml", "a.bin", "a.xml", "c.npz", "Z.XML", "notes.txt"):
+        (tmp_path / name).write_text("")
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "m.xml").mkdir()  # a folder, even with that name
+    replies = _bash_protocol(f"ir-run {command} ".replace("  ", " "), tmp_path)
+    models = [reply for reply in replies if not reply.startswith("plain,-")]
+    assert models[-5:] == ["plain,Z.XML", "plain,a.xml", "plain,b.xml", "plain,m.xml/", "plain,sub/"], replies
+
+
+def test_an_input_already_bound_is_not_offered_again():
+    assert _bash_protocol(f"{MODEL} --input ")[:3] == ["plain,cond=", "plain,then=", "plain,else="]
+    assert _bash_protocol(f"{MODEL} --input cond=random --input ")[:2] == ["plain,then=", "plain,else="]
+    assert _bash_protocol(f"{MODEL} --value 'then=[[1,2,3],[4,5,6]]' -i cond=zeros -i ")[:1] == ["plain,else="]
+    assert _bash_protocol(f"{MODEL} --shape then=2,3 --shape ") == ["plain,cond=", "plain,else="]
+    assert _bash_protocol(f"{MODEL} --shape then=2,3 --data-shape ") == ["plain,cond=", "plain,then=", "plain,else="]
