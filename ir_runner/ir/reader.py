@@ -14,7 +14,7 @@ from pathlib import Path
 
 from lxml import etree
 
-from ..errors import LayerRef, ModelFileNotFoundError, ModelFormatError, UnsupportedError, clip_text
+from ..errors import MESSAGE_ITEMS, LayerRef, ModelFileNotFoundError, ModelFormatError, UnsupportedError, clip_text
 from ..types import MAX_DIM, decimal_int
 from .records import EdgeRecord, LayerRecord, NetRecord, PortRecord
 from .weights import Weights
@@ -71,7 +71,7 @@ def _xml_content(source) -> tuple[bytes, Path | None]:
         hint = f"did you mean '{named}'?" if path.suffix.lower() != ".xml" and named.is_file() else None
         raise ModelFileNotFoundError(f"model file '{path}' does not exist", hint=hint) from None
     except IsADirectoryError:
-        raise ModelFormatError(f"'{path}' is a directory, not a model .xml") from None
+        raise ModelFormatError(f"'{path}' is a directory, not a model .xml", hint=_xml_in(path)) from None
     except OSError as exc:
         raise ModelFormatError(f"cannot read model file '{path}': {exc.strerror}") from None
     except ValueError as exc:  # e.g. a NUL byte in the path
@@ -79,8 +79,27 @@ def _xml_content(source) -> tuple[bytes, Path | None]:
     return data, path
 
 
+def _xml_in(folder: Path) -> str | None:
+    """A hint naming the .xml files directly in ``folder`` (None when it holds none)."""
+    try:
+        found = sorted(str(p) for p in folder.iterdir() if p.suffix.lower() == ".xml" and p.is_file())
+    except OSError:
+        return None
+    if len(found) == 1:
+        return f"did you mean '{found[0]}'?"
+    if found:
+        shown = ", ".join(f"'{name}'" for name in found[:MESSAGE_ITEMS])
+        more = f" and {len(found) - MESSAGE_ITEMS} more" if len(found) > MESSAGE_ITEMS else ""
+        return f"it holds {len(found)} .xml files: {shown}{more}; pass one of them"
+    return None
+
+
 def _parse(data: bytes, path: Path | None):
     what = f"'{path}'" if path else "the model"
+    if not data.strip():
+        content = "empty (0 bytes)" if not data else f"empty: {len(data)} bytes of whitespace"
+        raise ModelFormatError(f"{what} is {content}; an IR model is an .xml file with a <net> element",
+                               hint="the file was not written completely, or is not the model; save it again")
     if data[:2] in (b"\xff\xfe", b"\xfe\xff"):
         raise ModelFormatError(f"{what} is encoded as UTF-16; IR files are UTF-8", hint="re-save the file as UTF-8")
     head = data[:4096].lstrip()

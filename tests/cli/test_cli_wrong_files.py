@@ -62,3 +62,30 @@ def test_replay_of_a_file_that_is_not_a_run_record_says_what_replay_reads(tmp_pa
 
 def test_the_real_model_still_reads(tmp_path):
     assert invoke(SELECT_GATHER, "--fill", "zeros", "-q").exit_code == 0
+
+
+@pytest.mark.parametrize(("xml_files", "hint"), [
+    (["model.xml"], "did you mean '{folder}/model.xml'?"),
+    (["b.xml", "a.xml"], "it holds 2 .xml files: '{folder}/a.xml', '{folder}/b.xml'; pass one of them"),
+    ([], None),
+])
+def test_a_folder_given_as_the_model_suggests_the_xml_it_holds(tmp_path, xml_files, hint):
+    folder = tmp_path / "exported"
+    folder.mkdir()
+    (folder / "model.bin").write_bytes(b"")
+    for name in xml_files:
+        (folder / name).write_bytes(SELECT_GATHER.read_bytes())
+    for args in ([folder], ["validate", folder], ["inspect", folder]):
+        result = invoke(*args)
+        text = result.stdout + result.stderr
+        assert result.exit_code == 3 and f"'{folder}' is a directory, not a model .xml" in text
+        assert (hint is None and "hint" not in text) or f"hint: {hint.format(folder=folder)}" in text, text
+
+
+@pytest.mark.parametrize(("content", "says"), [(b"", "is empty (0 bytes)"),
+                                               (b" \n\n", "is empty: 3 bytes of whitespace")])
+def test_an_empty_xml_is_called_empty(tmp_path, content, says):
+    path = tmp_path / "model.xml"
+    path.write_bytes(content)
+    result = invoke(path)
+    assert result.exit_code == 3 and f"'{path}' {says}" in result.stderr and "not XML" not in result.stderr
