@@ -1,14 +1,16 @@
 """Generated input data (``random`` / ``zeros`` / ``ones``) that fits the layers each input feeds.
 
 Random data looks at the layers an input feeds, as their declarations say (``fit``): e.g. indices get
-integers in ``[0, dim-1]`` of the data's gathered axis, a condition gets 0/1 or booleans. Each
-input has its own generator seeded with ``(seed, input position)``. Imported only when an input is
-generated.
+integers in ``[0, dim-1]`` of the data's gathered axis, a condition (or data converted to boolean, as an
+attention mask is) gets 0/1 or booleans. An input that feeds nothing telling its role but is named like a
+mask (``attention_mask``, ``mask``, ``padding-mask``) gets 0/1 too. Each input has its own generator seeded
+with ``(seed, input position)``. Imported only when an input is generated.
 """
 
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -21,6 +23,8 @@ from .common import flag, log
 from .shapes import data_shape_example, generated_shape
 
 DEFAULT_INT_RANGE = (0, 9)
+# attention_mask, mask, input_masks, attentionMask, MASK; not masked_positions, unmasked
+_MASK_NAME = re.compile(r"(?:^|[^A-Za-z])(?:mask|Mask|MASK)[sS]?(?![a-z])|(?<=[a-z])Masks?(?![a-z])")
 DEFAULT_FLOAT_RANGE = (0.0, 1.0)
 
 
@@ -142,6 +146,8 @@ def _plan(info: TensorInfo, uses, given: tuple[float, float] | None) -> _Generat
             plan = _Generation(0, last, True, why)
     elif uses:
         plan = _Generation(0, 1, True, uses[0][2])
+    elif _MASK_NAME.search(info.name):
+        plan = _Generation(0, 1, True, "(named like a mask)")
     if given is not None:
         lo, hi = given
         if plan.integral and et.kind != "float":

@@ -125,6 +125,10 @@ def _value(ctx: OpContext) -> list:
 
 
 def _fit_convert(params, inputs, position: int) -> InputFit:
+    """Data converted to boolean counts only as zero or not (an attention mask): 0/1; else whatever fits what
+    the output feeds."""
+    if params["dst"].kind == "bool":
+        return InputFit("cond", 0, 1, "converted to boolean, only zero or not counts")
     return InputFit("through")
 
 

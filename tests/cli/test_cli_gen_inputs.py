@@ -217,3 +217,36 @@ def test_every_input_missing_a_data_shape_is_named_in_one_error():
     assert one_left.exit_code == 4 and "input 'indices' has the dynamic shape [?,..3]" in one_left.stderr
     wrong_first = invoke(DYNAMIC, "--fill", "random", "--data-shape", "cond=[11,4]")
     assert wrong_first.exit_code == 4 and "--data-shape 'cond=[11,4]' does not fit" in wrong_first.stderr
+
+
+def _mask_model(folder, name: str, to_boolean: bool):
+    """``name`` (i64 [2,6]) either converted to boolean (as HF exports do with an attention mask) or only to f32
+    and scaled, which says nothing of its role."""
+    b = IRBuilder("masked")
+    mask = b.parameter(name, "i64", "2,6")
+    if to_boolean:
+        flat = b.layer("Reshape", "opset1", [mask, b.const("shape", np.array([12], np.int64))],
+                       attrs={"special_zero": "false"}, out_specs=[("I64", [12])], name="flat")
+        b.result(b.convert(b.convert(flat, "boolean", name="as_bool"), "f32", name="back"), "out")
+    else:
+        scaled = b.layer("Multiply", "opset1", [b.convert(mask, "f32"), b.const("scale", np.float32([-1e4]))],
+                         out_specs=[("FP32", [2, 6])], name="scaled")
+        b.result(scaled, "out")
+    return b.write(folder, "masked")
+
+
+@pytest.mark.parametrize(("name", "to_boolean", "says"), [
+    ("m", True, "random [0,1] (data of Convert-1 'as_bool': converted to boolean, only zero or not counts)"),
+    ("attention_mask", True, "random [0,1] (data of Convert-1 'as_bool'"),
+    ("attention_mask", False, "random [0,1] (named like a mask)"),
+    ("attentionMask", False, "random [0,1] (named like a mask)"),
+    ("masked_positions", False, "random [0,9]"),
+])
+def test_a_mask_gets_zeros_and_ones_from_the_graph_or_its_name(tmp_path, name, to_boolean, says):
+    model = _mask_model(tmp_path, name, to_boolean)
+    out = tmp_path / "in.npz"
+    result = invoke("gen-inputs", model, "-o", out, "--seed", "3")
+    assert result.exit_code == 0, result.output
+    assert says in result.stdout, result.stdout
+    values = set(np.unique(load_npz(out)[name]).tolist())
+    assert values == {0, 1} if "[0,1]" in says else len(values) > 2
