@@ -19,7 +19,7 @@ from .record import Record
 from .runtime import TensorInfo, bind_feeds, bind_outputs, execute
 from .signature import input_infos, output_infos
 from .subgraph import body_provider, infer_for_inputs
-from .types import PartialShape, TensorSpec
+from .types import PartialShape, TensorSpec, element_type_of
 
 if TYPE_CHECKING:
     from .ops.api import Finding
@@ -254,6 +254,35 @@ class LayerTrace(Record):
         self.seconds = seconds
         self.source = source
 
+    def __repr__(self) -> str:
+        """One line: where, how it was obtained, and the value's type, shape and statistics (never the values,
+        which may be millions)."""
+        timing = f" in {self.seconds * 1e3:.3g} ms" if self.source == "computed" else ""
+        return (f"<LayerTrace {self.layer}, output {self.position} (port {self.port}), {self.source}{timing}:"
+                f" {value_summary(self.value)}>")
+
+
+def value_summary(value: np.ndarray) -> str:
+    """``f32[2,3] min -1.5 max 4 mean 0.75`` (NaNs and infinities counted; booleans: how many are true; one
+    element: ``i64[] value 3``)."""
+    value = np.asarray(value)
+    et = element_type_of(value.dtype)
+    text = f"{et.name if et is not None else value.dtype}[{','.join(map(str, value.shape))}]"
+    if value.size == 0 or et is None or et.kind not in ("float", "int", "uint", "bool"):
+        return text
+    if value.size == 1:
+        return f"{text} value {value.reshape(-1)[0].item()!r}"
+    if et.kind == "bool":
+        return f"{text} {int(np.count_nonzero(value))} true"
+    if et.kind != "float":
+        return f"{text} min {value.min()} max {value.max()} mean {value.mean(dtype=np.float64):.6g}"
+    wide = value.astype(np.float64)
+    finite = wide[np.isfinite(wide)]
+    text += (f" min {finite.min():.6g} max {finite.max():.6g} mean {finite.mean():.6g}" if finite.size
+             else " no finite value")
+    nan, inf = int(np.isnan(wide).sum()), int(np.isinf(wide).sum())
+    return text + (f" nan {nan}" if nan else "") + (f" inf {inf}" if inf else "")
+
 
 class Trace(Record):
     """What :meth:`Model.trace` saw: ``layers`` (LayerTrace records in execution order, empty when a
@@ -264,6 +293,10 @@ class Trace(Record):
     def __init__(self, layers: list[LayerTrace], outputs: dict[str, np.ndarray]) -> None:
         self.layers = layers
         self.outputs = outputs
+
+    def __repr__(self) -> str:
+        outputs = ", ".join(f"{name}: {value_summary(value)}" for name, value in self.outputs.items())
+        return f"<Trace of {len(self.layers)} layer outputs; outputs {outputs}>"
 
 
 def _schedule(model: Model, plan: Plan, arrays: Sequence[np.ndarray]) -> list[tuple[str, LayerTrace | None]]:

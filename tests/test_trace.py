@@ -84,3 +84,25 @@ def test_a_layer_of_several_outputs_is_traced_port_by_port(tmp_path):
     records = [r for r in model.trace({"x": data}).layers if r.source == "computed"]
     assert [r.position for r in records] == [0, 1]
     assert np.array_equal(records[0].value, data[:2]) and np.array_equal(records[1].value, data[2:])
+
+
+def test_a_layer_trace_prints_one_short_line_without_the_values():
+    trace = _model().trace(FEEDS)
+    rows = {row.layer.name: repr(row) for row in trace.layers}
+    assert rows["cond"] == "<LayerTrace layer 'cond' (Parameter-1, id 0, line 4), output 0 (port 0), input:" \
+                           " boolean[4] 2 true>"
+    assert rows["axis"].endswith("constant: i64[] value 0>")
+    assert rows["k_as_i32"].endswith("folded: i32[4] min -2 max 9 mean 3.75>")
+    assert rows["sel"].startswith("<LayerTrace layer 'sel' (Select-1, id 4") and " computed in " in rows["sel"]
+    assert rows["sel"].endswith(": i32[4] min -2 max 30 mean 11.75>")
+    assert repr(trace) == "<Trace of 8 layer outputs; outputs out: i32[2] min 9 max 10 mean 9.5>"
+
+
+def test_a_large_value_prints_its_statistics_not_its_elements():
+    from ir_runner.model import value_summary
+
+    big = np.arange(1_000_000, dtype=np.float32)
+    big[:2] = [np.nan, -np.inf]
+    assert value_summary(big) == "f32[1000000] min 2 max 999999 mean 500000 nan 1 inf 1"
+    assert value_summary(np.full((2, 0), np.nan, np.float16)) == "f16[2,0]"
+    assert value_summary(np.full(3, np.nan, np.float16)) == "f16[3] no finite value nan 3"
