@@ -15,7 +15,7 @@ from typing import IO, Any
 import click
 import numpy as np
 
-from .common import emit
+from .common import emit, info
 from .formats import number, table
 from .inputs import bind_inputs
 from .options import InputOptions
@@ -106,7 +106,11 @@ def bench_command(options: BenchOptions) -> None:
         bound.model.run(feeds)
     latencies = measure(lambda: bound.model.run(feeds), iterations, options.seconds,
                         Progress("bench", iterations, options.seconds))
-    layers = _per_layer(bound, len(latencies), options.warmup) if options.per_layer else None
+    layers = None
+    if options.per_layer:  # as long as the timed part again, or longer: say so before it starts
+        info(f"timing each layer: {len(latencies)} more runs after {options.warmup} warm-up runs, each layer timed"
+             f" alone (the timed runs took {sum(latencies):.1f} s)")
+        layers = _per_layer(bound, len(latencies), options.warmup)
     result: dict[str, Any] = {"model": {"path": options.model}, "seed": bound.seed, "inputs": binding_rows(bound),
                               "timing": _statistics(latencies, options)}
     if layers is not None:
@@ -128,6 +132,8 @@ def _statistics(latencies: list[float], options: BenchOptions) -> dict[str, Any]
 def _per_layer(bound, runs: int, warmup: int) -> list[dict[str, Any]]:
     totals: dict[str, float] = {}
     names: dict[str, tuple[str, str]] = {}
+    progress = Progress("per layer", runs, None)
+    progress.update(0)  # drawn during the warm-up runs already
     for _ in range(warmup):
         bound.model.run(bound.arrays)
 
@@ -137,7 +143,6 @@ def _per_layer(bound, runs: int, warmup: int) -> list[dict[str, Any]]:
             totals[layer.id] = totals.get(layer.id, 0.0) + record.seconds
             names[layer.id] = (layer.name, layer.type_version)
 
-    progress = Progress("per layer", runs, None)
     for done in range(runs):
         bound.model.trace(bound.arrays, callback=observe)
         progress.update(done + 1)

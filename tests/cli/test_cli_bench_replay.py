@@ -28,6 +28,25 @@ def test_bench_iterations_percentiles_and_per_layer():
     assert "\r" not in result.stderr  # no progress bar when stderr is not a terminal
 
 
+def test_bench_per_layer_says_what_it_does_before_its_runs(monkeypatch):
+    """The per-layer part runs as long as the timed part again: a line says so before it starts (also when
+    stderr is not a terminal), and --quiet leaves it out."""
+    import ir_runner.cli.bench as bench_module
+    from ir_runner.model import Model
+
+    events = []
+    say, trace = bench_module.info, Model.trace
+    monkeypatch.setattr(bench_module, "info", lambda message: events.append("line") or say(message))
+    monkeypatch.setattr(Model, "trace", lambda self, *a, **k: events.append("trace") or trace(self, *a, **k))
+    result = invoke("bench", SELECT_GATHER, "-n", "7", "--warmup", "3", "--per-layer")
+    assert result.exit_code == 0, result.output
+    line = "timing each layer: 7 more runs after 3 warm-up runs, each layer timed alone (the timed runs took"
+    assert line in result.stderr
+    assert events == ["line"] + ["trace"] * 7
+    quiet = invoke("bench", SELECT_GATHER, "-n", "2", "--per-layer", "-q")
+    assert quiet.exit_code == 0 and "timing each layer" not in quiet.stderr
+
+
 def test_bench_text_and_time_budget():
     result = invoke("bench", SELECT_GATHER, "--time", "50ms", "--warmup", "0")
     assert result.exit_code == 0, result.output
