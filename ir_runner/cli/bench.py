@@ -109,7 +109,7 @@ def bench_command(options: BenchOptions) -> None:
     layers = None
     if options.per_layer:  # as long as the timed part again, or longer: say so before it starts
         info(f"timing each layer: {len(latencies)} more runs after {options.warmup} warm-up runs, each layer timed"
-             f" alone (the timed runs took {sum(latencies):.1f} s)")
+             f" alone (the timed runs took {sum(latencies):.3g} s)")
         layers = _per_layer(bound, len(latencies), options.warmup)
     result: dict[str, Any] = {"model": {"path": options.model}, "seed": bound.seed, "inputs": binding_rows(bound),
                               "timing": _statistics(latencies, options)}
