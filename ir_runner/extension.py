@@ -70,15 +70,14 @@ def _check_results(op: OpDef, result: object, outputs: Sequence[TensorSpec | Non
     several = len(outputs) > 1
     values = tuple(result) if several and isinstance(result, (tuple, list)) else (result,)
     if len(values) != len(outputs):
-        raise ExtensionKernelError(f"the kernel of {op.label} from {op.origin} returned"
-                                   f" {len(values) if several else 'one value'} for {len(outputs)} outputs",
-                                   hint=_HINT)
+        raise ExtensionKernelError(f"the kernel of {op.label} from {op.origin} returned {len(values)} value(s) for"
+                                   f" {len(outputs)} outputs", hint=_HINT)
     for position, (value, spec) in enumerate(zip(values, outputs)):
         if spec is None:
             continue
         if not isinstance(value, np.ndarray):
             got = type(value).__name__
-        elif value.dtype != spec.element_type.dtype or not spec.shape.accepts(value.shape):
+        elif spec.element_type.dtype not in (None, value.dtype) or not spec.shape.accepts(value.shape):
             known = element_type_of(value.dtype)
             got = f"{known.name if known else value.dtype}{list(value.shape)}".replace(" ", "")
         else:
