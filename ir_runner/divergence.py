@@ -17,8 +17,12 @@ is compared in execution order, by one of two rules:
 
 A layer output **diverges** when an element disagrees. It is the cause (``diverges``) when every layer output
 it reads agrees; it is ``inherited`` when one of them diverged (or was not observable and itself read a
-diverging output). The first divergence is the first cause in execution order. Layer outputs the device
-cannot show are ``not observable`` (with the reason), never skipped silently.
+diverging output), and ``cause`` names the cause it comes from. A cause whose operation accounts for every
+differing element (``OpDef.explain``: a quantization level flipped by a rounding tie, its input one ulp
+apart) is ``explained``, with the account in ``note``: it and what inherits from it are no fault of either
+side. The first divergence is the first unexplained cause in execution order; the report is ``ok`` when
+there is none. Layer outputs the device cannot show are ``not observable`` (with the reason), never skipped
+silently.
 """
 
 from __future__ import annotations
@@ -36,6 +40,7 @@ from .record import Record
 from .types import element_type_of
 
 AGREE, DIVERGES, INHERITED, UNOBSERVABLE = "agree", "diverges", "inherited", "not observable"
+EXPLAINED = "explained"
 
 
 class Tolerance(Record):
@@ -60,10 +65,11 @@ class LayerComparison(Record):
     have the output, the errors: ``mismatches`` of ``size`` elements, ``max_abs``, ``max_rel``, ``max_ulp``
     (None for non-float types) and the ``worst_index`` with both values there (``ours``, ``device``).
     ``note`` says why a layer is not observable, or what else differs (shape, element type, a 64-bit output
-    held in 32 bits)."""
+    held in 32 bits), or how an ``explained`` one differs; ``cause`` is the diverging layer an inherited
+    output comes from (the row's own layer for a cause)."""
 
     __slots__ = ("layer", "position", "port", "source", "element_type", "shape", "rule", "status", "mismatches",
-                 "size", "max_abs", "max_rel", "max_ulp", "worst_index", "ours", "device", "note")
+                 "size", "max_abs", "max_rel", "max_ulp", "worst_index", "ours", "device", "note", "cause")
 
     def __init__(self, layer: LayerRef, position: int, port: str, source: str, element_type: str,
                  shape: tuple[int, ...], rule: str) -> None:
@@ -84,15 +90,16 @@ class LayerComparison(Record):
         self.ours: Any = None
         self.device: Any = None
         self.note: str | None = None
+        self.cause: LayerRef | None = None
 
     @property
     def diverged(self) -> bool:
-        return self.status in (DIVERGES, INHERITED)
+        return self.status in (DIVERGES, INHERITED, EXPLAINED)
 
 
 class CrosscheckReport(Record):
     """Every layer output compared (``layers``, in execution order), the ``first_divergence`` (a LayerRef, or
-    None; ``first`` is its row) and ``ok`` (nothing diverged)."""
+    None; ``first`` is its row) and ``ok`` (nothing diverged, or only what an operation explains)."""
 
     __slots__ = ("device", "precision", "tolerance", "openvino_version", "layers", "first")
 
@@ -111,7 +118,7 @@ class CrosscheckReport(Record):
 
     @property
     def ok(self) -> bool:
-        return not any(row.diverged for row in self.layers)
+        return self.first is None
 
     def count(self, status: str) -> int:
         return sum(row.status == status for row in self.layers)
@@ -146,7 +153,9 @@ def crosscheck(model: Model | str | os.PathLike | bytes, feeds: Mapping[str, obj
     fed = {info.layer_name: array for info, array in zip(model.inputs, arrays)}
     device_run = run_on_device(model.source, model.weights_source, keys, fed, device, precision)
     rows: list[LayerComparison] = []
-    tainted: set[tuple[str, int]] = set()  # outputs that diverged, or are unobservable and read one that did
+    ours_by_key = {(record.layer.id, record.position): record.value for record in trace.layers}
+    tainted: dict[tuple[str, int], LayerRef] = {}  # outputs that diverged (or are unobservable and read one
+    # that did), with the cause they come from
     inexact: set[tuple[str, int]] = set()  # outputs that agree within the tolerance but not bit for bit
     for record in trace.layers:
         info = model.inference.layers[record.layer.id]
@@ -161,7 +170,7 @@ def crosscheck(model: Model | str | os.PathLike | bytes, feeds: Mapping[str, obj
         row = LayerComparison(record.layer, record.position, record.port, record.source, _type_name(value.dtype),
                               value.shape, _rule(value.dtype, exact, precision))
         key = (record.layer.name, record.position)
-        inherited = any(source in tainted for source in sources)
+        cause = next((tainted[source] for source in sources if source in tainted), None)
         if key in device_run.values:
             device_value = device_run.values[key]
             _compare(row, value, device_value, bound)
@@ -169,15 +178,45 @@ def crosscheck(model: Model | str | os.PathLike | bytes, feeds: Mapping[str, obj
                     reads_inexact or device_value.shape != value.shape or device_value.dtype != value.dtype
                     or not np.array_equal(_bits(value), _bits(device_value))):
                 inexact.add((record.layer.id, record.position))
-            if row.mismatches:
-                row.status = INHERITED if inherited else DIVERGES
+            if row.mismatches and cause is not None:
+                row.status, row.cause = INHERITED, cause
+            elif row.mismatches:
+                row.status, row.cause = DIVERGES, record.layer
+                _explain(row, info, model, ours_by_key, device_run.values, value, device_value)
         else:
             row.status = UNOBSERVABLE
             row.note = device_run.unobservable.get(key, "not returned by the device")
-        if row.diverged or (row.status == UNOBSERVABLE and inherited):
-            tainted.add((record.layer.id, record.position))
+            row.cause = cause
+        if row.diverged or (row.status == UNOBSERVABLE and cause is not None):
+            tainted[(record.layer.id, record.position)] = row.cause
         rows.append(row)
     return CrosscheckReport(device, precision, bound, device_run.version, rows)
+
+
+def _explain(row: LayerComparison, info, model: Model, ours: dict, theirs: dict, value: np.ndarray,
+             device_value: np.ndarray) -> None:
+    """Ask the row's operation (``OpDef.explain``) how its output differs; an account of every differing
+    element makes the row ``explained``."""
+    explain = getattr(info.op, "explain", None)
+    if explain is None or row.position != 0 or device_value.shape != value.shape:
+        return
+    sources = model.graph.sources[info.layer.id]
+    inputs = [ours.get(source) for source in sources]
+    if any(array is None for array in inputs):
+        return
+    names = [model.graph.layers[layer_id].name for layer_id, _ in sources]
+    other_inputs = [theirs.get((name, port)) for name, (_, port) in zip(names, sources)]
+    with np.errstate(all="ignore"):
+        differ = ~((value == device_value) | (np.isnan(value.astype(np.float64))
+                                              & np.isnan(device_value.astype(np.float64))))
+    account = explain(info.params, [np.asarray(a) for a in inputs], other_inputs, value,
+                      device_value.astype(value.dtype), differ)
+    if account is None:
+        return
+    if account.count >= int(np.count_nonzero(differ)):
+        row.status, row.note = EXPLAINED, account.text
+    else:
+        row.note = f"{account.text}; {int(np.count_nonzero(differ)) - account.count} other(s) unexplained"
 
 
 def _type_name(dtype: np.dtype) -> str:
@@ -313,7 +352,7 @@ def report_data(report: CrosscheckReport) -> dict[str, Any]:
         "first_divergence": None if first is None else {
             "layer": first.layer.name, "id": first.layer.id, "type": first.layer.type_version,
             "line": first.layer.line, "port": first.port, "position": first.position},
-        "counts": {status: report.count(status) for status in (AGREE, DIVERGES, INHERITED, UNOBSERVABLE)},
+        "counts": {status: report.count(status) for status in (AGREE, DIVERGES, EXPLAINED, INHERITED, UNOBSERVABLE)},
         "layers": [row_data(row) for row in report.layers],
     }
 
@@ -324,4 +363,6 @@ def row_data(row: LayerComparison) -> dict[str, Any]:
             "shape": list(row.shape), "rule": row.rule, "status": row.status, "mismatches": row.mismatches,
             "size": row.size, "max_abs": row.max_abs, "max_rel": row.max_rel, "max_ulp": row.max_ulp,
             "worst_index": None if row.worst_index is None else list(row.worst_index), "ours": row.ours,
-            "device": row.device, "note": row.note}
+            "device": row.device, "note": row.note,
+            "cause": None if row.cause is None else {"layer": row.cause.name, "id": row.cause.id,
+                                                     "type": row.cause.type_version}}

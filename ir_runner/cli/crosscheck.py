@@ -6,7 +6,16 @@ import math
 from typing import Any
 
 from .. import crosscheck
-from ..divergence import AGREE, DEFAULT_TOLERANCES, DIVERGES, INHERITED, UNOBSERVABLE, Tolerance, report_data
+from ..divergence import (
+    AGREE,
+    DEFAULT_TOLERANCES,
+    DIVERGES,
+    EXPLAINED,
+    INHERITED,
+    UNOBSERVABLE,
+    Tolerance,
+    report_data,
+)
 from ..record import Record
 from .common import EXIT_COMPARISON, emit
 from .formats import shape_text, table
@@ -65,7 +74,8 @@ def render_crosscheck(result: dict[str, Any], show_all: bool = False) -> str:
              f" (INFERENCE_PRECISION_HINT {result['precision']}; tolerance atol {tol['atol']:g}, rtol {tol['rtol']:g}"
              f"{ulp}, for float outputs not compared by bits)",
              f"{len(result['layers'])} layer outputs: {counts[AGREE]} agree, {counts[DIVERGES]} diverge,"
-             f" {counts[INHERITED]} inherited, {counts[UNOBSERVABLE]} not observable on {result['device']}"]
+             + (f" {counts[EXPLAINED]} explained," if counts[EXPLAINED] else "")
+             + f" {counts[INHERITED]} inherited, {counts[UNOBSERVABLE]} not observable on {result['device']}"]
     shown = [row for row in result["layers"] if show_all or row["status"] != AGREE]
     if shown:
         rows = [("status", "layer", "port", "type", "rule", "mismatches", "max abs", "max rel", "max ulp", "worst at",
@@ -83,7 +93,13 @@ def render_crosscheck(result: dict[str, Any], show_all: bool = False) -> str:
         if notes:
             parts.append("notes\n" + "\n".join(notes))
     first = result["first_divergence"]
-    if first is None:
+    explained = [row for row in result["layers"] if row["status"] == EXPLAINED]
+    for row in explained:
+        parts.append(f"explained: layer '{row['layer']}' ({row['type']}, id {row['id']}): {row['note']}")
+    if first is None and explained:
+        parts.append(f"ok: no unexplained divergence from {result['device']}; {counts[INHERITED]} later layer"
+                     " output(s) differ only because an explained one did (inherited)")
+    elif first is None:
         parts.append(f"ok: every observable layer output agrees with {result['device']}")
     else:
         row = next(r for r in result["layers"] if r["id"] == first["id"] and r["position"] == first["position"])
