@@ -20,9 +20,13 @@ it reads agrees; it is ``inherited`` when one of them diverged (or was not obser
 diverging output), and ``cause`` names the cause it comes from. A cause whose operation accounts for every
 differing element (``OpDef.explain``: a quantization level flipped by a rounding tie, its input one ulp
 apart) is ``explained``, with the account in ``note``: it and what inherits from it are no fault of either
-side. The first divergence is the first unexplained cause in execution order; the report is ``ok`` when
-there is none. Layer outputs the device cannot show are ``not observable`` (with the reason), never skipped
-silently.
+side. So is a **decompression subgraph**: a float output computed from constants alone (``source`` 'folded')
+through a float type narrower than the precision hint (NNCF's ``u8 -> Convert f16 -> Subtract -> Multiply f16
+-> Convert f32`` weights), which ir-run computes in the IR's types as OpenVINO's reference does, while
+OpenVINO's devices compute such subgraphs in the inference precision: it is explained when every element is
+within half an ulp of the narrow type. The first divergence is the first unexplained cause in execution order;
+the report is ``ok`` when there is none. Layer outputs the device cannot show are ``not observable`` (with the
+reason), never skipped silently.
 """
 
 from __future__ import annotations
@@ -125,8 +129,9 @@ class CrosscheckReport(Record):
 
     def __repr__(self) -> str:
         where = f", first divergence {self.first.layer}" if self.first else ""
+        explained = f" ({self.count(EXPLAINED)} explained)" if self.count(EXPLAINED) else ""
         return (f"<CrosscheckReport {self.device} {self.precision}: {len(self.layers)} layer outputs, "
-                f"{self.count(DIVERGES) + self.count(INHERITED)} diverge{where}>")
+                f"{self.count(DIVERGES) + self.count(INHERITED) + self.count(EXPLAINED)} diverge{explained}{where}>")
 
 
 def crosscheck(model: Model | str | os.PathLike | bytes, feeds: Mapping[str, object] | Sequence | None = None,
@@ -154,6 +159,7 @@ def crosscheck(model: Model | str | os.PathLike | bytes, feeds: Mapping[str, obj
     device_run = run_on_device(model.source, model.weights_source, keys, fed, device, precision)
     rows: list[LayerComparison] = []
     ours_by_key = {(record.layer.id, record.position): record.value for record in trace.layers}
+    narrowest: dict[tuple[str, int], int] = {}  # constant float outputs: the fewest mantissa bits on their path
     tainted: dict[tuple[str, int], LayerRef] = {}  # outputs that diverged (or are unobservable and read one
     # that did), with the cause they come from
     inexact: set[tuple[str, int]] = set()  # outputs that agree within the tolerance but not bit for bit
@@ -170,6 +176,7 @@ def crosscheck(model: Model | str | os.PathLike | bytes, feeds: Mapping[str, obj
         row = LayerComparison(record.layer, record.position, record.port, record.source, _type_name(value.dtype),
                               value.shape, _rule(value.dtype, exact, precision))
         key = (record.layer.name, record.position)
+        _note_constant_path(narrowest, record, sources, value)
         cause = next((tainted[source] for source in sources if source in tainted), None)
         if key in device_run.values:
             device_value = device_run.values[key]
@@ -183,6 +190,9 @@ def crosscheck(model: Model | str | os.PathLike | bytes, feeds: Mapping[str, obj
             elif row.mismatches:
                 row.status, row.cause = DIVERGES, record.layer
                 _explain(row, info, model, ours_by_key, device_run.values, value, device_value)
+                if row.status == DIVERGES:
+                    _explain_decompression(row, narrowest.get((record.layer.id, record.position)), value,
+                                           device_value, device, precision)
         else:
             row.status = UNOBSERVABLE
             row.note = device_run.unobservable.get(key, "not returned by the device")
@@ -217,6 +227,37 @@ def _explain(row: LayerComparison, info, model: Model, ours: dict, theirs: dict,
         row.status, row.note = EXPLAINED, account.text
     else:
         row.note = f"{account.text}; {int(np.count_nonzero(differ)) - account.count} other(s) unexplained"
+
+
+def _note_constant_path(narrowest: dict, record, sources, value: np.ndarray) -> None:
+    """For a constant output (a Const, or folded from constants), the fewest float mantissa bits on its path."""
+    if record.source not in ("constant", "folded"):
+        return
+    bits = [narrowest[source] for source in sources if source in narrowest]
+    if _is_float(value.dtype):
+        bits.append(_mantissa(value.dtype))
+    if bits:
+        narrowest[(record.layer.id, record.position)] = min(bits)
+
+
+def _explain_decompression(row: LayerComparison, narrow: int | None, value: np.ndarray, device_value: np.ndarray,
+                           device: str, precision: str) -> None:
+    """A constant float output computed through a type narrower than the hint (a decompression subgraph), every
+    element within half an ulp of that type of the device's: the device computed it in the hint's precision."""
+    if (narrow is None or row.source != "folded" or narrow >= _HINT_MANTISSA[precision] or not _is_float(value.dtype)
+            or device_value.shape != value.shape or _mantissa(value.dtype) <= narrow):
+        return
+    ours, theirs = value.astype(np.float64), device_value.astype(np.float64)
+    half_ulp = 2.0 ** -(narrow + 1)
+    with np.errstate(all="ignore"):
+        within = (ours == theirs) | (np.abs(ours - theirs) <= half_ulp * np.abs(theirs))
+    if not within.all():
+        return
+    narrow_name = {10: "f16", 7: "bf16"}.get(narrow, f"a type of {narrow} mantissa bits")
+    row.status = EXPLAINED
+    row.note = (f"{row.mismatches} of {row.size} values within half an ulp of {narrow_name} (at most"
+                f" {row.max_abs:.3g}): a decompression subgraph, computed from constants in {narrow_name} as the IR"
+                f" says (OpenVINO's reference too); {device} computes it in {precision}, its inference precision")
 
 
 def _type_name(dtype: np.dtype) -> str:

@@ -128,3 +128,69 @@ def test_the_explanation_tells_ties_and_the_same_level_from_errors():
     assert unknown.count == 3 and "the device's input is not known here" in unknown.text
     ints = [v.astype(np.int32) for v in (x, *LIMITS)]
     assert explain(params, ints, [None] * 5, ours, theirs, differ) is None
+
+
+def _compressed(tmp_path) -> str:
+    """NNCF's int8 weight compression: u8 -> Convert f16 -> Subtract zero point -> Multiply f16 scale -> Convert
+    f32 'weights', added to x ('use')."""
+    rng = np.random.default_rng(3)
+    q = op.constant(rng.integers(0, 256, (16, 32)).astype(np.uint8))
+    zero = op.convert(op.constant(rng.integers(100, 150, (16, 1)).astype(np.uint8)), np.float16)
+    scale = op.constant((rng.random((16, 1)) * 0.01 + 0.001).astype(np.float16))
+    weights = op.convert(op.multiply(op.subtract(op.convert(q, np.float16), zero), scale), np.float32,
+                         name="weights")
+    x = op.parameter([16, 32], np.float32, name="x")
+    path = str(tmp_path / "compressed.xml")
+    ov.save_model(ov.Model([op.add(x, weights, name="use")], [x], "compressed"), path, compress_to_fp16=False)
+    return path
+
+
+def _device_decompressing_in_f32(monkeypatch, off: float = 0.0):
+    """The device's run with 'weights' computed from the same constants in f32 (times ``1 + off``)."""
+    from ir_runner import device
+
+    real = device.run_on_device
+
+    def run(xml, weights, wanted, feeds, *rest):
+        result = real(xml, weights, wanted, feeds, *rest)
+        model = ov.Core().read_model(xml)
+        nodes = {node.get_friendly_name(): node for node in model.get_ordered_ops()}
+        multiply = nodes["weights"].input(0).get_source_output().get_node()
+        subtract, scale = (multiply.input(i).get_source_output().get_node() for i in (0, 1))
+        q, zero = (subtract.input(i).get_source_output().get_node().input(0).get_source_output().get_node()
+                   for i in (0, 1))
+        wide = ((q.get_data().astype(np.float32) - zero.get_data().astype(np.float32))
+                * scale.get_data().astype(np.float32)) * np.float32(1 + off)
+        result.values[("weights", 0)] = wide
+        result.values[("use", 0)] = feeds["x"] + wide
+        return result
+
+    monkeypatch.setattr(device, "run_on_device", run)
+
+
+def test_a_decompression_subgraph_computed_in_the_inference_precision_is_explained(tmp_path, monkeypatch):
+    _device_decompressing_in_f32(monkeypatch)
+    x = np.random.default_rng(4).standard_normal((16, 32)).astype(np.float32)
+    report = ir_runner.crosscheck(_compressed(tmp_path), {"x": x})
+    rows = {row.layer.name: row for row in report.layers}
+    weights = rows["weights"]
+    assert weights.source == "folded" and weights.status == EXPLAINED and weights.mismatches > 100
+    assert weights.note.startswith(f"{weights.mismatches} of 512 values within half an ulp of f16 (at most ")
+    assert weights.note.endswith("a decompression subgraph, computed from constants in f16 as the IR says"
+                                 " (OpenVINO's reference too); CPU computes it in f32, its inference precision")
+    assert rows["use"].status == INHERITED and rows["use"].cause.name == "weights" and report.ok
+
+
+def test_a_constant_further_than_half_an_ulp_of_the_narrow_type_diverges(tmp_path, monkeypatch):
+    _device_decompressing_in_f32(monkeypatch, off=2.0 ** -10)
+    x = np.zeros((16, 32), np.float32)
+    report = ir_runner.crosscheck(_compressed(tmp_path), {"x": x})
+    assert report.first_divergence.name == "weights" and not report.ok
+
+
+def test_the_cpu_plugin_on_a_compressed_model_differs_only_as_explained(tmp_path):
+    """On any ISA: the CPU plugin computes the decompression in f32 (explained), or as the IR (agrees)."""
+    x = np.random.default_rng(5).standard_normal((16, 32)).astype(np.float32)
+    report = ir_runner.crosscheck(_compressed(tmp_path), {"x": x})
+    statuses = {row.layer.name: row.status for row in report.layers}
+    assert statuses["weights"] in (AGREE, EXPLAINED) and report.ok
