@@ -229,6 +229,74 @@ def _explain(row: LayerComparison, info, model: Model, ours: dict, theirs: dict,
         row.note = f"{account.text}; {int(np.count_nonzero(differ)) - account.count} other(s) unexplained"
 
 
+class RoundingTie(Record):
+    """A layer whose output moves when its input moves by one ulp (``OpDef.explain`` says how): ``layer``,
+    ``count`` of ``size`` elements, and the operation's ``text``."""
+
+    __slots__ = ("layer", "count", "size", "text")
+
+    def __init__(self, layer: LayerRef, count: int, size: int, text: str) -> None:
+        self.layer = layer
+        self.count = count
+        self.size = size
+        self.text = text
+
+
+def rounding_ties(model: Model, feeds: Mapping[str, object] | Sequence | None = None, *,
+                  cast: str | None = None) -> list[RoundingTie]:
+    """Run ``model`` on ``feeds`` and find, in execution order, the layers whose operation explains differences
+    (``OpDef.explain``: a quantization) and whose output moves when their first input moves by one ulp up or
+    down: values on a rounding boundary, where any computation of the input one ulp apart (another device,
+    another summation order) gives an output a level away, and everything after it differs. What ``run
+    --ref`` says when outputs differ."""
+    inference = model.inference
+    explaining = {layer_id for layer_id, info in inference.layers.items()
+                  if getattr(info.op, "explain", None) is not None and info.op.kernel is not None}
+    needed = {source for layer_id in explaining for source in model.graph.sources[layer_id]}
+    needed |= {(layer_id, 0) for layer_id in explaining}
+    values: dict[tuple[str, int], np.ndarray] = {}
+    order: list[LayerRef] = []
+
+    def keep(record) -> None:
+        key = (record.layer.id, record.position)
+        if key in needed:
+            values[key] = np.asarray(record.value)
+        if record.layer.id in explaining and record.position == 0:
+            order.append(record.layer)
+
+    model.trace(feeds, cast=cast, callback=keep)
+    found = []
+    for ref in order:
+        info = inference.layers[ref.id]
+        inputs = [values[source] for source in model.graph.sources[ref.id]]
+        tie = _one_ulp_apart(info, inputs, values[(ref.id, 0)])
+        if tie is not None:
+            found.append(RoundingTie(ref, tie.count, values[(ref.id, 0)].size, tie.text))
+    return found
+
+
+def _one_ulp_apart(info, inputs: list[np.ndarray], output: np.ndarray):
+    """The operation's account of its output with the first input one ulp up (or, where that changes nothing,
+    down); None when nothing moves or the input is not of a float type nextafter steps through."""
+    x = inputs[0]
+    if x.dtype.kind != "f" or output.shape != x.shape:
+        return None
+    moved_inputs, moved_outputs = [], []
+    with np.errstate(all="ignore"):
+        for direction in (np.inf, -np.inf):
+            moved = np.nextafter(x, x.dtype.type(direction))
+            moved_inputs.append(moved)
+            moved_outputs.append(np.asarray(info.op.kernel(moved, *inputs[1:], **info.params)))
+    up = _bits(moved_outputs[0]) != _bits(output)
+    down = _bits(moved_outputs[1]) != _bits(output)
+    differ = up | down
+    if not differ.any():
+        return None
+    other = np.where(up, moved_outputs[0], moved_outputs[1])
+    other_x = np.where(up, moved_inputs[0], moved_inputs[1])
+    return info.op.explain(info.params, inputs, [other_x, *inputs[1:]], output, other, differ)
+
+
 def _note_constant_path(narrowest: dict, record, sources, value: np.ndarray) -> None:
     """For a constant output (a Const, or folded from constants), the fewest float mantissa bits on its path."""
     if record.source not in ("constant", "folded"):

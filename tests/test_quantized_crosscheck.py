@@ -1,16 +1,20 @@
-"""Quantized models against OpenVINO's devices: crosscheck explains a FakeQuantize level flipped by a rounding
-tie (its input one ulp apart) as such, and attributes what follows from it to it (``OpDef.explain``).
+"""Quantized and weight-compressed models against OpenVINO's devices: crosscheck explains a FakeQuantize level
+flipped by a rounding tie (its input one ulp apart) and a decompression subgraph computed in the inference
+precision as such, and attributes what follows from them to them (``OpDef.explain``); ``run --ref`` names the
+layers whose values sit on a rounding boundary, and ``compare`` sees a quantized output's levels.
 
 The device's side is the CPU plugin's run with the quantization's input moved by one ulp where the test says
 (``_nudged_device``): which elements flip does not depend on the CPU, and neither does the verdict."""
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 
 import ir_runner
-from ir_runner.divergence import AGREE, DIVERGES, EXPLAINED, INHERITED
+from ir_runner.divergence import AGREE, DIVERGES, EXPLAINED, INHERITED, rounding_ties
 from ir_runner.ops.quantize import OPS, fake_quantize
 from tests.cli.clikit import invoke
 
@@ -194,3 +198,46 @@ def test_the_cpu_plugin_on_a_compressed_model_differs_only_as_explained(tmp_path
     report = ir_runner.crosscheck(_compressed(tmp_path), {"x": x})
     statuses = {row.layer.name: row.status for row in report.layers}
     assert statuses["weights"] in (AGREE, EXPLAINED) and report.ok
+
+
+def test_rounding_ties_names_the_quantization_whose_values_one_ulp_moves(tmp_path):
+    model = ir_runner.load(_model(tmp_path))
+    ties = rounding_ties(model, {"x": _feeds()})
+    assert [(tie.layer.name, tie.count, tie.size) for tie in ties] == [("fq", 2, 64)]
+    assert ties[0].text == ("2 of 64 values one level apart (step 0.0235); their inputs differ by at most 1 ulp"
+                            " (f32) — a rounding tie, not an error")
+    away = np.full((64, 1), LOW + 10.2 * STEP, np.float32)  # a fifth of a level from any boundary
+    assert rounding_ties(model, {"x": away}) == []
+
+
+def test_run_ref_says_where_values_sit_on_a_rounding_boundary(tmp_path):
+    path = _model(tmp_path)
+    x = _feeds()
+    out = next(iter(ir_runner.load(path).run({"x": x}).values()))
+    ref = out.copy()
+    ref[[5, 40], 0] += np.float32(2 * STEP)  # 'after' doubles the quantized value: its levels are 2 steps apart
+    np.save(tmp_path / "x.npy", x)
+    np.save(tmp_path / "ref.npy", ref)
+    result = invoke("run", path, "--input", f"x={tmp_path / 'x.npy'}", "--ref", tmp_path / "ref.npy")
+    assert result.exit_code == 1, result.output
+    assert re.search(r"the expected values lie on a grid of step 0\.0470\d* \(quantized\): 2 mismatch\(es\) one"
+                     r" level apart, 0 more than one, 0 off the grid", result.stdout)
+    assert "rounding ties: these layers hold values on a boundary between two levels" in result.stdout
+    assert ("  layer 'fq' (FakeQuantize-1, id 7): 2 of 64 values one level apart (step 0.0235); their inputs differ"
+            " by at most 1 ulp (f32) — a rounding tie, not an error") in result.stdout
+
+
+def test_compare_sees_the_levels_of_quantized_arrays_only(tmp_path):
+    levels = np.arange(-128, 128, dtype=np.float32) * np.float32(0.05)
+    expected = np.random.default_rng(6).choice(levels, 1000).astype(np.float32)
+    actual = expected.copy()
+    actual[[3, 7]] += np.float32(0.05)
+    actual[9] += np.float32(0.15)
+    for name, array in (("actual", actual), ("expected", expected), ("smooth", np.random.default_rng(7).random(1000))):
+        np.save(tmp_path / f"{name}.npy", array.astype(np.float32))
+    result = invoke("compare", tmp_path / "actual.npy", tmp_path / "expected.npy", "--atol", "1e-3")
+    assert result.exit_code == 1
+    assert "grid of step 0.05 (quantized): 2 mismatch(es) one level apart, 1 more than one, 0 off the grid" \
+        in result.stdout
+    result = invoke("compare", tmp_path / "actual.npy", tmp_path / "smooth.npy")
+    assert result.exit_code == 1 and "grid" not in result.stdout and "rounding ties" not in result.stdout
