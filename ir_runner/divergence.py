@@ -160,6 +160,7 @@ def crosscheck(model: Model | str | os.PathLike | bytes, feeds: Mapping[str, obj
     rows: list[LayerComparison] = []
     ours_by_key = {(record.layer.id, record.position): record.value for record in trace.layers}
     narrowest: dict[tuple[str, int], int] = {}  # constant float outputs: the fewest mantissa bits on their path
+    unseen: set[tuple[str, int]] = set()  # outputs not observable on the device
     tainted: dict[tuple[str, int], LayerRef] = {}  # outputs that diverged (or are unobservable and read one
     # that did), with the cause they come from
     inexact: set[tuple[str, int]] = set()  # outputs that agree within the tolerance but not bit for bit
@@ -193,10 +194,13 @@ def crosscheck(model: Model | str | os.PathLike | bytes, feeds: Mapping[str, obj
                 if row.status == DIVERGES:
                     _explain_decompression(row, narrowest.get((record.layer.id, record.position)), value,
                                            device_value, device, precision)
+                if row.status == DIVERGES:
+                    _unseen_ties(row, model, sources, unseen, ours_by_key, device)
         else:
             row.status = UNOBSERVABLE
             row.note = device_run.unobservable.get(key, "not returned by the device")
             row.cause = cause
+            unseen.add((record.layer.id, record.position))
         if row.diverged or (row.status == UNOBSERVABLE and cause is not None):
             tainted[(record.layer.id, record.position)] = row.cause
         rows.append(row)
@@ -295,6 +299,29 @@ def _one_ulp_apart(info, inputs: list[np.ndarray], output: np.ndarray):
     other = np.where(up, moved_outputs[0], moved_outputs[1])
     other_x = np.where(up, moved_inputs[0], moved_inputs[1])
     return info.op.explain(info.params, inputs, [other_x, *inputs[1:]], output, other, differ)
+
+
+def _unseen_ties(row: LayerComparison, model: Model, sources, unseen: set, ours: dict, device: str) -> None:
+    """A cause that reads outputs the device cannot show (fused away): name those among them (and the unseen
+    outputs they read) whose values sit on a rounding boundary, where a flip would first show in this row."""
+    found, stack, seen = [], [source for source in sources if source in unseen], set()
+    while stack:
+        key = stack.pop()
+        if key in seen:
+            continue
+        seen.add(key)
+        info = model.inference.layers[key[0]]
+        above = model.graph.sources.get(key[0], ())
+        stack.extend(source for source in above if source in unseen)
+        inputs = [ours.get(source) for source in above]
+        if key[1] == 0 and getattr(info.op, "explain", None) is not None and info.op.kernel is not None \
+                and inputs and all(array is not None for array in inputs) and key in ours:
+            tie = _one_ulp_apart(info, [np.asarray(a) for a in inputs], np.asarray(ours[key]))
+            if tie is not None:
+                found.append(f"'{info.ref.name}' ({info.ref.type_version}, id {info.ref.id}): {tie.text}")
+    if found:
+        row.note = (f"it reads layer output(s) {device} cannot show that hold values on a rounding boundary, where"
+                    f" a level flipped there would first show here: {'; '.join(found)}")
 
 
 def _note_constant_path(narrowest: dict, record, sources, value: np.ndarray) -> None:

@@ -98,6 +98,27 @@ def test_a_level_apart_away_from_a_boundary_is_a_divergence(tmp_path, monkeypatc
         "; 1 other(s) unexplained")
 
 
+def test_a_cause_after_a_quantization_the_device_cannot_show_names_its_rounding_ties(tmp_path, monkeypatch):
+    _nudged_device(monkeypatch, [40])
+    from ir_runner import device
+
+    nudged = device.run_on_device
+
+    def fused(*args):  # the device fuses the quantization: its output cannot be shown
+        result = nudged(*args)
+        del result.values[("fq", 0)]
+        result.unobservable[("fq", 0)] = "fused"
+        return result
+
+    monkeypatch.setattr(device, "run_on_device", fused)
+    report = ir_runner.crosscheck(_model(tmp_path), {"x": _feeds()})
+    assert report.first_divergence.name == "after"
+    assert report.first.note == (
+        "it reads layer output(s) CPU cannot show that hold values on a rounding boundary, where a level flipped"
+        " there would first show here: 'fq' (FakeQuantize-1, id 7): 2 of 64 values one level apart (step 0.0235);"
+        " their inputs differ by at most 1 ulp (f32) — a rounding tie, not an error")
+
+
 def test_the_cli_says_which_quantization_and_exits_0(tmp_path, monkeypatch):
     _nudged_device(monkeypatch, [40])
     np.save(tmp_path / "x.npy", _feeds())
