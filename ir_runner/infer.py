@@ -38,6 +38,7 @@ from .types import (
     TensorSpec,
     dims_text,
     element_type,
+    element_type_of,
 )
 from .unsupported import reason as unsupported_reason
 from .unsupported import unsupported_error
@@ -318,6 +319,21 @@ def constant_fingerprint(value: np.ndarray | None, max_bytes: int):
 
 def _context(info: LayerInference, const_value, strict: bool, weights, partial_value, bodies=None) -> OpContext:
     return OpContext(info.layer, info.ref, info.op, info.inputs, const_value, strict, weights, partial_value, bodies)
+
+
+def run_time_kernel(info: LayerInference, strict: bool, weights, bodies):
+    """The kernel of a layer whose input shapes only the run decides (after an If whose branches differ, a Loop
+    stopped by its body's condition, a NonMaxSuppression in a body): the layer is inferred again from the
+    arrays it is given, every input counting as constant, and its kernel called with those parameters (a
+    Squeeze's output shape, a Reshape's target). The errors are those inference would give."""
+    def kernel(*arrays: np.ndarray):
+        specs = [TensorSpec(spec.element_type if spec.element_type != DYNAMIC else element_type_of(array.dtype),
+                            PartialShape.of(array.shape)) for spec, array in zip(info.inputs, arrays)]
+        ctx = OpContext(info.layer, info.ref, info.op, specs, lambda _layer, position: arrays[position], strict,
+                        weights, None, bodies)
+        return info.op.kernel(*arrays, **info.op.infer(ctx)[1])
+
+    return kernel
 
 
 def _partial_values(graph: Graph, layers: dict[str, LayerInference]):

@@ -99,3 +99,56 @@ def test_computing_what_decides_a_shape_respects_the_memory_limit(tmp_path):
     model = ir_runner.load(path, memory_limit=2 * FOLD_MAX_BYTES)  # the inputs and their product need more
     with pytest.raises(ir_runner.ResourceLimitError, match=r"running would need up to 2\.\d MiB.*memory limit"):
         model.run(list(_inputs(0)))
+
+
+def test_layers_after_an_if_whose_branches_differ_are_inferred_from_the_run(tmp_path):
+    """A Squeeze after an If of [2,1] or [3,1] outputs [2] or [3] (it kept [2,1]: its kernel had been planned
+    for a shape only the run knows)."""
+    x, cond = op.parameter([4, 1], np.float32, name="x"), op.parameter([], np.bool_, name="cond")
+    bodies = []
+    for stop in (2, 3):
+        inner = op.parameter([4, 1], np.float32)
+        out = op.result(op.slice(inner, op.constant(np.array([0])), op.constant(np.array([stop])),
+                                 op.constant(np.array([1]))))
+        bodies.append((inner, out))
+    node = op.if_op(cond)
+    node.set_then_body(ov.Model([bodies[0][1]], [bodies[0][0]]))
+    node.set_else_body(ov.Model([bodies[1][1]], [bodies[1][0]]))
+    node.set_input(x.output(0), bodies[0][0], bodies[1][0])
+    squeezed = op.squeeze(node.set_output(bodies[0][1], bodies[1][1]), op.constant(np.array([1], np.int64)))
+    model = ir_runner.load(_save(ov.Model([squeezed], [x, cond]), tmp_path, "if_squeeze"))
+    data = np.arange(4, dtype=np.float32).reshape(4, 1)
+    for flag, rows in ((True, 2), (False, 3)):
+        got = next(iter(model.run([data, np.array(flag)]).values()))
+        assert got.shape == (rows,) and np.array_equal(got, data[:rows, 0])
+
+
+def test_boxes_picked_by_an_nms_in_an_if_body(tmp_path):
+    """torchvision's pattern: the selected box indices leave the If, pick the boxes (Gather) and are reduced.
+    (The CPU plugin returns wrong sums for this model, openvino 2026.4: [0, 3.08] for [2.27, 1.88].)"""
+    boxes, scores = op.parameter([1, N, 4], np.float32, name="boxes"), op.parameter([1, 1, N], np.float32, name="s")
+    cond = op.parameter([], np.bool_, name="cond")
+    node, results = op.if_op(cond), []
+    for tag, threshold in (("then", 0.999), ("else", 0.9995)):
+        inner_boxes, inner_scores = op.parameter([1, N, 4], np.float32), op.parameter([1, 1, N], np.float32)
+        result = op.result(_nms(inner_boxes, inner_scores, threshold))
+        body = ov.Model([result], [inner_boxes, inner_scores])
+        (node.set_then_body if tag == "then" else node.set_else_body)(body)
+        results.append((inner_boxes, inner_scores, result))
+    node.set_input(boxes.output(0), results[0][0], results[1][0])
+    node.set_input(scores.output(0), results[0][1], results[1][1])
+    selected = node.set_output(results[0][2], results[1][2])
+    index = op.squeeze(op.gather(selected, op.constant(np.array([2], np.int64)), op.constant(np.int64(1))),
+                       op.constant(np.array([1], np.int64)))
+    picked = op.gather(op.squeeze(boxes, op.constant(np.array([0], np.int64))), index, op.constant(np.int64(0)))
+    total = op.reduce_sum(picked, op.constant(np.array([1], np.int64)), False)
+    path = _save(ov.Model([total.output(0), selected], [boxes, scores, cond]), tmp_path, "picked")
+    model = ir_runner.load(path)
+    box_values, score_values = _inputs(4)
+    for flag in (True, False):
+        feeds = [box_values, score_values, np.array(flag)]
+        sums, chosen = model.run(feeds).values()
+        assert np.array_equal(chosen, ov.Core().compile_model(path, "CPU")(feeds)[1])  # (its indices are right)
+        assert sums.shape == (len(chosen),)
+        want = box_values[0, chosen[:, 2]].astype(np.float64).sum(1)  # (ReduceSum: within its bound)
+        assert np.allclose(sums, want, rtol=1e-6, atol=0)
