@@ -220,9 +220,7 @@ def _explain(row: LayerComparison, info, model: Model, ours: dict, theirs: dict,
         return
     names = [model.graph.layers[layer_id].name for layer_id, _ in sources]
     other_inputs = [theirs.get((name, port)) for name, (_, port) in zip(names, sources)]
-    with np.errstate(all="ignore"):
-        differ = ~((value == device_value) | (np.isnan(value.astype(np.float64))
-                                              & np.isnan(device_value.astype(np.float64))))
+    differ = _bits(value) != _bits(device_value.astype(value.dtype))  # (as the bits rule counts them)
     account = explain(info.params, [np.asarray(a) for a in inputs], other_inputs, value,
                       device_value.astype(value.dtype), differ)
     if account is None:

@@ -125,7 +125,8 @@ def test_layers_after_an_if_whose_branches_differ_are_inferred_from_the_run(tmp_
 
 def test_boxes_picked_by_an_nms_in_an_if_body(tmp_path):
     """torchvision's pattern: the selected box indices leave the If, pick the boxes (Gather) and are reduced.
-    (The CPU plugin returns wrong sums for this model, openvino 2026.4: [0, 3.08] for [2.27, 1.88].)"""
+    (The CPU plugin returns wrong sums for this model, openvino 2026.4: [0, 3.08] for [2.27, 1.88] with 1000
+    boxes.)"""
     boxes, scores = op.parameter([1, N, 4], np.float32, name="boxes"), op.parameter([1, 1, N], np.float32, name="s")
     cond = op.parameter([], np.bool_, name="cond")
     node, results = op.if_op(cond), []
