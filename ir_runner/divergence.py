@@ -277,6 +277,50 @@ def rounding_ties(model: Model, feeds: Mapping[str, object] | Sequence | None = 
     return found
 
 
+class Decompression(Record):
+    """A constant float output (``layer``, ``spec``) computed through a narrower float type (``narrow``) and read
+    by a computed layer: a decompression subgraph's result, which devices compute in their precision."""
+
+    __slots__ = ("layer", "spec", "narrow")
+
+    def __init__(self, layer: LayerRef, spec: str, narrow: str) -> None:
+        self.layer = layer
+        self.spec = spec
+        self.narrow = narrow
+
+
+def decompressions(model: Model) -> list[Decompression]:
+    """The results of the model's decompression subgraphs, in execution order: float outputs computed from
+    constants alone through layers computing in a float type narrower than their own (NNCF's ``u8 -> f16 ->
+    Subtract -> Multiply -> Convert f32`` weights) and read by a computed layer. ir-run computes them in the
+    IR's types, OpenVINO's devices in their inference precision. What ``run --ref`` says when outputs
+    differ."""
+    inference, graph = model.inference, model.graph
+    narrowest: dict[str, int | None] = {}  # constant layers: the fewest float mantissa bits on their path
+    found = []
+    for layer_id in graph.order:
+        info = inference.layers[layer_id]
+        sources = graph.sources.get(layer_id, ())
+        constant = bool(info.outputs) and ("value" in info.params or (
+            sources and all(source in narrowest for source, _ in sources)
+            and inference.folder.layer_values(layer_id) is not None))
+        if constant:
+            bits = [narrowest[source] for source, _ in sources if narrowest[source] is not None]
+            dtype = info.outputs[0].element_type.dtype
+            if sources and dtype is not None and _is_float(dtype):  # (a Const's values are exact in any type)
+                bits.append(_mantissa(dtype))
+            narrowest[layer_id] = min(bits) if bits else None
+            continue
+        for source, _ in sources:
+            spec = inference.output_spec(source, 0)
+            narrow, dtype = narrowest.get(source), spec.element_type.dtype
+            if narrow is not None and dtype is not None and _is_float(dtype) and _mantissa(dtype) > narrow \
+                    and all(d.layer.id != source for d in found):
+                name = {10: "f16", 7: "bf16"}.get(narrow, f"{narrow} mantissa bits")
+                found.append(Decompression(inference.layers[source].ref, str(spec), name))
+    return found
+
+
 def _one_ulp_apart(info, inputs: list[np.ndarray], output: np.ndarray):
     """The operation's account of its output with the first input one ulp up (or, where that changes nothing,
     down); None when nothing moves or the input is not of a float type nextafter steps through."""
@@ -323,11 +367,12 @@ def _unseen_ties(row: LayerComparison, model: Model, sources, unseen: set, ours:
 
 
 def _note_constant_path(narrowest: dict, record, sources, value: np.ndarray) -> None:
-    """For a constant output (a Const, or folded from constants), the fewest float mantissa bits on its path."""
+    """For a constant output (a Const, or folded from constants), the fewest float mantissa bits its path
+    computed in (a Const's values are exact in any type)."""
     if record.source not in ("constant", "folded"):
         return
     bits = [narrowest[source] for source in sources if source in narrowest]
-    if _is_float(value.dtype):
+    if record.source == "folded" and _is_float(value.dtype):
         bits.append(_mantissa(value.dtype))
     if bits:
         narrowest[(record.layer.id, record.position)] = min(bits)

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 import ir_runner
-from ir_runner.divergence import AGREE, DIVERGES, EXPLAINED, INHERITED, rounding_ties
+from ir_runner.divergence import AGREE, DIVERGES, EXPLAINED, INHERITED, decompressions, rounding_ties
 from ir_runner.ops.quantize import OPS, fake_quantize
 from tests.cli.clikit import invoke
 
@@ -262,3 +262,28 @@ def test_compare_sees_the_levels_of_quantized_arrays_only(tmp_path):
         in result.stdout
     result = invoke("compare", tmp_path / "actual.npy", tmp_path / "smooth.npy")
     assert result.exit_code == 1 and "grid" not in result.stdout and "rounding ties" not in result.stdout
+
+
+def test_decompressions_are_the_constant_results_computed_in_a_narrower_type(tmp_path):
+    found = decompressions(ir_runner.load(_compressed(tmp_path)))
+    assert [(d.layer.name, d.spec, d.narrow) for d in found] == [("weights", "f32[16,32]", "f16")]
+    x = op.parameter([2, 3], np.float32, name="x")  # compress_to_fp16: an f16 Const widened, exact in any type
+    path = str(tmp_path / "fp16.xml")
+    ov.save_model(ov.Model([op.add(x, op.constant(np.ones((2, 3), np.float32)))], [x]), path)
+    assert decompressions(ir_runner.load(path)) == []
+
+
+def test_run_ref_names_decompression_subgraphs(tmp_path):
+    path = _compressed(tmp_path)
+    model = ir_runner.load(path)
+    x = np.zeros((16, 32), np.float32)
+    weights = next(r.value for r in model.trace({"x": x}).layers if r.layer.name == "weights")
+    ref = weights.copy()
+    ref[0, 0] = np.nextafter(ref[0, 0], np.float32(np.inf))  # (a device's f32 decompression differs so)
+    np.save(tmp_path / "x.npy", x)
+    np.save(tmp_path / "ref.npy", ref)
+    result = invoke("run", path, "--input", f"x={tmp_path / 'x.npy'}", "--ref", tmp_path / "ref.npy", "--exact")
+    assert result.exit_code == 1
+    assert "decompression subgraphs: 1 constant output(s) computed through a narrower float type, as the IR says" \
+        in result.stdout
+    assert "  layer 'weights' (Convert-1, id " in result.stdout and "): f32[16,32] through f16" in result.stdout

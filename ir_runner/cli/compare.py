@@ -158,6 +158,7 @@ def _worst(values: np.ndarray, actual: np.ndarray, expected: np.ndarray) -> dict
 
 
 _MAX_LEVELS = 65536  # (16-bit quantization at most)
+_SHOWN = 5  # decompression subgraphs listed by name
 
 
 def _levels(expected: np.ndarray, diff: np.ndarray, bad: np.ndarray) -> dict[str, Any] | None:
@@ -236,6 +237,15 @@ def render_comparison(comparison: dict[str, Any], against: str) -> str:
                      " apart (another device, another summation order) moves them one level, and everything after"
                      " them differs (ir-run crosscheck compares every layer with an OpenVINO device):")
         lines.extend(f"  layer '{tie['layer']}' ({tie['type']}, id {tie['id']}): {tie['text']}" for tie in ties)
+    found = comparison.get("decompressions")
+    if found:
+        lines.append(f"decompression subgraphs: {len(found)} constant output(s) computed through a narrower float type,"
+                     " as the IR says (OpenVINO's reference too); OpenVINO's devices compute them in their inference"
+                     " precision, up to half an ulp of the narrow type apart:")
+        lines.extend(f"  layer '{d['layer']}' ({d['type']}, id {d['id']}): {d['spec']} through {d['narrow']}"
+                     for d in found[:_SHOWN])
+        if len(found) > _SHOWN:
+            lines.append(f"  and {len(found) - _SHOWN} more")
     for name in comparison["missing"]:
         lines.append(f"{name}  missing: no such output to compare with {against}  FAIL")
     for name in comparison["extra"]:
