@@ -3,12 +3,14 @@
 
     python scripts/measure_quantized.py attention     # int8 attention: FakeQuantize before SDPA-13
     python scripts/measure_quantized.py compressed    # NNCF int8 weight compression (needs: pip install nncf)
+    python scripts/measure_quantized.py int8          # NNCF post-training int8 quantization (needs nncf)
 
 attention: crosscheck of an int8 BERT-like attention block (FakeQuantize before the projections' MatMuls and
 before ScaledDotProductAttention-13) under three attention masks, then how many SDPA outputs move when one
 query element is one level away. compressed: a MobileNet-like network compressed by ``nncf.compress_weights``
 (INT8_ASYM, INT8_SYM): ir-run (the IR's f16 decompression) and ir-run on the IR rewritten to decompress in f32,
-against the CPU plugin with and without its dynamic quantization, and crosscheck's verdict.
+against the CPU plugin with and without its dynamic quantization, and crosscheck's verdict. int8: the same
+network quantized by ``nncf.quantize`` (FakeQuantize layers), ir-run against the CPU plugin and crosscheck.
 """
 
 from __future__ import annotations
@@ -73,25 +75,7 @@ def attention(folder: Path, rng: np.random.Generator) -> None:
 def compressed(folder: Path, rng: np.random.Generator) -> None:
     import nncf
 
-    def conv(x, cin, cout, k=3, stride=1, group=False):
-        shape = (cout, 1, 1, k, k) if group else (cout, cin, k, k)
-        w = op.constant((rng.standard_normal(shape) * (2 / (k * k * (1 if group else cin))) ** 0.5).astype(np.float32))
-        make = op.group_convolution if group else op.convolution
-        y = make(x, w, [stride] * 2, [k // 2] * 2, [k // 2] * 2, [1, 1])
-        return op.clamp(op.add(y, op.constant((rng.standard_normal((1, cout, 1, 1)) * 0.1).astype(np.float32))),
-                        0.0, 6.0)
-
-    x = op.parameter([1, 3, 64, 64], np.float32, name="image")
-    y, channels = conv(x, 3, 32, stride=2), 32
-    for c in (32, 64, 96):
-        y = conv(conv(y, channels, c, k=1), c, c, stride=2, group=True)
-        channels = c
-    y = op.reduce_mean(y, op.constant(np.array([2, 3], np.int64)), False)
-    y = op.matmul(y, op.constant((rng.standard_normal((96, 100)) * 0.1).astype(np.float32)), False, False)
-    core = ov.Core()
-    plain = folder / "f32.xml"
-    ov.save_model(ov.Model([y], [x]), str(plain), compress_to_fp16=False)
-    image = rng.standard_normal((1, 3, 64, 64)).astype(np.float32)
+    core, plain, image = ov.Core(), _network(folder, rng), rng.standard_normal((1, 3, 64, 64)).astype(np.float32)
     for mode in ("INT8_ASYM", "INT8_SYM"):
         path, wide = folder / f"{mode}.xml", folder / f"{mode}_f32.xml"
         model = nncf.compress_weights(core.read_model(plain), mode=getattr(nncf.CompressWeightsMode, mode))
@@ -112,6 +96,46 @@ def compressed(folder: Path, rng: np.random.Generator) -> None:
         print(f"  crosscheck: {report}; explained {report.count('explained')}, inherited {report.count('inherited')}")
 
 
+def int8(folder: Path, rng: np.random.Generator) -> None:
+    import nncf
+
+    core, plain = ov.Core(), _network(folder, rng)
+    samples = [rng.standard_normal((1, 3, 64, 64)).astype(np.float32) for _ in range(10)]
+    path = folder / "int8.xml"
+    ov.save_model(nncf.quantize(core.read_model(plain), nncf.Dataset(samples)), str(path), compress_to_fp16=False)
+    image = rng.standard_normal((1, 3, 64, 64)).astype(np.float32)
+    ours = next(iter(ir_runner.load(path).run([image]).values()))
+    cpu = core.compile_model(str(path), "CPU", {"INFERENCE_PRECISION_HINT": "f32"})([image])[0]
+    print(f"int8: outputs up to {np.abs(cpu).max():.3g}; ir-run against the CPU plugin {np.abs(ours - cpu).max():.3g}")
+    report = ir_runner.crosscheck(str(path), [image])
+    print(f"  crosscheck: {report}")
+    for row in report.layers:
+        if row.status in ("diverges", "explained"):
+            print(f"  {row.status} {row.layer}: {row.mismatches}/{row.size} {row.note or ''}")
+
+
+def _network(folder: Path, rng: np.random.Generator) -> Path:
+    """A MobileNet-like f32 network (convolutions, depthwise convolutions, Clamp, a mean and a MatMul)."""
+    def conv(x, cin, cout, k=3, stride=1, group=False):
+        shape = (cout, 1, 1, k, k) if group else (cout, cin, k, k)
+        w = op.constant((rng.standard_normal(shape) * (2 / (k * k * (1 if group else cin))) ** 0.5).astype(np.float32))
+        make = op.group_convolution if group else op.convolution
+        y = make(x, w, [stride] * 2, [k // 2] * 2, [k // 2] * 2, [1, 1])
+        return op.clamp(op.add(y, op.constant((rng.standard_normal((1, cout, 1, 1)) * 0.1).astype(np.float32))),
+                        0.0, 6.0)
+
+    x = op.parameter([1, 3, 64, 64], np.float32, name="image")
+    y, channels = conv(x, 3, 32, stride=2), 32
+    for c in (32, 64, 96):
+        y = conv(conv(y, channels, c, k=1), c, c, stride=2, group=True)
+        channels = c
+    y = op.reduce_mean(y, op.constant(np.array([2, 3], np.int64)), False)
+    y = op.matmul(y, op.constant((rng.standard_normal((96, 100)) * 0.1).astype(np.float32)), False, False)
+    plain = folder / "f32.xml"
+    ov.save_model(ov.Model([y], [x]), str(plain), compress_to_fp16=False)
+    return plain
+
+
 def _decompress_in_f32(model):
     """The model with every Convert to f16 made a Convert to f32, and f16 Consts converted to f32 first."""
     for node in model.get_ordered_ops():
@@ -130,7 +154,7 @@ def _decompress_in_f32(model):
 
 
 if __name__ == "__main__":
-    wanted = sys.argv[1:] or ["attention", "compressed"]
+    wanted = sys.argv[1:] or ["attention", "compressed", "int8"]
     with tempfile.TemporaryDirectory() as tmp:
         for what in wanted:
-            {"attention": attention, "compressed": compressed}[what](Path(tmp), np.random.default_rng(0))
+            {"attention": attention, "compressed": compressed, "int8": int8}[what](Path(tmp), np.random.default_rng(0))
