@@ -17,8 +17,16 @@ is compared in execution order, by one of two rules:
 
 A layer output **diverges** when an element disagrees. It is the cause (``diverges``) when every layer output
 it reads agrees; it is ``inherited`` when one of them diverged (or was not observable and itself read a
-diverging output). The first divergence is the first cause in execution order. Layer outputs the device
-cannot show are ``not observable`` (with the reason), never skipped silently.
+diverging output), and ``cause`` names the cause it comes from. A cause whose operation accounts for every
+differing element (``OpDef.explain``: a quantization level flipped by a rounding tie, its input one ulp
+apart) is ``explained``, with the account in ``note``: it and what inherits from it are no fault of either
+side. So is a **decompression subgraph**: a float output computed from constants alone (``source`` 'folded')
+through a float type narrower than the precision hint (NNCF's ``u8 -> Convert f16 -> Subtract -> Multiply f16
+-> Convert f32`` weights), which ir-run computes in the IR's types as OpenVINO's reference does, while
+OpenVINO's devices compute such subgraphs in the inference precision: it is explained when every element is
+within half an ulp of the narrow type. The first divergence is the first unexplained cause in execution order;
+the report is ``ok`` when there is none. Layer outputs the device cannot show are ``not observable`` (with the
+reason), never skipped silently.
 
 A layer output that differs only as a known **device representation** makes (a 64-bit integer the device holds
 in 32 bits, its values outside the range saturated or wrapped: the CPU plugin's INT64_MAX slice ends) has the
@@ -41,6 +49,7 @@ from .record import Record
 from .types import element_type_of
 
 AGREE, DIVERGES, INHERITED, UNOBSERVABLE = "agree", "diverges", "inherited", "not observable"
+EXPLAINED = "explained"
 REPRESENTED = "device representation"
 _NARROWED = ("the device holds this 64-bit output in 32 bits: values outside its range saturate",
              "the device holds this 64-bit output in 32 bits: values outside its range wrap")
@@ -68,10 +77,11 @@ class LayerComparison(Record):
     have the output, the errors: ``mismatches`` of ``size`` elements, ``max_abs``, ``max_rel``, ``max_ulp``
     (None for non-float types) and the ``worst_index`` with both values there (``ours``, ``device``).
     ``note`` says why a layer is not observable, or what else differs (shape, element type, a 64-bit output
-    held in 32 bits)."""
+    held in 32 bits), or how an ``explained`` one differs; ``cause`` is the diverging layer an inherited
+    output comes from (the row's own layer for a cause)."""
 
     __slots__ = ("layer", "position", "port", "source", "element_type", "shape", "rule", "status", "mismatches",
-                 "size", "max_abs", "max_rel", "max_ulp", "worst_index", "ours", "device", "note")
+                 "size", "max_abs", "max_rel", "max_ulp", "worst_index", "ours", "device", "note", "cause")
 
     def __init__(self, layer: LayerRef, position: int, port: str, source: str, element_type: str,
                  shape: tuple[int, ...], rule: str) -> None:
@@ -92,15 +102,16 @@ class LayerComparison(Record):
         self.ours: Any = None
         self.device: Any = None
         self.note: str | None = None
+        self.cause: LayerRef | None = None
 
     @property
     def diverged(self) -> bool:
-        return self.status in (DIVERGES, INHERITED)
+        return self.status in (DIVERGES, INHERITED, EXPLAINED, REPRESENTED)
 
 
 class CrosscheckReport(Record):
     """Every layer output compared (``layers``, in execution order), the ``first_divergence`` (a LayerRef, or
-    None; ``first`` is its row) and ``ok`` (nothing diverged)."""
+    None; ``first`` is its row) and ``ok`` (nothing diverged, or only what an operation explains)."""
 
     __slots__ = ("device", "precision", "tolerance", "openvino_version", "layers", "first")
 
@@ -119,15 +130,16 @@ class CrosscheckReport(Record):
 
     @property
     def ok(self) -> bool:
-        return not any(row.diverged for row in self.layers)
+        return self.first is None
 
     def count(self, status: str) -> int:
         return sum(row.status == status for row in self.layers)
 
     def __repr__(self) -> str:
         where = f", first divergence {self.first.layer}" if self.first else ""
+        explained = f" ({self.count(EXPLAINED)} explained)" if self.count(EXPLAINED) else ""
         return (f"<CrosscheckReport {self.device} {self.precision}: {len(self.layers)} layer outputs, "
-                f"{self.count(DIVERGES) + self.count(INHERITED)} diverge{where}>")
+                f"{self.count(DIVERGES) + self.count(INHERITED) + self.count(EXPLAINED)} diverge{explained}{where}>")
 
 
 def crosscheck(model: Model | str | os.PathLike | bytes, feeds: Mapping[str, object] | Sequence | None = None,
@@ -155,8 +167,12 @@ def crosscheck(model: Model | str | os.PathLike | bytes, feeds: Mapping[str, obj
     fed = {info.layer_name: array for info, array in zip(model.inputs, arrays)}
     device_run = run_on_device(model.source, model.weights_source, keys, fed, device, precision)
     rows: list[LayerComparison] = []
-    tainted: set[tuple[str, int]] = set()  # outputs that diverged, or are unobservable and read one that did
-    represented: dict[tuple[str, int], set[int]] = {}  # tainted outputs -> the device-representation rows behind
+    ours_by_key = {(record.layer.id, record.position): record.value for record in trace.layers}
+    narrowest: dict[tuple[str, int], int] = {}  # constant float outputs: the fewest mantissa bits on their path
+    unseen: set[tuple[str, int]] = set()  # outputs not observable on the device
+    tainted: dict[tuple[str, int], LayerRef] = {}  # outputs that diverged (or are unobservable and read one
+    # that did), with the cause they come from
+    represented: dict[str, int] = {}  # layers whose output differs as the device represents it -> their row
     inexact: set[tuple[str, int]] = set()  # outputs that agree within the tolerance but not bit for bit
     for record in trace.layers:
         info = model.inference.layers[record.layer.id]
@@ -171,7 +187,8 @@ def crosscheck(model: Model | str | os.PathLike | bytes, feeds: Mapping[str, obj
         row = LayerComparison(record.layer, record.position, record.port, record.source, _type_name(value.dtype),
                               value.shape, _rule(value.dtype, exact, precision))
         key = (record.layer.name, record.position)
-        inherited = any(source in tainted for source in sources)
+        _note_constant_path(narrowest, record, sources, value)
+        cause = next((tainted[source] for source in sources if source in tainted), None)
         if key in device_run.values:
             device_value = device_run.values[key]
             _compare(row, value, device_value, bound)
@@ -179,21 +196,221 @@ def crosscheck(model: Model | str | os.PathLike | bytes, feeds: Mapping[str, obj
                     reads_inexact or device_value.shape != value.shape or device_value.dtype != value.dtype
                     or not np.array_equal(_bits(value), _bits(device_value))):
                 inexact.add((record.layer.id, record.position))
-            if row.mismatches:
-                row.status = (INHERITED if inherited else REPRESENTED if row.note in _NARROWED and not strict
-                              else DIVERGES)
+            if row.mismatches and cause is not None:
+                row.status, row.cause = INHERITED, cause
+                if cause.id in represented:  # a representation that made a later output differ is its cause
+                    rows[represented[cause.id]].status = DIVERGES
+            elif row.mismatches and row.note in _NARROWED and not strict:
+                row.status, row.cause = REPRESENTED, record.layer
+                represented[record.layer.id] = len(rows)
+            elif row.mismatches:
+                row.status, row.cause = DIVERGES, record.layer
+                _explain(row, info, model, ours_by_key, device_run.values, value, device_value)
+                if row.status == DIVERGES:
+                    _explain_decompression(row, narrowest.get((record.layer.id, record.position)), value,
+                                           device_value, device, precision)
+                if row.status == DIVERGES:
+                    _unseen_ties(row, model, sources, unseen, ours_by_key, device)
         else:
             row.status = UNOBSERVABLE
             row.note = device_run.unobservable.get(key, "not returned by the device")
-        behind = {index for source in sources for index in represented.get(source, ())}
-        if row.status == INHERITED:
-            for index in behind:  # a representation that made a later output differ is its cause after all
-                rows[index].status = DIVERGES
-        if row.diverged or row.status == REPRESENTED or (row.status == UNOBSERVABLE and inherited):
-            tainted.add((record.layer.id, record.position))
-            represented[(record.layer.id, record.position)] = {len(rows)} if row.status == REPRESENTED else behind
+            row.cause = cause
+            unseen.add((record.layer.id, record.position))
+        if row.diverged or (row.status == UNOBSERVABLE and cause is not None):
+            tainted[(record.layer.id, record.position)] = row.cause
         rows.append(row)
     return CrosscheckReport(device, precision, bound, device_run.version, rows)
+
+
+def _explain(row: LayerComparison, info, model: Model, ours: dict, theirs: dict, value: np.ndarray,
+             device_value: np.ndarray) -> None:
+    """Ask the row's operation (``OpDef.explain``) how its output differs; an account of every differing
+    element makes the row ``explained``."""
+    explain = getattr(info.op, "explain", None)
+    if explain is None or row.position != 0 or device_value.shape != value.shape:
+        return
+    sources = model.graph.sources[info.layer.id]
+    inputs = [ours.get(source) for source in sources]
+    if any(array is None for array in inputs):
+        return
+    names = [model.graph.layers[layer_id].name for layer_id, _ in sources]
+    other_inputs = [theirs.get((name, port)) for name, (_, port) in zip(names, sources)]
+    differ = _bits(value) != _bits(device_value.astype(value.dtype))  # (as the bits rule counts them)
+    account = explain(info.params, [np.asarray(a) for a in inputs], other_inputs, value,
+                      device_value.astype(value.dtype), differ)
+    if account is None:
+        return
+    if account.count >= int(np.count_nonzero(differ)):
+        row.status, row.note = EXPLAINED, account.text
+    else:
+        row.note = f"{account.text}; {int(np.count_nonzero(differ)) - account.count} other(s) unexplained"
+
+
+class RoundingTie(Record):
+    """A layer whose output moves when its input moves by one ulp (``OpDef.explain`` says how): ``layer``,
+    ``count`` of ``size`` elements, and the operation's ``text``."""
+
+    __slots__ = ("layer", "count", "size", "text")
+
+    def __init__(self, layer: LayerRef, count: int, size: int, text: str) -> None:
+        self.layer = layer
+        self.count = count
+        self.size = size
+        self.text = text
+
+
+def rounding_ties(model: Model, feeds: Mapping[str, object] | Sequence | None = None, *,
+                  cast: str | None = None) -> list[RoundingTie]:
+    """Run ``model`` on ``feeds`` and find, in execution order, the layers whose operation explains differences
+    (``OpDef.explain``: a quantization) and whose output moves when their first input moves by one ulp up or
+    down: values on a rounding boundary, where any computation of the input one ulp apart (another device,
+    another summation order) gives an output a level away, and everything after it differs. What ``run
+    --ref`` says when outputs differ."""
+    inference = model.inference
+    explaining = {layer_id for layer_id, info in inference.layers.items()
+                  if getattr(info.op, "explain", None) is not None and info.op.kernel is not None}
+    needed = {source for layer_id in explaining for source in model.graph.sources[layer_id]}
+    needed |= {(layer_id, 0) for layer_id in explaining}
+    values: dict[tuple[str, int], np.ndarray] = {}
+    order: list[LayerRef] = []
+
+    def keep(record) -> None:
+        key = (record.layer.id, record.position)
+        if key in needed:
+            values[key] = np.asarray(record.value)
+        if record.layer.id in explaining and record.position == 0:
+            order.append(record.layer)
+
+    model.trace(feeds, cast=cast, callback=keep)
+    found = []
+    for ref in order:
+        info = inference.layers[ref.id]
+        inputs = [values[source] for source in model.graph.sources[ref.id]]
+        tie = _one_ulp_apart(info, inputs, values[(ref.id, 0)])
+        if tie is not None:
+            found.append(RoundingTie(ref, tie.count, values[(ref.id, 0)].size, tie.text))
+    return found
+
+
+class Decompression(Record):
+    """A constant float output (``layer``, ``spec``) computed through a narrower float type (``narrow``) and read
+    by a computed layer: a decompression subgraph's result, which devices compute in their precision."""
+
+    __slots__ = ("layer", "spec", "narrow")
+
+    def __init__(self, layer: LayerRef, spec: str, narrow: str) -> None:
+        self.layer = layer
+        self.spec = spec
+        self.narrow = narrow
+
+
+def decompressions(model: Model) -> list[Decompression]:
+    """The results of the model's decompression subgraphs, in execution order: float outputs computed from
+    constants alone through layers computing in a float type narrower than their own (NNCF's ``u8 -> f16 ->
+    Subtract -> Multiply -> Convert f32`` weights) and read by a computed layer. ir-run computes them in the
+    IR's types, OpenVINO's devices in their inference precision. What ``run --ref`` says when outputs
+    differ."""
+    inference, graph = model.inference, model.graph
+    narrowest: dict[str, int | None] = {}  # constant layers: the fewest float mantissa bits on their path
+    found = []
+    for layer_id in graph.order:
+        info = inference.layers[layer_id]
+        sources = graph.sources.get(layer_id, ())
+        constant = bool(info.outputs) and ("value" in info.params or (
+            sources and all(source in narrowest for source, _ in sources)
+            and inference.folder.layer_values(layer_id) is not None))
+        if constant:
+            bits = [narrowest[source] for source, _ in sources if narrowest[source] is not None]
+            dtype = info.outputs[0].element_type.dtype
+            if sources and dtype is not None and _is_float(dtype):  # (a Const's values are exact in any type)
+                bits.append(_mantissa(dtype))
+            narrowest[layer_id] = min(bits) if bits else None
+            continue
+        for source, _ in sources:
+            spec = inference.output_spec(source, 0)
+            narrow, dtype = narrowest.get(source), spec.element_type.dtype
+            if narrow is not None and dtype is not None and _is_float(dtype) and _mantissa(dtype) > narrow \
+                    and all(d.layer.id != source for d in found):
+                name = {10: "f16", 7: "bf16"}.get(narrow, f"{narrow} mantissa bits")
+                found.append(Decompression(inference.layers[source].ref, str(spec), name))
+    return found
+
+
+def _one_ulp_apart(info, inputs: list[np.ndarray], output: np.ndarray):
+    """The operation's account of its output with the first input one ulp up (or, where that changes nothing,
+    down); None when nothing moves or the input is not of a float type nextafter steps through."""
+    x = inputs[0]
+    if x.dtype.kind != "f" or output.shape != x.shape:
+        return None
+    moved_inputs, moved_outputs = [], []
+    with np.errstate(all="ignore"):
+        for direction in (np.inf, -np.inf):
+            moved = np.nextafter(x, x.dtype.type(direction))
+            moved_inputs.append(moved)
+            moved_outputs.append(np.asarray(info.op.kernel(moved, *inputs[1:], **info.params)))
+    up = _bits(moved_outputs[0]) != _bits(output)
+    down = _bits(moved_outputs[1]) != _bits(output)
+    differ = up | down
+    if not differ.any():
+        return None
+    other = np.where(up, moved_outputs[0], moved_outputs[1])
+    other_x = np.where(up, moved_inputs[0], moved_inputs[1])
+    return info.op.explain(info.params, inputs, [other_x, *inputs[1:]], output, other, differ)
+
+
+def _unseen_ties(row: LayerComparison, model: Model, sources, unseen: set, ours: dict, device: str) -> None:
+    """A cause that reads outputs the device cannot show (fused away): name those among them (and the unseen
+    outputs they read) whose values sit on a rounding boundary, where a flip would first show in this row."""
+    found, stack, seen = [], [source for source in sources if source in unseen], set()
+    while stack:
+        key = stack.pop()
+        if key in seen:
+            continue
+        seen.add(key)
+        info = model.inference.layers[key[0]]
+        above = model.graph.sources.get(key[0], ())
+        stack.extend(source for source in above if source in unseen)
+        inputs = [ours.get(source) for source in above]
+        if key[1] == 0 and getattr(info.op, "explain", None) is not None and info.op.kernel is not None \
+                and inputs and all(array is not None for array in inputs) and key in ours:
+            tie = _one_ulp_apart(info, [np.asarray(a) for a in inputs], np.asarray(ours[key]))
+            if tie is not None:
+                found.append(f"'{info.ref.name}' ({info.ref.type_version}, id {info.ref.id}): {tie.text}")
+    if found:
+        row.note = (f"it reads layer output(s) {device} cannot show that hold values on a rounding boundary, where"
+                    f" a level flipped there would first show here: {'; '.join(found)}")
+
+
+def _note_constant_path(narrowest: dict, record, sources, value: np.ndarray) -> None:
+    """For a constant output (a Const, or folded from constants), the fewest float mantissa bits its path
+    computed in (a Const's values are exact in any type)."""
+    if record.source not in ("constant", "folded"):
+        return
+    bits = [narrowest[source] for source in sources if source in narrowest]
+    if record.source == "folded" and _is_float(value.dtype):
+        bits.append(_mantissa(value.dtype))
+    if bits:
+        narrowest[(record.layer.id, record.position)] = min(bits)
+
+
+def _explain_decompression(row: LayerComparison, narrow: int | None, value: np.ndarray, device_value: np.ndarray,
+                           device: str, precision: str) -> None:
+    """A constant float output computed through a type narrower than the hint (a decompression subgraph), every
+    element within half an ulp of that type of the device's: the device computed it in the hint's precision."""
+    if (narrow is None or row.source != "folded" or narrow >= _HINT_MANTISSA[precision] or not _is_float(value.dtype)
+            or device_value.shape != value.shape or _mantissa(value.dtype) <= narrow):
+        return
+    ours, theirs = value.astype(np.float64), device_value.astype(np.float64)
+    half_ulp = 2.0 ** -(narrow + 1)
+    with np.errstate(all="ignore"):
+        within = (ours == theirs) | (np.abs(ours - theirs) <= half_ulp * np.abs(theirs))
+    if not within.all():
+        return
+    narrow_name = {10: "f16", 7: "bf16"}.get(narrow, f"a type of {narrow} mantissa bits")
+    row.status = EXPLAINED
+    row.note = (f"{row.mismatches} of {row.size} values within half an ulp of {narrow_name} (at most"
+                f" {row.max_abs:.3g}): a decompression subgraph, computed from constants in {narrow_name} as the IR"
+                f" says (OpenVINO's reference too); {device} computes it in {precision}, its inference precision")
 
 
 def _type_name(dtype: np.dtype) -> str:
@@ -329,7 +546,8 @@ def report_data(report: CrosscheckReport) -> dict[str, Any]:
         "first_divergence": None if first is None else {
             "layer": first.layer.name, "id": first.layer.id, "type": first.layer.type_version,
             "line": first.layer.line, "port": first.port, "position": first.position},
-        "counts": {status: report.count(status) for status in (AGREE, DIVERGES, INHERITED, UNOBSERVABLE, REPRESENTED)},
+        "counts": {status: report.count(status) for status in (AGREE, DIVERGES, EXPLAINED, INHERITED, UNOBSERVABLE,
+                                                                   REPRESENTED)},
         "layers": [row_data(row) for row in report.layers],
     }
 
@@ -340,4 +558,6 @@ def row_data(row: LayerComparison) -> dict[str, Any]:
             "shape": list(row.shape), "rule": row.rule, "status": row.status, "mismatches": row.mismatches,
             "size": row.size, "max_abs": row.max_abs, "max_rel": row.max_rel, "max_ulp": row.max_ulp,
             "worst_index": None if row.worst_index is None else list(row.worst_index), "ours": row.ours,
-            "device": row.device, "note": row.note}
+            "device": row.device, "note": row.note,
+            "cause": None if row.cause is None else {"layer": row.cause.name, "id": row.cause.id,
+                                                     "type": row.cause.type_version}}

@@ -40,6 +40,7 @@ from .types import (
     TensorSpec,
     dims_text,
     element_type,
+    element_type_of,
 )
 from .unsupported import reason as unsupported_reason
 from .unsupported import unsupported_error
@@ -130,11 +131,14 @@ class Inference:
 
     def refuse_unknown_deciding(self) -> None:
         """An InputError for an input that decides a shape and is still unknown with the values the model's
-        inputs were given (it is computed through a layer output above the folding limit)."""
+        inputs were given (computed through a layer output above the folding limit, or, with no limit, through
+        a layer that cannot be evaluated)."""
         for layer_id, port in self.deciding_inputs():
             info = self.layers[layer_id]
-            raise InputError(f"{info.op.roles[port]} cannot be computed before the run: it goes through a layer"
-                             f" output above the folding limit of {FOLD_MAX_BYTES} bytes", layer=info.ref,
+            limit = self.folder.limit
+            why = ("a layer it comes from cannot be evaluated" if limit is None
+                   else f"it goes through a layer output above the folding limit of {limit} bytes")
+            raise InputError(f"{info.op.roles[port]} cannot be computed before the run: {why}", layer=info.ref,
                              port=f"input {port} ({info.op.input_names[port]})")
 
     def _find_value_inputs(self) -> None:
@@ -205,6 +209,7 @@ def infer_graph(
     input_values: dict[str, np.ndarray] | None = None,
     check_declared: bool = True,
     body_provider=None,
+    fold_limit: int | None = FOLD_MAX_BYTES,
 ) -> Inference:
     """Infer every layer's outputs in topological order, collecting all findings.
 
@@ -212,10 +217,11 @@ def infer_graph(
     ``input_values`` gives Parameters values that count as constant (those that decide shapes);
     ``check_declared`` compares port dims and precisions with what was inferred. ``body_provider(graph, strict,
     layer_ref)`` gives the layers with sub-graphs their bodies (``subgraph.body_provider``; without it, a layer
-    with a body cannot be inferred).
+    with a body cannot be inferred). ``fold_limit`` bounds the outputs the constant folder evaluates (None: any
+    size, when given values decide shapes that only the computation itself can, as NonMaxSuppression's count).
     """
     layers: dict[str, LayerInference] = {}
-    folder = ConstantFolder(graph, layers, input_values)
+    folder = ConstantFolder(graph, layers, input_values, fold_limit)
     partial = _partial_values(graph, layers)
     bodies = body_provider(graph, strict, layer_ref) if body_provider is not None else None
     failed = False  # a layer before failed (only then can a shape-deciding value depend on a failure)
@@ -315,6 +321,21 @@ def constant_fingerprint(value: np.ndarray | None, max_bytes: int):
 
 def _context(info: LayerInference, const_value, strict: bool, weights, partial_value, bodies=None) -> OpContext:
     return OpContext(info.layer, info.ref, info.op, info.inputs, const_value, strict, weights, partial_value, bodies)
+
+
+def run_time_kernel(info: LayerInference, strict: bool, weights, bodies):
+    """The kernel of a layer whose input shapes only the run decides (after an If whose branches differ, a Loop
+    stopped by its body's condition, a NonMaxSuppression in a body): the layer is inferred again from the
+    arrays it is given, every input counting as constant, and its kernel called with those parameters (a
+    Squeeze's output shape, a Reshape's target). The errors are those inference would give."""
+    def kernel(*arrays: np.ndarray):
+        specs = [TensorSpec(spec.element_type if spec.element_type != DYNAMIC else element_type_of(array.dtype),
+                            PartialShape.of(array.shape)) for spec, array in zip(info.inputs, arrays)]
+        ctx = OpContext(info.layer, info.ref, info.op, specs, lambda _layer, position: arrays[position], strict,
+                        weights, None, bodies)
+        return info.op.kernel(*arrays, **info.op.infer(ctx)[1])
+
+    return kernel
 
 
 def _partial_values(graph: Graph, layers: dict[str, LayerInference]):
@@ -433,8 +454,9 @@ class ConstantFolder:
     them). A kernel that fails while folding makes its layer not constant (the run then reports it)."""
 
     def __init__(self, graph: Graph, layers: dict[str, LayerInference],
-                 given: dict[str, np.ndarray] | None = None) -> None:
+                 given: dict[str, np.ndarray] | None = None, limit: int | None = FOLD_MAX_BYTES) -> None:
         self.graph, self.layers = graph, layers
+        self.limit = limit  # the largest outputs folded (None: any size, for values only a run decides)
         self.values: dict[str, list[np.ndarray] | None] = {lid: [v] for lid, v in (given or {}).items()}
         self._position: dict[str, int] | None = None  # topological position, built on the first fold
 
@@ -473,9 +495,8 @@ class ConstantFolder:
             self.values[current] = self._evaluate(self.layers[current])
         return self.values[producer]
 
-    @staticmethod
-    def _foldable(info: LayerInference) -> bool:
-        """Whether to evaluate this layer: a kernel, static outputs of at most FOLD_MAX_BYTES in all."""
+    def _foldable(self, info: LayerInference) -> bool:
+        """Whether to evaluate this layer: a kernel, static outputs of at most ``limit`` bytes in all."""
         if info.op is None or info.op.kernel is None or info.errors or not info.outputs:
             return False
         total = 0
@@ -483,7 +504,7 @@ class ConstantFolder:
             if not spec.shape.is_static or spec.element_type.dtype is None:
                 return False
             total += static_nbytes(spec)
-        return total <= FOLD_MAX_BYTES
+        return self.limit is None or total <= self.limit
 
     def _evaluate(self, info: LayerInference) -> list[np.ndarray] | None:
         values = []

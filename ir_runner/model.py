@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from .errors import InputError, IRError, LayerRef, UnsupportedError
+from .errors import InputError, IRError, LayerRef, ResourceLimitError, UnsupportedError
 from .graph import Graph, read_graph
 from .infer import Inference, LayerInference, infer_graph
 from .plan import DEFAULT_MEMORY_LIMIT, Plan, Step, build_plan, check_memory
@@ -215,9 +215,10 @@ class Model:
         input_specs = {layer.id: spec for layer, spec in zip(self.graph.parameters, specs)}
         try:
             with _gc_paused():
-                inference = infer_for_inputs(self.graph, self.strict, input_specs, values)
+                inference = infer_for_inputs(self.graph, self.strict, input_specs, values,
+                                             memory_limit=self.memory_limit)
         except IRError as error:
-            kind = type(error) if isinstance(error, InputError) else InputError
+            kind = type(error) if isinstance(error, (InputError, ResourceLimitError)) else InputError
             raise kind(f"{context}: {error.detail}", layer=error.layer, port=error.port, hint=error.hint) from None
         self._last_inference = (key, inference)
         return inference

@@ -25,7 +25,7 @@ import numpy as np
 
 from .errors import IRError, KernelError, LayerRef, ResourceLimitError, UnsupportedError, human_bytes
 from .extension import checked_kernel
-from .infer import Inference, constant_fingerprint, static_nbytes
+from .infer import Inference, constant_fingerprint, run_time_kernel, static_nbytes
 from .ops.api import KernelFn
 from .record import Record
 
@@ -136,8 +136,11 @@ def build_plan(inference: Inference, memory_limit: int | None = DEFAULT_MEMORY_L
             if folded is not None:
                 values.update(zip(outputs, folded))
                 continue
-            kernel = _kernel_for(info, [values.get(slot) for slot in inputs], prepared,
-                                 [(layer_id, position) in read for position in range(len(outputs))])
+            if _static(info.inputs):
+                kernel = _kernel_for(info, [values.get(slot) for slot in inputs], prepared,
+                                     [(layer_id, position) in read for position in range(len(outputs))])
+            else:  # shapes only the run decides: inferred again from the arrays
+                kernel = run_time_kernel(info, False, graph.net.weights, inference.bodies)
             steps_raw.append((kernel, info.ref, inputs, tuple(outputs)))
             if info.op.views:
                 may_alias.update(outputs)

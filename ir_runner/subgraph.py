@@ -16,7 +16,7 @@ from .graph import Graph, build_graph
 from .infer import Inference, infer_graph
 from .ir.records import LayerRecord
 from .ops.api import Body
-from .plan import build_plan
+from .plan import DEFAULT_MEMORY_LIMIT, build_plan, check_memory
 from .runtime import execute
 from .types import PartialShape, TensorSpec, element_type, element_type_of
 
@@ -37,12 +37,14 @@ class Subgraph(Body):
         self._deciding: dict[tuple, tuple[int, ...]] = {}  # per signature: the Parameters whose values decide
         self._lock = threading.Lock()
 
-    def _inference(self, specs: dict[str, TensorSpec], values: dict[str, np.ndarray] | None):
+    def _inference(self, specs: dict[str, TensorSpec], values: dict[str, np.ndarray] | None, decide: bool = False):
+        """The body inferred; ``decide``: at run, every Parameter that decides a shape given (see
+        :func:`infer_for_inputs`)."""
         unknown = sorted(set(specs) - set(self.parameters))
         if unknown:
             raise InferenceError(f"<{self.tag}> has no Parameter with internal id {unknown[0]!r}", layer=self.owner)
         try:
-            inference = infer_for_inputs(self.graph, self.strict, specs, values)
+            inference = infer_for_inputs(self.graph, self.strict, specs, values, decide=decide)
         except IRError as error:
             inner = f"{error.layer}, " if error.layer else ""
             raise type(error)(f"in <{self.tag}>: {inner}{error.detail}", layer=self.owner, port=error.port,
@@ -76,7 +78,8 @@ class Subgraph(Body):
             if inference.value_inputs:
                 deciding = self._deciding[signature] = inference.value_inputs
                 signature += tuple(arrays[i].tobytes() for i in deciding)
-                inference = self._inference(specs, {self.parameters[i]: arrays[i] for i in deciding})
+                inference = self._inference(specs, {self.parameters[i]: arrays[i] for i in deciding},
+                                             decide=True)
             plan = build_plan(inference, None)
             with self._lock:
                 if len(self._plans) >= _MAX_PLANS:
@@ -91,14 +94,25 @@ class Subgraph(Body):
 
 
 def infer_for_inputs(graph: Graph, strict: bool, specs: dict[str, TensorSpec],
-                     values: dict[str, np.ndarray] | None) -> Inference:
+                     values: dict[str, np.ndarray] | None, *, decide: bool = True,
+                     memory_limit: int | None = DEFAULT_MEMORY_LIMIT) -> Inference:
     """``graph`` inferred for these input specs and values of the Parameters that decide shapes (both by
-    layer id), declared ports unchecked. Raises the inference's first error and, when values are given, an
-    input that decides a shape and is still unknown; a model and a sub-graph put it in their own words."""
+    layer id), declared ports unchecked. Raises the inference's first error; a model and a sub-graph put it in
+    their own words.
+
+    With values and ``decide`` (every Parameter that decides a shape has its value: the run), a shape that
+    only the computation decides (NonMaxSuppression's count of boxes fed from a convolution's large output)
+    is decided by computing what it comes from, whatever its size (the layers before it within
+    ``memory_limit``); an input that decides a shape and is still unknown then raises InputError. Without
+    ``decide`` (a body inferred at load, some of its Parameters unknown) unknown shapes stay unknown."""
     inference = infer_graph(graph, strict=strict, input_specs=specs, input_values=values,
                             body_provider=body_provider, check_declared=False)
     inference.raise_first()
-    if values is not None:
+    if values is not None and decide and inference.deciding_inputs():
+        check_memory(inference, memory_limit)  # (up to the first shape not yet known)
+        inference = infer_graph(graph, strict=strict, input_specs=specs, input_values=values,
+                                body_provider=body_provider, check_declared=False, fold_limit=None)
+        inference.raise_first()
         inference.refuse_unknown_deciding()
     return inference
 

@@ -135,6 +135,7 @@ def compare_array(name: str, actual: np.ndarray, expected: np.ndarray, tolerance
         first_mismatches=[_at(tuple(int(i) for i in index), actual, expected)
                           for index in np.argwhere(bad)[: tolerances.max_report]],
         would_pass=_needed(diff[bad], np.abs(e[bad]), atol, rtol) if count else None,
+        levels=_levels(e, diff, bad) if count and expected.dtype.kind not in "biu" else None,
     )
     report["passed"] = count == 0 and not report["problems"]
     return report
@@ -154,6 +155,29 @@ def _worst(values: np.ndarray, actual: np.ndarray, expected: np.ndarray) -> dict
         return None
     index = np.unravel_index(int(np.nanargmax(values)), values.shape)
     return {"value": float(values[index]), **_at(tuple(int(i) for i in index), actual, expected)}
+
+
+_MAX_LEVELS = 65536  # (16-bit quantization at most)
+_SHOWN = 5  # decompression subgraphs listed by name
+
+
+def _levels(expected: np.ndarray, diff: np.ndarray, bad: np.ndarray) -> dict[str, Any] | None:
+    """When the expected values lie on a grid (a quantized output: at least 3 distinct values, each gap a whole
+    number of the smallest, at most 65536 steps from the lowest to the highest, a step above 1e-5 of the largest
+    magnitude, not a float's own spacing), its step and how many mismatches are one step or more apart."""
+    distinct = np.unique(expected[np.isfinite(expected)])
+    if not 3 <= distinct.size <= _MAX_LEVELS:
+        return None
+    gaps = np.diff(distinct)
+    span = float(distinct[-1] - distinct[0])
+    step = span / max(float(np.rint(span / gaps.min())), 1.0)  # (the mean step: each gap holds roundings)
+    if not step > 1e-5 * np.abs(distinct[[0, -1]]).max() or np.abs(gaps / step - np.rint(gaps / step)).max() > 1e-3 \
+            or np.rint(gaps / step).sum() >= _MAX_LEVELS:
+        return None
+    apart = np.rint(diff[bad] / step)
+    on_grid = np.abs(diff[bad] - apart * step) <= step / 4
+    return {"step": step, "one_level": int(np.count_nonzero(on_grid & (apart == 1))),
+            "more": int(np.count_nonzero(on_grid & (apart > 1))), "off_grid": int(np.count_nonzero(~on_grid))}
 
 
 def _needed(diff: np.ndarray, magnitude: np.ndarray, atol: float, rtol: float) -> dict[str, Any]:
@@ -194,6 +218,11 @@ def render_comparison(comparison: dict[str, Any], against: str) -> str:
             shown = "; ".join(f"{m['index']} {number(m['actual'])} vs {number(m['expected'])}"
                               for m in report["first_mismatches"])
             lines.append(f"  first       {shown}")
+        levels = report.get("levels")
+        if levels:
+            lines.append(f"  levels      the expected values lie on a grid of step {number(levels['step'])}"
+                         f" (quantized): {levels['one_level']} mismatch(es) one level apart,"
+                         f" {levels['more']} more than one, {levels['off_grid']} off the grid")
         need = report["would_pass"]
         if need:
             if need["atol"] is None:
@@ -202,6 +231,21 @@ def render_comparison(comparison: dict[str, Any], against: str) -> str:
                 rtol_text = f" or rtol >= {number(need['rtol'])} (atol={number(report['atol'])})" if need["rtol"] \
                     is not None else ""
                 lines.append(f"  would pass  atol >= {number(need['atol'])} (rtol={number(report['rtol'])}){rtol_text}")
+    ties = comparison.get("rounding_ties")
+    if ties:
+        lines.append("rounding ties: these layers hold values on a boundary between two levels, where an input one ulp"
+                     " apart (another device, another summation order) moves them one level, and everything after"
+                     " them differs (ir-run crosscheck compares every layer with an OpenVINO device):")
+        lines.extend(f"  layer '{tie['layer']}' ({tie['type']}, id {tie['id']}): {tie['text']}" for tie in ties)
+    found = comparison.get("decompressions")
+    if found:
+        lines.append(f"decompression subgraphs: {len(found)} constant output(s) computed through a narrower float type,"
+                     " as the IR says (OpenVINO's reference too); OpenVINO's devices compute them in their inference"
+                     " precision, up to half an ulp of the narrow type apart:")
+        lines.extend(f"  layer '{d['layer']}' ({d['type']}, id {d['id']}): {d['spec']} through {d['narrow']}"
+                     for d in found[:_SHOWN])
+        if len(found) > _SHOWN:
+            lines.append(f"  and {len(found) - _SHOWN} more")
     for name in comparison["missing"]:
         lines.append(f"{name}  missing: no such output to compare with {against}  FAIL")
     for name in comparison["extra"]:

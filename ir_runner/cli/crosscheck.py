@@ -10,6 +10,7 @@ from ..divergence import (
     AGREE,
     DEFAULT_TOLERANCES,
     DIVERGES,
+    EXPLAINED,
     INHERITED,
     REPRESENTED,
     UNOBSERVABLE,
@@ -75,7 +76,8 @@ def render_crosscheck(result: dict[str, Any], show_all: bool = False) -> str:
              f" (INFERENCE_PRECISION_HINT {result['precision']}; tolerance atol {tol['atol']:g}, rtol {tol['rtol']:g}"
              f"{ulp}, for float outputs not compared by bits)",
              f"{len(result['layers'])} layer outputs: {counts[AGREE]} agree, {counts[DIVERGES]} diverge,"
-             f" {counts[INHERITED]} inherited, {counts[UNOBSERVABLE]} not observable on {result['device']}"
+             + (f" {counts[EXPLAINED]} explained," if counts[EXPLAINED] else "")
+             + f" {counts[INHERITED]} inherited, {counts[UNOBSERVABLE]} not observable on {result['device']}"
              + (f", {counts[REPRESENTED]} differ only as the device represents them" if counts[REPRESENTED] else "")]
     shown = [row for row in result["layers"] if show_all or row["status"] != AGREE]
     if shown:
@@ -94,13 +96,19 @@ def render_crosscheck(result: dict[str, Any], show_all: bool = False) -> str:
         if notes:
             parts.append("notes\n" + "\n".join(notes))
     first = result["first_divergence"]
+    explained = [row for row in result["layers"] if row["status"] == EXPLAINED]
+    for row in explained:
+        parts.append(f"explained: layer '{row['layer']}' ({row['type']}, id {row['id']}): {row['note']}")
     if first is None and counts[REPRESENTED]:
         parts.append(f"ok: every observable layer output agrees with {result['device']} or differs only as it"
                      f" represents it (a 64-bit integer held in 32 bits), which no later layer output shows;"
                      f" --strict counts these as divergences")
-    elif first is None:
+    if first is None and explained:
+        parts.append(f"ok: no unexplained divergence from {result['device']}; {counts[INHERITED]} later layer"
+                     " output(s) differ only because an explained one did (inherited)")
+    elif first is None and not counts[REPRESENTED]:
         parts.append(f"ok: every observable layer output agrees with {result['device']}")
-    else:
+    elif first is not None:
         row = next(r for r in result["layers"] if r["id"] == first["id"] and r["position"] == first["position"])
         line = f", line {first['line']}" if first["line"] else ""
         parts.append(f"first divergence: layer '{first['layer']}' ({first['type']}, id {first['id']}{line}),"

@@ -87,6 +87,18 @@ def run_command(options: RunOptions) -> None:
         result["comparison"]["reference"] = options.ref
         if not result["comparison"]["passed"]:
             result["exit_code"] = EXIT_COMPARISON
+            from ..divergence import decompressions, rounding_ties
+
+            ties = rounding_ties(bound.model, bound.arrays)
+            if ties:  # (the outputs may differ because of them: say where they are)
+                result["comparison"]["rounding_ties"] = [
+                    {"layer": tie.layer.name, "id": tie.layer.id, "type": tie.layer.type_version, "count": tie.count,
+                     "size": tie.size, "text": tie.text} for tie in ties]
+            found = decompressions(bound.model)
+            if found:
+                result["comparison"]["decompressions"] = [
+                    {"layer": d.layer.name, "id": d.layer.id, "type": d.layer.type_version, "spec": d.spec,
+                     "narrow": d.narrow} for d in found]
     if options.replay is not None:
         result["replay"] = _check_replay_outputs(options.replay, outputs)
         if not result["replay"]["outputs_identical"]:

@@ -106,6 +106,19 @@ class Finding(Record):
         return text + (f"\n  hint: {self.hint}" if self.hint else "")
 
 
+class Explanation(Record):
+    """An operation's account of how two computations of its output differ (``OpDef.explain``): ``count`` of
+    the differing elements it accounts for and ``text``, one sentence saying how (e.g. "3 of 4096 values one
+    level apart ..."). Every differing element accounted for: the difference follows from the inputs' (or
+    from a formula of the device the operation documents), and what is computed from it inherits it."""
+
+    __slots__ = ("count", "text")
+
+    def __init__(self, count: int, text: str) -> None:
+        self.count = count
+        self.text = text
+
+
 class OpDef(Record):
     """One operation version: everything ir-run knows of it.
 
@@ -137,6 +150,9 @@ class OpDef(Record):
     - ``batch(params, inputs, outputs, axes)``: how a batch axis moves through the layer, for chunked runs
       (``axes``: per input, the batch axis or None); returns per output the batch axis (or None), or a
       string saying why the layer mixes rows. None: the op has no rule and such runs are refused.
+    - ``explain(params, inputs, other_inputs, output, other, differ)``: an :class:`Explanation` of how the
+      layer's output differs from another computation of it (``other``, a device's; ``other_inputs`` its
+      inputs there, None where unknown) at the elements ``differ``, for crosscheck; None: nothing to say.
     - ``min_inputs``: fewer inputs a layer may have (the trailing ones are optional; Pad's ``pad_value``);
       ``variadic``: the last input may repeat (Einsum, Concat, If, Loop). By default every input is required,
       once.
@@ -149,7 +165,7 @@ class OpDef(Record):
 
     __slots__ = ("type", "version", "first_opset", "last_opset", "input_names", "infer", "kernel", "prepare",
                  "roles", "attrs", "value", "findings", "fit", "views", "batch", "shape_only", "exact", "domain",
-                 "origin", "deciding", "min_inputs", "variadic", "absent")
+                 "origin", "deciding", "min_inputs", "variadic", "absent", "explain")
 
     def __init__(self, type: str, version: int, first_opset: int, last_opset: int, input_names: tuple[str, ...],
                  infer: InferFn, kernel: KernelFn | None = None, prepare: PrepareFn | None = None, *,
@@ -157,7 +173,8 @@ class OpDef(Record):
                  findings: Callable | None = None, fit: Callable | None = None, views: bool = False,
                  batch: Callable | None = None, shape_only: bool = False, exact: bool = True, domain: str | None = None,
                  origin: str | None = None, min_inputs: int | None = None, variadic: bool = False,
-                 absent: Sequence[int] = ()) -> None:
+                 absent: Sequence[int] = (),
+                 explain: Callable[..., Explanation | None] | None = None) -> None:
         self.type = type
         self.version = version
         self.first_opset = first_opset
@@ -181,6 +198,7 @@ class OpDef(Record):
         self.min_inputs = len(self.input_names) if min_inputs is None else min_inputs
         self.variadic = variadic
         self.absent = frozenset(absent)
+        self.explain = explain
 
     def takes_inputs(self, count: int) -> bool:
         """Whether a layer with ``count`` inputs fits this operation (optional and repeated inputs)."""

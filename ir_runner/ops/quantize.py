@@ -62,6 +62,7 @@ from ..types import DYNAMIC, TensorSpec, merge_dims
 from .api import (
     LATEST_OPSET,
     Attr,
+    Explanation,
     OpContext,
     OpDef,
     broadcast_read,
@@ -190,6 +191,65 @@ def _quantize_int(x, il, ih, ol, oh, levels: int) -> np.ndarray:
     return out
 
 
+def _explain(params, inputs: list[np.ndarray], other_inputs: list[np.ndarray | None], output: np.ndarray,
+             other: np.ndarray, differ: np.ndarray) -> Explanation | None:
+    """How another computation's float output differs at ``differ``: elements on the same level (the CPU
+    plugin's ``round(x * scale + shift) * scale' + shift'`` gives a level's value a few ulp apart) and
+    elements one level apart (a rounding tie: the input sits on the boundary between two levels, where one
+    ulp of difference, or the other formula, rounds it the other way). Elements further apart, or NaN, are
+    left unexplained."""
+    x = inputs[0]
+    if x.dtype.kind in "iub" or not differ.any():  # (float types only: f32, f16, bf16)
+        return None
+    il, ih, ol, oh = (np.broadcast_to(_aligned(np.asarray(a), x.shape, params["mode"], params["axis"]), x.shape)
+                      [differ].astype(np.float64) for a in inputs[1:5])
+    count = params["levels"] - 1
+    step = (oh - ol) / count
+    ours, theirs = output[differ].astype(np.float64), other[differ].astype(np.float64)
+    with np.errstate(all="ignore"):
+        levels = np.rint((ours - ol) / step) - np.rint((theirs - ol) / step)
+        on_grid = (np.abs(ours - ol - np.rint((ours - ol) / step) * step) <= np.abs(step) / 4) & \
+                  (np.abs(theirs - ol - np.rint((theirs - ol) / step) * step) <= np.abs(step) / 4)
+        # a tie: the input is on a boundary between two levels (within a thousandth of a level), or the two
+        # computations' inputs lie on either side of one
+        position = (x[differ].astype(np.float64) - il) / (ih - il) * count
+        tie = np.abs(position - np.floor(position) - 0.5) <= 1e-3
+        if other_inputs[0] is not None and other_inputs[0].shape == x.shape:
+            there = (other_inputs[0][differ].astype(np.float64) - il) / (ih - il) * count
+            tie |= np.rint(position) != np.rint(there)
+    same, flipped = on_grid & (levels == 0), on_grid & (np.abs(levels) == 1) & tie
+    parts = []
+    if flipped.any():
+        steps = np.unique(np.abs(step[flipped]))
+        shown = f"step {steps[0]:.3g}" if steps.size == 1 else f"steps {steps.min():.3g} to {steps.max():.3g}"
+        parts.append(f"{int(flipped.sum())} of {x.size} values one level apart ({shown}); "
+                     + _input_difference(x, other_inputs[0], differ, flipped))
+    if same.any():
+        apart = np.abs(ours - theirs)[same].max()
+        parts.append(f"{int(same.sum())} on the same level differ by at most {apart:.3g} (the device computes a"
+                     f" level's value by its own formula)")
+    explained = int(same.sum() + flipped.sum())
+    return Explanation(explained, "; ".join(parts)) if explained else None
+
+
+def _input_difference(x: np.ndarray, other: np.ndarray | None, differ: np.ndarray, flipped: np.ndarray) -> str:
+    """What the inputs of the flipped elements say: how far apart they are, in ulp of their type."""
+    if other is None or other.shape != x.shape:
+        return "the device's input is not known here: a rounding tie if it differs by a rounding"
+    a, b = x[differ][flipped], other.astype(x.dtype)[differ][flipped]
+    wide_a, wide_b = a.astype(np.float32), b.astype(np.float32)
+    name = {2: "f16" if x.dtype == np.float16 else "bf16", 4: "f32"}.get(x.dtype.itemsize, str(x.dtype))
+    if np.array_equal(wide_a, wide_b):
+        return (f"their inputs are equal ({name}): on the boundary between two levels, the device's formula"
+                f" rounds them the other way — a rounding tie, not an error")
+    spacing = np.spacing(np.minimum(np.abs(wide_a), np.abs(wide_b)))
+    if x.dtype != np.float32:  # the narrow type's ulp: f16 and bf16 keep 10 and 7 of f32's 23 mantissa bits
+        spacing = spacing * np.float32(2 ** (23 - (10 if x.dtype == np.float16 else 7)))
+    with np.errstate(all="ignore"):
+        ulps = float(np.nanmax(np.abs(wide_a.astype(np.float64) - wide_b) / spacing))
+    return (f"their inputs differ by at most {ulps:.3g} ulp ({name}) — a rounding tie, not an error")
+
+
 def _batch(params, inputs: list[TensorSpec], outputs: list[TensorSpec], axes: list[int | None]):
     """Element-wise over ``data``: the output keeps its batch axis; a limit may carry the same axis (aligned
     as the broadcasting mode aligns it) or be 1 there."""
@@ -311,7 +371,7 @@ def _fc_batch(params, inputs: list[TensorSpec], outputs: list[TensorSpec], axes:
 OPS = (
     OpDef("FakeQuantize", 1, 1, LATEST_OPSET, ("data",) + _LIMITS, _infer, fake_quantize,
           attrs=(Attr("levels"), Attr("auto_broadcast", "numpy", ("numpy", "none", "explicit", "pdpd"))),
-          batch=_batch),
+          batch=_batch, explain=_explain),
     OpDef("FakeConvert", 13, 13, LATEST_OPSET, ("data", "scale", "shift"), _infer_fake_convert, fake_convert,
           attrs=(Attr("destination_type", None, _F8_TYPES),), min_inputs=2, batch=_fc_batch),
 )
