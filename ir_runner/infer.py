@@ -29,6 +29,7 @@ from .graph import Graph
 from .ir.records import LayerRecord, PortRecord, Record
 from .ops.api import FOLD_MAX_BYTES, OpContext, OpDef, PartialValue
 from .ops.registry import find_op, layer_ref, supported_summary
+from .state import check_variables
 from .types import (
     DYNAMIC,
     DYNAMIC_SHAPE,
@@ -242,6 +243,8 @@ def infer_graph(
         if check_declared:
             _compare_ports(info, "out", layer.outputs, info.outputs)
     inference = Inference(graph, layers, folder, bodies)
+    if check_declared:
+        check_variables(inference)
     if input_values is None:
         inference._find_value_inputs()
     return inference
@@ -473,8 +476,9 @@ class ConstantFolder:
 
     @staticmethod
     def _foldable(info: LayerInference) -> bool:
-        """Whether to evaluate this layer: a kernel, static outputs of at most FOLD_MAX_BYTES in all."""
-        if info.op is None or info.op.kernel is None or info.errors or not info.outputs:
+        """Whether to evaluate this layer: a kernel, static outputs of at most FOLD_MAX_BYTES in all, no variable
+    read or written (a variable's value changes from run to run)."""
+        if info.op is None or info.op.kernel is None or info.errors or not info.outputs or info.op.state:
             return False
         total = 0
         for spec in info.outputs:

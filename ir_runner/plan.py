@@ -99,13 +99,16 @@ def _counted(kernel: KernelFn, count: int) -> KernelFn:
     return run
 
 
-def build_plan(inference: Inference, memory_limit: int | None = DEFAULT_MEMORY_LIMIT, *, checked: bool = False) -> Plan:
+def build_plan(inference: Inference, memory_limit: int | None = DEFAULT_MEMORY_LIMIT, *, checked: bool = False,
+               fed: tuple[str, ...] = (), stored: tuple[tuple[str, int], ...] = ()) -> Plan:
     """Turn an error-free inference with static shapes into a plan (a layer output whose shape only its run
     decides, such as a Loop stopped by its body's condition, is computed by the plain kernel).
 
     Layers that the constant folder can compute (all inputs constant, outputs of at most FOLD_MAX_BYTES;
     or values known from shapes alone) become constants. Plans whose tensors exceed ``memory_limit`` or
     numpy's largest array are refused (``checked``: :func:`check_memory` already ran on this inference).
+    ``fed``: layers whose output the run feeds, after the Parameters (a stateful model's variables);
+    ``stored``: layer outputs the run returns after the Results (what its variables' writers receive).
     """
     if not checked:
         check_memory(inference, memory_limit)
@@ -127,7 +130,7 @@ def build_plan(inference: Inference, memory_limit: int | None = DEFAULT_MEMORY_L
             outputs.append(len(slots) - 1)
         if kind == "Const":
             values[outputs[0]] = info.params["value"]
-        elif kind != "Parameter":
+        elif kind != "Parameter" and layer_id not in fed:
             inputs = tuple(slots[src] for src in graph.sources[layer_id])
             folded = None
             if all(slot in values for slot in inputs) or info.values is not None:
@@ -143,8 +146,8 @@ def build_plan(inference: Inference, memory_limit: int | None = DEFAULT_MEMORY_L
     constants = tuple(values.items())
     parameters = graph.parameters
     results = graph.results
-    input_slots = tuple(slots[(p.id, 0)] for p in parameters)
-    output_slots = tuple(slots[graph.sources[r.id][0]] for r in results)
+    input_slots = tuple(slots[(p.id, 0)] for p in parameters) + tuple(slots[(lid, 0)] for lid in fed)
+    output_slots = tuple(slots[graph.sources[r.id][0]] for r in results) + tuple(slots[s] for s in stored)
     steps = _with_releases(steps_raw, set(output_slots))
     fresh = {slot for step in steps for slot in (step.outputs or (step.output,))} - may_alias
     writes_into = {step.output for step in steps if step.outputs is None and accepts_out(step.kernel)} - may_alias
@@ -155,7 +158,8 @@ def build_plan(inference: Inference, memory_limit: int | None = DEFAULT_MEMORY_L
         copies.append(copy)
         into.append(not copy and slot in writes_into)
         seen.add(slot)
-    specs = tuple(_shape_and_dtype(inference.output_spec(*graph.sources[r.id][0])) for r in results)
+    specs = tuple(_shape_and_dtype(inference.output_spec(*source))
+                  for source in (*(graph.sources[r.id][0] for r in results), *stored))
     return Plan(len(slots), constants, input_slots, steps, output_slots, tuple(copies), specs, tuple(into))
 
 
