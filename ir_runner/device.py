@@ -44,10 +44,31 @@ class DeviceRun:
         self.version = version
 
 
+def device_config(device: str, precision: str, stateful: bool) -> dict[str, str]:
+    """What a model is compiled with: ``INFERENCE_PRECISION_HINT=precision`` and, for a stateful model on the
+    CPU, ``KV_CACHE_PRECISION=precision`` (the CPU plugin otherwise keeps a KV cache in u8, whose rounding is
+    not the model's: 1e-2 on logits of 8)."""
+    config = {"INFERENCE_PRECISION_HINT": precision}
+    if stateful and device.upper().startswith("CPU"):
+        config["KV_CACHE_PRECISION"] = precision
+    return config
+
+
+def set_variables(ov, request, variables: dict[str, np.ndarray | None]) -> None:
+    """Set an infer request's variables to these values by id (None: reset, the initial value)."""
+    for variable in request.query_state():
+        value = variables.get(variable.name)
+        if value is None:
+            variable.reset()
+        else:
+            variable.state = _tensor(ov, value, variable.state.element_type.get_type_name())
+
+
 def run_on_device(xml: str | os.PathLike | bytes, weights, wanted: Sequence[Key], feeds: dict[str, np.ndarray],
-                  device: str, precision: str) -> DeviceRun:
+                  device: str, precision: str, variables: dict[str, np.ndarray | None] | None = None) -> DeviceRun:
     """Read the IR with OpenVINO, make every ``wanted`` layer output a model output, compile it for ``device``
-    with ``INFERENCE_PRECISION_HINT=precision`` and infer once on ``feeds`` (by Parameter layer name)."""
+    (``device_config``) and infer once on ``feeds`` (by Parameter layer name), its variables set to
+    ``variables`` (by id; None: the initial value) for a stateful model."""
     ov = import_openvino()
     core = ov.Core()
     try:
@@ -63,6 +84,7 @@ def run_on_device(xml: str | os.PathLike | bytes, weights, wanted: Sequence[Key]
         nodes[name] = node
     unobservable: dict[Key, str] = {}
     requested: list[Key] = []
+    sinks = {sink.get_friendly_name() for sink in ov_model.get_sinks()}
     for key in wanted:
         name, position = key
         node = nodes.get(name)
@@ -70,6 +92,8 @@ def run_on_device(xml: str | os.PathLike | bytes, weights, wanted: Sequence[Key]
             unobservable[key] = "its name is not unique in OpenVINO's model"
         elif node is None:
             unobservable[key] = "OpenVINO's model has no node of that name"
+        elif name in sinks:
+            unobservable[key] = "a sink (it writes a variable): the CPU plugin refuses it as a model output"
         elif position >= node.get_output_size():
             unobservable[key] = f"OpenVINO's node has {node.get_output_size()} output(s)"
         else:
@@ -80,8 +104,10 @@ def run_on_device(xml: str | os.PathLike | bytes, weights, wanted: Sequence[Key]
             else:
                 requested.append(key)
     try:
-        compiled = core.compile_model(ov_model, device, {"INFERENCE_PRECISION_HINT": precision})
+        compiled = core.compile_model(ov_model, device, device_config(device, precision, variables is not None))
         request = compiled.create_infer_request()
+        if variables is not None:
+            set_variables(ov, request, variables)
         for parameter, port in zip(ov_model.get_parameters(), compiled.inputs):
             name = parameter.get_friendly_name()
             if name not in feeds:

@@ -171,6 +171,10 @@ class State:
         else:
             self._values[self._variable(variable_id).id] = None
 
+    def values(self) -> dict[str, np.ndarray | None]:
+        """Every variable's value by id, None when unset (the arrays themselves, read-only, not copies)."""
+        return dict(self._values)
+
     def is_set(self, variable_id: str) -> bool:
         """Whether a run (or ``state[id] = ...``) has set the variable since the state was made or reset."""
         return self._values[self._variable(variable_id).id] is not None

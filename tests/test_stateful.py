@@ -218,3 +218,16 @@ def test_read_value_init_must_fit_the_declared_variable(tmp_path):
     typed = text.replace('variable_type="f32"', 'variable_type="i32"')
     with pytest.raises(InferenceError, match=r"variable 'sum' is declared i32, the init input is f32"):
         ir_runner.load(_edited(tmp_path, typed, "typed"))
+
+
+def test_crosscheck_runs_a_step_on_the_same_state_in_both(tmp_path):
+    model = ir_runner.load(str(decoder(tmp_path / "dec.xml", init=True)))
+    state = model.new_state()
+    model.run(decoder_feeds([1, 5, 7], 0), state=state)
+    before = state.values()
+    report = ir_runner.crosscheck(model, decoder_feeds([4], 3), state=state)
+    assert report.first_divergence is None, report
+    compared = {row.layer.type_version: row for row in report.layers}
+    assert compared["ReadValue-6"].status == "agree" and compared["ReadValue-6"].source == "state"
+    assert state["past_key_values.0.key"].shape == (1, 2, 4, 4)  # the step was taken
+    assert before["past_key_values.0.key"].shape == (1, 2, 3, 4)

@@ -72,7 +72,7 @@ def decoder(path: Path, *, seed: int = 0, init: bool = False) -> Path:
         both = ops.concat([past, new], 2)
         cache.append((both, ops.assign(both, var)))
     mask = ops.convert(ops.unsqueeze(attention_mask, ops.constant(np.array([1, 2], np.int64))), np.float32)
-    bias = ops.multiply(ops.subtract(ops.constant(np.float32(1)), mask), ops.constant(np.float32(-10000)))
+    bias = ops.multiply(ops.subtract(mask, ops.constant(np.float32(1))), ops.constant(np.float32(10000)))
     attended = ops.scaled_dot_product_attention(query, cache[0][0], cache[1][0], bias)
     merged = ops.reshape(ops.transpose(attended, ops.constant(np.array([0, 2, 1, 3], np.int64))),
                          ops.constant(np.array([0, 0, HIDDEN], np.int64)), special_zero=True)
