@@ -133,6 +133,32 @@ def run_on_device(xml: str | os.PathLike | bytes, weights, wanted: Sequence[Key]
     return DeviceRun(values, unobservable, ov.get_version())
 
 
+class DeviceRequest:
+    """One infer request of a model compiled for a device (``device_config``): a stateful model keeps its
+    state in it from one ``infer`` to the next, as OpenVINO GenAI runs a language model."""
+
+    def __init__(self, xml: str | os.PathLike | bytes, weights, device: str, precision: str, stateful: bool) -> None:
+        self._ov = import_openvino()
+        core = self._ov.Core()
+        try:
+            compiled = core.compile_model(_read(self._ov, core, xml, weights), device,
+                                          device_config(device, precision, stateful))
+        except Exception as error:
+            raise UnsupportedError(f"OpenVINO could not compile this model for {device}:"
+                                   f" {_first_line(error)}") from None
+        self._request = compiled.create_infer_request()
+        self._outputs = compiled.outputs
+        self.version = self._ov.get_version()
+
+    def infer(self, feeds: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+        """The outputs (by each of their tensor names) for ``feeds`` (by input tensor name)."""
+        try:
+            result = self._request.infer({name: np.ascontiguousarray(value) for name, value in feeds.items()})
+        except Exception as error:
+            raise UnsupportedError(f"OpenVINO could not run this model: {_first_line(error)}") from None
+        return {name: np.array(result[port], copy=True) for port in self._outputs for name in port.get_names()}
+
+
 def _read(ov, core, xml, weights):
     if isinstance(xml, (bytes, bytearray)):
         if isinstance(weights, (str, os.PathLike)):
