@@ -259,7 +259,7 @@ class Model:
         (an InputError subclass, e.g. a strict-mode IndexOutOfRangeError, keeps its class).
         """
         if not values and not fed and all(spec.element_type == info.element_type and spec.shape == info.partial_shape
-                              for spec, info in zip(specs, self.inputs)):
+                                          for spec, info in zip(specs, self.inputs)):
             return self.inference
         key = (tuple(specs), tuple((k, v.dtype.str, v.tobytes()) for k, v in (values or {}).items()),
                tuple((fed or {}).items()))
@@ -270,7 +270,9 @@ class Model:
         input_specs.update(fed or {})
         try:
             with _gc_paused():
-                inference = infer_for_inputs(self.graph, self.strict, input_specs, values)
+                # the last inference's layers are reused where no spec differs (a decoding step changes few)
+                inference = infer_for_inputs(self.graph, self.strict, input_specs, values,
+                                             last[1] if last is not None else None)
         except IRError as error:
             kind = type(error) if isinstance(error, InputError) else InputError
             raise kind(f"{context}: {error.detail}", layer=error.layer, port=error.port, hint=error.hint) from None

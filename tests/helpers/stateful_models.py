@@ -43,8 +43,9 @@ def _project(hidden, weight: np.ndarray, batch_seq_heads):
     return ops.transpose(split, ops.constant(np.array([0, 2, 1, 3], np.int64)))
 
 
-def decoder(path: Path, *, seed: int = 0, init: bool = False) -> Path:
-    """A one-layer attention decoder with a KV cache in two variables (with or without init inputs)."""
+def decoder(path: Path, *, seed: int = 0, init: bool = False, layers: int = 1) -> Path:
+    """An attention decoder of ``layers`` residual blocks, each with a KV cache in two variables (with or without
+    init inputs)."""
     rng = np.random.default_rng(seed)
     input_ids = ops.parameter([-1, -1], np.int64, name="input_ids")
     attention_mask = ops.parameter([-1, -1], np.int64, name="attention_mask")
@@ -57,31 +58,33 @@ def decoder(path: Path, *, seed: int = 0, init: bool = False) -> Path:
     positions = ops.constant(rng.standard_normal((64, HIDDEN)).astype(np.float32) * 0.1)
     hidden = ops.add(ops.gather(embed, input_ids, np.int64(0)), ops.gather(positions, position_ids, np.int64(0)))
     shape = ops.constant(np.array([0, 0, HEADS, DIM], np.int64))
-    query = _project(hidden, rng.standard_normal((HIDDEN, HIDDEN)).astype(np.float32) * 0.5, shape)
-    cache = []
-    for name in ("key", "value"):
-        new = _project(hidden, rng.standard_normal((HIDDEN, HIDDEN)).astype(np.float32) * 0.5, shape)
-        var = variable(f"past_key_values.0.{name}", [-1, HEADS, -1, DIM])
-        if init:  # zeros [batch, heads, 0, dim], the batch taken from beam_idx
-            batch = ops.shape_of(beam_idx, "i64")
-            dims = ops.concat([batch, ops.constant(np.array([HEADS, 0, DIM], np.int64))], 0)
-            read = ops.read_value(ops.broadcast(ops.constant(np.float32(0)), dims), var)
-        else:
-            read = ops.read_value(var)
-        past = ops.gather(read, beam_idx, np.int64(0))
-        both = ops.concat([past, new], 2)
-        cache.append((both, ops.assign(both, var)))
     mask = ops.convert(ops.unsqueeze(attention_mask, ops.constant(np.array([1, 2], np.int64))), np.float32)
     bias = ops.multiply(ops.subtract(mask, ops.constant(np.float32(1))), ops.constant(np.float32(10000)))
-    attended = ops.scaled_dot_product_attention(query, cache[0][0], cache[1][0], bias)
-    merged = ops.reshape(ops.transpose(attended, ops.constant(np.array([0, 2, 1, 3], np.int64))),
-                         ops.constant(np.array([0, 0, HIDDEN], np.int64)), special_zero=True)
+    sinks = []
+    for layer in range(layers):
+        query = _project(hidden, rng.standard_normal((HIDDEN, HIDDEN)).astype(np.float32) * 0.5, shape)
+        cache = []
+        for name in ("key", "value"):
+            new = _project(hidden, rng.standard_normal((HIDDEN, HIDDEN)).astype(np.float32) * 0.5, shape)
+            var = variable(f"past_key_values.{layer}.{name}", [-1, HEADS, -1, DIM])
+            if init:  # zeros [batch, heads, 0, dim], the batch taken from beam_idx
+                batch = ops.shape_of(beam_idx, "i64")
+                dims = ops.concat([batch, ops.constant(np.array([HEADS, 0, DIM], np.int64))], 0)
+                read = ops.read_value(ops.broadcast(ops.constant(np.float32(0)), dims), var)
+            else:
+                read = ops.read_value(var)
+            both = ops.concat([ops.gather(read, beam_idx, np.int64(0)), new], 2)
+            cache.append(both)
+            sinks.append(ops.assign(both, var))
+        attended = ops.scaled_dot_product_attention(query, cache[0], cache[1], bias)
+        merged = ops.reshape(ops.transpose(attended, ops.constant(np.array([0, 2, 1, 3], np.int64))),
+                             ops.constant(np.array([0, 0, HIDDEN], np.int64)), special_zero=True)
+        hidden = ops.add(hidden, merged) if layers > 1 else merged
     head = ops.constant(rng.standard_normal((HIDDEN, VOCAB)).astype(np.float32))
-    logits = ops.matmul(merged, head, False, False, name="logits_matmul")
+    logits = ops.matmul(hidden, head, False, False, name="logits_matmul")
     result = ops.result(logits)
     result.output(0).get_tensor().set_names({"logits"})
-    model = ov.Model([result], [assign for _, assign in cache], [input_ids, attention_mask, position_ids, beam_idx],
-                     "tiny_decoder")
+    model = ov.Model([result], sinks, [input_ids, attention_mask, position_ids, beam_idx], "tiny_decoder")
     return save(model, path)
 
 
