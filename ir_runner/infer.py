@@ -255,6 +255,9 @@ def infer_graph(
                 break
         if check_declared:
             _compare_ports(info, "out", layer.outputs, info.outputs)
+        if reuse is not None and _same_as_before(reuse, info, input_specs) and folder.layer_values(layer_id) is None:
+            layers[layer_id] = reuse.layers[layer_id]  # computed at run time, as before: what reads it is unchanged
+            changed.discard(layer_id)
     inference = Inference(graph, layers, folder, bodies)
     inference.overridden = frozenset(input_specs or ()) if not input_values else None
     if check_declared:
@@ -274,6 +277,19 @@ def _reusable(reuse: Inference, layer_id: str, input_specs: dict[str, TensorSpec
     if given != (layer_id in reuse.overridden):
         return False
     return not given or previous.outputs == [input_specs[layer_id]]
+
+
+def _same_as_before(reuse: Inference, info: LayerInference, input_specs: dict[str, TensorSpec] | None) -> bool:
+    """Whether a layer inferred anew came out as in ``reuse``: outputs, params, partial values, no error."""
+    previous = reuse.layers.get(info.layer.id)
+    if previous is None or previous.errors or info.errors or previous.outputs != info.outputs:
+        return False
+    if (input_specs is not None and info.layer.id in input_specs) != (info.layer.id in reuse.overridden):
+        return False
+    try:
+        return bool(previous.params == info.params) and previous.values == info.values
+    except (ValueError, TypeError):  # a parameter holding an array: not compared
+        return False
 
 
 class _InferenceMemo:

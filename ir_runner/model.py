@@ -60,6 +60,7 @@ class Model:
             check_memory(inference, memory_limit)  # refuse now; the plan itself is built on the first run
         self._static_plan: Plan | None = None
         self._plans: dict[tuple, Plan] = {}
+        self._kernels: dict[int, tuple] = {}  # see build_plan's kernels
         self._last_inference: tuple[tuple[TensorSpec, ...], Inference] | None = None  # see inference_for
         self._lock = threading.Lock()
         # per input: name, dtype, and the static shape (a tuple) or the partial shape the feed must fit
@@ -238,9 +239,11 @@ class Model:
             # a reader the run computes outputs its init input's spec, which only the first inference knows
             fed.update(computed_specs(self, inference, fed))
             inference = self.inference_for(specs, values=values, context=context, fed=fed)
+        if len(self._kernels) > 4 * len(self.graph.layers):
+            self._kernels = {}
         with _gc_paused():
             plan = build_plan(inference, self.memory_limit, fed=fed_layers(self, variables) if self.variables else (),
-                              stored=stored_sources(self))
+                              stored=stored_sources(self), kernels=self._kernels)
         with self._lock:
             if len(self._plans) >= _PLAN_CACHE_SIZE:
                 self._plans.clear()

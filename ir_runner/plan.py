@@ -100,7 +100,8 @@ def _counted(kernel: KernelFn, count: int) -> KernelFn:
 
 
 def build_plan(inference: Inference, memory_limit: int | None = DEFAULT_MEMORY_LIMIT, *, checked: bool = False,
-               fed: tuple[str, ...] = (), stored: tuple[tuple[str, int], ...] = ()) -> Plan:
+               fed: tuple[str, ...] = (), stored: tuple[tuple[str, int], ...] = (),
+               kernels: dict[int, tuple] | None = None) -> Plan:
     """Turn an error-free inference with static shapes into a plan (a layer output whose shape only its run
     decides, such as a Loop stopped by its body's condition, is computed by the plain kernel).
 
@@ -109,6 +110,8 @@ def build_plan(inference: Inference, memory_limit: int | None = DEFAULT_MEMORY_L
     numpy's largest array are refused (``checked``: :func:`check_memory` already ran on this inference).
     ``fed``: layers whose output the run feeds, after the Parameters (a stateful model's variables);
     ``stored``: layer outputs the run returns after the Results (what its variables' writers receive).
+    ``kernels``: the kernels of earlier plans of the same graph by LayerInference, taken for the layers whose
+    inference this one reuses (``infer_graph(reuse=)``: same inputs, same constants), and filled.
     """
     if not checked:
         check_memory(inference, memory_limit)
@@ -138,8 +141,14 @@ def build_plan(inference: Inference, memory_limit: int | None = DEFAULT_MEMORY_L
             if folded is not None:
                 values.update(zip(outputs, folded))
                 continue
-            kernel = _kernel_for(info, [values.get(slot) for slot in inputs], prepared,
-                                 [(layer_id, position) in read for position in range(len(outputs))])
+            known = kernels.get(id(info)) if kernels is not None else None
+            if known is not None and known[0] is info:
+                kernel = known[1]
+            else:
+                kernel = _kernel_for(info, [values.get(slot) for slot in inputs], prepared,
+                                     [(layer_id, position) in read for position in range(len(outputs))])
+                if kernels is not None:
+                    kernels[id(info)] = (info, kernel)
             steps_raw.append((kernel, info.ref, inputs, tuple(outputs)))
             if info.op.views:
                 may_alias.update(outputs)
