@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from .errors import InferenceError, InputError, clip_text
+from .errors import InferenceError, InputError, IRError, clip_text, with_layer
 from .record import Record
 from .types import DYNAMIC, ElementType, PartialShape, TensorSpec, element_type_of, merge_dims
 
@@ -203,7 +203,10 @@ class State:
 def _initial_value(model: Model, variable: Variable) -> np.ndarray:
     """The initial value of a variable without init input: its reader's kernel, given no input."""
     info = model.inference.layers[variable.readers[0]]
-    return info.op.kernel(**info.params)
+    try:
+        return info.op.kernel(**info.params)
+    except IRError as error:
+        raise with_layer(error, info.ref) from None
 
 
 def initial_values(model: Model) -> list[np.ndarray | None]:
@@ -256,8 +259,12 @@ class Session:
         if not state._busy.acquire(blocking=False):
             raise InputError("this state is being used by another run", hint="one state serves one run at a time:"
                              " give each thread its own model.new_state()")
-        self.current = [state._values[v.id] if state._values[v.id] is not None or v.initialised
-                        else _initial_value(model, v) for v in model.variables]
+        try:
+            self.current = [state._values[v.id] if state._values[v.id] is not None or v.initialised
+                            else _initial_value(model, v) for v in model.variables]
+        except BaseException:
+            state._busy.release()
+            raise
 
     def feeds(self, arrays: Sequence[np.ndarray]) -> list[np.ndarray]:
         """The model's inputs, then each set variable's value once per reader (as ``fed_specs`` orders them)."""

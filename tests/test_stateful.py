@@ -231,3 +231,15 @@ def test_crosscheck_runs_a_step_on_the_same_state_in_both(tmp_path):
     assert compared["ReadValue-6"].status == "agree" and compared["ReadValue-6"].source == "state"
     assert state["past_key_values.0.key"].shape == (1, 2, 4, 4)  # the step was taken
     assert before["past_key_values.0.key"].shape == (1, 2, 3, 4)
+
+
+def test_a_variable_declared_without_type_or_shape_has_no_initial_value(tmp_path):
+    text = accumulator(tmp_path / "acc.xml", init=False).read_text()
+    model = ir_runner.load(_edited(tmp_path, text.replace(' variable_type="f32" variable_shape="2,3"', ''), "bare"))
+    assert str(model.variables[0]) == "<Variable 'sum' dynamic[...]>"
+    with pytest.raises(ir_runner.UnsupportedError, match=r"ReadValue-6.*declared dynamic\[\.\.\.\]: its initial value"
+                                                         r" \(zeros\) needs an element type and a rank"):
+        model.run({"x": np.ones((2, 3), np.float32)})
+    state = model.new_state()
+    state["sum"] = np.ones((2, 3), np.float32)  # given a value, it runs
+    assert np.array_equal(model.run({"x": np.ones((2, 3), np.float32)}, state=state)["total"], np.full((2, 3), 2))
