@@ -11,7 +11,7 @@ import threading
 
 import numpy as np
 
-from .errors import InferenceError, IRError, LayerRef
+from .errors import InferenceError, IRError, LayerRef, UnsupportedError
 from .graph import Graph, build_graph
 from .infer import Inference, infer_graph
 from .ir.records import LayerRecord
@@ -47,6 +47,10 @@ class Subgraph(Body):
             inner = f"{error.layer}, " if error.layer else ""
             raise type(error)(f"in <{self.tag}>: {inner}{error.detail}", layer=self.owner, port=error.port,
                               hint=error.hint) from None
+        stateful = next((info for info in inference.layers.values() if info.op is not None and info.op.state), None)
+        if stateful is not None:  # a body runs without a state: its variables would silently start anew each time
+            raise UnsupportedError(f"in <{self.tag}>: {stateful.ref} reads or writes a variable, which ir-run"
+                                   " supports only in the model's main graph", layer=self.owner)
         return inference
 
     def infer(self, specs: dict[str, TensorSpec], values: dict[str, np.ndarray] | None = None

@@ -9,11 +9,12 @@ from pathlib import Path
 import numpy as np
 import openvino as ov
 import openvino.opset3 as opset3
+import openvino.opset13 as ops
 import pytest
 
 import ir_runner
 from ir_runner.errors import InferenceError, InputError
-from tests.helpers.stateful_models import accumulator, decoder, decoder_feeds, save
+from tests.helpers.stateful_models import accumulator, decoder, decoder_feeds, save, variable
 from tests.helpers.threads import in_threads
 
 CPU_CONFIG = {"INFERENCE_PRECISION_HINT": "f32", "KV_CACHE_PRECISION": "f32"}  # the CPU keeps a KV cache in u8
@@ -83,8 +84,8 @@ def test_kv_cache_decoder_matches_infer_request_for_six_steps(tmp_path):
         want = request.infer(feeds)[0]
         _close(got, want)
         assert int(got[0, -1].argmax()) == int(want[0, -1].argmax())
-        for variable in request.query_state():
-            _close(state[variable.name], variable.state.data)
+        for held in request.query_state():
+            _close(state[held.name], held.state.data)
         assert state["past_key_values.0.key"].shape == (1, 2, past + len(tokens), 4)
         past += len(tokens)
         tokens = [int(got[0, -1].argmax())]
@@ -133,8 +134,8 @@ def test_trace_reads_and_updates_the_state_as_run_does(tmp_path):
         assert np.array_equal(trace.outputs["logits"], want)
     sources = {record.layer.type_version: record.source for record in trace.layers}
     assert sources["ReadValue-6"] == "state" and sources["Assign-6"] == "computed"
-    for variable in model.variables:
-        assert np.array_equal(ran[variable.id], traced[variable.id])
+    for declared in model.variables:
+        assert np.array_equal(ran[declared.id], traced[declared.id])
 
 
 def test_setting_a_variable_checks_it_and_is_used_by_the_next_run(tmp_path):
@@ -243,3 +244,22 @@ def test_a_variable_declared_without_type_or_shape_has_no_initial_value(tmp_path
     state = model.new_state()
     state["sum"] = np.ones((2, 3), np.float32)  # given a value, it runs
     assert np.array_equal(model.run({"x": np.ones((2, 3), np.float32)}, state=state)["total"], np.full((2, 3), 2))
+
+
+def test_a_variable_inside_a_body_is_refused(tmp_path):
+    cond = ops.parameter([], np.bool_, name="cond")
+    x = ops.parameter([2], np.float32, name="x")
+    inner_then, inner_else = ops.parameter([2], np.float32), ops.parameter([2], np.float32)
+    read = ops.read_value(variable("inner", [2]))
+    then_body = ov.Model([ops.result(ops.add(inner_then, read))], [inner_then], "then")
+    else_body = ov.Model([ops.result(inner_else)], [inner_else], "else")
+    branch = ops.if_op(cond)
+    branch.set_then_body(then_body)
+    branch.set_else_body(else_body)
+    branch.set_input(x.output(0), inner_then, inner_else)
+    branch.set_output(then_body.get_results()[0], else_body.get_results()[0])
+    path = save(ov.Model([ops.result(branch.output(0))], [cond, x], "body"), tmp_path / "body.xml")
+    with pytest.raises(ir_runner.UnsupportedError, match=r"If-8.*in <then_body>: layer .*\(ReadValue-6.*reads or"
+                                                         r" writes a variable, which ir-run supports only in the"
+                                                         r" model's main graph"):
+        ir_runner.load(str(path)).run({"cond": np.array(True), "x": np.ones(2, np.float32)})
