@@ -83,3 +83,13 @@ def test_generate_refuses_what_it_cannot_run(folder):
     assert result.exit_code == 2 and "is not a list of token ids" in result.stderr
     with pytest.raises(InputError, match="the prompt has no token"):
         generate(ir_runner.load(str(folder / "first.xml")), [], 2)
+
+
+def test_inspect_lists_the_variables_of_a_stateful_model(folder):
+    data = as_json(invoke("inspect", folder / "openvino_model.xml", "--format", "json"))
+    assert sorted((v["id"], v["element_type"], v["shape"], v["initialised"]) for v in data["variables"]) == [
+        ("past_key_values.0.key", "f32", "[?,2,?,4]", True), ("past_key_values.0.value", "f32", "[?,2,?,4]", True)]
+    assert all(v["readers"] and v["writer"] for v in data["variables"])
+    text = invoke("inspect", folder / "openvino_model.xml").stdout
+    assert "variables\n  id                     type  shape      read by" in text
+    assert "variables" not in as_json(invoke("inspect", SELECT_GATHER, "--format", "json"))
