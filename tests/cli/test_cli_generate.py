@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 
@@ -91,5 +93,7 @@ def test_inspect_lists_the_variables_of_a_stateful_model(folder):
         ("past_key_values.0.key", "f32", "[?,2,?,4]", True), ("past_key_values.0.value", "f32", "[?,2,?,4]", True)]
     assert all(v["readers"] and v["writer"] for v in data["variables"])
     text = invoke("inspect", folder / "openvino_model.xml").stdout
-    assert "variables\n  id                     type  shape      read by" in text
+    table = (r"^variables\n  id +type +shape +read by +written by +initial value\n"
+             r"  past_key_values\.0\.\w+ +f32 +\[\?,2,\?,4\] +ReadValue_\d+ +Assign_\d+ +init input$")
+    assert re.search(table, text, re.M)
     assert "variables" not in as_json(invoke("inspect", SELECT_GATHER, "--format", "json"))
