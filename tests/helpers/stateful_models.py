@@ -79,7 +79,8 @@ def decoder(path: Path, *, seed: int = 0, init: bool = False, layers: int = 1) -
         attended = ops.scaled_dot_product_attention(query, cache[0], cache[1], bias)
         merged = ops.reshape(ops.transpose(attended, ops.constant(np.array([0, 2, 1, 3], np.int64))),
                              ops.constant(np.array([0, 0, HIDDEN], np.int64)), special_zero=True)
-        hidden = ops.add(hidden, merged) if layers > 1 else merged
+        # (blocks scaled down: with 16 and no normalisation the logits would reach 1e4 and round apart)
+        hidden = ops.add(hidden, ops.multiply(merged, ops.constant(np.float32(0.25)))) if layers > 1 else merged
     head = ops.constant(rng.standard_normal((HIDDEN, VOCAB)).astype(np.float32))
     logits = ops.matmul(hidden, head, False, False, name="logits_matmul")
     result = ops.result(logits)
