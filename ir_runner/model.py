@@ -191,12 +191,12 @@ class Model:
 
     def __call__(self, *arrays: object, cast: str | None = None,
                  out: Mapping[str, np.ndarray | None] | Sequence[np.ndarray | None] | None = None,
-                 **named: object) -> dict[str, np.ndarray]:
-        """``model(a, b, c)`` or ``model(x=a)``: the same as :meth:`run` (``cast=`` and ``out=`` too)."""
+                 state: State | None = None, **named: object) -> dict[str, np.ndarray]:
+        """``model(a, b, c)`` or ``model(x=a)``: the same as :meth:`run` (``cast=``, ``out=`` and ``state=`` too)."""
         feeds = list(arrays) if arrays else None
-        if out is None:  # one keyword less to pass on the common path
+        if out is None and state is None:  # fewer keywords to pass on the common path
             return self.run(feeds, cast=cast, **named)
-        return self.run(feeds, cast=cast, out=out, **named)
+        return self.run(feeds, cast=cast, out=out, state=state, **named)
 
     def plan_for(self, arrays: Sequence[np.ndarray], variables: Sequence[np.ndarray | None] | None = None) -> Plan:
         """The plan for these checked input arrays: for a static model, one plan built on the first run;

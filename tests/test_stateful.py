@@ -263,3 +263,16 @@ def test_a_variable_inside_a_body_is_refused(tmp_path):
                                                          r" writes a variable, which ir-run supports only in the"
                                                          r" model's main graph"):
         ir_runner.load(str(path)).run({"cond": np.array(True), "x": np.ones(2, np.float32)})
+
+
+def test_calling_the_model_and_out_buffers_take_the_state_too(tmp_path):
+    model = ir_runner.load(str(accumulator(tmp_path / "acc.xml", init=False)))
+    state = model.new_state()
+    ones = np.ones((2, 3), np.float32)
+    assert np.array_equal(model(ones, state=state)["total"], ones)
+    buffer = np.empty((2, 3), np.float32)
+    result = model.run({"x": ones}, state=state, out={"total": buffer})
+    assert result["total"] is buffer and np.array_equal(buffer, np.full((2, 3), 2))
+    assert np.array_equal(state["sum"], np.full((2, 3), 2))
+    buffer[:] = 0  # the state holds its own array, not the caller's buffer
+    assert np.array_equal(model(ones, state=state)["total"], np.full((2, 3), 3))
