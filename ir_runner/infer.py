@@ -519,7 +519,7 @@ class ConstantFolder:
     @staticmethod
     def _foldable(info: LayerInference) -> bool:
         """Whether to evaluate this layer: a kernel, static outputs of at most FOLD_MAX_BYTES in all, no variable
-    read or written (a variable's value changes from run to run)."""
+        read or written (a variable's value changes from run to run)."""
         if info.op is None or info.op.kernel is None or info.errors or not info.outputs or info.op.state:
             return False
         total = 0
