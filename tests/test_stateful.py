@@ -276,3 +276,18 @@ def test_calling_the_model_and_out_buffers_take_the_state_too(tmp_path):
     assert np.array_equal(state["sum"], np.full((2, 3), 2))
     buffer[:] = 0  # the state holds its own array, not the caller's buffer
     assert np.array_equal(model(ones, state=state)["total"], np.full((2, 3), 3))
+
+
+def test_a_variable_declared_dynamic_takes_its_init_inputs_spec(tmp_path):
+    # OpenVINO writes variable_type="dynamic" variable_shape="..." for a variable it knows nothing of
+    text = accumulator(tmp_path / "acc.xml", init=True).read_text()
+    path = _edited(tmp_path, text.replace('variable_type="f32" variable_shape="2,3"',
+                                          'variable_type="dynamic" variable_shape="..."'), "dynamic")
+    model, request = ir_runner.load(path), _request(Path(path))
+    assert str(model.variables[0]) == "<Variable 'sum' dynamic[...]>" and ir_runner.validate(path).valid
+    reader = next(info for info in model.inference.layers.values() if info.ref.type_version == "ReadValue-6")
+    assert str(reader.outputs[0]) == "f32[2,3]"  # the init input's spec, as OpenVINO infers it
+    state = model.new_state()
+    for step in range(3):
+        x = np.full((2, 3), step + 1, np.float32)
+        assert np.array_equal(model.run({"x": x}, state=state)["total"], request.infer({"x": x})[0])
