@@ -45,12 +45,14 @@ class DeviceRun:
 
 
 def device_config(device: str, precision: str, stateful: bool) -> dict[str, str]:
-    """What a model is compiled with: ``INFERENCE_PRECISION_HINT=precision`` and, for a stateful model on the
-    CPU, ``KV_CACHE_PRECISION=precision`` (the CPU plugin otherwise keeps a KV cache in u8, whose rounding is
-    not the model's: 1e-2 on logits of 8)."""
+    """What a model is compiled with: ``INFERENCE_PRECISION_HINT=precision`` and, for a stateful model (a language
+    model) on the CPU, ``KV_CACHE_PRECISION=precision`` (the CPU plugin otherwise keeps a KV cache in u8, whose
+    rounding is not the model's: 1e-2 on logits of 8) and ``DYNAMIC_QUANTIZATION_GROUP_SIZE=0`` (it otherwise
+    quantizes the activations of MatMuls with compressed weights to 8 bits in groups of 32)."""
     config = {"INFERENCE_PRECISION_HINT": precision}
     if stateful and device.upper().startswith("CPU"):
         config["KV_CACHE_PRECISION"] = precision
+        config["DYNAMIC_QUANTIZATION_GROUP_SIZE"] = "0"
     return config
 
 
