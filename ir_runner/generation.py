@@ -6,13 +6,15 @@ an integer element type and their rank, and, for an IR that names them otherwise
 token ids are the 2-D integer input that indexes a constant table (the embedding), the beam order the 1-D
 integer input that indexes a variable's value. The logits are the output named ``logits``, else the one
 floating-point output of rank 3. Batch 1: a step feeds its new tokens, a mask of ones over the past and new
-tokens, their positions, and beam order [0]; the next token is the argmax of the last row of logits.
+tokens, their positions (``position_ids`` [1,n], ``cache_position`` [n]), and beam order [0]; the next token is
+the argmax of the last row of logits. Other inputs (a seq2seq decoder's ``encoder_hidden_states``) are given
+by the caller and fed unchanged at every step.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 
 import numpy as np
 
@@ -23,27 +25,31 @@ from .runtime import TensorInfo
 from .state import State
 
 _NAMES = {"input_ids": "input_ids", "decoder_input_ids": "input_ids", "attention_mask": "attention_mask",
-          "decoder_attention_mask": "attention_mask", "position_ids": "position_ids", "beam_idx": "beam_idx"}
-_RANKS = {"input_ids": 2, "attention_mask": 2, "position_ids": 2, "beam_idx": 1}
+          "decoder_attention_mask": "attention_mask", "position_ids": "position_ids", "beam_idx": "beam_idx",
+          "cache_position": "cache_position"}
+_RANKS = {"input_ids": 2, "attention_mask": 2, "position_ids": 2, "beam_idx": 1, "cache_position": 1}
+_OPTIONAL = ("attention_mask", "position_ids", "beam_idx", "cache_position")
 
 
 class Roles(Record):
     """Which model input plays which part (input names; None: the model has no such input), and the
     logits output's name."""
 
-    __slots__ = ("input_ids", "attention_mask", "position_ids", "beam_idx", "logits")
+    __slots__ = ("input_ids", "attention_mask", "position_ids", "beam_idx", "cache_position", "logits")
 
     def __init__(self, input_ids: str, attention_mask: str | None, position_ids: str | None, beam_idx: str | None,
-                 logits: str) -> None:
+                 cache_position: str | None, logits: str) -> None:
         self.input_ids = input_ids
         self.attention_mask = attention_mask
         self.position_ids = position_ids
         self.beam_idx = beam_idx
+        self.cache_position = cache_position
         self.logits = logits
 
 
-def find_roles(model: Model) -> Roles:
-    """The roles of ``model``'s inputs and its logits output; an InputError for an input it cannot feed."""
+def find_roles(model: Model, given: Collection[str] = ()) -> Roles:
+    """The roles of ``model``'s inputs and its logits output; an InputError for an input it cannot feed (the
+    inputs named in ``given`` are the caller's)."""
     if not model.variables:
         raise InputError("generate needs a stateful model (a KV cache in ReadValue/Assign variables); this one has"
                          " no variable", hint="export with optimum-intel's default (stateful) mode, or run each"
@@ -51,6 +57,8 @@ def find_roles(model: Model) -> Roles:
     found: dict[str, TensorInfo] = {}
     rest = []
     for info in model.inputs:
+        if info.name in given:
+            continue
         role = next((_NAMES[name.lower()] for name in info.names if name.lower() in _NAMES), None)
         if role is None or role in found:
             rest.append(info)
@@ -60,8 +68,9 @@ def find_roles(model: Model) -> Roles:
         role = _structural_role(model, info)
         if role is None or role in found:
             raise InputError(f"generate does not know what to feed the input '{info.name}' {info.element_type.name}"
-                             f"{info.partial_shape}", hint="it feeds input_ids, attention_mask, position_ids and"
-                             " beam_idx (found by name, or by the layers they feed)")
+                             f"{info.partial_shape}", hint="it feeds input_ids, attention_mask, position_ids,"
+                             " cache_position and beam_idx (found by name, or by the layers they feed); give other"
+                             f" inputs' values (--input {info.name}=FILE.npy)")
         found[role] = info
     if "input_ids" not in found:
         raise InputError("no input of the model takes the token ids (input_ids)")
@@ -70,8 +79,7 @@ def find_roles(model: Model) -> Roles:
         if info.element_type.kind not in ("int", "uint") or (rank is not None and rank != _RANKS[role]):
             raise InputError(f"input '{info.name}' ({role}) must be an integer tensor of rank {_RANKS[role]}, it is"
                              f" {info.element_type.name}{info.partial_shape}")
-    return Roles(found["input_ids"].name, *(found[r].name if r in found else None
-                                            for r in ("attention_mask", "position_ids", "beam_idx")),
+    return Roles(found["input_ids"].name, *(found[r].name if r in found else None for r in _OPTIONAL),
                  _logits(model))
 
 
@@ -113,6 +121,8 @@ def step_feeds(model: Model, roles: Roles, tokens: Sequence[int], past: int) -> 
         feeds[roles.attention_mask] = np.ones((1, past + count), dtypes[roles.attention_mask])
     if roles.position_ids is not None:
         feeds[roles.position_ids] = np.arange(past, past + count, dtype=dtypes[roles.position_ids])[None]
+    if roles.cache_position is not None:
+        feeds[roles.cache_position] = np.arange(past, past + count, dtype=dtypes[roles.cache_position])
     if roles.beam_idx is not None:
         feeds[roles.beam_idx] = np.zeros(1, dtypes[roles.beam_idx])
     return feeds
@@ -136,17 +146,20 @@ class GenerationStep(Record):
 
 
 def generate(model: Model, prompt: Sequence[int], max_new_tokens: int, *, state: State | None = None,
-             on_step: Callable[[GenerationStep], None] | None = None) -> list[GenerationStep]:
+             on_step: Callable[[GenerationStep], None] | None = None,
+             given: Mapping[str, np.ndarray] | None = None) -> list[GenerationStep]:
     """Prefill ``prompt``, then decode greedily until ``max_new_tokens`` tokens are chosen, on ``state`` (a new
-    one when None); each step is passed to ``on_step`` as soon as it is done."""
+    one when None); each step is passed to ``on_step`` as soon as it is done. ``given``: the values of other
+    inputs by name, fed unchanged at every step."""
     if not prompt:
         raise InputError("the prompt has no token", hint="give at least one id: --input-ids 1,2,3")
-    roles = find_roles(model)
+    given = dict(given or {})
+    roles = find_roles(model, given)
     state = state if state is not None else model.new_state()
     steps: list[GenerationStep] = []
     tokens, past = list(prompt), 0
     for index in range(max_new_tokens):
-        feeds = step_feeds(model, roles, tokens, past)
+        feeds = {**step_feeds(model, roles, tokens, past), **given}
         before = state.values()
         started = time.perf_counter()
         logits = model.run(feeds, state=state)[roles.logits]

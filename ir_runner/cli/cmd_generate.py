@@ -23,6 +23,9 @@ def _ids(_ctx, _param, value: str) -> list[int]:
 @click.command(epilog=EXIT_CODES_HELP)
 @model_options
 @click.option("--input-ids", required=True, callback=_ids, metavar="ID,ID,...", help="The prompt's token ids.")
+@click.option("-i", "--input", "inputs", multiple=True, metavar="NAME=FILE",
+              help="Another input's value (.npy, .npz:key, .json), fed unchanged at every step: a seq2seq"
+                   " decoder's encoder_hidden_states.")
 @click.option("--max-new-tokens", type=click.IntRange(min=1), default=20, show_default=True,
               help="How many tokens to choose (the prefill chooses the first).")
 @click.option("--ref", type=click.Choice(["openvino"]), help="Run the same steps in OpenVINO and compare the"

@@ -11,6 +11,7 @@ from ..errors import InputError
 from ..generation import GenerationStep, find_roles, generate, state_from
 from ..record import Record
 from .common import EXIT_COMPARISON, emit, info
+from .files import read_arrays
 from .formats import table
 from .run import load_model
 
@@ -20,17 +21,19 @@ ATOL, RTOL = 1e-4, 1e-3  # logits agree when |ours - theirs| <= ATOL + RTOL * ma
 class GenerateOptions(Record):
     """What ``generate`` was asked to do, as given on the command line."""
 
-    __slots__ = ("model", "weights", "strict", "memory_limit", "input_ids", "max_new_tokens", "ref", "device",
-                 "precision", "no_crosscheck")
+    __slots__ = ("model", "weights", "strict", "memory_limit", "input_ids", "inputs", "max_new_tokens", "ref",
+                 "device", "precision", "no_crosscheck")
 
     def __init__(self, model: str, input_ids: list[int], weights: str | None = None, strict: bool = False,
-                 memory_limit: int | None = None, max_new_tokens: int = 20, ref: str | None = None,
-                 device: str = "CPU", precision: str = "f32", no_crosscheck: bool = False) -> None:
+                 memory_limit: int | None = None, inputs: tuple[str, ...] = (), max_new_tokens: int = 20,
+                 ref: str | None = None, device: str = "CPU", precision: str = "f32",
+                 no_crosscheck: bool = False) -> None:
         self.model = model
         self.weights = weights
         self.strict = strict
         self.memory_limit = memory_limit
         self.input_ids = input_ids
+        self.inputs = inputs
         self.max_new_tokens = max_new_tokens
         self.ref = ref
         self.device = device
@@ -57,7 +60,8 @@ def generate_command(options: GenerateOptions) -> None:
     reference = None
     xml = model_file(options.model)
     model = load_model(xml, options.weights, options.strict, options.memory_limit)
-    roles = find_roles(model)
+    given = _given(options.inputs)
+    roles = find_roles(model, given)
     if options.ref:
         from ..device import DeviceRequest
 
@@ -75,10 +79,11 @@ def generate_command(options: GenerateOptions) -> None:
         rows.append(row)
         info(f"step {step.index}: fed {_ids(step.fed)} -> {step.token}")
 
-    steps = generate(model, options.input_ids, options.max_new_tokens, on_step=compare)
+    steps = generate(model, options.input_ids, options.max_new_tokens, on_step=compare, given=given)
     result: dict[str, Any] = {"model": {"path": xml, "weights": options.weights},
                               "inputs": {"input_ids": roles.input_ids, "attention_mask": roles.attention_mask,
-                                         "position_ids": roles.position_ids, "beam_idx": roles.beam_idx},
+                                         "position_ids": roles.position_ids, "cache_position": roles.cache_position,
+                                         "beam_idx": roles.beam_idx, **{name: "given" for name in given}},
                               "logits": roles.logits, "prompt": options.input_ids,
                               "generated": [step.token for step in steps], "steps": rows}
     if reference is not None:
@@ -90,6 +95,20 @@ def generate_command(options: GenerateOptions) -> None:
             if not options.no_crosscheck:
                 result["crosscheck"] = _crosscheck(model, steps[first["step"]], options)
     emit("generate", result, render_generate)
+
+
+def _given(tokens: tuple[str, ...]) -> dict[str, np.ndarray]:
+    """``--input NAME=FILE`` values by name."""
+    given = {}
+    for token in tokens:
+        name, _, source = token.partition("=")
+        if not name or not source:
+            raise InputError(f"--input {token!r}: write NAME=FILE, e.g. encoder_hidden_states=encoded.npy")
+        value = read_arrays(source)
+        if not isinstance(value, np.ndarray):
+            raise InputError(f"--input {token!r}: '{source}' holds several arrays", hint="pick one: FILE.npz:KEY")
+        given[name] = value
+    return given
 
 
 def _agreement(ours: np.ndarray, want: np.ndarray) -> dict[str, Any]:

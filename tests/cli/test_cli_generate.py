@@ -97,3 +97,22 @@ def test_inspect_lists_the_variables_of_a_stateful_model(folder):
              r"  past_key_values\.0\.\w+ +f32 +\[\?,2,\?,4\] +ReadValue_\d+ +Assign_\d+ +init input$")
     assert re.search(table, text, re.M)
     assert "variables" not in as_json(invoke("inspect", SELECT_GATHER, "--format", "json"))
+
+
+def test_a_seq2seq_decoder_gets_cache_position_and_a_given_encoder_output(tmp_path):
+    xml = decoder(tmp_path / "openvino_decoder_model.xml", init=True, seq2seq=True, seed=5)
+    encoded = np.random.default_rng(1).standard_normal((1, 6, 8)).astype(np.float32)
+    np.save(tmp_path / "encoded.npy", encoded)
+    result = invoke("generate", xml, "--input-ids", "1,2", "--max-new-tokens", 4, "--input",
+                    f"encoder_hidden_states={tmp_path / 'encoded.npy'}", "--ref", "openvino", "--json", "-q")
+    assert result.exit_code == 0, result.output
+    data = as_json(result)
+    assert data["inputs"]["cache_position"] == "cache_position" and data["inputs"]["position_ids"] is None
+    assert data["inputs"]["encoder_hidden_states"] == "given" and data["reference"]["first_difference"] is None
+    model = ir_runner.load(str(xml))
+    steps = generate(model, [1, 2], 4, given={"encoder_hidden_states": encoded})
+    assert data["generated"] == [step.token for step in steps]
+    assert [list(step.feeds["cache_position"]) for step in steps[:2]] == [[0, 1], [2]]
+    missing = invoke("generate", xml, "--input-ids", "1")
+    assert missing.exit_code == 4 and "does not know what to feed the input 'encoder_hidden_states'" in missing.stderr
+    assert "--input encoder_hidden_states=FILE.npy" in missing.stderr

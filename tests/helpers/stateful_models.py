@@ -43,20 +43,28 @@ def _project(hidden, weight: np.ndarray, batch_seq_heads):
     return ops.transpose(split, ops.constant(np.array([0, 2, 1, 3], np.int64)))
 
 
-def decoder(path: Path, *, seed: int = 0, init: bool = False, layers: int = 1) -> Path:
+def decoder(path: Path, *, seed: int = 0, init: bool = False, layers: int = 1, seq2seq: bool = False) -> Path:
     """An attention decoder of ``layers`` residual blocks, each with a KV cache in two variables (with or without
-    init inputs)."""
+    init inputs). ``seq2seq``: as a seq2seq decoder, positions from ``cache_position`` [n] instead of
+    ``position_ids`` [1,n], and an ``encoder_hidden_states`` input f32[1,?,HIDDEN] whose mean is added."""
     rng = np.random.default_rng(seed)
     input_ids = ops.parameter([-1, -1], np.int64, name="input_ids")
     attention_mask = ops.parameter([-1, -1], np.int64, name="attention_mask")
-    position_ids = ops.parameter([-1, -1], np.int64, name="position_ids")
+    if seq2seq:
+        positions_input = ops.parameter([-1], np.int64, name="cache_position")
+        encoder = ops.parameter([1, -1, HIDDEN], np.float32, name="encoder_hidden_states")
+    else:
+        positions_input = ops.parameter([-1, -1], np.int64, name="position_ids")
     beam_idx = ops.parameter([-1], np.int32, name="beam_idx")
-    for node, name in ((input_ids, "input_ids"), (attention_mask, "attention_mask"), (position_ids, "position_ids"),
-                       (beam_idx, "beam_idx")):
-        node.output(0).get_tensor().set_names({name})
+    parameters = [input_ids, attention_mask, positions_input, beam_idx] + ([encoder] if seq2seq else [])
+    for node in parameters:
+        node.output(0).get_tensor().set_names({node.get_friendly_name()})
     embed = ops.constant(rng.standard_normal((VOCAB, HIDDEN)).astype(np.float32))
     positions = ops.constant(rng.standard_normal((64, HIDDEN)).astype(np.float32) * 0.1)
+    position_ids = ops.unsqueeze(positions_input, ops.constant(np.array([0], np.int64))) if seq2seq else positions_input
     hidden = ops.add(ops.gather(embed, input_ids, np.int64(0)), ops.gather(positions, position_ids, np.int64(0)))
+    if seq2seq:
+        hidden = ops.add(hidden, ops.reduce_mean(encoder, ops.constant(np.array([1], np.int64)), True))
     shape = ops.constant(np.array([0, 0, HEADS, DIM], np.int64))
     mask = ops.convert(ops.unsqueeze(attention_mask, ops.constant(np.array([1, 2], np.int64))), np.float32)
     bias = ops.multiply(ops.subtract(mask, ops.constant(np.float32(1))), ops.constant(np.float32(10000)))
@@ -85,7 +93,7 @@ def decoder(path: Path, *, seed: int = 0, init: bool = False, layers: int = 1) -
     logits = ops.matmul(hidden, head, False, False, name="logits_matmul")
     result = ops.result(logits)
     result.output(0).get_tensor().set_names({"logits"})
-    model = ov.Model([result], sinks, [input_ids, attention_mask, position_ids, beam_idx], "tiny_decoder")
+    model = ov.Model([result], sinks, parameters, "tiny_decoder")
     return save(model, path)
 
 
