@@ -15,6 +15,8 @@ import numpy as np
 
 from .errors import IRError, UnsupportedError, clip_text, error_entry
 from .ops.api import Finding
+from .state import find_variables
+from .types import PartialShape, TensorSpec
 from .unsupported import INSPECT_HINT
 
 if TYPE_CHECKING:
@@ -291,7 +293,8 @@ def inspect_data(analysis: Analysis) -> dict[str, Any]:
     assert graph is not None and inference is not None
     layers = [_layer_entry(graph, info) for info in inference.layers.values()]
     by_type = Counter(entry["type"] for entry in layers)
-    return {
+    variables = find_variables(inference)
+    data = {
         "model": analysis.source,
         "name": graph.net.name,
         "ir_version": graph.net.version,
@@ -304,6 +307,12 @@ def inspect_data(analysis: Analysis) -> dict[str, Any]:
         "constants": [_const_entry(info) for info in inference.layers.values() if "value" in info.params],
         "problems": [error_entry(e) for e in analysis.errors] + [error_entry(f) for f in analysis.findings],
     }
+    if variables:  # a stateful model's (listed only for one, which other models' output leaves unchanged)
+        data["variables"] = [{"id": v.id, "element_type": v.element_type.name, "shape": str(v.partial_shape),
+                              "readers": [graph.layers[r].name for r in v.readers],
+                              "writer": graph.layers[v.writer].name if v.writer is not None else None,
+                              "initialised": v.initialised} for v in variables]
+    return data
 
 
 def _tensor_entry(info) -> dict[str, Any]:
@@ -331,7 +340,8 @@ def _layer_entry(graph: Graph, info: LayerInference) -> dict[str, Any]:
                                for c, p in graph.consumers.get((layer.id, position), ())]})
     schema = info.op.defaults() if info.op is not None else {}
     defaults = {k: v for k, v in schema.items() if k not in layer.data}
-    resolved = {key: getattr(value, "name", value) for key, value in info.params.items()
+    resolved = {key: str(value) if isinstance(value, (TensorSpec, PartialShape)) else getattr(value, "name", value)
+                for key, value in info.params.items()
                 if key not in ("value", "layer") and value is not None and not isinstance(value, np.ndarray)}
     return {"id": layer.id, "name": layer.name, "type": label, "supported": info.op is not None,
             "attributes": dict(layer.data), "defaults": defaults, "resolved": resolved,
@@ -409,6 +419,10 @@ def _inspect_tables(data: dict[str, Any]) -> dict[str, list[tuple[str, ...]]]:
                      _short(const["offset"]), _short(const["size"]), _short(const["min"]), _short(const["max"]),
                      _values_text(const["values"], count)))
     tables["constants"] = rows
+    rows = [("id", "type", "shape", "read by", "written by", "initial value")]
+    rows += [(v["id"], v["element_type"], v["shape"], ", ".join(v["readers"]), v["writer"] or "-",
+              "init input" if v["initialised"] else "zeros") for v in data.get("variables", ())]
+    tables["variables"] = rows
     return tables
 
 
@@ -421,14 +435,14 @@ def render_inspect(data: dict[str, Any], fmt: str = "text") -> str:
     problems = [p["message"] for p in data["problems"]]
     if fmt == "md":
         parts = [f"# `{data['name']}`", "\n".join(f"- **{k}**: {_md(v)}" for k, v in summary)]
-        for key in ("inputs", "outputs", "layers", "constants"):
+        for key in ("inputs", "outputs", "variables", "layers", "constants"):
             if len(tables[key]) > 1:
                 parts.append(f"## {key.capitalize()}\n\n" + _md_table(tables[key]))
         if problems:
             parts.append("## Problems\n\n" + "\n".join(f"- {_md(p)}" for p in problems))
         return "\n\n".join(parts)
     parts = [_text_table(summary)]
-    for key in ("inputs", "outputs", "layers", "constants"):
+    for key in ("inputs", "outputs", "variables", "layers", "constants"):
         if len(tables[key]) > 1:
             parts.append(f"{key}\n" + _text_table(tables[key]))
     if problems:

@@ -11,7 +11,7 @@ import threading
 
 import numpy as np
 
-from .errors import InferenceError, IRError, LayerRef
+from .errors import InferenceError, IRError, LayerRef, UnsupportedError
 from .graph import Graph, build_graph
 from .infer import Inference, infer_graph
 from .ir.records import LayerRecord
@@ -49,6 +49,10 @@ class Subgraph(Body):
             inner = f"{error.layer}, " if error.layer else ""
             raise type(error)(f"in <{self.tag}>: {inner}{error.detail}", layer=self.owner, port=error.port,
                               hint=error.hint) from None
+        stateful = next((info for info in inference.layers.values() if info.op is not None and info.op.state), None)
+        if stateful is not None:  # a body runs without a state: its variables would silently start anew each time
+            raise UnsupportedError(f"in <{self.tag}>: {stateful.ref} reads or writes a variable, which ir-run"
+                                   " supports only in the model's main graph", layer=self.owner)
         return inference
 
     def infer(self, specs: dict[str, TensorSpec], values: dict[str, np.ndarray] | None = None
@@ -95,7 +99,7 @@ class Subgraph(Body):
 
 def infer_for_inputs(graph: Graph, strict: bool, specs: dict[str, TensorSpec],
                      values: dict[str, np.ndarray] | None, *, decide: bool = True,
-                     memory_limit: int | None = DEFAULT_MEMORY_LIMIT) -> Inference:
+                     memory_limit: int | None = DEFAULT_MEMORY_LIMIT, reuse: Inference | None = None) -> Inference:
     """``graph`` inferred for these input specs and values of the Parameters that decide shapes (both by
     layer id), declared ports unchecked. Raises the inference's first error; a model and a sub-graph put it in
     their own words.
@@ -106,7 +110,7 @@ def infer_for_inputs(graph: Graph, strict: bool, specs: dict[str, TensorSpec],
     ``memory_limit``); an input that decides a shape and is still unknown then raises InputError. Without
     ``decide`` (a body inferred at load, some of its Parameters unknown) unknown shapes stay unknown."""
     inference = infer_graph(graph, strict=strict, input_specs=specs, input_values=values,
-                            body_provider=body_provider, check_declared=False)
+                            body_provider=body_provider, check_declared=False, reuse=reuse)
     inference.raise_first()
     if values is not None and decide and inference.deciding_inputs():
         check_memory(inference, memory_limit)  # (up to the first shape not yet known)
