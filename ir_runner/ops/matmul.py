@@ -147,13 +147,16 @@ def _prepare_matmul(params, inputs: list[TensorSpec], outputs: list[TensorSpec],
     """Static shapes of a type BLAS computes in (f32, f64; integers): the transposes resolved once, and an
     ``a`` of rank > 2 times a 2-D ``b`` is one 2-D product over all of a's rows (one BLAS call instead of one
     per matrix; within the same bound). Floats go to BLAS in blocks of rows (``_row_blocks``); f16/bf16 in
-    ``_narrow_kernel``'s blocks. Other cases: the general kernel."""
+    ``_narrow_kernel``'s blocks. Other cases, and an empty operand (its product is empty, or zeros for an
+    empty contracted dim), the general kernel."""
     a_spec, b_spec = inputs
     general = functools.partial(matmul, **params)
     dtype = outputs[0].element_type.dtype
     if a_spec.shape.rank < 2 or b_spec.shape.rank != 2:
         return general
     a_shape, out_shape = a_spec.shape.to_shape(), outputs[0].shape.to_shape()
+    if 0 in a_shape or 0 in b_spec.shape.to_shape():  # no rows to block: an empty output, or zeros (K = 0)
+        return general
     if dtype != _wide(dtype):
         return _narrow_kernel(a_shape, math.prod(b_spec.shape.to_shape()), out_shape, dtype, params) or general
     rows = math.prod(out_shape[:-1])
