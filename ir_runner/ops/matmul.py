@@ -131,8 +131,9 @@ def _row_blocks(rows: int, row_bytes: int, needed: int, least: int) -> list[tupl
     a block, and never fewer than ``least`` rows: fewer cost time, and the rows of a matrix-vector product
     would go another way. Multithreaded OpenBLAS packs about ``min(K, 512)`` elements of every row it is given
     at once (18 MB for [10000,1000] x [1000,100] f32, 40% of a), which the peak-memory target of 1.3x
-    (inputs + outputs) cannot afford. Blocks this large gave the same bits as one call in every case tested
-    (tests/ops/test_matmul_softmax.py); smaller products need not, as OpenBLAS picks its kernels by size."""
+    (inputs + outputs) cannot afford. The blocks depend only on the shapes (a run is deterministic); a row's
+    bits may differ from one call on the whole, within the bound, as OpenBLAS sums a row by the call's size,
+    the row's place and the CPU's kernels (docs/scale.md, "BLAS and the bits of a row")."""
     per_block = max(least, max(1 << 22, needed // 4) // row_bytes)
     count = -(-rows // per_block)
     size = -(-rows // count)
@@ -194,7 +195,7 @@ def _narrow_kernel(a_shape: tuple[int, ...], b_size: int, out_shape: tuple[int, 
                    params) -> KernelFn | None:
     """f16/bf16: one matrix ``a`` (its leading dims all 1) of more rows than one block (``_row_blocks``) times a
     2-D ``b``: ``b`` widened once per call, then a's rows widened, multiplied and rounded into the output a block
-    at a time, instead of f32 copies of the whole ``a`` and result (5x the output). The same products as one
+    at a time, instead of f32 copies of the whole ``a`` and result (5x the output). Within the bound of one
     widened ``np.matmul`` (as :func:`_row_blocks` says). Blocks go down to 1024 rows (memory first: up to a
     third slower than 2048 for [8192,1024] x [1024,1024]). None for other shapes."""
     transpose_a, transpose_b = params["transpose_a"], params["transpose_b"]
