@@ -82,6 +82,7 @@ from openvino.utils.node_factory import NodeFactory  # noqa: E402
 import ir_runner  # noqa: E402
 from ir_runner.ops.unary import ULP_BOUNDS  # noqa: E402
 from tests.helpers import optest  # noqa: E402
+from tests.helpers.cpu_features import has as cpu_has  # noqa: E402
 from tests.helpers.ov_random import random_values  # noqa: E402
 
 FLOATS = ("f16", "bf16", "f32", "f64")
@@ -951,10 +952,13 @@ def classify(name: str, x: np.ndarray, negative: bool = True, positive: bool = T
 
 def cpu_classify_model(name: str, x: np.ndarray, negative: bool, positive: bool) -> np.ndarray:
     """What the CPU plugin (f32 hint) answers, as measured (ir_runner/ops/classify.py): it computes on the f32
-    value, f64 converted with saturation (±inf and values beyond f32's range become ±FLT_MAX), and calls an f32
-    subnormal neither finite, nor NaN, nor infinite."""
+    value, f64 converted with saturation (±inf and values beyond f32's range become ±FLT_MAX), and, with AVX-512
+    (its ``vfpclassps``; tests/helpers/cpu_features.py), calls an f32 subnormal neither finite, nor NaN, nor
+    infinite; without AVX-512 a subnormal is finite."""
     seen = x.astype(np.float32) if x.dtype != np.float64 else np.clip(x, -F32_MAX, F32_MAX).astype(np.float32)
     answer = classify(name, seen, negative, positive)
+    if not cpu_has("avx512"):
+        return answer
     subnormal = (seen != 0) & (np.abs(seen) < F32_TINY)
     return answer & ~subnormal if name == "IsFinite" else answer
 

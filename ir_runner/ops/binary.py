@@ -163,6 +163,9 @@ def _power_nans(a: np.ndarray, b: np.ndarray, out: np.ndarray) -> None:
     odd = np.abs(np.fmod(exponent, 2.0)) == 1.0
     out_bits[keep_a] = np.where(odd[keep_a], (a_bits[keep_a] | quiet) & magnitude, a_bits[keep_a] | quiet)
     out_bits[keep_b] = b_bits[keep_b] | quiet
+    # the NaNs that give 1, set here: numpy's double pow of a signalling NaN (an f16 one widened in software,
+    # without AVX-512) can be NaN
+    out[(nan_a & ~keep_a) | (nan_b & ~nan_a & ~keep_b)] = one
 
 
 def _mod(a: np.ndarray, b: np.ndarray, out: np.ndarray) -> None:

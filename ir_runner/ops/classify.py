@@ -5,8 +5,9 @@ torch.onnx writes IsNaN into every exported scaled-dot-product attention (a full
 replaced by 0), and the ONNX frontend keeps it. IsInf's ``detect_negative`` / ``detect_positive`` (both
 true by default) choose which infinities count. Only real types are accepted, as in OpenVINO; the f8
 types have no infinity (IsInf is false everywhere). OpenVINO has no reference evaluate for them; its CPU
-plugin calls f32 subnormals not finite (it flushes them), ir-run and the spec call them finite, and it converts
-f64 data to f32 with saturation (an f64 infinity is not infinite for it; scripts/fuzz_ops.py checks both)."""
+plugin calls f32 subnormals not finite on an AVX-512 CPU (finite without), ir-run and the spec call them
+finite, and it converts f64 data to f32 with saturation (an f64 infinity is not infinite for it;
+scripts/fuzz_ops.py checks both)."""
 
 from __future__ import annotations
 

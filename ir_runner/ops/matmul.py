@@ -131,8 +131,9 @@ def _row_blocks(rows: int, row_bytes: int, needed: int, least: int) -> list[tupl
     a block, and never fewer than ``least`` rows: fewer cost time, and the rows of a matrix-vector product
     would go another way. Multithreaded OpenBLAS packs about ``min(K, 512)`` elements of every row it is given
     at once (18 MB for [10000,1000] x [1000,100] f32, 40% of a), which the peak-memory target of 1.3x
-    (inputs + outputs) cannot afford. Blocks this large gave the same bits as one call in every case tested
-    (tests/ops/test_matmul_softmax.py); smaller products need not, as OpenBLAS picks its kernels by size."""
+    (inputs + outputs) cannot afford. The blocks depend only on the shapes (a run is deterministic); a row's
+    bits may differ from one call on the whole, within the bound, as OpenBLAS sums a row by the call's size,
+    the row's place and the CPU's kernels (docs/scale.md, "BLAS and the bits of a row")."""
     per_block = max(least, max(1 << 22, needed // 4) // row_bytes)
     count = -(-rows // per_block)
     size = -(-rows // count)
@@ -147,13 +148,16 @@ def _prepare_matmul(params, inputs: list[TensorSpec], outputs: list[TensorSpec],
     """Static shapes of a type BLAS computes in (f32, f64; integers): the transposes resolved once, and an
     ``a`` of rank > 2 times a 2-D ``b`` is one 2-D product over all of a's rows (one BLAS call instead of one
     per matrix; within the same bound). Floats go to BLAS in blocks of rows (``_row_blocks``); f16/bf16 in
-    ``_narrow_kernel``'s blocks. Other cases: the general kernel."""
+    ``_narrow_kernel``'s blocks. Other cases, and an empty operand (its product is empty, or zeros for an
+    empty contracted dim), the general kernel."""
     a_spec, b_spec = inputs
     general = functools.partial(matmul, **params)
     dtype = outputs[0].element_type.dtype
     if a_spec.shape.rank < 2 or b_spec.shape.rank != 2:
         return general
     a_shape, out_shape = a_spec.shape.to_shape(), outputs[0].shape.to_shape()
+    if 0 in a_shape or 0 in b_spec.shape.to_shape():  # no rows to block: an empty output, or zeros (K = 0)
+        return general
     if dtype != _wide(dtype):
         return _narrow_kernel(a_shape, math.prod(b_spec.shape.to_shape()), out_shape, dtype, params) or general
     rows = math.prod(out_shape[:-1])
@@ -191,7 +195,7 @@ def _narrow_kernel(a_shape: tuple[int, ...], b_size: int, out_shape: tuple[int, 
                    params) -> KernelFn | None:
     """f16/bf16: one matrix ``a`` (its leading dims all 1) of more rows than one block (``_row_blocks``) times a
     2-D ``b``: ``b`` widened once per call, then a's rows widened, multiplied and rounded into the output a block
-    at a time, instead of f32 copies of the whole ``a`` and result (5x the output). The same products as one
+    at a time, instead of f32 copies of the whole ``a`` and result (5x the output). Within the bound of one
     widened ``np.matmul`` (as :func:`_row_blocks` says). Blocks go down to 1024 rows (memory first: up to a
     third slower than 2048 for [8192,1024] x [1024,1024]). None for other shapes."""
     transpose_a, transpose_b = params["transpose_a"], params["transpose_b"]

@@ -68,7 +68,8 @@ def infinity_to_f64():
 
 
 def bf16_denormals():
-    """Convert f32 -> bf16 of denormals: flushed to (signed) zero on CPU, kept by the reference."""
+    """Convert f32 -> bf16 of denormals: flushed to (signed) zero by the CPU plugin with avx512_bf16, kept by the
+    reference (and by the plugin on an AVX-512 CPU without bf16: tests/helpers/cpu_features.py)."""
     b = IRBuilder("bf16_denormals")
     x = b.parameter("x", "f32", "4")
     same = b.convert(x, "f32", name="copy")

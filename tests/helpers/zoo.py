@@ -9,10 +9,10 @@ seeded random values chosen by what consumes it (through Unsqueeze/Reshape/Squee
 - BatchNormalization: scale 1 + 0.1 * normal, bias and mean 0.05 * normal, variance uniform [0.5, 1.5];
   a scale applied by Mul: 1 + 0.1 * normal.
 
-The initialisers the zoo files hold with real values are kept. The network is then converted once with the
-Softmax's input as an extra output, run on OpenVINO CPU, and the last Conv/Gemm before the Softmax (weights
-and bias) is scaled so that the logits have standard deviation ``LOGIT_STD``: the Softmax neither saturates
-(float rounding alone would decide the winner) nor flattens. The final IR is written by
+The initialisers the zoo files hold with real values are kept. The network is then converted (once: a
+conversion is most of the build) with the Softmax's input as an extra output and run on OpenVINO CPU, and a
+Multiply by a constant is put after the logits so that they have standard deviation ``LOGIT_STD``: the
+Softmax neither saturates (float rounding alone would decide the winner) nor flattens. The final IR is written by
 ``openvino.save_model(..., compress_to_fp16=False)`` with its input (normal noise, [1,3,224,224]) and
 OpenVINO CPU's output (``INFERENCE_PRECISION_HINT=f32``).
 
@@ -46,7 +46,6 @@ SEED = 13
 LOGIT_STD = 2.0
 CPU_CONFIG = {"INFERENCE_PRECISION_HINT": "f32"}
 PASS_THROUGH = {"Unsqueeze", "Reshape", "Squeeze", "Flatten"}
-TO_LOGITS = {"Relu", "GlobalAveragePool", "Reshape", "Flatten", "Dropout", "Squeeze"}
 
 
 def onnx_path(name: str) -> Path:
@@ -152,21 +151,9 @@ def randomised(name: str):
     return model
 
 
-def _last_layer(graph) -> tuple[str, list[str]]:
-    """The logits (the Softmax's input, else the graph's output: DenseNet-121 has no Softmax) and the
-    weight/bias initializers (through reshapes) of the Conv/Gemm that makes them."""
-    producers = {out: n for n in graph.node for out in n.output}
-    logits = next((n.input[0] for n in graph.node if n.op_type == "Softmax"), graph.output[0].name)
-    node = producers[logits]
-    while node.op_type in TO_LOGITS:
-        node = producers[node.input[0]]
-    assert node.op_type in ("Conv", "Gemm"), f"the logits come from {node.op_type}"
-    weights = []
-    for tensor in node.input[1:]:
-        while tensor in producers and producers[tensor].op_type in PASS_THROUGH:
-            tensor = producers[tensor].input[0]
-        weights.append(tensor)
-    return logits, weights
+def _logits(graph) -> str:
+    """The logits: the Softmax's input, else the graph's output (DenseNet-121 has no Softmax)."""
+    return next((n.input[0] for n in graph.node if n.op_type == "Softmax"), graph.output[0].name)
 
 
 def _convert(model, directory: Path):
@@ -182,13 +169,29 @@ def _convert(model, directory: Path):
         path.unlink()
 
 
+def _scale(network, tensor: str, scale: np.float32) -> None:
+    """Multiply the output named ``tensor`` of the OpenVINO model by ``scale`` for every consumer; the
+    product takes over the tensor's names (the model's output names stay)."""
+    from openvino import opset13
+
+    port = next(out for op in network.get_ordered_ops() for out in op.outputs() if tensor in out.get_names())
+    consumers = list(port.get_target_inputs())
+    product = opset13.multiply(port, opset13.constant(scale))
+    for consumer in consumers:
+        consumer.replace_source_output(product.output(0))
+    names = port.get_names()
+    port.get_tensor().set_names(set())
+    product.output(0).get_tensor().set_names(names)
+    network.validate_nodes_and_infer_types()
+
+
 def _build(name: str, directory: Path) -> None:
     import openvino as ov
-    from onnx import helper, numpy_helper
+    from onnx import helper
 
     model = randomised(name)
     graph = model.graph
-    logits, last = _last_layer(graph)
+    logits = _logits(graph)
     initial = {t.name: t for t in graph.initializer}
     (data,) = [i for i in graph.input if i.name not in initial]
     shape = [d.dim_value for d in data.type.tensor_type.shape.dim]
@@ -197,18 +200,16 @@ def _build(name: str, directory: Path) -> None:
     probe_output = logits not in {o.name for o in graph.output}
     if probe_output:
         graph.output.append(helper.make_tensor_value_info(logits, 1, None))  # 1: FLOAT
-    probe = ov.Core().compile_model(_convert(model, directory), "CPU", CPU_CONFIG)
+    network = _convert(model, directory)
+    probe = ov.Core().compile_model(network, "CPU", CPU_CONFIG)
     values = probe(feeds)[probe.outputs[-1]]
     del probe
     if probe_output:
-        del graph.output[-1]
-    scale = np.float32(LOGIT_STD / max(float(np.std(values)), 1e-30))
-    for tensor in last:
-        scaled = numpy_helper.from_array(numpy_helper.to_array(initial[tensor]) * scale, tensor)
-        initial[tensor].CopyFrom(scaled)
+        network.remove_result(network.get_results()[-1])
+    _scale(network, logits, np.float32(LOGIT_STD / max(float(np.std(values)), 1e-30)))
 
     xml = directory / "model.xml"
-    ov.save_model(_convert(model, directory), str(xml), compress_to_fp16=False)
+    ov.save_model(network, str(xml), compress_to_fp16=False)
     compiled = ov.Core().compile_model(str(xml), "CPU", CPU_CONFIG)
     result = compiled(feeds)
     np.savez(directory / "inputs.npz", **feeds)

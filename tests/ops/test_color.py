@@ -16,6 +16,7 @@ from openvino import opset8  # noqa: E402
 import ir_runner  # noqa: E402
 from ir_runner.errors import InferenceError, UnsupportedError  # noqa: E402
 from ir_runner.ops.color import OPS  # noqa: E402
+from tests.helpers.cpu_features import require as require_cpu  # noqa: E402
 from tests.helpers.irbuild import IRBuilder  # noqa: E402
 from tests.helpers.optest import check_inference, check_output_shapes, check_run, write_ir  # noqa: E402
 
@@ -143,6 +144,8 @@ def test_u8_halves_round_to_even_as_the_cpu_plugin(tmp_path):
 @pytest.mark.parametrize("et", ["f32", "f16", "bf16", "f64"])
 @pytest.mark.parametrize("family", ["nv12", "i420"])
 def test_float_types_with_nan_infinities_and_out_of_range(et, family, tmp_path):
+    if et == "bf16":
+        require_cpu("bf16")
     rng = np.random.default_rng(3)
     path, _ = _model(tmp_path, family, "bgr", ([2, 12, 8, 1],), et)
     frame = _values(rng, (2, 12, 8, 1), et)
@@ -286,6 +289,8 @@ def test_random_against_the_cpu_plugin(seed, tmp_path):
     family = ("nv12", "i420")[seed % 2]
     order = ("rgb", "bgr")[seed // 2 % 2]
     et = ("u8", "u8", "f32", "f16", "bf16", "f64")[int(rng.integers(6))]
+    if et == "bf16":
+        require_cpu("bf16")
     planes = 1 if rng.random() < 0.5 else len(PLANES[family])
     n = int(rng.integers(1, 4))
     h, w = (int(v) * 2 for v in rng.integers(1, 9, 2))

@@ -14,6 +14,7 @@ from openvino import opset1, opset8  # noqa: E402
 import ir_runner  # noqa: E402
 from ir_runner.errors import InferenceError, IRError  # noqa: E402
 from ir_runner.ops.detection_output import OPS  # noqa: E402
+from tests.helpers.cpu_features import require as require_cpu  # noqa: E402
 from tests.helpers.irbuild import IRBuilder  # noqa: E402
 from tests.helpers.optest import check_inference, check_output_shapes, cpu_outputs, write_ir  # noqa: E402
 
@@ -172,6 +173,9 @@ def test_modes_against_the_cpu_plugin(mode, version, tmp_path):
 def test_narrow_types_against_the_cpu_plugin(et, tmp_path):
     """f16/bf16 inputs: computed in f32, the output rounded once (equal to the plugin's in the cases tested)."""
     import ml_dtypes
+
+    if et == "bf16":
+        require_cpu("bf16")
 
     attrs = {**BASE, "keep_top_k": [-1]}
     xml, _ = _model(tmp_path, _shapes(2, 12, 3, attrs), attrs, et=getattr(ov.Type, et))

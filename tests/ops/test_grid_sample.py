@@ -18,6 +18,7 @@ import ir_runner  # noqa: E402
 from ir_runner.batching import trace_batch  # noqa: E402
 from ir_runner.errors import BatchError, IRError  # noqa: E402
 from ir_runner.ops.grid_sample import OPS  # noqa: E402
+from tests.helpers.cpu_features import require as require_cpu  # noqa: E402
 from tests.helpers.optest import check_inference, check_output_shapes, check_run, write_ir  # noqa: E402
 
 MODES = ("bilinear", "bicubic", "nearest")
@@ -144,6 +145,8 @@ def test_nearest_rounds_halves_to_even_and_copies_bits(tmp_path):
 @pytest.mark.parametrize("grid_type, grid_dtype", [(ov.Type.f32, np.float32), (ov.Type.f16, np.float16),
                                                    (ov.Type.f64, np.float64)])
 def test_other_types_against_the_cpu_plugin(data_type, dtype, grid_type, grid_dtype, tmp_path):
+    if dtype == "bf16":
+        require_cpu("bf16")
     rng = np.random.default_rng(3)
     for mode in MODES:
         path, _ = _build([2, 2, 4, 6], [2, 5, 3, 2], tmp_path, data_type, grid_type, mode=mode,

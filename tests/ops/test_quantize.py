@@ -12,6 +12,7 @@ import ir_runner
 from ir_runner.errors import InferenceError, ModelFormatError, UnsupportedError
 from ir_runner.ops.registry import lookup
 from ir_runner.types import TensorSpec, element_type, parse_partial_shape
+from tests.helpers.cpu_features import require as require_cpu
 from tests.helpers.irbuild import IRBuilder
 
 ov = pytest.importorskip("openvino")
@@ -254,12 +255,10 @@ def test_cpu_plugin_within_a_few_eps_of_the_range(tmp_path, seed):
 
 # -- an INT8 model as NNCF writes it -------------------------------------------------------------------------
 
-def test_nncf_style_int8_convolution(tmp_path):
+def _nncf_int8_convolution(tmp_path):
     """Const weights -> FakeQuantize (255 levels, symmetric, per output channel) and the activation ->
     FakeQuantize (256 levels, signed symmetric with NNCF's integer zero point: [-s, s * 127/128]) ->
-    Convolution -> bias: loads, infers the declared dims and runs. The FakeQuantize outputs are bit-exact
-    against the reference; the output within 2e-5 of a float64 convolution of them and of the CPU plugin's
-    INT8 kernel."""
+    Convolution -> bias, with ``[out, act, wq]`` as outputs: (path, x, act, wq, bias, feeds, ir-run's outputs)."""
     rng = np.random.default_rng(2)
     x = opset13.parameter([1, 4, 9, 9], ov.Type.f32, name="x")
     lo, hi = (opset13.constant(np.float32(v)) for v in (-2.5, 2.5 * 127 / 128))
@@ -272,18 +271,30 @@ def test_nncf_style_int8_convolution(tmp_path):
     bias = rng.standard_normal((1, 6, 1, 1)).astype(np.float32)
     out = opset13.add(conv, opset13.constant(bias))
     path = write_ir([out, act, wq], [x], tmp_path)
-    report = check_inference(path)
-    assert report.complete
     feeds = {"x": rng.uniform(-3, 3, (1, 4, 9, 9)).astype(np.float32)}
-    got = list(ir_runner.load(path).run(feeds).values())
+    return path, x, act, wq, bias, feeds, list(ir_runner.load(path).run(feeds).values())
+
+
+def test_nncf_style_int8_convolution(tmp_path):
+    """The NNCF-style int8 convolution (``_nncf_int8_convolution``) loads, infers the declared dims and runs.
+    The FakeQuantize outputs are bit-exact against the reference; the output within 2e-5 of a float64
+    convolution of them."""
+    path, x, act, wq, bias, feeds, got = _nncf_int8_convolution(tmp_path)
+    assert check_inference(path).complete
     assert len(np.unique(got[2])) <= 255 and len(np.unique(got[1])) <= 256
     windows = np.lib.stride_tricks.sliding_window_view(np.pad(got[1].astype(np.float64), [(0, 0)] * 2 + [(1, 1)] * 2),
                                                        (3, 3), axis=(2, 3))
     exact = np.einsum("nchwij,ocij->nohw", windows, got[2].astype(np.float64)) + bias
     np.testing.assert_allclose(got[0], exact, rtol=0, atol=2e-5)
-    np.testing.assert_allclose(got[0], cpu_outputs(path, feeds)[0], rtol=0, atol=2e-5)
     # the quantized activation and weights, bit for bit (the reference has no Convolution evaluate: cut the graph)
     check_run(write_ir([act, wq], [x], tmp_path, "fq_only"), feeds)
+
+
+def test_nncf_style_int8_convolution_as_the_cpu_plugin(tmp_path):
+    """The same within 2e-5 of the CPU plugin's int8 kernel, where that kernel multiplies exactly (VNNI)."""
+    require_cpu("vnni")
+    path, *_, feeds, got = _nncf_int8_convolution(tmp_path)
+    np.testing.assert_allclose(got[0], cpu_outputs(path, feeds)[0], rtol=0, atol=2e-5)
 
 
 def test_cpu_plugin_shifts_a_non_integer_zero_point(tmp_path):
@@ -522,7 +533,8 @@ def test_zoo_squeezenet_quantized_as_nncf_does(tmp_path):
     activation through a 256-level FakeQuantize over its traced range (unsigned [0, max] after a ReLU, signed
     [-s, s * 127/128] otherwise) and its weights through a 255-level symmetric per-output-channel one. The IR
     OpenVINO writes validates (inferred equal declared) and runs; its output is within 2e-3 of the CPU plugin's
-    INT8 run and much closer to it than to the float model (the quantization error: 8e-3 measured)."""
+    INT8 run and much closer to it than to the float model (the quantization error: 8e-3 measured), where the
+    plugin's int8 convolutions multiply exactly (VNNI; without it the two were 0.031 apart)."""
     pytest.importorskip("onnx", reason="the zoo CNNs need the onnx package")
     from tests.helpers.zoo import zoo_ir
 
@@ -551,6 +563,7 @@ def test_zoo_squeezenet_quantized_as_nncf_does(tmp_path):
     ov.save_model(model, str(path), compress_to_fp16=False)
     check_inference(path)
     got = next(iter(ir_runner.load(path).run(feeds).values()))
+    require_cpu("vnni")
     cpu = cpu_outputs(path, feeds)[0]
     float_model = next(iter(original.run(feeds).values()))
     assert np.abs(got - cpu).max() < 2e-3
