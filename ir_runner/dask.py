@@ -39,7 +39,7 @@ except ImportError:  # pragma: no cover - the extra is installed in tests
     raise UnsupportedError("running on Dask needs the dask extra, which is not installed",
                            hint="pip install 'ir-run[dask]'") from None
 
-from .batching import trace_batch
+from .batching import SIZED, Kind, trace_batches
 from .model import Model, load
 from .types import PartialShape, TensorSpec, element_type_of
 
@@ -242,25 +242,29 @@ class _Output(NamedTuple):
 
 
 def _prove(model: Model, arrays: list[da.Array], axes: list[int | None], chunks: tuple[int, ...]) -> list[_Output]:
-    """For each distinct block size: check that every batched input's declared dims take it, infer the model
-    for one block's shapes, and follow the batch axis through the graph (``trace_batch``). The outputs'
-    layout (for the largest block) must be the same for every block size but for the rows."""
+    """Infer the model for each distinct block size and for the whole data's rows (when the model takes
+    them), after checking that every batched input's declared dims take each, and follow the rows through
+    the graph at all these probes at once (``trace_batches``). The outputs' layout (for the largest block)
+    must be the same for every block size but for the rows."""
     values = _deciding_values(model, arrays, axes)
-    layout: list[_Output] | None = None
-    for rows in sorted(set(chunks), reverse=True):
-        shapes = [tuple(rows if d == axis else n for d, n in enumerate(a.shape)) for a, axis in zip(arrays, axes)]
-        for info, shape, axis in zip(model.inputs, shapes, axes):
+    sizes = sorted(set(chunks), reverse=True)
+    for rows in sizes:
+        for info, shape, axis in zip(model.inputs, _shapes(arrays, axes, rows), axes):
             if axis is not None and not info.partial_shape.accepts(shape):
                 raise InputError(
                     f"input '{info.name}' takes {info.partial_shape}, a block of {rows} rows is {list(shape)}",
                     hint=f"make dim {axis} dynamic ('?') in the IR, or cut blocks of the rows it takes (chunk=)")
-        specs = [TensorSpec(info.element_type if info.dtype is not None else element_type_of(a.dtype),
-                            PartialShape.of(shape)) for info, a, shape in zip(model.inputs, arrays, shapes)]
-        inference = model.inference_for(specs, values=values,
-                                        context=f"a block of {rows} rows does not fit the model")
+    whole = sum(chunks)
+    if whole not in sizes and all(info.partial_shape.accepts(shape) for info, shape, axis
+                                  in zip(model.inputs, _shapes(arrays, axes, whole), axes) if axis is not None):
+        sizes.append(whole)  # (the whole run: shapes computed from the rows must give it the blocks' layout)
+    inferences = [model.inference_for(_specs(model, arrays, axes, rows), values=values,
+                                      context=f"a block of {rows} rows does not fit the model") for rows in sizes]
+    layout: list[_Output] | None = None
+    for rows, inference, kinds in zip(sizes, inferences, trace_batches(inferences, axes)):
         graph = inference.graph
-        found = [_output(info, inference.output_spec(*graph.sources[result.id][0]), axis, rows)
-                 for info, result, axis in zip(model.outputs, graph.results, trace_batch(inference, axes))]
+        found = [_output(info, inference.output_spec(*graph.sources[result.id][0]), kind, rows)
+                 for info, result, kind in zip(model.outputs, graph.results, kinds)]
         if layout is None:
             layout = found
         elif [o.across_blocks() for o in found] != [o.across_blocks() for o in layout]:
@@ -270,7 +274,20 @@ def _prove(model: Model, arrays: list[da.Array], axes: list[int | None], chunks:
     return layout
 
 
-def _output(info, spec: TensorSpec, axis: int | None, rows: int) -> _Output:
+def _shapes(arrays: list[da.Array], axes: list[int | None], rows: int) -> list[tuple[int, ...]]:
+    return [tuple(rows if d == axis else n for d, n in enumerate(a.shape)) for a, axis in zip(arrays, axes)]
+
+
+def _specs(model: Model, arrays: list[da.Array], axes: list[int | None], rows: int) -> list[TensorSpec]:
+    shapes = _shapes(arrays, axes, rows)
+    return [TensorSpec(info.element_type if info.dtype is not None else element_type_of(a.dtype),
+                       PartialShape.of(shape)) for info, a, shape in zip(model.inputs, arrays, shapes)]
+
+
+def _output(info, spec: TensorSpec, axis: Kind, rows: int) -> _Output:
+    if axis is SIZED:
+        raise BatchError(f"output '{info.name}' is computed from the block's shape (its number of rows), not from"
+                         " its rows: each block would give its own value, not the whole run's")
     if not spec.shape.is_static:
         raise BatchError(f"output '{info.name}' is {spec} for a block of {rows} rows: its size depends on the"
                          " values, so the blocks cannot be laid out before the run")
