@@ -293,8 +293,10 @@ def _output(info, spec: TensorSpec, axis: Kind, rows: int) -> _Output:
                          " values, so the blocks cannot be laid out before the run")
     shape = spec.shape.to_shape()
     if axis is not None and shape[axis] != rows:
-        raise BatchError(f"output '{info.name}' has {shape[axis]} rows on its batch axis {axis} for a block of"
-                         f" {rows} rows (a batch rule that does not keep rows)")
+        raise BatchError(f"output '{info.name}' has {shape[axis]} elements on its batch axis {axis} for a block of"
+                         f" {rows} rows: an output whose axis holds several elements per row (a reshape merged a"
+                         " row's elements into it) cannot be laid out in blocks",
+                         hint="reshape the output to keep one element per row on its batch axis")
     return _Output(axis, shape, spec.element_type.dtype)
 
 

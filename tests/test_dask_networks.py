@@ -1,0 +1,133 @@
+"""ir_runner.dask on whole networks: the models/real networks whose outputs keep their rows apart run chunked
+(threads scheduler and a 2-worker LocalCluster) and agree with Model.run; the proof carries the batch through
+ShapeOf -> Gather -> Concat -> Reshape subgraphs and refuses, naming the layer and port, where rows mix."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import ir_runner
+from ir_runner.errors import BatchError
+from tests.helpers.dask_models import same_bits
+from tests.helpers.irbuild import IRBuilder
+
+da = pytest.importorskip("dask.array")
+ird = pytest.importorskip("ir_runner.dask")
+
+REAL = Path(__file__).resolve().parent.parent / "models" / "real"
+BIT_EXACT = ["resnet_block"]  # no MatMul: every operation is computed the same way in any block
+THROUGH_BLAS = ["whisper_encoder", "vit", "gru", "lstm"]  # MatMul: OpenBLAS's kernels depend on the rows
+
+
+def grown(name: str, rows: int, seed: int = 0) -> dict[str, np.ndarray]:
+    """The network's sample inputs repeated to ``rows`` rows, float rows made distinct by noise."""
+    rng = np.random.default_rng(seed)
+    out = {}
+    for key, value in np.load(REAL / name / "inputs.npz").items():
+        repeated = np.concatenate([value] * -(-rows // value.shape[0]))[:rows].copy()
+        if repeated.dtype.kind == "f":
+            repeated += (rng.standard_normal(repeated.shape) * repeated.std()).astype(repeated.dtype)
+        out[key] = repeated
+    return out
+
+
+def _whole_and_chunked(name: str, rows: int, chunk: int, **compute):
+    model = ir_runner.load(REAL / name / "model.xml")
+    feeds = grown(name, rows)
+    outputs = ird.run(model, feeds, batch_axis=0, chunk=chunk)
+    return model.run(feeds), dict(zip(outputs, da.compute(*outputs.values(), **compute)))
+
+
+@pytest.mark.parametrize("name", BIT_EXACT)
+def test_a_cnn_runs_chunked_bit_for_bit(name):
+    whole, chunked = _whole_and_chunked(name, 7, 3, scheduler="threads")
+    for key, value in whole.items():
+        assert same_bits(chunked[key], value), key
+
+
+@pytest.mark.parametrize("name", THROUGH_BLAS)
+def test_networks_with_matmuls_run_chunked_within_blas_rounding(name):
+    """Blocks of 3, 3 and 1 rows: a one-row block is a matrix-vector product in OpenBLAS, so the last bits
+    may differ (measured: at most 1e-6 on outputs of about 1); shapes and dtypes are the whole run's."""
+    whole, chunked = _whole_and_chunked(name, 7, 3, scheduler="threads")
+    for key, value in whole.items():
+        got = chunked[key]
+        assert got.dtype == value.dtype and got.shape == value.shape, key
+        np.testing.assert_allclose(got, value, rtol=1e-5, atol=1e-5 * float(np.abs(value).max()), err_msg=key)
+
+
+def test_a_network_on_a_two_worker_local_cluster():
+    from distributed import Client, LocalCluster
+
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster, \
+            Client(cluster):
+        whole, chunked = _whole_and_chunked("resnet_block", 5, 2)
+    for key, value in whole.items():
+        assert same_bits(chunked[key], value), key
+
+
+def test_flattened_advanced_indexing_is_refused_naming_layer_and_port():
+    """``x[arange(batch), i]`` exported as a Gather over the flattened batch with indices computed from the
+    block's shape: the proof cannot see that each row gathers from itself, so it refuses there."""
+    model = ir_runner.load(REAL / "llama" / "model.xml")
+    with pytest.raises(BatchError) as caught:
+        ird.run(model, grown("llama", 4), chunk=2)
+    assert re.search(r"layer '[^']*aten::index/Gather' \(Gather-8, id \d+, line \d+\), input 1 \(indices\): its"
+                     r" input 1 is computed from the block's shape", str(caught.value))
+
+
+def _flatten_model(directory, target: str):
+    """x f32[?,4,2] -> Reshape to a target computed from ShapeOf(x) (``[batch, 8]``, as torch's flatten
+    exports it) or a constant ``[-1, 16]`` (which merges two rows into one) -> Relu."""
+    b = IRBuilder()
+    x = b.parameter("x", "f32", "?,4,2")
+    if target == "from_shape":
+        shape = b.layer("ShapeOf", "opset3", [x], attrs={"output_type": "i64"}, out_specs=[("i64", "3")])
+        first = b.layer("Gather", "opset8", [shape, b.const("i0", np.array([0], np.int64)),
+                                             b.const("a0", np.array(0, np.int64))], out_specs=[("i64", "1")])
+        target_layer = b.layer("Concat", "opset1", [first, b.const("eight", np.array([8], np.int64))],
+                               attrs={"axis": "0"}, out_specs=[("i64", "2")])
+        dims = "?,8"
+    else:
+        target_layer = b.const("t", np.array([-1, 16], np.int64))
+        dims = "?,16"
+    flat = b.layer("Reshape", "opset1", [x, target_layer], attrs={"special_zero": "false"}, name="flat",
+                   out_specs=[("f32", dims)])
+    b.result(b.layer("Relu", "opset1", [flat], out_specs=[("f32", dims)]), name="y")
+    return b.write(directory)
+
+
+def test_a_reshape_whose_target_comes_from_shapeof_runs_chunked(tmp_path):
+    model = ir_runner.load(_flatten_model(tmp_path, "from_shape"))
+    x = np.random.default_rng(0).standard_normal((11, 4, 2)).astype(np.float32)
+    (y,) = ird.run(model, {"x": x}, chunk=4).values()
+    assert y.chunks == ((4, 4, 3), (8,))
+    assert same_bits(y.compute(scheduler="threads"), model.run({"x": x})["y"])
+
+
+def test_a_reshape_that_merges_rows_is_refused(tmp_path):
+    model = ir_runner.load(_flatten_model(tmp_path, "merge"))
+    x = np.zeros((10, 4, 2), np.float32)
+    with pytest.raises(BatchError, match=r"layer 'flat' \(Reshape-1, id \d+.*input 0 \(data\).*reshapes \[4, 4, 2\]"
+                                         r" into \[2, 16\]"):
+        ird.run(model, {"x": x}, chunk=4)
+
+
+def test_the_block_size_used_as_data_is_refused(tmp_path):
+    """``x + x.shape[0]``: each block would add its own row count."""
+    b = IRBuilder()
+    x = b.parameter("x", "i64", "?,3")
+    shape = b.layer("ShapeOf", "opset3", [x], attrs={"output_type": "i64"}, out_specs=[("i64", "2")])
+    rows = b.layer("Gather", "opset8", [shape, b.const("i0", np.array(0, np.int64)),
+                                        b.const("a0", np.array(0, np.int64))], out_specs=[("i64", "")])
+    b.result(b.layer("Add", "opset1", [x, rows], name="plus", out_specs=[("i64", "?,3")]), name="y")
+    model = ir_runner.load(b.write(tmp_path))
+    with pytest.raises(BatchError, match=r"layer 'plus' \(Add-1, id \d+.*input 1 \(b\): its input 1 is computed"
+                                         r" from the block's shape"):
+        ird.run(model, {"x": np.zeros((6, 3), np.int64)}, chunk=2)
+    (y,) = ird.run(model, {"x": np.zeros((6, 3), np.int64)}, chunk=6).values()  # one block: the whole run
+    assert (y.compute(scheduler="sync") == 6).all()
