@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from .errors import BatchError
-from .ops.api import REPLICATES, SIZED, BatchAxis, Sized
+from .ops.api import REPLICATES, SIZED, BatchAxis, RowOffsets, Sized
 
 if TYPE_CHECKING:
     from .infer import Inference
@@ -103,14 +103,14 @@ def _layer_kinds(probes: Sequence[_Probe], layer_id: str, incoming: list[list[Ki
     infos = [probe.inference.layers[layer_id] for probe in probes]
     count = len(infos[0].outputs)
     rows = any(isinstance(kind, int) for kinds in incoming for kind in kinds)
-    sized = any(kind is SIZED for kinds in incoming for kind in kinds)
+    sized = any(isinstance(kind, Sized) for kinds in incoming for kind in kinds)
     op = infos[0].op
     if not rows and not sized:
         return [[None] * count for _ in infos]
     if not rows or op is not None and op.shape_only:
         kinds = _sized_or_shared(probes, layer_id, count)
         if SIZED in kinds and op is not None and op.batch is not None and all(
-                kind is not SIZED or position in op.deciding for position, kind in enumerate(incoming[0])):
+                not isinstance(kind, Sized) or position in op.deciding for position, kind in enumerate(incoming[0])):
             return _replicated(probes, infos, incoming, kinds)
         return [list(kinds) for _ in probes]
     found = [probe.per_row(info, _apply_rule(info, kinds)) for probe, info, kinds in zip(probes, infos, incoming)]
@@ -147,16 +147,48 @@ def _replicated(probes: Sequence[_Probe], infos: list, incoming: list[list[Kind]
 def _sized_or_shared(probes: Sequence[_Probe], layer_id: str, count: int) -> list[Kind]:
     """Outputs computed from sized and shared values alone (or from shapes only): shared where their value
     is known at every probe and the same at each (or there is only one probe: every block has the one
-    size), else sized."""
+    size), row offsets where the known values have their form, else sized."""
     if len(probes) == 1:
         return [None] * count
     values = [probe.inference.folder.layer_values(layer_id) for probe in probes]
     kinds: list[Kind] = []
     for port in range(count):
         known = [found[port] if found is not None else None for found in values]
-        same = all(value is not None for value in known) and all(_same_value(value, known[0]) for value in known[1:])
-        kinds.append(None if same else SIZED)
+        if all(value is not None for value in known) and all(_same_value(value, known[0]) for value in known[1:]):
+            kinds.append(None)
+        else:
+            kinds.append(_row_offsets([(probe.rows, value) for probe, value in zip(probes, known)
+                                       if value is not None]) or SIZED)
     return kinds
+
+
+def _row_offsets(known: list[tuple[int, np.ndarray]]) -> RowOffsets | None:
+    """The row offsets these values are, if they are: integers with one axis of one entry per row where row
+    ``i`` holds ``stride * i + base``, ``0 <= base < stride``, base the same for every row and probe. Read
+    from the probes whose values constant folding computed (the small ones, which include the sample
+    sizes 2 and 3 that ir_runner.dask adds): for larger blocks the form is taken as sampled."""
+    if len({rows for rows, _ in known}) < 2 or any(value.dtype.kind not in "iu" for _, value in known):
+        return None
+    ranks = {value.ndim for _, value in known}
+    if len(ranks) != 1:
+        return None
+    axes = [axis for axis in range(ranks.pop()) if all(value.shape[axis] == rows for rows, value in known)]
+    if len(axes) != 1:
+        return None
+    axis = axes[0]
+    rows, sample = max(known, key=lambda pair: pair[0])
+    steps = np.diff(sample.astype(np.int64), axis=axis)
+    if not steps.size or (steps != steps.flat[0]).any() or steps.flat[0] <= 0:
+        return None
+    stride = int(steps.flat[0])
+    base = np.take(sample, [0], axis=axis).astype(np.int64)
+    for rows, value in known:
+        index = np.arange(rows).reshape([-1 if d == axis else 1 for d in range(value.ndim)])
+        if not np.array_equal(value.astype(np.int64) - stride * index, np.broadcast_to(base, value.shape)):
+            return None
+    if base.min(initial=0) < 0 or base.max(initial=0) >= stride:
+        return None
+    return RowOffsets(axis, stride)
 
 
 def _same_value(a: np.ndarray, b: np.ndarray) -> bool:
@@ -173,14 +205,18 @@ def _apply_rule(info, incoming: list[Kind]) -> list[int | None]:
                          port=_rows_port(info, incoming),
                          hint="run the model on the whole data with Model.run, or declare the operation's batch"
                               " rule (OpDef.batch)")
+    takes = getattr(op.batch, "row_offsets", ())
     for position, kind in enumerate(incoming):
-        if kind is SIZED and position not in op.deciding:
+        if isinstance(kind, RowOffsets) and position in takes:
+            continue
+        if isinstance(kind, Sized) and position not in op.deciding:
             raise BatchError(f"its input {position} is computed from the block's shape (its number of rows), and"
                              f" {op.label} uses it as data ({carried} carry the batch axis): each block would see"
                              " its own size where the whole run sees all the rows", layer=info.ref,
                              port=_input_port(info, position),
                              hint="run the model on the whole data with Model.run, or in blocks of one size")
-    axes = [None if kind is SIZED else kind for kind in incoming]
+    axes = [None if isinstance(kind, Sized) and position in op.deciding else kind
+            for position, kind in enumerate(incoming)]
     result = op.batch(info.params, info.inputs, info.outputs, axes)
     if isinstance(result, str):
         raise BatchError(f"the batch axis cannot pass this layer ({carried}): {result}", layer=info.ref,

@@ -39,14 +39,18 @@ except ImportError:  # pragma: no cover - the extra is installed in tests
     raise UnsupportedError("running on Dask needs the dask extra, which is not installed",
                            hint="pip install 'ir-run[dask]'") from None
 
-from .batching import SIZED, Kind, trace_batches
+from .batching import Kind, trace_batches
 from .model import Model, load
+from .ops.api import Sized
 from .types import PartialShape, TensorSpec, element_type_of
 
 BLOCK_BYTES = 64 << 20
 """The default block: this many bytes of batched inputs (see docs/scale.md for how to pick one)."""
 
 BatchAxis = int | Mapping[str | int, int | None]
+
+SAMPLE_ROWS = (2, 3)
+"""Block sizes the proof also infers the model for, besides the run's own (see ir_runner.batching)."""
 
 
 def run(model: Model | str | os.PathLike, feeds: Mapping[str | int, Any] | Sequence[Any], *,
@@ -254,12 +258,22 @@ def _prove(model: Model, arrays: list[da.Array], axes: list[int | None], chunks:
                 raise InputError(
                     f"input '{info.name}' takes {info.partial_shape}, a block of {rows} rows is {list(shape)}",
                     hint=f"make dim {axis} dynamic ('?') in the IR, or cut blocks of the rows it takes (chunk=)")
+    def accepted(rows: int) -> bool:
+        return rows not in sizes and all(info.partial_shape.accepts(shape) for info, shape, axis
+                                         in zip(model.inputs, _shapes(arrays, axes, rows), axes) if axis is not None)
+
     whole = sum(chunks)
-    if whole not in sizes and all(info.partial_shape.accepts(shape) for info, shape, axis
-                                  in zip(model.inputs, _shapes(arrays, axes, whole), axes) if axis is not None):
+    if accepted(whole):
         sizes.append(whole)  # (the whole run: shapes computed from the rows must give it the blocks' layout)
     inferences = [model.inference_for(_specs(model, arrays, axes, rows), values=values,
                                       context=f"a block of {rows} rows does not fit the model") for rows in sizes]
+    for rows in SAMPLE_ROWS if len(sizes) > 1 else ():  # (small: constant folding computes their values)
+        if accepted(rows):
+            try:
+                inferences.append(model.inference_for(_specs(model, arrays, axes, rows), values=values))
+            except InputError:  # (a size the model cannot take, e.g. 3 rows reshaped in pairs: no sample)
+                continue
+            sizes.append(rows)
     layout: list[_Output] | None = None
     for rows, inference, kinds in zip(sizes, inferences, trace_batches(inferences, axes)):
         graph = inference.graph
@@ -285,7 +299,7 @@ def _specs(model: Model, arrays: list[da.Array], axes: list[int | None], rows: i
 
 
 def _output(info, spec: TensorSpec, axis: Kind, rows: int) -> _Output:
-    if axis is SIZED:
+    if isinstance(axis, Sized):
         raise BatchError(f"output '{info.name}' is computed from the block's shape (its number of rows), not from"
                          " its rows: each block would give its own value, not the whole run's")
     if not spec.shape.is_static:

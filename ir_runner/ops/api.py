@@ -504,6 +504,29 @@ class Sized:
 SIZED = Sized()
 """In a ``batch`` rule's ``axes``: the input is computed from the block's shape (ShapeOf of rows)."""
 
+class RowOffsets(Sized):
+    """In a ``batch`` rule's ``axes``: integer values computed from the block's shape that index a row's own
+    elements in a tensor holding ``stride`` elements per row: along ``axis`` (one entry per row), row ``i``
+    holds ``stride * i + base`` with ``0 <= base < stride`` the same for every row and block size (the
+    ``x[arange(batch), ...]`` of PyTorch exports, flattened into a Gather). Only rules marked with
+    :func:`takes_row_offsets` receive them."""
+
+    def __init__(self, axis: int, stride: int) -> None:
+        self.axis, self.stride = axis, stride
+
+    def __repr__(self) -> str:
+        return f"RowOffsets(axis={self.axis}, stride={self.stride})"
+
+
+def takes_row_offsets(*positions: int) -> Callable[[Callable], Callable]:
+    """Mark a ``batch`` rule as taking :class:`RowOffsets` at these input positions (other rules never see
+    them: such inputs are refused there as values computed from the block's shape)."""
+    def mark(rule: Callable) -> Callable:
+        rule.row_offsets = positions
+        return rule
+    return mark
+
+
 REPLICATES = "replicates"
 """What a ``batch`` rule returns for an output that copies shared data along the axes its shape-deciding
 inputs give it (Broadcast): called with ``SIZED`` for those inputs (computed from a block's shape) and None
