@@ -156,3 +156,43 @@ def test_the_block_size_used_as_data_is_refused(tmp_path):
         ird.run(model, {"x": np.zeros((6, 3), np.int64)}, chunk=2)
     (y,) = ird.run(model, {"x": np.zeros((6, 3), np.int64)}, chunk=6).values()  # one block: the whole run
     assert (y.compute(scheduler="sync") == 6).all()
+
+
+def _zoo_with_a_dynamic_batch(name: str, directory: Path) -> Path:
+    """The zoo CNN (tests/helpers/zoo.py, batch 1) reshaped by OpenVINO to a batch of ``?`` and saved."""
+    pytest.importorskip("onnx", reason="the zoo CNNs need the onnx package")
+    ov = pytest.importorskip("openvino")
+    from tests.helpers.zoo import zoo_ir
+
+    model = ov.Core().read_model(str(zoo_ir(name)))
+    model.reshape({model.inputs[0].get_any_name(): ov.PartialShape([-1, 3, 224, 224])})
+    ov.save_model(model, str(directory / "model.xml"), compress_to_fp16=False)
+    return directory / "model.xml"
+
+
+@pytest.mark.parametrize("name, exact", [("squeezenet", True), ("zfnet512", False)])
+def test_zoo_cnns_with_a_dynamic_batch_run_chunked(name, exact, tmp_path):
+    """SqueezeNet (convolutions, pooling, Softmax) bit for bit; ZFNet's Gemm layers (MatMul) within BLAS
+    rounding (measured: 9e-8 on probabilities)."""
+    model = ir_runner.load(_zoo_with_a_dynamic_batch(name, tmp_path))
+    x = np.random.default_rng(3).standard_normal((3, 3, 224, 224)).astype(np.float32)
+    (got,) = (array.compute(scheduler="threads") for array in ird.run(model, [x], chunk=2).values())
+    (whole,) = model.run([x]).values()
+    if exact:
+        assert same_bits(got, whole)
+    else:
+        np.testing.assert_allclose(got, whole, rtol=1e-5, atol=1e-6)
+
+
+def test_a_zoo_cnn_with_a_static_batch_runs_one_row_per_block():
+    """Batch 1 in the IR: every block is one row, one run of the model as OpenVINO would make it."""
+    pytest.importorskip("onnx", reason="the zoo CNNs need the onnx package")
+    from tests.helpers.zoo import zoo_ir
+
+    model = ir_runner.load(zoo_ir("squeezenet"))
+    x = np.random.default_rng(4).standard_normal((2, 3, 224, 224)).astype(np.float32)
+    (out,) = ird.run(model, [x]).values()
+    assert out.chunks[0] == (1, 1)
+    got = out.compute(scheduler="threads")
+    for row in range(2):
+        assert same_bits(got[row:row + 1], next(iter(model.run([x[row:row + 1]]).values())))
