@@ -24,11 +24,16 @@ THROUGH_BLAS = ["bert", "bert_onnx", "distilbert", "gpt2", "gru", "llama", "lstm
 
 
 def grown(name: str, rows: int, seed: int = 0) -> dict[str, np.ndarray]:
-    """The network's sample inputs repeated to ``rows`` rows, made distinct: noise on floats, integers (token
-    ids, attention masks) shuffled within each row."""
+    """The network's sample inputs (models/real/NAME/inputs.npz) grown to ``rows`` rows (:func:`grown_from`)."""
+    return grown_from(dict(np.load(REAL / name / "inputs.npz")), rows, seed)
+
+
+def grown_from(sample: dict[str, np.ndarray], rows: int, seed: int = 0) -> dict[str, np.ndarray]:
+    """Sample inputs repeated to ``rows`` rows, made distinct: noise on floats, integers (token ids,
+    attention masks) shuffled within each row."""
     rng = np.random.default_rng(seed)
     out = {}
-    for key, value in np.load(REAL / name / "inputs.npz").items():
+    for key, value in sample.items():
         repeated = np.concatenate([value] * -(-rows // value.shape[0]))[:rows].copy()
         if repeated.dtype.kind == "f":
             repeated += (rng.standard_normal(repeated.shape) * repeated.std()).astype(repeated.dtype)
