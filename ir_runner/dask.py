@@ -3,10 +3,11 @@
 ``run(model, feeds, batch_axis=0)`` returns one lazy ``dask.array.Array`` per model output. The batched
 inputs are cut into blocks of rows along the batch axis (the inputs' own chunks, or ``chunk`` rows); each
 block runs ``Model.run`` on one worker; inputs without the batch axis (a mask shared by every row) go whole
-to every block. Before anything is built, ``batching.trace_batch`` proves from the operations' batch rules
-that no layer mixes rows (for each distinct block shape, inferred as such), so the result equals, bit for
-bit, ``Model.run`` on the whole data (operations computed through BLAS: within their bounds, as OpenBLAS's
-kernels depend on the block's size; docs/scale.md). Outputs without the batch axis are the same in every block and are
+to every block. Before anything is built, ``batching.trace_batches`` proves from the operations' batch rules
+and the graph inferred at every block size, the whole data's rows and two sample sizes, that no layer mixes
+rows (shapes computed from the block's shape included), so the result equals, bit for bit, ``Model.run`` on
+the whole data (operations computed through BLAS: within their bounds, as OpenBLAS's kernels depend on the
+block's size; docs/scale.md). Outputs without the batch axis are the same in every block and are
 taken from the first one.
 
 Tasks carry the model as a :class:`ModelHandle`: the Model itself in this process (threads scheduler),

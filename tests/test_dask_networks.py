@@ -201,3 +201,43 @@ def test_a_zoo_cnn_with_a_static_batch_runs_one_row_per_block():
     got = out.compute(scheduler="threads")
     for row in range(2):
         assert same_bits(got[row:row + 1], next(iter(model.run([x[row:row + 1]]).values())))
+
+
+def _rows_of(b: IRBuilder, x, rank: int):
+    """``[x.shape[0]]`` as PyTorch exports it: ShapeOf -> Gather of dim 0 (1-D)."""
+    shape = b.layer("ShapeOf", "opset3", [x], attrs={"output_type": "i64"}, out_specs=[("i64", str(rank))])
+    return b.layer("Gather", "opset8", [shape, b.const("i0", np.array([0], np.int64)),
+                                        b.const("a0", np.array(0, np.int64))], out_specs=[("i64", "1")])
+
+
+def test_shared_data_broadcast_to_the_block_s_rows_is_the_same_in_every_row(tmp_path):
+    """``x + bias.expand(x.shape[0], -1)``: the Broadcast's rows are copies, so they are the whole run's."""
+    b = IRBuilder()
+    x = b.parameter("x", "f32", "?,4")
+    target = b.layer("Concat", "opset1", [_rows_of(b, x, 2), b.const("four", np.array([4], np.int64))],
+                     attrs={"axis": "0"}, out_specs=[("i64", "2")])
+    bias = b.const("bias", np.array([1, -2, 3, 0.5], np.float32))
+    expanded = b.layer("Broadcast", "opset3", [bias, target], attrs={"mode": "numpy"}, out_specs=[("f32", "?,4")])
+    b.result(b.layer("Add", "opset1", [x, expanded], out_specs=[("f32", "?,4")]), name="y")
+    model = ir_runner.load(b.write(tmp_path))
+    x = np.random.default_rng(1).standard_normal((9, 4)).astype(np.float32)
+    (y,) = ird.run(model, {"x": x}, chunk=4).values()
+    assert same_bits(y.compute(scheduler="threads"), model.run({"x": x})["y"])
+
+
+@pytest.mark.parametrize("start, stop, axis, refused", [
+    (1, 3, 1, None), (0, 2**62, 0, None), (1, 2**62, 0, "it slices the batch axis")])
+def test_a_slice_keeps_rows_when_it_takes_them_all(tmp_path, start, stop, axis, refused):
+    b = IRBuilder()
+    x = b.parameter("x", "f32", "?,4")
+    const = [b.const(name, np.array([v], np.int64)) for name, v in (("b", start), ("e", stop), ("s", 1), ("a", axis))]
+    dims = "?,2" if axis == 1 else "?,4"
+    b.result(b.layer("Slice", "opset8", [x, *const], name="cut", out_specs=[("f32", dims)]), name="y")
+    model = ir_runner.load(b.write(tmp_path))
+    x = np.arange(36, dtype=np.float32).reshape(9, 4)
+    if refused:
+        with pytest.raises(BatchError, match=rf"layer 'cut' \(Slice-8.*{refused}"):
+            ird.run(model, {"x": x}, chunk=4)
+        return
+    (y,) = ird.run(model, {"x": x}, chunk=4).values()
+    assert same_bits(y.compute(scheduler="threads"), model.run({"x": x})["y"])
