@@ -79,9 +79,9 @@ class _Probe:
             (layer.id, 0): None if axis is None else BatchAxis(axis, self.rows)
             for layer, axis in zip(parameters, input_axes)}  # placed by the caller
 
-    def per_row(self, info, outgoing: list) -> list:
-        """The rule's output axes as BatchAxis, with how many elements of each output's batch dim one row
-        has (None where the dim is not a whole multiple of the rows)."""
+    def per_row(self, info, outgoing: list[int | None]) -> tuple[list[Kind], list[int | None]]:
+        """The rule's output axes as BatchAxis, and how many elements of each output's batch dim one row
+        has (None: no batch axis, or the rows are not known)."""
         kinds, factors = [], []
         for axis, spec in zip(outgoing, info.outputs):
             if axis is None:
@@ -95,7 +95,7 @@ class _Probe:
                                  f" of {self.rows} rows: rows would be merged or split", layer=info.ref)
             kinds.append(BatchAxis(axis, self.rows))
             factors.append(factor)
-        return [kinds, factors]
+        return kinds, factors
 
 
 def _layer_kinds(probes: Sequence[_Probe], layer_id: str, incoming: list[list[Kind]]) -> list[list[Kind]]:
