@@ -234,16 +234,18 @@ class MappedNpy:
 
 class _Output(NamedTuple):
     """How a model output is laid out in blocks: its batch axis (None: the same in every block), its shape
-    for a block (the batch dim: that block's rows) and its dtype."""
+    for a block (the batch dim: that block's rows times ``per_row``), its dtype, and how many elements of
+    the batch axis each row has (a reshape may have merged a row's elements into it: ``[r,8,V] -> [8r,V]``)."""
 
     axis: int | None
     shape: tuple[int, ...]
     dtype: np.dtype
+    per_row: int = 1
 
     def across_blocks(self) -> tuple:
         """What must not change from one block size to another."""
         shape = self.shape if self.axis is None else self.shape[:self.axis] + self.shape[self.axis + 1:]
-        return self.axis, shape, self.dtype
+        return self.axis, shape, self.dtype, self.per_row
 
 
 def _prove(model: Model, arrays: list[da.Array], axes: list[int | None], chunks: tuple[int, ...]) -> list[_Output]:
@@ -307,12 +309,12 @@ def _output(info, spec: TensorSpec, axis: Kind, rows: int) -> _Output:
         raise BatchError(f"output '{info.name}' is {spec} for a block of {rows} rows: its size depends on the"
                          " values, so the blocks cannot be laid out before the run")
     shape = spec.shape.to_shape()
-    if axis is not None and shape[axis] != rows:
+    if axis is None:
+        return _Output(None, shape, spec.element_type.dtype)
+    if not rows or shape[axis] % rows:
         raise BatchError(f"output '{info.name}' has {shape[axis]} elements on its batch axis {axis} for a block of"
-                         f" {rows} rows: an output whose axis holds several elements per row (a reshape merged a"
-                         " row's elements into it) cannot be laid out in blocks",
-                         hint="reshape the output to keep one element per row on its batch axis")
-    return _Output(axis, shape, spec.element_type.dtype)
+                         f" {rows} rows (a batch rule that does not keep rows)")
+    return _Output(axis, shape, spec.element_type.dtype, shape[axis] // rows)
 
 
 def _deciding_values(model: Model, arrays: list[da.Array], axes: list[int | None]) -> dict[str, np.ndarray] | None:
@@ -343,7 +345,7 @@ def _build(handle: ModelHandle, model: Model, arrays: list[da.Array], axes: list
     blocks = da.blockwise(_run_block, ("b",), *pairs, concatenate=False, dtype=object,
                           meta=np.empty((0,), dtype=object), name=f"ir-run-{token}")
     outputs = {}
-    for position, (info, (axis, shape, dtype)) in enumerate(zip(model.outputs, layout)):
+    for position, (info, (axis, shape, dtype, per_row)) in enumerate(zip(model.outputs, layout)):
         if axis is None:
             first = dask.delayed(operator.getitem)(blocks.to_delayed()[0], position)
             outputs[info.name] = da.from_delayed(first, shape, dtype=dtype, name=f"ir-run-{position}-{token}")
@@ -352,6 +354,7 @@ def _build(handle: ModelHandle, model: Model, arrays: list[da.Array], axes: list
         outputs[info.name] = da.blockwise(
             operator.getitem, index, blocks, ("b",), position, None, dtype=dtype,
             new_axes={f"o{d}": n for d, n in enumerate(shape) if d != axis},
+            adjust_chunks={"b": lambda rows, per_row=per_row: rows * per_row} if per_row != 1 else None,
             meta=np.empty((0,) * len(shape), dtype=dtype), name=f"ir-run-{position}-{token}")
     return outputs
 

@@ -139,6 +139,20 @@ def test_a_reshape_whose_target_comes_from_shapeof_runs_chunked(tmp_path):
     assert same_bits(y.compute(scheduler="threads"), model.run({"x": x})["y"])
 
 
+def test_an_output_with_several_elements_per_row(tmp_path):
+    """``[r,4,2] -> [2r,4]``: each row is two output rows, laid out in blocks of twice the rows."""
+    b = IRBuilder()
+    x = b.parameter("x", "f32", "?,4,2")
+    flat = b.layer("Reshape", "opset1", [x, b.const("t", np.array([-1, 4], np.int64))],
+                   attrs={"special_zero": "false"}, out_specs=[("f32", "?,4")])
+    b.result(flat, name="y")
+    model = ir_runner.load(b.write(tmp_path))
+    x = np.random.default_rng(2).standard_normal((11, 4, 2)).astype(np.float32)
+    (y,) = ird.run(model, {"x": x}, chunk=4).values()
+    assert y.chunks == ((8, 8, 6), (4,))
+    assert same_bits(y.compute(scheduler="threads"), model.run({"x": x})["y"])
+
+
 def test_a_reshape_that_merges_rows_is_refused(tmp_path):
     model = ir_runner.load(_flatten_model(tmp_path, "merge"))
     x = np.zeros((10, 4, 2), np.float32)
