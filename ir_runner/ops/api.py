@@ -504,6 +504,7 @@ class Sized:
 SIZED = Sized()
 """In a ``batch`` rule's ``axes``: the input is computed from the block's shape (ShapeOf of rows)."""
 
+
 class RowOffsets(Sized):
     """In a ``batch`` rule's ``axes``: integer values computed from the block's shape that index a row's own
     elements in a tensor holding ``stride`` elements per row: along ``axis`` (one entry per row), row ``i``
