@@ -83,17 +83,6 @@ def test_zarr_in_zarr_out(case):
     _check(out, expected)
 
 
-def test_a_running_cluster_by_address(case):
-    from distributed import LocalCluster
-
-    folder, args, expected = case
-    out = folder / "cluster.zarr"
-    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster:
-        done = _ir_run(*args, "--output", out, "--chunk", "300", "--scheduler", cluster.scheduler_address)
-    assert done.returncode == 0, done.stderr
-    _check(out, expected)
-
-
 def test_a_failing_block_leaves_nothing_under_the_final_name(tmp_path):
     """--strict: an index out of range in the last block fails the run after others were written."""
     b = IRBuilder()
@@ -159,6 +148,7 @@ def test_import_ir_runner_does_not_import_dask():
 
 @pytest.mark.parametrize("scheduler", ["threads", "cluster"])
 def test_the_bar_on_a_terminal_ends_with_the_summary_s_rows_per_second(case, scheduler):
+    """On the threads scheduler and a running cluster given by address (outputs checked too)."""
     folder, args, expected = case
     out = folder / f"tty-{scheduler}.zarr"
     if scheduler == "cluster":
