@@ -18,7 +18,7 @@ da = pytest.importorskip("dask.array")
 ird = pytest.importorskip("ir_runner.dask")
 
 REAL = Path(__file__).resolve().parent.parent / "models" / "real"
-BIT_EXACT = ["resnet_block"]  # no MatMul: every operation is computed the same way in any block
+BIT_EXACT = ["cnn_onnx", "resnet_block"]  # no MatMul: every operation is computed the same way in any block
 THROUGH_BLAS = ["bert", "bert_onnx", "distilbert", "gpt2", "gru", "llama", "lstm", "qwen2", "t5_encoder", "vit",
                 "whisper_encoder"]  # MatMul: OpenBLAS's kernels depend on the rows
 
