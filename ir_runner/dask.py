@@ -3,10 +3,11 @@
 ``run(model, feeds, batch_axis=0)`` returns one lazy ``dask.array.Array`` per model output. The batched
 inputs are cut into blocks of rows along the batch axis (the inputs' own chunks, or ``chunk`` rows); each
 block runs ``Model.run`` on one worker; inputs without the batch axis (a mask shared by every row) go whole
-to every block. Before anything is built, ``batching.trace_batch`` proves from the operations' batch rules
-that no layer mixes rows (for each distinct block shape, inferred as such), so the result equals, bit for
-bit, ``Model.run`` on the whole data (operations computed through BLAS: within their bounds, as OpenBLAS's
-kernels depend on the block's size; docs/scale.md). Outputs without the batch axis are the same in every block and are
+to every block. Before anything is built, ``batching.trace_batches`` proves from the operations' batch rules
+and the graph inferred at every block size, the whole data's rows and two sample sizes, that no layer mixes
+rows (shapes computed from the block's shape included), so the result equals, bit for bit, ``Model.run`` on
+the whole data (operations computed through BLAS: within their bounds, as OpenBLAS's kernels depend on the
+block's size; docs/scale.md). Outputs without the batch axis are the same in every block and are
 taken from the first one.
 
 Tasks carry the model as a :class:`ModelHandle`: the Model itself in this process (threads scheduler),
@@ -39,14 +40,18 @@ except ImportError:  # pragma: no cover - the extra is installed in tests
     raise UnsupportedError("running on Dask needs the dask extra, which is not installed",
                            hint="pip install 'ir-run[dask]'") from None
 
-from .batching import trace_batch
+from .batching import Kind, trace_batches
 from .model import Model, load
+from .ops.api import Sized
 from .types import PartialShape, TensorSpec, element_type_of
 
 BLOCK_BYTES = 64 << 20
 """The default block: this many bytes of batched inputs (see docs/scale.md for how to pick one)."""
 
 BatchAxis = int | Mapping[str | int, int | None]
+
+SAMPLE_ROWS = (2, 3)
+"""Block sizes the proof also infers the model for, besides the run's own (see ir_runner.batching)."""
 
 
 def run(model: Model | str | os.PathLike, feeds: Mapping[str | int, Any] | Sequence[Any], *,
@@ -229,38 +234,54 @@ class MappedNpy:
 
 class _Output(NamedTuple):
     """How a model output is laid out in blocks: its batch axis (None: the same in every block), its shape
-    for a block (the batch dim: that block's rows) and its dtype."""
+    for a block (the batch dim: that block's rows times ``per_row``), its dtype, and how many elements of
+    the batch axis each row has (a reshape may have merged a row's elements into it: ``[r,8,V] -> [8r,V]``)."""
 
     axis: int | None
     shape: tuple[int, ...]
     dtype: np.dtype
+    per_row: int = 1
 
     def across_blocks(self) -> tuple:
         """What must not change from one block size to another."""
         shape = self.shape if self.axis is None else self.shape[:self.axis] + self.shape[self.axis + 1:]
-        return self.axis, shape, self.dtype
+        return self.axis, shape, self.dtype, self.per_row
 
 
 def _prove(model: Model, arrays: list[da.Array], axes: list[int | None], chunks: tuple[int, ...]) -> list[_Output]:
-    """For each distinct block size: check that every batched input's declared dims take it, infer the model
-    for one block's shapes, and follow the batch axis through the graph (``trace_batch``). The outputs'
-    layout (for the largest block) must be the same for every block size but for the rows."""
+    """Infer the model for each distinct block size and for the whole data's rows (when the model takes
+    them), after checking that every batched input's declared dims take each, and follow the rows through
+    the graph at all these probes at once (``trace_batches``). The outputs' layout (for the largest block)
+    must be the same for every block size but for the rows."""
     values = _deciding_values(model, arrays, axes)
-    layout: list[_Output] | None = None
-    for rows in sorted(set(chunks), reverse=True):
-        shapes = [tuple(rows if d == axis else n for d, n in enumerate(a.shape)) for a, axis in zip(arrays, axes)]
-        for info, shape, axis in zip(model.inputs, shapes, axes):
+    sizes = sorted(set(chunks), reverse=True)
+    for rows in sizes:
+        for info, shape, axis in zip(model.inputs, _shapes(arrays, axes, rows), axes):
             if axis is not None and not info.partial_shape.accepts(shape):
                 raise InputError(
                     f"input '{info.name}' takes {info.partial_shape}, a block of {rows} rows is {list(shape)}",
                     hint=f"make dim {axis} dynamic ('?') in the IR, or cut blocks of the rows it takes (chunk=)")
-        specs = [TensorSpec(info.element_type if info.dtype is not None else element_type_of(a.dtype),
-                            PartialShape.of(shape)) for info, a, shape in zip(model.inputs, arrays, shapes)]
-        inference = model.inference_for(specs, values=values,
-                                        context=f"a block of {rows} rows does not fit the model")
+    def accepted(rows: int) -> bool:
+        return rows not in sizes and all(info.partial_shape.accepts(shape) for info, shape, axis
+                                         in zip(model.inputs, _shapes(arrays, axes, rows), axes) if axis is not None)
+
+    whole = sum(chunks)
+    if accepted(whole):
+        sizes.append(whole)  # (the whole run: shapes computed from the rows must give it the blocks' layout)
+    inferences = [model.inference_for(_specs(model, arrays, axes, rows), values=values,
+                                      context=f"a block of {rows} rows does not fit the model") for rows in sizes]
+    for rows in SAMPLE_ROWS if len(sizes) > 1 else ():  # (small: constant folding computes their values)
+        if accepted(rows):
+            try:
+                inferences.append(model.inference_for(_specs(model, arrays, axes, rows), values=values))
+            except InputError:  # (a size the model cannot take, e.g. 3 rows reshaped in pairs: no sample)
+                continue
+            sizes.append(rows)
+    layout: list[_Output] | None = None
+    for rows, inference, kinds in zip(sizes, inferences, trace_batches(inferences, axes)):
         graph = inference.graph
-        found = [_output(info, inference.output_spec(*graph.sources[result.id][0]), axis, rows)
-                 for info, result, axis in zip(model.outputs, graph.results, trace_batch(inference, axes))]
+        found = [_output(info, inference.output_spec(*graph.sources[result.id][0]), kind, rows)
+                 for info, result, kind in zip(model.outputs, graph.results, kinds)]
         if layout is None:
             layout = found
         elif [o.across_blocks() for o in found] != [o.across_blocks() for o in layout]:
@@ -270,15 +291,30 @@ def _prove(model: Model, arrays: list[da.Array], axes: list[int | None], chunks:
     return layout
 
 
-def _output(info, spec: TensorSpec, axis: int | None, rows: int) -> _Output:
+def _shapes(arrays: list[da.Array], axes: list[int | None], rows: int) -> list[tuple[int, ...]]:
+    return [tuple(rows if d == axis else n for d, n in enumerate(a.shape)) for a, axis in zip(arrays, axes)]
+
+
+def _specs(model: Model, arrays: list[da.Array], axes: list[int | None], rows: int) -> list[TensorSpec]:
+    shapes = _shapes(arrays, axes, rows)
+    return [TensorSpec(info.element_type if info.dtype is not None else element_type_of(a.dtype),
+                       PartialShape.of(shape)) for info, a, shape in zip(model.inputs, arrays, shapes)]
+
+
+def _output(info, spec: TensorSpec, axis: Kind, rows: int) -> _Output:
+    if isinstance(axis, Sized):
+        raise BatchError(f"output '{info.name}' is computed from the block's shape (its number of rows), not from"
+                         " its rows: each block would give its own value, not the whole run's")
     if not spec.shape.is_static:
         raise BatchError(f"output '{info.name}' is {spec} for a block of {rows} rows: its size depends on the"
                          " values, so the blocks cannot be laid out before the run")
     shape = spec.shape.to_shape()
-    if axis is not None and shape[axis] != rows:
-        raise BatchError(f"output '{info.name}' has {shape[axis]} rows on its batch axis {axis} for a block of"
+    if axis is None:
+        return _Output(None, shape, spec.element_type.dtype)
+    if not rows or shape[axis] % rows:
+        raise BatchError(f"output '{info.name}' has {shape[axis]} elements on its batch axis {axis} for a block of"
                          f" {rows} rows (a batch rule that does not keep rows)")
-    return _Output(axis, shape, spec.element_type.dtype)
+    return _Output(axis, shape, spec.element_type.dtype, shape[axis] // rows)
 
 
 def _deciding_values(model: Model, arrays: list[da.Array], axes: list[int | None]) -> dict[str, np.ndarray] | None:
@@ -309,7 +345,7 @@ def _build(handle: ModelHandle, model: Model, arrays: list[da.Array], axes: list
     blocks = da.blockwise(_run_block, ("b",), *pairs, concatenate=False, dtype=object,
                           meta=np.empty((0,), dtype=object), name=f"ir-run-{token}")
     outputs = {}
-    for position, (info, (axis, shape, dtype)) in enumerate(zip(model.outputs, layout)):
+    for position, (info, (axis, shape, dtype, per_row)) in enumerate(zip(model.outputs, layout)):
         if axis is None:
             first = dask.delayed(operator.getitem)(blocks.to_delayed()[0], position)
             outputs[info.name] = da.from_delayed(first, shape, dtype=dtype, name=f"ir-run-{position}-{token}")
@@ -318,6 +354,7 @@ def _build(handle: ModelHandle, model: Model, arrays: list[da.Array], axes: list
         outputs[info.name] = da.blockwise(
             operator.getitem, index, blocks, ("b",), position, None, dtype=dtype,
             new_axes={f"o{d}": n for d, n in enumerate(shape) if d != axis},
+            adjust_chunks={"b": lambda rows, per_row=per_row: rows * per_row} if per_row != 1 else None,
             meta=np.empty((0,) * len(shape), dtype=dtype), name=f"ir-run-{position}-{token}")
     return outputs
 

@@ -6,7 +6,7 @@ written as Zarr (``ir_runner.dask`` does the work).
 array named like the input or a single array) or ``[NAME=]big.npy`` (memory-mapped, never read whole). The
 outputs go to one Zarr group, an array per output, written under a temporary name in the same folder and
 renamed at the end: an interrupted run leaves nothing under the final name. Progress (Dask's own
-diagnostics) with rows per second goes to stderr.
+diagnostics) with rows per second goes to stderr when it is a terminal.
 """
 
 from __future__ import annotations
@@ -71,9 +71,7 @@ def scale_command(kw: dict[str, Any]) -> None:
     outputs = ir_dask.run(model, feeds, batch_axis=batch_axis, chunk=kw.get("chunk"))
     rows = max(int(feed.shape[batch_axis]) for feed in feeds.values()
                if -len(feed.shape) <= batch_axis < len(feed.shape))
-    started = time.perf_counter()
-    _write(outputs, target, kw.get("scheduler") or "threads", rows)
-    seconds = time.perf_counter() - started
+    seconds = _write(outputs, target, kw.get("scheduler") or "threads", rows)
     result = {
         "model": {"path": kw["model"], "weights": kw.get("weights")},
         "inputs": [{"name": name, "element_type": _type(model, name), "shape": list(feeds[name].shape),
@@ -193,9 +191,9 @@ def _refuse_overwrite(target: Path, sources: list[str]) -> None:
         raise OutputError(f"cannot write '{target}': the folder '{target.parent}' does not exist")
 
 
-def _write(outputs: dict[str, Any], target: Path, scheduler: str, rows: int) -> None:
+def _write(outputs: dict[str, Any], target: Path, scheduler: str, rows: int) -> float:
     """Every output into a Zarr group under a temporary name next to ``target``, then renamed to it (an
-    existing store there is replaced only once the new one is complete)."""
+    existing store there is replaced only once the new one is complete); the seconds the computation took."""
     import dask.array as da
     import zarr
 
@@ -208,11 +206,12 @@ def _write(outputs: dict[str, Any], target: Path, scheduler: str, rows: int) -> 
     try:
         zarr.open_group(str(temporary), mode="w")
         writes = [da.to_zarr(array, str(temporary), component=name, compute=False) for name, array in outputs.items()]
-        _compute(writes, scheduler, rows)
+        seconds = _compute(writes, scheduler, rows)
         _replace(temporary, target)
     except BaseException:
         shutil.rmtree(temporary, ignore_errors=True)
         raise
+    return seconds
 
 
 def _replace(temporary: Path, target: Path) -> None:
@@ -225,17 +224,37 @@ def _replace(temporary: Path, target: Path) -> None:
         shutil.rmtree(old, ignore_errors=True)
 
 
-def _compute(writes: list[Any], scheduler: str, rows: int) -> None:
-    show = not settings().quiet
+def _compute(writes: list[Any], scheduler: str, rows: int) -> float:
+    """Run the writes; the seconds they took. The progress bar is drawn on a terminal only (not ``-q``),
+    its last line from those seconds."""
+    line = None
+    if not settings().quiet and sys.stderr.isatty():
+        from .progress import RowLine
+
+        line = RowLine(sys.stderr, rows)
+    started = time.perf_counter()
+    try:
+        _run_writes(writes, scheduler, rows, line)
+    except BaseException:
+        if line is not None:
+            line.end()
+        raise
+    seconds = time.perf_counter() - started
+    if line is not None:
+        line.finish(seconds)
+    return seconds
+
+
+def _run_writes(writes: list[Any], scheduler: str, rows: int, line) -> None:
     if scheduler in SCHEDULERS:
         import dask
 
-        from .progress import RowsProgressBar
-
-        if not show:
+        if line is None:
             dask.compute(*writes, scheduler=scheduler)
             return
-        with RowsProgressBar(rows, out=sys.stderr):
+        from .progress import RowsProgressBar
+
+        with RowsProgressBar(line):
             dask.compute(*writes, scheduler=scheduler)
         return
     from distributed import Client
@@ -247,10 +266,10 @@ def _compute(writes: list[Any], scheduler: str, rows: int) -> None:
                          hint="start one (dask scheduler / LocalCluster), or use threads or processes") from None
     with client:
         futures = client.compute(writes)
-        if show:
+        if line is not None:
             from .progress import rows_text_bar
 
-            rows_text_bar(futures, client, rows)
+            rows_text_bar(futures, client, line)
         client.gather(futures)
 
 

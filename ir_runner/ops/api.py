@@ -14,6 +14,7 @@ same declaration through :func:`ir_runner.register_op` or the ``ir_runner.ops`` 
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, NoReturn
 
@@ -521,6 +522,84 @@ def keep_batch(params, inputs: list[TensorSpec], outputs: list[TensorSpec], axes
     """Every output keeps the first input's batch axis at the same position (element-wise on one input:
     Convert, Result)."""
     return [axes[0]] * len(outputs)
+
+
+class BatchAxis(int):
+    """A batch axis as the chunked run's proof hands it to the ``batch`` rules: an int (the axis) that also
+    knows the block's ``rows`` (the axis's dim is a whole multiple of them: a reshape may have merged a
+    row's elements into it, ``[r,8,32] -> [8r,32]``)."""
+
+    rows: int
+
+    def __new__(cls, axis: int, rows: int) -> BatchAxis:
+        made = super().__new__(cls, axis)
+        made.rows = rows
+        return made
+
+
+class Sized:
+    """The batch kind of a value computed from the block's shape, not from its rows (ir_runner.batching)."""
+
+    def __repr__(self) -> str:
+        return "SIZED"
+
+
+SIZED = Sized()
+"""In a ``batch`` rule's ``axes``: the input is computed from the block's shape (ShapeOf of rows)."""
+
+
+class RowOffsets(Sized):
+    """In a ``batch`` rule's ``axes``: integer values computed from the block's shape that index a row's own
+    elements in a tensor holding ``stride`` elements per row: along ``axis`` (one entry per row), row ``i``
+    holds ``stride * i + base`` with ``0 <= base < stride`` the same for every row and block size (the
+    ``x[arange(batch), ...]`` of PyTorch exports, flattened into a Gather). Only rules marked with
+    :func:`takes_row_offsets` receive them."""
+
+    def __init__(self, axis: int, stride: int) -> None:
+        self.axis, self.stride = axis, stride
+
+    def __repr__(self) -> str:
+        return f"RowOffsets(axis={self.axis}, stride={self.stride})"
+
+
+def takes_row_offsets(*positions: int) -> Callable[[Callable], Callable]:
+    """Mark a ``batch`` rule as taking :class:`RowOffsets` at these input positions (other rules never see
+    them: such inputs are refused there as values computed from the block's shape)."""
+    def mark(rule: Callable) -> Callable:
+        rule.row_offsets = positions
+        return rule
+    return mark
+
+
+REPLICATES = "replicates"
+"""What a ``batch`` rule returns for an output that copies shared data along the axes its shape-deciding
+inputs give it (Broadcast): called with ``SIZED`` for those inputs (computed from a block's shape) and None
+for the data, the rule says that each row of the output is the same copy in every block."""
+
+
+def reshaped_batch(params, inputs: list[TensorSpec], outputs: list[TensorSpec],
+                   axes: list[int | None]) -> list[int | None] | str:
+    """Reshape, Squeeze, Unsqueeze: the elements keep their C order, so the rows stay apart when the output
+    has an axis holding whole rows whose dims before it multiply to the same count as the input's before
+    the batch axis (each row is then the same contiguous run of elements in both: ``[r,8,32] -> [8r,32]``
+    and back). A reshape that merges rows (``[r,4] -> [r/2,8]``) or spreads them over two axes is refused.
+    Evaluated per block size (the target may be computed from the block's shape); of several such axes
+    (dims of 1 next to a block of one row) the first is taken, as models keep the batch outermost."""
+    axis = axes[0]
+    if axis is None:
+        return [None]
+    source, target = inputs[0].shape, outputs[0].shape
+    if not (source.is_static and target.is_static):
+        return "a dynamic dim hides where the rows go"
+    shape, dims = source.to_shape(), target.to_shape()
+    rows = getattr(axis, "rows", shape[axis]) or 1
+    before, slab = math.prod(shape[:axis]), math.prod(shape[axis:]) // rows
+    places = [place for place in range(len(dims)) if dims[place] % rows == 0 and math.prod(dims[:place]) == before
+              and math.prod(dims[place:]) // rows == slab]
+    if not places:
+        return (f"it reshapes {list(shape)} into {list(dims)}: the {rows} rows on dim {axis} do not stay on one"
+                " axis of the output, so rows would be merged or split")
+    return [places[0]]
 
 
 def aligned_batch(inputs: list[TensorSpec], out_rank: int | None, axes: list[int | None],

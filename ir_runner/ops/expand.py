@@ -19,7 +19,7 @@ import numpy as np
 
 from ..errors import KernelError
 from ..types import DYNAMIC_DIM, Dim, PartialShape, TensorSpec, broadcast_dims
-from .api import LATEST_OPSET, Attr, OpContext, OpDef, numpy_merge
+from .api import LATEST_OPSET, REPLICATES, SIZED, Attr, OpContext, OpDef, numpy_merge
 from .index_rules import require_integer
 from .partial import INT64_MAX, as_bounds, dim_mul, input_ints, moved_value
 
@@ -104,6 +104,25 @@ def _infer_broadcast(ctx: OpContext, version: int):
         if axes is not None:
             _check_explicit(ctx, data.shape, target_shape, axes)
     return [TensorSpec(data.element_type, out)], {"shape": out.to_shape() if out.is_static else None, "axes": axes}
+
+
+def _batch_broadcast(params, inputs, outputs, axes):
+    """The data's rows land on the output axis its dim maps to (right-aligned, or ``axes_mapping`` in
+    explicit mode); they must not be broadcast there from a single row. Shared data broadcast to a target
+    computed from the block's shape (a ``zeros(batch, ...)``, ``expand(batch, -1)``) is copied into every
+    row alike."""
+    axis = axes[0]
+    if axis is None:
+        return [REPLICATES if axes[1] is SIZED else None]
+    data, out = inputs[0].shape, outputs[0].shape
+    if data.rank is None or out.rank is None:
+        return "a dynamic rank hides where the batch axis goes"
+    if len(inputs) == 3 and params["axes"] is None:
+        return "its axes_mapping is only known at run time"
+    place = params["axes"][axis] if len(inputs) == 3 else out.rank - data.rank + axis
+    if data.dims[axis] != out.dims[place]:
+        return f"it broadcasts the batch axis ({data.dims[axis]} rows) to {out.dims[place]}"
+    return [place]
 
 
 def _check_numpy(ctx: OpContext, data: PartialShape, target: PartialShape) -> None:
@@ -272,10 +291,10 @@ _BROADCAST_ROLES = ("data", "target_shape", "axes")
 OPS = (
     OpDef("Broadcast", 1, 1, 2, ("data", "target_shape", "axes_mapping"), lambda ctx: _infer_broadcast(ctx, 1),
           broadcast, value=_value_broadcast, views=True, min_inputs=2, roles=_BROADCAST_ROLES,
-          attrs=(Attr("mode", "numpy", ("numpy", "explicit", "none", "pdpd")),)),
+          attrs=(Attr("mode", "numpy", ("numpy", "explicit", "none", "pdpd")),), batch=_batch_broadcast),
     OpDef("Broadcast", 3, 3, LATEST_OPSET, ("data", "target_shape", "axes_mapping"),
           lambda ctx: _infer_broadcast(ctx, 3), broadcast, value=_value_broadcast, views=True, min_inputs=2,
-          roles=_BROADCAST_ROLES,
+          roles=_BROADCAST_ROLES, batch=_batch_broadcast,
           attrs=(Attr("mode", "numpy", ("numpy", "explicit", "none", "bidirectional", "pdpd")),)),
     OpDef("Tile", 1, 1, LATEST_OPSET, ("data", "repeats"), _infer_tile, tile, value=_value_tile),
     OpDef("Range", 1, 1, 3, ("start", "stop", "step"), _prepare_params(1), range_kernel, value=_value_range),

@@ -18,7 +18,18 @@ import numpy as np
 from ..errors import IndexOutOfRangeError, LayerRef
 from ..parallel import PARALLEL_MIN_ELEMENTS, run_chunked
 from ..types import DYNAMIC_DIM, Dim, PartialShape, TensorSpec, element_type_of, merge_dims
-from .api import LATEST_OPSET, Attr, Finding, InputFit, KernelFn, OpContext, OpDef, quiet_f16_nans
+from .api import (
+    LATEST_OPSET,
+    Attr,
+    Finding,
+    InputFit,
+    KernelFn,
+    OpContext,
+    OpDef,
+    RowOffsets,
+    quiet_f16_nans,
+    takes_row_offsets,
+)
 from .convert_rules import convert_values
 
 
@@ -439,11 +450,13 @@ def _fit(params, inputs: list[TensorSpec], position: int) -> InputFit | None:
     return InputFit("index", 0, dim - 1, f"axis {axis} has {dim}")
 
 
+@takes_row_offsets(1)
 def _batch(params, inputs: list[TensorSpec], outputs: list[TensorSpec], axes: list[int | None]):
     """The output is ``data[:axis] + indices[batch_dims:] + data[axis+1:]`` (the first batch_dims dims
     shared). A batch axis of ``data`` before or after ``axis`` moves with it; one of ``indices`` past
     batch_dims lands at ``axis + (its position - batch_dims)``; within batch_dims both must carry it at the
-    same dim. Gathering along the batch axis, or a batch axis on both outside batch_dims, mixes rows."""
+    same dim. Gathering along the batch axis, or a batch axis on both outside batch_dims, mixes rows, but
+    for indices that are row offsets of the data's rows (``x.flatten()[arange(batch) * n + j]``)."""
     data_axis, indices_axis, axis_axis = axes
     axis, batch_dims = params["axis"], params["batch_dims"]
     if axis_axis is not None:
@@ -453,6 +466,8 @@ def _batch(params, inputs: list[TensorSpec], outputs: list[TensorSpec], axes: li
     rank = inputs[1].shape.rank
     if rank is None:
         return "indices of dynamic rank hide where the batch axis goes"
+    if isinstance(indices_axis, RowOffsets):
+        return _batch_row_offsets(inputs, data_axis, indices_axis, axis, batch_dims)
     if data_axis is not None and data_axis == axis:
         return f"it gathers along the batch axis (axis {axis}): each output row may come from any input row"
     if data_axis is not None and indices_axis is not None:
@@ -468,6 +483,17 @@ def _batch(params, inputs: list[TensorSpec], outputs: list[TensorSpec], axes: li
     if data_axis is not None:
         return [data_axis if data_axis < axis else data_axis - 1 + rank - batch_dims]
     return [axis + indices_axis - batch_dims]
+
+
+def _batch_row_offsets(inputs: list[TensorSpec], data_axis, offsets: RowOffsets, axis: int, batch_dims: int):
+    dim = inputs[0].shape.dims[axis] if inputs[0].shape.rank is not None else None
+    rows = getattr(data_axis, "rows", None)
+    if data_axis != axis or batch_dims or dim is None or not dim.is_static or not rows:
+        return "its indices are computed from the block's shape and do not gather along the data's rows"
+    if dim.lo != rows * offsets.stride:
+        return (f"its indices step by {offsets.stride} per row, the data's batch axis holds {dim.lo} elements for"
+                f" {rows} rows")
+    return [axis + offsets.axis]
 
 
 _INPUTS = ("data", "indices", "axis")

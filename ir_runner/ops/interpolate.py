@@ -197,6 +197,8 @@ class Resize:
         downsample = any(s < _F32(1) for s in scales)
         for axis, m, s in zip(axes, out_lens, scales):  # per axis: the weights and the shapes of their product
             n = shape[axis]
+            if m == n and mode == "linear_onnx":  # (weights 1 and 0: the reference keeps an infinity in its row,
+                continue  # where a product would give every other row 0 x inf = NaN)
             if mode == "linear":
                 w = _linear_weights(n, m, s, transform, _F32(s) if antialias and downsample else _F32(1))
             elif mode == "linear_onnx":
@@ -404,14 +406,25 @@ def _pillow(x: np.ndarray, axes, out_lens, mode: str, a: float, dtype: np.dtype)
 
 
 def _batch_rule(params, inputs, outputs, axes):
+    """The batch axis passes when it is neither padded nor resized; an axis "resized" to its own length is
+    left alone by nearest (its indices are the identity), linear_onnx and Pillow's modes (they skip it), while
+    linear and cubic weigh each row with its neighbours there (the reference turns a neighbour's infinity
+    into NaN)."""
     b = axes[0]
     if any(a is not None for a in axes[1:]):
         return "sizes, scales or axes have a batch axis"
     if b is None:
         return [None]
-    if params["axes"] is None or b in params["axes"] or (params["pads_begin"] or (0,) * (b + 1))[b] or (
+    if params["axes"] is None or (params["pads_begin"] or (0,) * (b + 1))[b] or (
             params["pads_end"] or (0,) * (b + 1))[b]:
         return "resizes or pads the batch axis"
+    if b in params["axes"]:
+        rows = inputs[0].shape.dims[b]
+        if not (rows.is_static and rows == outputs[0].shape.dims[b]):
+            return "resizes the batch axis"
+        if params["mode"] in ("linear", "cubic"):
+            return (f"it resizes every axis, the batch axis at scale 1 too, and {params['mode']} weighs each row"
+                    " with its neighbours there (a zero weight times an infinity is NaN, in the reference too)")
     return [b]
 
 

@@ -18,7 +18,7 @@ import numpy as np
 from ..errors import InputError
 from ..parallel import PARALLEL_MIN_ELEMENTS, run_chunked
 from ..types import DYNAMIC_DIM, ELEMENT_TYPES, Dim, ElementType, PartialShape, TensorSpec, merge_dims
-from .api import LATEST_OPSET, NEWEST_OPSET, Attr, InputFit, OpContext, OpDef
+from .api import LATEST_OPSET, NEWEST_OPSET, Attr, InputFit, OpContext, OpDef, reshaped_batch
 from .index_rules import require_integer
 from .partial import (
     INT64_MAX,
@@ -527,6 +527,16 @@ def _batch_transpose(params, inputs, outputs, axes):
     return [params["order"].index(axes[0])]
 
 
+def _batch_split(params, inputs, outputs, axes):
+    if axes[0] is None:
+        return [None] * len(outputs)
+    if params["axis"] is None:
+        return "the split axis is only known at run time"
+    if params["axis"] == axes[0]:
+        return "it splits along the batch axis"
+    return [axes[0]] * len(outputs)
+
+
 def _fit_data(params, inputs: list[TensorSpec], position: int) -> InputFit | None:
     """Generated data: the values pass on unchanged, so what fits them is what fits the output (token ids
     reshaped before an embedding Gather stay inside the vocabulary)."""
@@ -541,20 +551,21 @@ OPS = (
     OpDef("ShapeOf", 3, 3, NEWEST_OPSET, ("data",), lambda ctx: _infer_shape_of(ctx, 3), shape_of,
           value=_value_shape_of, shape_only=True, attrs=(Attr("output_type", "i64", ("i32", "i64")),)),
     OpDef("Reshape", 1, 1, LATEST_OPSET, ("data", "shape"), _infer_reshape, reshape, value=_value_reshape,
-          views=True, fit=_fit_data, attrs=(Attr("special_zero", "false", ("true", "false")),)),
+          views=True, fit=_fit_data, attrs=(Attr("special_zero", "false", ("true", "false")),), batch=reshaped_batch),
     OpDef("Squeeze", 1, 1, 14, ("data", "axes"), _infer_squeeze, squeeze, value=_value_squeeze, views=True,
-          fit=_fit_data, min_inputs=1),
+          fit=_fit_data, min_inputs=1, batch=reshaped_batch),
     OpDef("Squeeze", 15, 15, LATEST_OPSET, ("data", "axes"), _infer_squeeze15, squeeze, value=_value_squeeze,
-          views=True, fit=_fit_data, min_inputs=1, attrs=(Attr("allow_axis_skip", "false", ("true", "false")),)),
+          views=True, fit=_fit_data, min_inputs=1, attrs=(Attr("allow_axis_skip", "false", ("true", "false")),),
+          batch=reshaped_batch),
     OpDef("Unsqueeze", 1, 1, LATEST_OPSET, ("data", "axes"), _infer_unsqueeze, unsqueeze, value=_value_squeeze,
-          views=True, fit=_fit_data),
+          views=True, fit=_fit_data, batch=reshaped_batch),
     OpDef("Concat", 1, 1, LATEST_OPSET, _CONCAT_INPUTS, _infer_concat, concat,
           roles=("data",) * len(_CONCAT_INPUTS), value=_value_concat, batch=_batch_concat, attrs=(Attr("axis"),),
           min_inputs=1),
     OpDef("Split", 1, 1, LATEST_OPSET, ("data", "axis"), _infer_split, split, attrs=(Attr("num_splits"),),
-          value=_value_split, views=True),
+          value=_value_split, views=True, batch=_batch_split),
     OpDef("VariadicSplit", 1, 1, LATEST_OPSET, ("data", "axis", "split_lengths"), _infer_variadic_split,
-          variadic_split, value=_value_split, views=True),
+          variadic_split, value=_value_split, views=True, batch=_batch_split),
     OpDef("Transpose", 1, 1, LATEST_OPSET, ("data", "order"), _infer_transpose, transpose,
           value=_value_transpose, views=True, batch=_batch_transpose),
 )

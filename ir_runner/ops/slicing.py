@@ -178,6 +178,20 @@ def slice_kernel(data: np.ndarray, *inputs: np.ndarray, slices) -> np.ndarray:
     return data[tuple(clamped(*s, n) for s, n in zip(slices, data.shape))]
 
 
+def _batch_slice(params, inputs, outputs, axes):
+    """Keeps the rows when it takes every one of them, in order, at every block size (its stop may be
+    computed from the block's shape)."""
+    axis = axes[0]
+    if axis is None:
+        return [None]
+    if params["slices"] is None or not inputs[0].shape.is_static:
+        return "what it takes along the batch axis is only known at run time"
+    rows = inputs[0].shape.to_shape()[axis]
+    if clamped(*params["slices"][axis], rows).indices(rows) != (0, rows, 1):
+        return f"it slices the batch axis ({rows} rows), so each block would take its own part"
+    return [axis]
+
+
 def _value_slice(ctx: OpContext):
     params = ctx.op.infer(ctx)[1]
     if params["slices"] is None:
@@ -332,7 +346,7 @@ def _value_strided_slice(ctx: OpContext):
 
 OPS = (
     OpDef("Slice", 8, 8, LATEST_OPSET, ("data", "start", "stop", "step", "axes"), infer_slice, slice_kernel,
-          value=_value_slice, views=True, min_inputs=4),
+          value=_value_slice, views=True, min_inputs=4, batch=_batch_slice),
     OpDef("StridedSlice", 1, 1, LATEST_OPSET, ("data", "begin", "end", "stride"), _infer_strided_slice,
           strided_slice, value=_value_strided_slice, views=True, min_inputs=3,
           attrs=(Attr("begin_mask"), Attr("end_mask"), Attr("new_axis_mask", ""), Attr("shrink_axis_mask", ""),

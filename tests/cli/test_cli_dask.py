@@ -16,6 +16,30 @@ from tests.helpers.irbuild import IRBuilder
 zarr = pytest.importorskip("zarr")
 
 
+def _on_a_terminal(*args: object) -> tuple[int, str, str]:
+    """``ir-run *args`` with stderr on a pseudo-terminal: exit code, stdout, what the terminal showed."""
+    import pty
+
+    leader, follower = pty.openpty()
+    environment = {k: v for k, v in os.environ.items() if k != "IR_RUN_DEBUG"}
+    with subprocess.Popen([sys.executable, "-m", "ir_runner", *map(str, args)], stdout=subprocess.PIPE,
+                          stderr=follower, text=True, env=environment) as process:
+        os.close(follower)
+        shown = b""
+        while True:
+            try:
+                chunk = os.read(leader, 4096)
+            except OSError:  # (the terminal closes with the process)
+                break
+            if not chunk:
+                break
+            shown += chunk
+        out = process.stdout.read()
+        code = process.wait(timeout=120)
+    os.close(leader)
+    return code, out, shown.decode()
+
+
 def _ir_run(*args: object, env: dict | None = None) -> subprocess.CompletedProcess:
     environment = {k: v for k, v in os.environ.items() if k != "IR_RUN_DEBUG"}
     environment.update(env or {})
@@ -45,30 +69,18 @@ def _check(store, expected) -> None:
         assert same_bits(group[name][...], value), name
 
 
-def test_zarr_in_zarr_out_with_progress(case):
+def test_zarr_in_zarr_out(case):
     folder, args, expected = case
     out = folder / "out.zarr"
     done = _ir_run(*args, "--output", out, "--chunk", "200")
     assert done.returncode == 0, done.stderr
     _check(out, expected)
-    assert "100% | 1,001/1,001 rows" in done.stderr and "rows/s" in done.stderr
+    assert "rows/s" not in done.stderr and "%" not in done.stderr  # stderr is not a terminal: no bar
     assert "selected: f32[1001,8] -> " in done.stdout and "wrote outputs to" in done.stdout
     assert [p.name for p in folder.iterdir() if p.name.startswith(".out.zarr")] == []  # no temporary left
     again = _ir_run(*args, "--output", out, "--scheduler", "processes", "-q")  # replaces the finished store
     assert again.returncode == 0, again.stderr
     _check(out, expected)
-
-
-def test_a_running_cluster_by_address(case):
-    from distributed import LocalCluster
-
-    folder, args, expected = case
-    out = folder / "cluster.zarr"
-    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster:
-        done = _ir_run(*args, "--output", out, "--chunk", "300", "--scheduler", cluster.scheduler_address)
-    assert done.returncode == 0, done.stderr
-    _check(out, expected)
-    assert "100% | 1,001/1,001 rows" in done.stderr
 
 
 def test_a_failing_block_leaves_nothing_under_the_final_name(tmp_path):
@@ -132,3 +144,63 @@ def test_import_ir_runner_does_not_import_dask():
            " for m in sys.modules))"
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert done.stdout.strip() == "False", done.stderr
+
+
+@pytest.mark.parametrize("scheduler", ["threads", "cluster"])
+def test_the_bar_on_a_terminal_ends_with_the_summary_s_rows_per_second(case, scheduler):
+    """On the threads scheduler and a running cluster given by address (outputs checked too)."""
+    folder, args, expected = case
+    out = folder / f"tty-{scheduler}.zarr"
+    if scheduler == "cluster":
+        from distributed import LocalCluster
+
+        with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster:
+            code, stdout, shown = _on_a_terminal(*args, "--output", out, "--chunk", "300", "--scheduler",
+                                                 cluster.scheduler_address)
+    else:
+        code, stdout, shown = _on_a_terminal(*args, "--output", out, "--chunk", "200")
+    assert code == 0, shown
+    _check(out, expected)
+    last = shown.replace("\r\n", "\n").split("\r")[-1]
+    assert last.startswith("[########################################] | 100% | 1,001/1,001 rows"), shown
+    bar_rate = last.split(" | ")[-1].strip()
+    summary_rate = stdout.split(", ")[-1].rstrip(")\n")
+    assert bar_rate == summary_rate and bar_rate.endswith(" rows/s"), (last, stdout)
+
+
+def test_an_interruption_ends_the_bar_s_line_first(monkeypatch):
+    """Ctrl-C during the computation: the bar's line is ended, so "interrupted" starts a line of its own."""
+    import io
+
+    import dask.array as da
+
+    from ir_runner.cli import scale
+
+    class Terminal(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    def interrupt(block):
+        if block.size:  # (not the empty meta block dask tries first)
+            raise KeyboardInterrupt
+        return block
+
+    terminal = Terminal()
+    monkeypatch.setattr(sys, "stderr", terminal)
+    monkeypatch.setattr(scale, "settings", lambda: type("Settings", (), {"quiet": False})())
+    work = da.zeros(4, chunks=1).map_blocks(interrupt, dtype=float, meta=np.empty(0))
+    with pytest.raises(KeyboardInterrupt):
+        scale._compute([work], "sync", 4)
+    shown = terminal.getvalue()
+    assert "rows" in shown and shown.endswith("\n")
+
+    def drawn_then_interrupted(writes, scheduler, rows, line):  # (a cluster's bar: no callback of Dask's ends it)
+        line.draw(0.5, 1.0)
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(scale, "_run_writes", drawn_then_interrupted)
+    terminal.truncate(0)
+    terminal.seek(0)
+    with pytest.raises(KeyboardInterrupt):
+        scale._compute([work], "tcp://nowhere:1", 4)
+    assert terminal.getvalue().endswith("2/4 rows | 1.00 s | 2 rows/s\n")

@@ -241,8 +241,50 @@ def test_random_interpolate(seed, tmp_path):
 
 def test_batch_rule():
     from ir_runner.ops.interpolate import OPS
+    from ir_runner.types import TensorSpec, element_type, parse_partial_shape
+
+    def spec(dims: str) -> TensorSpec:
+        return TensorSpec(element_type("f32"), parse_partial_shape(dims))
+
     rule = OPS[1].batch
-    params = {"axes": (2, 3), "pads_begin": (0, 0, 0, 0), "pads_end": (0, 0, 0, 0)}
-    assert rule(params, [], [None], [0, None, None]) == [0]
-    assert isinstance(rule(params, [], [None], [2, None, None]), str)
-    assert isinstance(rule(dict(params, pads_begin=(1, 0, 0, 0)), [], [None], [0, None, None]), str)
+    params = {"axes": (2, 3), "pads_begin": (0, 0, 0, 0), "pads_end": (0, 0, 0, 0), "mode": "linear_onnx"}
+    data, out = [spec("[4,3,8,8]")], [spec("[4,3,16,16]")]
+    assert rule(params, data, out, [0, None, None]) == [0]
+    assert isinstance(rule(params, data, out, [2, None, None]), str)
+    assert isinstance(rule(dict(params, pads_begin=(1, 0, 0, 0)), data, out, [0, None, None]), str)
+    # every axis resized, the batch axis at scale 1 (ONNX Resize): linear and cubic weigh neighbouring rows
+    every = dict(params, axes=(0, 1, 2, 3))
+    assert rule(every, data, out, [0, None, None]) == [0]
+    assert rule(dict(every, mode="bilinear_pillow"), data, out, [0, None, None]) == [0]
+    assert "cubic weighs each row with its neighbours" in rule(dict(every, mode="cubic"), data, out, [0, None, None])
+    assert rule(dict(every, mode="nearest"), data, [spec("[8,3,16,16]")], [0, None, None]) == "resizes the batch axis"
+
+
+@pytest.mark.parametrize("mode", ["nearest", "linear_onnx", "linear", "cubic"])
+def test_an_axis_at_scale_1_on_dask(mode, tmp_path):
+    """An ONNX Resize (no axes: every axis, the batch at scale 1) with an infinity in one row: nearest and
+    linear_onnx keep it in its row as the reference does (linear_onnx's weight product gave every row 0 x inf
+    = NaN) and run chunked bit for bit; linear and cubic, whose reference spreads it to neighbouring rows, are
+    refused."""
+    from ir_runner.errors import BatchError
+    from tests.helpers.node_eval import evaluate
+
+    ird = pytest.importorskip("ir_runner.dask")
+    x = _x([-1, 2, 3, 3])
+    node = opset11.interpolate(x, _c([1.0, 1.0, 2.0, 2.0], np.float32), mode, "scales")
+    model = ir_runner.load(write_ir(node, [x], tmp_path))
+    data = np.random.default_rng(5).standard_normal((7, 2, 3, 3)).astype(np.float32)
+    data[3, 0, 1, 1] = np.inf
+    if mode in ("linear", "cubic"):
+        with pytest.raises(BatchError, match=f"{mode} weighs each row with its neighbours"):
+            ird.run(model, [data], chunk=3)
+        return
+    whole = next(iter(model.run([data]).values()))
+    fixed = _x([7, 2, 3, 3])
+    reference = evaluate(opset11.interpolate(fixed, _c([1.0, 1.0, 2.0, 2.0], np.float32), mode, "scales"), [data])
+    for result in (whole, reference):  # (within row 3, how an infinity meets its spatial neighbours is another matter)
+        assert sorted(set(np.argwhere(~np.isfinite(result))[:, 0].tolist())) == [3]
+    others = [0, 1, 2, 4, 5, 6]
+    np.testing.assert_allclose(whole[others], reference[others], rtol=RTOL, atol=ATOL)
+    (out,) = ird.run(model, [data], chunk=3).values()
+    assert np.array_equal(out.compute(scheduler="sync").view(np.uint32), whole.view(np.uint32))
