@@ -9,7 +9,6 @@ Constants, so that the CPU plugin then runs the weights the reference computes.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 LLM_DIR = Path(__file__).resolve().parents[1] / "data" / "llm"
@@ -20,9 +19,8 @@ dynamic quantization of the activations of compressed MatMuls (the default quant
 
 
 def corpus_models() -> list[str]:
-    """The names (``ARCH-FORMAT``) of the corpus's models, from its manifest."""
-    manifest = LLM_DIR / "manifest.json"
-    return sorted(json.loads(manifest.read_text())["models"]) if manifest.exists() else []
+    """The names (``ARCH-FORMAT``) of the corpus's models: its folders holding an IR."""
+    return sorted(path.parent.name for path in LLM_DIR.glob("*/openvino_model.xml"))
 
 
 def reference_folded(model):
@@ -42,3 +40,43 @@ def reference_folded(model):
         if node.evaluate([out], [source.get_tensor_view() for source in sources]):
             node.output(0).replace(ov.op.Constant(out, shared_memory=False).output(0))
     return model
+
+
+def step_feeds(names, tokens: list[int], past: int) -> dict:
+    """The inputs optimum's exports take for ``tokens`` after ``past`` cached ones (batch 1), those of ``names``."""
+    import numpy as np
+
+    feeds = {"input_ids": np.array([tokens], np.int64),
+             "attention_mask": np.ones((1, past + len(tokens)), np.int64),
+             "position_ids": np.arange(past, past + len(tokens), dtype=np.int64)[None],
+             "beam_idx": np.zeros(1, np.int32)}
+    return {k: v for k, v in feeds.items() if k in names}
+
+
+def recorded_steps(name: str) -> list[dict]:
+    """The recorded steps of corpus model ``name``: per step, its inputs by name and ``logits`` and
+    ``reference_logits`` (see scripts/make_llm_corpus.py)."""
+    import numpy as np
+
+    with np.load(LLM_DIR / name / "steps.npz") as data:
+        arrays = {key: data[key] for key in data.files}
+    steps: list[dict] = []
+    for key, value in arrays.items():
+        index, _, field = key.removeprefix("step").partition("_")
+        while len(steps) <= int(index):
+            steps.append({})
+        steps[int(index)][field] = value
+    return steps
+
+
+def stateless_copy(xml: Path, directory: Path) -> Path:
+    """``xml`` with its KV cache as inputs ``past_key_values.*`` and outputs ``present.*`` (OpenVINO's
+    stateful-to-stateless transformation; ``beam_idx`` goes away), saved into ``directory``."""
+    import openvino as ov
+    from openvino._offline_transformations import stateful_to_stateless_transformation
+
+    model = ov.Core().read_model(xml)
+    stateful_to_stateless_transformation(model)
+    path = directory / "stateless.xml"
+    ov.save_model(model, str(path), compress_to_fp16=False)
+    return path
