@@ -44,10 +44,31 @@ class DeviceRun:
         self.version = version
 
 
+def device_config(device: str, precision: str, stateful: bool) -> dict[str, str]:
+    """What a model is compiled with: ``INFERENCE_PRECISION_HINT=precision`` and, for a stateful model on the
+    CPU, ``KV_CACHE_PRECISION=precision`` (the CPU plugin otherwise keeps a KV cache in u8, whose rounding is
+    not the model's: 1e-2 on logits of 8)."""
+    config = {"INFERENCE_PRECISION_HINT": precision}
+    if stateful and device.upper().startswith("CPU"):
+        config["KV_CACHE_PRECISION"] = precision
+    return config
+
+
+def set_variables(ov, request, variables: dict[str, np.ndarray | None]) -> None:
+    """Set an infer request's variables to these values by id (None: reset, the initial value)."""
+    for variable in request.query_state():
+        value = variables.get(variable.name)
+        if value is None:
+            variable.reset()
+        else:
+            variable.state = _tensor(ov, value, variable.state.element_type.get_type_name())
+
+
 def run_on_device(xml: str | os.PathLike | bytes, weights, wanted: Sequence[Key], feeds: dict[str, np.ndarray],
-                  device: str, precision: str) -> DeviceRun:
+                  device: str, precision: str, variables: dict[str, np.ndarray | None] | None = None) -> DeviceRun:
     """Read the IR with OpenVINO, make every ``wanted`` layer output a model output, compile it for ``device``
-    with ``INFERENCE_PRECISION_HINT=precision`` and infer once on ``feeds`` (by Parameter layer name)."""
+    (``device_config``) and infer once on ``feeds`` (by Parameter layer name), its variables set to
+    ``variables`` (by id; None: the initial value) for a stateful model."""
     ov = import_openvino()
     core = ov.Core()
     try:
@@ -63,6 +84,7 @@ def run_on_device(xml: str | os.PathLike | bytes, weights, wanted: Sequence[Key]
         nodes[name] = node
     unobservable: dict[Key, str] = {}
     requested: list[Key] = []
+    sinks = {sink.get_friendly_name() for sink in ov_model.get_sinks()}
     for key in wanted:
         name, position = key
         node = nodes.get(name)
@@ -70,6 +92,8 @@ def run_on_device(xml: str | os.PathLike | bytes, weights, wanted: Sequence[Key]
             unobservable[key] = "its name is not unique in OpenVINO's model"
         elif node is None:
             unobservable[key] = "OpenVINO's model has no node of that name"
+        elif name in sinks:
+            unobservable[key] = "a sink (it writes a variable): the CPU plugin refuses it as a model output"
         elif position >= node.get_output_size():
             unobservable[key] = f"OpenVINO's node has {node.get_output_size()} output(s)"
         else:
@@ -80,8 +104,10 @@ def run_on_device(xml: str | os.PathLike | bytes, weights, wanted: Sequence[Key]
             else:
                 requested.append(key)
     try:
-        compiled = core.compile_model(ov_model, device, {"INFERENCE_PRECISION_HINT": precision})
+        compiled = core.compile_model(ov_model, device, device_config(device, precision, variables is not None))
         request = compiled.create_infer_request()
+        if variables is not None:
+            set_variables(ov, request, variables)
         for parameter, port in zip(ov_model.get_parameters(), compiled.inputs):
             name = parameter.get_friendly_name()
             if name not in feeds:
@@ -105,6 +131,32 @@ def run_on_device(xml: str | os.PathLike | bytes, weights, wanted: Sequence[Key]
         else:
             unobservable[key] = f"removed when compiling for {device}"
     return DeviceRun(values, unobservable, ov.get_version())
+
+
+class DeviceRequest:
+    """One infer request of a model compiled for a device (``device_config``): a stateful model keeps its
+    state in it from one ``infer`` to the next, as OpenVINO GenAI runs a language model."""
+
+    def __init__(self, xml: str | os.PathLike | bytes, weights, device: str, precision: str, stateful: bool) -> None:
+        self._ov = import_openvino()
+        core = self._ov.Core()
+        try:
+            compiled = core.compile_model(_read(self._ov, core, xml, weights), device,
+                                          device_config(device, precision, stateful))
+        except Exception as error:
+            raise UnsupportedError(f"OpenVINO could not compile this model for {device}:"
+                                   f" {_first_line(error)}") from None
+        self._request = compiled.create_infer_request()
+        self._outputs = compiled.outputs
+        self.version = self._ov.get_version()
+
+    def infer(self, feeds: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+        """The outputs (by each of their tensor names) for ``feeds`` (by input tensor name)."""
+        try:
+            result = self._request.infer({name: np.ascontiguousarray(value) for name, value in feeds.items()})
+        except Exception as error:
+            raise UnsupportedError(f"OpenVINO could not run this model: {_first_line(error)}") from None
+        return {name: np.array(result[port], copy=True) for port in self._outputs for name in port.get_names()}
 
 
 def _read(ov, core, xml, weights):

@@ -33,6 +33,7 @@ import numpy as np
 from .errors import InputError, LayerRef
 from .model import Model, load
 from .record import Record
+from .state import State
 from .types import element_type_of
 
 AGREE, DIVERGES, INHERITED, UNOBSERVABLE = "agree", "diverges", "inherited", "not observable"
@@ -124,12 +125,14 @@ class CrosscheckReport(Record):
 
 def crosscheck(model: Model | str | os.PathLike | bytes, feeds: Mapping[str, object] | Sequence | None = None,
                device: str = "CPU", precision: str = "f32", *, weights=None, tolerance: Tolerance | None = None,
-               cast: str | None = None) -> CrosscheckReport:
+               cast: str | None = None, state: State | None = None) -> CrosscheckReport:
     """Run ``model`` (a loaded Model, or what :func:`ir_runner.load` takes) on ``feeds`` in ir-run and in
     OpenVINO on ``device`` with ``INFERENCE_PRECISION_HINT=precision``, and compare every layer output.
 
     Needs the optional ``openvino`` package (UnsupportedError with how to install it otherwise). ``tolerance``
-    replaces the precision's default bound for outputs compared by tolerance.
+    replaces the precision's default bound for outputs compared by tolerance. A stateful model runs on
+    ``state`` (a new one when None), which the run updates; OpenVINO's infer request starts from the same
+    variable values.
     """
     from .device import PRECISIONS, run_on_device
 
@@ -141,10 +144,14 @@ def crosscheck(model: Model | str | os.PathLike | bytes, feeds: Mapping[str, obj
         raise InputError("crosscheck needs the model's XML: pass the path (or bytes) given to load()")
     bound = tolerance or DEFAULT_TOLERANCES[precision]
     arrays = model.bind(feeds, cast=cast)
-    trace = model.trace(arrays)
+    variables = None
+    if model.variables:
+        state = state if state is not None else model.new_state()
+        variables = state.values()  # before the run updates them
+    trace = model.trace(arrays, state=state)
     keys = [(record.layer.name, record.position) for record in trace.layers]
     fed = {info.layer_name: array for info, array in zip(model.inputs, arrays)}
-    device_run = run_on_device(model.source, model.weights_source, keys, fed, device, precision)
+    device_run = run_on_device(model.source, model.weights_source, keys, fed, device, precision, variables)
     rows: list[LayerComparison] = []
     tainted: set[tuple[str, int]] = set()  # outputs that diverged, or are unobservable and read one that did
     inexact: set[tuple[str, int]] = set()  # outputs that agree within the tolerance but not bit for bit

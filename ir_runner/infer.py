@@ -29,6 +29,7 @@ from .graph import Graph
 from .ir.records import LayerRecord, PortRecord, Record
 from .ops.api import FOLD_MAX_BYTES, OpContext, OpDef, PartialValue
 from .ops.registry import find_op, layer_ref, supported_summary
+from .state import check_variables
 from .types import (
     DYNAMIC,
     DYNAMIC_SHAPE,
@@ -102,6 +103,7 @@ class Inference:
         self.folder = folder
         self.bodies = bodies
         self.value_inputs: tuple[int, ...] = ()  # see _find_value_inputs
+        self.overridden: frozenset[str] | None = None  # the layers given specs (None: some given values too)
 
     def constant_input(self, layer_id: str, position: int) -> np.ndarray | None:
         """The value of a layer's input when it is constant (a Const, or computable from small Consts)."""
@@ -203,6 +205,7 @@ def infer_graph(
     input_values: dict[str, np.ndarray] | None = None,
     check_declared: bool = True,
     body_provider=None,
+    reuse: Inference | None = None,
 ) -> Inference:
     """Infer every layer's outputs in topological order, collecting all findings.
 
@@ -210,7 +213,9 @@ def infer_graph(
     ``input_values`` gives Parameters values that count as constant (those that decide shapes);
     ``check_declared`` compares port dims and precisions with what was inferred. ``body_provider(graph, strict,
     layer_ref)`` gives the layers with sub-graphs their bodies (``subgraph.body_provider``; without it, a layer
-    with a body cannot be inferred).
+    with a body cannot be inferred). ``reuse``: an earlier error-free inference of the same graph whose results
+    are taken for every layer that depends on no spec that differs (a step of a stateful model changes the
+    layers downstream of its growing KV cache and mask, not the rest), given no ``input_values``.
     """
     layers: dict[str, LayerInference] = {}
     folder = ConstantFolder(graph, layers, input_values)
@@ -218,9 +223,18 @@ def infer_graph(
     bodies = body_provider(graph, strict, layer_ref) if body_provider is not None else None
     failed = False  # a layer before failed (only then can a shape-deciding value depend on a failure)
     memo = None if strict else _InferenceMemo(folder.input_value, graph.net.weights, partial)
+    if input_values or (reuse is not None and reuse.overridden is None):
+        reuse = None
+    changed: set[str] = set()  # (with reuse) the layers inferred anew
 
     for layer_id in graph.order:
         layer = graph.layers[layer_id]
+        if reuse is not None and _reusable(reuse, layer_id, input_specs, changed):
+            layers[layer_id] = reuse.layers[layer_id]
+            if layer_id in reuse.folder.values:
+                folder.values[layer_id] = reuse.folder.values[layer_id]
+            continue
+        changed.add(layer_id)
         inputs = [layers[src].outputs[pos] for src, pos in graph.sources[layer_id]]
         info = LayerInference(layer, layer_ref(layer), find_op(layer), inputs)
         layers[layer_id] = info
@@ -241,10 +255,41 @@ def infer_graph(
                 break
         if check_declared:
             _compare_ports(info, "out", layer.outputs, info.outputs)
+        if reuse is not None and _same_as_before(reuse, info, input_specs) and folder.layer_values(layer_id) is None:
+            layers[layer_id] = reuse.layers[layer_id]  # computed at run time, as before: what reads it is unchanged
+            changed.discard(layer_id)
     inference = Inference(graph, layers, folder, bodies)
+    inference.overridden = frozenset(input_specs or ()) if not input_values else None
+    if check_declared:
+        check_variables(inference)
     if input_values is None:
         inference._find_value_inputs()
     return inference
+
+
+def _reusable(reuse: Inference, layer_id: str, input_specs: dict[str, TensorSpec] | None, changed: set[str]) -> bool:
+    """Whether ``reuse``'s result for this layer holds here: error-free, no input inferred anew, and given the
+    same spec (or, like it, none)."""
+    previous = reuse.layers.get(layer_id)
+    if previous is None or previous.errors or any(src in changed for src, _ in reuse.graph.sources[layer_id]):
+        return False
+    given = input_specs is not None and layer_id in input_specs
+    if given != (layer_id in reuse.overridden):
+        return False
+    return not given or previous.outputs == [input_specs[layer_id]]
+
+
+def _same_as_before(reuse: Inference, info: LayerInference, input_specs: dict[str, TensorSpec] | None) -> bool:
+    """Whether a layer inferred anew came out as in ``reuse``: outputs, params, partial values, no error."""
+    previous = reuse.layers.get(info.layer.id)
+    if previous is None or previous.errors or info.errors or previous.outputs != info.outputs:
+        return False
+    if (input_specs is not None and info.layer.id in input_specs) != (info.layer.id in reuse.overridden):
+        return False
+    try:
+        return bool(previous.params == info.params) and previous.values == info.values
+    except (ValueError, TypeError):  # a parameter holding an array: not compared
+        return False
 
 
 class _InferenceMemo:
@@ -473,8 +518,9 @@ class ConstantFolder:
 
     @staticmethod
     def _foldable(info: LayerInference) -> bool:
-        """Whether to evaluate this layer: a kernel, static outputs of at most FOLD_MAX_BYTES in all."""
-        if info.op is None or info.op.kernel is None or info.errors or not info.outputs:
+        """Whether to evaluate this layer: a kernel, static outputs of at most FOLD_MAX_BYTES in all, no variable
+    read or written (a variable's value changes from run to run)."""
+        if info.op is None or info.op.kernel is None or info.errors or not info.outputs or info.op.state:
             return False
         total = 0
         for spec in info.outputs:

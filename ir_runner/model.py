@@ -18,6 +18,17 @@ from .plan import DEFAULT_MEMORY_LIMIT, Plan, Step, build_plan, check_memory
 from .record import Record
 from .runtime import TensorInfo, bind_feeds, bind_outputs, execute
 from .signature import input_infos, output_infos
+from .state import (
+    Session,
+    State,
+    Variable,
+    computed_specs,
+    fed_layers,
+    fed_specs,
+    find_variables,
+    initial_values,
+    stored_sources,
+)
 from .subgraph import body_provider, infer_for_inputs
 from .types import PartialShape, TensorSpec
 
@@ -41,13 +52,15 @@ class Model:
         self.inputs: tuple[TensorInfo, ...] = input_infos(graph, inference)
         self.outputs: tuple[TensorInfo, ...] = output_infos(graph, inference)
         self._value_inputs = inference.value_inputs
+        self.variables: tuple[Variable, ...] = find_variables(inference) if unsupported is None else ()
         static_inputs = unsupported is None and all(info.partial_shape.is_static and info.dtype is not None
                                                     for info in self.inputs)
-        self._static = static_inputs and not self._value_inputs  # one plan for every run
+        self._static = static_inputs and not self._value_inputs and not self.variables  # one plan for every run
         if self._static:
             check_memory(inference, memory_limit)  # refuse now; the plan itself is built on the first run
         self._static_plan: Plan | None = None
         self._plans: dict[tuple, Plan] = {}
+        self._kernels: dict[int, tuple] = {}  # see build_plan's kernels
         self._last_inference: tuple[tuple[TensorSpec, ...], Inference] | None = None  # see inference_for
         self._lock = threading.Lock()
         # per input: name, dtype, and the static shape (a tuple) or the partial shape the feed must fit
@@ -64,9 +77,13 @@ class Model:
     def name(self) -> str:
         return self.graph.net.name
 
+    def new_state(self) -> State:
+        """A new state of this model's variables, all unset (see :class:`ir_runner.state.State`)."""
+        return State(self)
+
     def run(self, feeds: Mapping[str, object] | Sequence | None = None, /, *, cast: str | None = None,
             out: Mapping[str, np.ndarray | None] | Sequence[np.ndarray | None] | None = None,
-            **named: object) -> dict[str, np.ndarray]:
+            state: State | None = None, **named: object) -> dict[str, np.ndarray]:
         """Run on ``feeds`` (by name, or a sequence in ``inputs`` order); outputs by name, in ``outputs`` order.
 
         Feeds must have the inputs' element types unless ``cast`` ('safe', 'same_kind', 'unsafe'; None or
@@ -75,12 +92,23 @@ class Model:
         sequence in ``outputs`` order; None entries allowed) gives preallocated arrays to write the
         outputs into, each of exactly the output's dtype and shape, C-contiguous, writeable and sharing
         no memory with a feed or another ``out`` array; the result then holds those same arrays, reused
-        as given on every call (the caller owns them). Inputs named ``cast`` or ``out`` are fed through
-        the mapping, not as keywords.
+        as given on every call (the caller owns them). Inputs named ``cast``, ``out`` or ``state`` are fed
+        through the mapping, not as keywords.
+
+        A stateful model (``variables`` not empty) reads its variables from ``state`` and stores their new
+        values in it; without one, the run starts from the initial values and keeps nothing (unlike
+        OpenVINO's ``compiled_model(inputs)``, which keeps its state between calls; see docs/stateful.md).
         """
         arrays = self._fast_bind(feeds) if self._fast_bind_ok and not named else None
         if arrays is None:
             arrays = bind_feeds(self.inputs, feeds, named, cast)
+        if self.variables or state is not None:
+            with Session(self, state) as session:
+                plan = self.plan_for(arrays, session.current)
+                arrays = session.feeds(arrays)
+                targets = None if out is None else [*bind_outputs(self.inputs, self.outputs, plan, out, arrays),
+                                                    *[None] * (len(plan.output_slots) - len(self.outputs))]
+                return dict(zip(self._output_names, session.finish(execute(plan, arrays, out=targets))))
         plan = self._static_plan or self.plan_for(arrays)
         if out is None:
             return dict(zip(self._output_names, execute(plan, arrays)))
@@ -94,7 +122,8 @@ class Model:
         return bind_feeds(self.inputs, feeds, named, cast)
 
     def trace(self, feeds: Mapping[str, object] | Sequence | None = None, /, *, cast: str | None = None,
-              callback: Callable[[LayerTrace], None] | None = None, **named: object) -> Trace:
+              callback: Callable[[LayerTrace], None] | None = None, state: State | None = None,
+              **named: object) -> Trace:
         """Run on ``feeds`` (as :meth:`run`) and observe every layer's output, in execution order.
 
         Each Parameter, Const and computed layer gives one :class:`LayerTrace` per output port: its value
@@ -104,9 +133,17 @@ class Model:
         does not compute it (MaxPool's indices). With ``callback``, each record is passed to it as soon as
         it is known and not kept (``Trace.layers`` is then empty): for large models, whose intermediates
         would not fit in memory together. The values are the run's own arrays: do not write into them.
+        A stateful model's run reads and updates ``state`` as :meth:`run` does; the variables' values read
+        from it are reported with ``source='state'``.
         """
-        arrays = bind_feeds(self.inputs, feeds, named, cast)
-        plan = self.plan_for(arrays)
+        with Session(self, state) if self.variables or state is not None else contextlib.nullcontext() as session:
+            return self._trace(bind_feeds(self.inputs, feeds, named, cast), callback, session)
+
+    def _trace(self, arrays: list[np.ndarray], callback: Callable[[LayerTrace], None] | None,
+               session: Session | None) -> Trace:
+        plan = self.plan_for(arrays, session.current) if session is not None else self.plan_for(arrays)
+        if session is not None:
+            arrays = session.feeds(arrays)
         kept: list[LayerTrace] = []
         emit = callback if callback is not None else kept.append
         schedule = _schedule(self, plan, arrays)  # every reported layer in order; None where a step computes it
@@ -128,6 +165,8 @@ class Model:
         values = execute(plan, arrays, observe)
         for _, record in schedule[position:]:
             emit(record)
+        if session is not None:
+            values = session.finish(values)
         return Trace(kept, dict(zip(self._output_names, values)))
 
     def _fast_bind(self, feeds) -> list[np.ndarray] | None:
@@ -159,11 +198,13 @@ class Model:
             return self.run(feeds, cast=cast, **named)
         return self.run(feeds, cast=cast, out=out, **named)
 
-    def plan_for(self, arrays: Sequence[np.ndarray]) -> Plan:
+    def plan_for(self, arrays: Sequence[np.ndarray], variables: Sequence[np.ndarray | None] | None = None) -> Plan:
         """The plan for these checked input arrays: for a static model, one plan built on the first run;
         else one inferred for the arrays' shapes (and, for dynamic element types, dtypes; and the values of
         the inputs that decide shapes or kernel parameters, such as an axis fed at run time), cached per
-        signature.
+        signature. For a stateful model, ``variables`` are the values its run reads (a ``Session``'s
+        ``current``; None: the initial state): their shapes are part of the signature, and the plan takes
+        the set ones as inputs after ``arrays`` and returns the written ones after the outputs.
 
         Shapes that do not fit the model (e.g. two dynamic dims that must be equal) raise InputError.
         """
@@ -178,6 +219,10 @@ class Model:
                         self._static_plan = build_plan(self.inference, checked=True)
             return self._static_plan
         signature = tuple((a.dtype, a.shape) for a in arrays)
+        if self.variables:
+            if variables is None:
+                variables = initial_values(self)
+            signature += tuple(None if v is None else (v.dtype, v.shape) for v in variables)
         values = None
         if self._value_inputs:
             values = {self.graph.parameters[i].id: arrays[i] for i in self._value_inputs}
@@ -186,10 +231,19 @@ class Model:
         if plan is not None:
             return plan
         what = "shapes and values" if values else "shapes"  # (values: of the inputs that decide shapes)
-        inference = self.inference_for([info.spec_for(array) for info, array in zip(self.inputs, arrays)],
-                                       values=values, context=f"the inputs' {what} do not fit the model")
+        specs = [info.spec_for(array) for info, array in zip(self.inputs, arrays)]
+        context = f"the inputs' {what} do not fit the model"
+        fed = fed_specs(self, variables) if self.variables else {}
+        inference = self.inference_for(specs, values=values, context=context, fed=fed)
+        if self.variables and len(fed) < sum(len(v.readers) for v in self.variables):
+            # a reader the run computes outputs its init input's spec, which only the first inference knows
+            fed.update(computed_specs(self, inference, fed))
+            inference = self.inference_for(specs, values=values, context=context, fed=fed)
+        if len(self._kernels) > 4 * len(self.graph.layers):
+            self._kernels = {}
         with _gc_paused():
-            plan = build_plan(inference, self.memory_limit)
+            plan = build_plan(inference, self.memory_limit, fed=fed_layers(self, variables) if self.variables else (),
+                              stored=stored_sources(self), kernels=self._kernels)
         with self._lock:
             if len(self._plans) >= _PLAN_CACHE_SIZE:
                 self._plans.clear()
@@ -197,25 +251,31 @@ class Model:
         return plan
 
     def inference_for(self, specs: Sequence[TensorSpec], *, values: dict[str, np.ndarray] | None = None,
-                      context: str = "the inputs' shapes do not fit the model") -> Inference:
+                      context: str = "the inputs' shapes do not fit the model",
+                      fed: Mapping[str, TensorSpec] | None = None) -> Inference:
         """The graph inferred with these input specs (in ``inputs`` order) and, for the Parameters that decide
         shapes, these values (by layer id), declared ports unchecked: the model's own inference when they
-        are its inputs' specs and no value is given.
+        are its inputs' specs and no value is given. ``fed``: the output specs of other layers, by layer id
+        (a stateful model's readers of variables).
 
         Specs the graph cannot take raise InputError ``'<context>: <what is wrong>'`` with its layer and port
         (an InputError subclass, e.g. a strict-mode IndexOutOfRangeError, keeps its class).
         """
-        if not values and all(spec.element_type == info.element_type and spec.shape == info.partial_shape
-                              for spec, info in zip(specs, self.inputs)):
+        if not values and not fed and all(spec.element_type == info.element_type and spec.shape == info.partial_shape
+                                          for spec, info in zip(specs, self.inputs)):
             return self.inference
-        key = (tuple(specs), tuple((k, v.dtype.str, v.tobytes()) for k, v in (values or {}).items()))
+        key = (tuple(specs), tuple((k, v.dtype.str, v.tobytes()) for k, v in (values or {}).items()),
+               tuple((fed or {}).items()))
         last = self._last_inference  # the CLI asks twice for generated inputs: their value ranges, then the plan
         if last is not None and last[0] == key:
             return last[1]
         input_specs = {layer.id: spec for layer, spec in zip(self.graph.parameters, specs)}
+        input_specs.update(fed or {})
         try:
             with _gc_paused():
-                inference = infer_for_inputs(self.graph, self.strict, input_specs, values)
+                # the last inference's layers are reused where no spec differs (a decoding step changes few)
+                inference = infer_for_inputs(self.graph, self.strict, input_specs, values,
+                                             last[1] if last is not None else None)
         except IRError as error:
             kind = type(error) if isinstance(error, InputError) else InputError
             raise kind(f"{context}: {error.detail}", layer=error.layer, port=error.port, hint=error.hint) from None
@@ -239,8 +299,9 @@ class LayerTrace(Record):
 
     ``layer`` names it (name, type-version, id, XML line); ``position`` is the output's position among the
     layer's outputs and ``port`` its port id in the XML; ``source`` is 'input' (a Parameter), 'constant'
-    (a Const), 'folded' (computed once when the run was planned, since all its inputs are constant) or
-    'computed'; ``seconds`` is the time its kernel took (0 unless computed).
+    (a Const), 'folded' (computed once when the run was planned, since all its inputs are constant),
+    'state' (a variable's value, read from the run's state) or 'computed'; ``seconds`` is the time its
+    kernel took (0 unless computed).
     """
 
     __slots__ = ("layer", "position", "port", "value", "seconds", "source")
@@ -277,6 +338,7 @@ def _schedule(model: Model, plan: Plan, arrays: Sequence[np.ndarray]) -> list[tu
     computed = {step.layer.id: step.output for step in plan.steps}
     constants = dict(plan.constants)
     fed = dict(zip(plan.input_slots, arrays))
+    kinds = {"Parameter": "input", "Const": "constant"}
     schedule: list[tuple[str, LayerTrace | None]] = []
     slot = 0
     for layer_id in graph.order:
@@ -290,9 +352,9 @@ def _schedule(model: Model, plan: Plan, arrays: Sequence[np.ndarray]) -> list[tu
             slot += len(info.outputs)
             continue
         kind = info.op.type if info.op is not None else None
-        source = {"Parameter": "input", "Const": "constant"}.get(kind, "folded")
+        source = kinds.get(kind, "state" if slot in fed else "folded")
         for position in range(len(info.outputs)):
-            value = fed.get(slot) if source == "input" else constants.get(slot)
+            value = constants.get(slot) if source in ("constant", "folded") else fed.get(slot)
             if value is None:
                 raise AssertionError(f"the plan holds no value for {info.ref} where Model.trace expects one")
             schedule.append((layer_id, LayerTrace(info.ref, position, _port_id(graph, layer_id, position), value,

@@ -99,13 +99,19 @@ def _counted(kernel: KernelFn, count: int) -> KernelFn:
     return run
 
 
-def build_plan(inference: Inference, memory_limit: int | None = DEFAULT_MEMORY_LIMIT, *, checked: bool = False) -> Plan:
+def build_plan(inference: Inference, memory_limit: int | None = DEFAULT_MEMORY_LIMIT, *, checked: bool = False,
+               fed: tuple[str, ...] = (), stored: tuple[tuple[str, int], ...] = (),
+               kernels: dict[int, tuple] | None = None) -> Plan:
     """Turn an error-free inference with static shapes into a plan (a layer output whose shape only its run
     decides, such as a Loop stopped by its body's condition, is computed by the plain kernel).
 
     Layers that the constant folder can compute (all inputs constant, outputs of at most FOLD_MAX_BYTES;
     or values known from shapes alone) become constants. Plans whose tensors exceed ``memory_limit`` or
     numpy's largest array are refused (``checked``: :func:`check_memory` already ran on this inference).
+    ``fed``: layers whose output the run feeds, after the Parameters (a stateful model's variables);
+    ``stored``: layer outputs the run returns after the Results (what its variables' writers receive).
+    ``kernels``: the kernels of earlier plans of the same graph by LayerInference, taken for the layers whose
+    inference this one reuses (``infer_graph(reuse=)``: same inputs, same constants), and filled.
     """
     if not checked:
         check_memory(inference, memory_limit)
@@ -127,7 +133,7 @@ def build_plan(inference: Inference, memory_limit: int | None = DEFAULT_MEMORY_L
             outputs.append(len(slots) - 1)
         if kind == "Const":
             values[outputs[0]] = info.params["value"]
-        elif kind != "Parameter":
+        elif kind != "Parameter" and layer_id not in fed:
             inputs = tuple(slots[src] for src in graph.sources[layer_id])
             folded = None
             if all(slot in values for slot in inputs) or info.values is not None:
@@ -135,16 +141,22 @@ def build_plan(inference: Inference, memory_limit: int | None = DEFAULT_MEMORY_L
             if folded is not None:
                 values.update(zip(outputs, folded))
                 continue
-            kernel = _kernel_for(info, [values.get(slot) for slot in inputs], prepared,
-                                 [(layer_id, position) in read for position in range(len(outputs))])
+            known = kernels.get(id(info)) if kernels is not None else None
+            if known is not None and known[0] is info:
+                kernel = known[1]
+            else:
+                kernel = _kernel_for(info, [values.get(slot) for slot in inputs], prepared,
+                                     [(layer_id, position) in read for position in range(len(outputs))])
+                if kernels is not None:
+                    kernels[id(info)] = (info, kernel)
             steps_raw.append((kernel, info.ref, inputs, tuple(outputs)))
             if info.op.views:
                 may_alias.update(outputs)
     constants = tuple(values.items())
     parameters = graph.parameters
     results = graph.results
-    input_slots = tuple(slots[(p.id, 0)] for p in parameters)
-    output_slots = tuple(slots[graph.sources[r.id][0]] for r in results)
+    input_slots = tuple(slots[(p.id, 0)] for p in parameters) + tuple(slots[(lid, 0)] for lid in fed)
+    output_slots = tuple(slots[graph.sources[r.id][0]] for r in results) + tuple(slots[s] for s in stored)
     steps = _with_releases(steps_raw, set(output_slots))
     fresh = {slot for step in steps for slot in (step.outputs or (step.output,))} - may_alias
     writes_into = {step.output for step in steps if step.outputs is None and accepts_out(step.kernel)} - may_alias
@@ -155,7 +167,8 @@ def build_plan(inference: Inference, memory_limit: int | None = DEFAULT_MEMORY_L
         copies.append(copy)
         into.append(not copy and slot in writes_into)
         seen.add(slot)
-    specs = tuple(_shape_and_dtype(inference.output_spec(*graph.sources[r.id][0])) for r in results)
+    specs = tuple(_shape_and_dtype(inference.output_spec(*source))
+                  for source in (*(graph.sources[r.id][0] for r in results), *stored))
     return Plan(len(slots), constants, input_slots, steps, output_slots, tuple(copies), specs, tuple(into))
 
 

@@ -91,12 +91,12 @@ class Subgraph(Body):
 
 
 def infer_for_inputs(graph: Graph, strict: bool, specs: dict[str, TensorSpec],
-                     values: dict[str, np.ndarray] | None) -> Inference:
+                     values: dict[str, np.ndarray] | None, reuse: Inference | None = None) -> Inference:
     """``graph`` inferred for these input specs and values of the Parameters that decide shapes (both by
     layer id), declared ports unchecked. Raises the inference's first error and, when values are given, an
     input that decides a shape and is still unknown; a model and a sub-graph put it in their own words."""
     inference = infer_graph(graph, strict=strict, input_specs=specs, input_values=values,
-                            body_provider=body_provider, check_declared=False)
+                            body_provider=body_provider, check_declared=False, reuse=reuse)
     inference.raise_first()
     if values is not None:
         inference.refuse_unknown_deciding()

@@ -199,3 +199,40 @@ def test_equal_layers_share_one_prepared_kernel_and_different_indices_do_not():
     kernels = {step.layer.name: step.kernel for step in model.plan_for([data, data > 0]).steps}
     assert kernels["first"] is kernels["again"]
     assert kernels["swapped"] is not kernels["first"]
+
+
+def test_a_run_reuses_only_the_layers_no_changed_spec_reaches(tmp_path):
+    """Per-run inference reuses the last one's layers that depend on no spec that differs: the results for
+    shapes that come back, change and come back again equal a fresh model's, ShapeOf-driven reshapes too."""
+    import openvino as ov
+    import openvino.opset13 as ops
+
+    x = ops.parameter([-1, -1], np.float32, name="x")
+    y = ops.parameter([2], np.float32, name="y")
+    rows = ops.gather(ops.shape_of(x, "i64"), ops.constant(np.array([0], np.int64)), np.int64(0))
+    flat = ops.reshape(x, ops.concat([rows, ops.constant(np.array([-1, 1], np.int64))], 0), special_zero=False)
+    total = ops.reduce_sum(ops.multiply(flat, ops.constant(np.float32(3))), ops.constant(np.array([1], np.int64)))
+    fixed = ops.multiply(y, ops.constant(np.float32(2)))  # depends on y alone: reused while x changes
+    path = tmp_path / "reuse.xml"
+    ov.save_model(ov.Model([ops.result(total), ops.result(fixed)], [x, y], "reuse"), str(path))
+    model = ir_runner.load(str(path))
+    calls = []
+    infer = infer_module._infer_layer
+
+    def counting(info, *args):
+        calls.append(info.layer.name)
+        return infer(info, *args)
+
+    rng = np.random.default_rng(0)
+    for shape in [(2, 3), (4, 1), (2, 3), (5, 2), (4, 1)]:
+        feeds = {"x": rng.standard_normal(shape).astype(np.float32), "y": np.ones(2, np.float32)}
+        fresh = ir_runner.load(str(path)).run(feeds)
+        infer_module._infer_layer, calls[:] = counting, []
+        try:
+            got = model.run(feeds)
+        finally:
+            infer_module._infer_layer = infer
+        assert all(np.array_equal(got[name], fresh[name]) and got[name].shape == fresh[name].shape for name in got)
+        if shape == (5, 2):  # a new shape: inferred anew from x on, reused elsewhere
+            assert flat.get_friendly_name() in calls and total.get_friendly_name() in calls
+            assert fixed.get_friendly_name() not in calls

@@ -138,18 +138,24 @@ class OpDef(Record):
     - ``exact``: results are bit-exact against OpenVINO's reference (False: within the bound stated in
       the kernel's docstring).
     - ``origin``: who declared it (set by the registry: ir-run's module, an extension's distribution).
+    - ``state``: the layer reads or writes a model variable (a stateful model's memory, see ``ir_runner.state``):
+      ``'read'``, its output is the variable's value (``params['variable_id']``, ``params['declared']`` the
+      variable's declared TensorSpec), which a run feeds from its state once the variable is set, else the
+      kernel computes the initial value; ``'write'``, a sink that stores its input in the variable
+      ``params['variable_id']`` when the run ends. Such layers are never folded into constants.
     """
 
     __slots__ = ("type", "version", "first_opset", "last_opset", "input_names", "infer", "kernel", "prepare",
                  "roles", "attrs", "value", "findings", "fit", "views", "batch", "shape_only", "exact", "domain",
-                 "origin", "deciding", "min_inputs", "variadic")
+                 "origin", "deciding", "min_inputs", "variadic", "state")
 
     def __init__(self, type: str, version: int, first_opset: int, last_opset: int, input_names: tuple[str, ...],
                  infer: InferFn, kernel: KernelFn | None = None, prepare: PrepareFn | None = None, *,
                  roles: Sequence[str] | None = None, attrs: Sequence[Attr] = (), value: ValueFn | None = None,
                  findings: Callable | None = None, fit: Callable | None = None, views: bool = False,
                  batch: Callable | None = None, shape_only: bool = False, exact: bool = True, domain: str | None = None,
-                 origin: str | None = None, min_inputs: int | None = None, variadic: bool = False) -> None:
+                 origin: str | None = None, min_inputs: int | None = None, variadic: bool = False,
+                 state: str | None = None) -> None:
         self.type = type
         self.version = version
         self.first_opset = first_opset
@@ -172,6 +178,9 @@ class OpDef(Record):
         self.deciding = tuple(i for i, role in enumerate(self.roles) if role in DECIDING_ROLES)
         self.min_inputs = len(self.input_names) if min_inputs is None else min_inputs
         self.variadic = variadic
+        if state not in (None, "read", "write"):
+            raise ValueError(f"state must be None, 'read' or 'write', got {state!r}")
+        self.state = state
 
     def takes_inputs(self, count: int) -> bool:
         """Whether a layer with ``count`` inputs fits this operation (optional and repeated inputs)."""

@@ -1,0 +1,149 @@
+"""``generate``: the greedy loop of ``ir_runner.generation``, optionally against OpenVINO step by step."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..errors import InputError
+from ..generation import GenerationStep, find_roles, generate, state_from
+from ..record import Record
+from .common import EXIT_COMPARISON, emit, info
+from .formats import table
+from .run import load_model
+
+ATOL, RTOL = 1e-4, 1e-3  # logits agree when |ours - theirs| <= ATOL + RTOL * max|theirs| (the issue's bound)
+
+
+class GenerateOptions(Record):
+    """What ``generate`` was asked to do, as given on the command line."""
+
+    __slots__ = ("model", "weights", "strict", "memory_limit", "input_ids", "max_new_tokens", "ref", "device",
+                 "precision", "no_crosscheck")
+
+    def __init__(self, model: str, input_ids: list[int], weights: str | None = None, strict: bool = False,
+                 memory_limit: int | None = None, max_new_tokens: int = 20, ref: str | None = None,
+                 device: str = "CPU", precision: str = "f32", no_crosscheck: bool = False) -> None:
+        self.model = model
+        self.weights = weights
+        self.strict = strict
+        self.memory_limit = memory_limit
+        self.input_ids = input_ids
+        self.max_new_tokens = max_new_tokens
+        self.ref = ref
+        self.device = device
+        self.precision = precision
+        self.no_crosscheck = no_crosscheck
+
+
+def model_file(path: str) -> str:
+    """The IR of MODEL: the path itself, or in a folder, ``openvino_model.xml`` (optimum-intel's name) or its one
+    ``.xml``."""
+    folder = Path(path)
+    if not folder.is_dir():
+        return path
+    if (folder / "openvino_model.xml").is_file():
+        return str(folder / "openvino_model.xml")
+    found = sorted(folder.glob("*.xml"))
+    if len(found) != 1:
+        raise InputError(f"the folder '{path}' holds {len(found)} .xml files and no openvino_model.xml",
+                         hint="give the model's .xml")
+    return str(found[0])
+
+
+def generate_command(options: GenerateOptions) -> None:
+    reference = None
+    xml = model_file(options.model)
+    model = load_model(xml, options.weights, options.strict, options.memory_limit)
+    roles = find_roles(model)
+    if options.ref:
+        from ..device import DeviceRequest
+
+        reference = DeviceRequest(model.source, model.weights_source, options.device, options.precision, True)
+    rows: list[dict[str, Any]] = []
+    first: dict[str, Any] | None = None
+
+    def compare(step: GenerationStep) -> None:
+        nonlocal first
+        row: dict[str, Any] = {"step": step.index, "fed": step.fed, "token": step.token, "seconds": step.seconds}
+        if reference is not None:
+            row.update(_agreement(step.logits, reference.infer(step.feeds)[roles.logits]))
+            if first is None and not row["agree"]:
+                first = row
+        rows.append(row)
+        info(f"step {step.index}: fed {_ids(step.fed)} -> {step.token}")
+
+    steps = generate(model, options.input_ids, options.max_new_tokens, on_step=compare)
+    result: dict[str, Any] = {"model": {"path": xml, "weights": options.weights},
+                              "inputs": {"input_ids": roles.input_ids, "attention_mask": roles.attention_mask,
+                                         "position_ids": roles.position_ids, "beam_idx": roles.beam_idx},
+                              "logits": roles.logits, "prompt": options.input_ids,
+                              "generated": [step.token for step in steps], "steps": rows}
+    if reference is not None:
+        result["reference"] = {"device": options.device, "precision": options.precision,
+                               "openvino_version": reference.version, "atol": ATOL, "rtol": RTOL,
+                               "first_difference": None if first is None else first["step"]}
+        if first is not None:
+            result["exit_code"] = EXIT_COMPARISON
+            if not options.no_crosscheck:
+                result["crosscheck"] = _crosscheck(model, steps[first["step"]], options)
+    emit("generate", result, render_generate)
+
+
+def _agreement(ours: np.ndarray, want: np.ndarray) -> dict[str, Any]:
+    if ours.shape != want.shape:
+        return {"agree": False, "max_abs": None, "bound": None, "ref_token": None,
+                "note": f"shapes differ: ir-run {list(ours.shape)}, OpenVINO {list(want.shape)}"}
+    error = float(np.max(np.abs(ours.astype(np.float64) - want.astype(np.float64)))) if ours.size else 0.0
+    bound = ATOL + RTOL * (float(np.max(np.abs(want.astype(np.float64)))) if want.size else 0.0)
+    token = int(np.argmax(want[0, -1]))
+    same_token = token == int(np.argmax(ours[0, -1]))
+    return {"agree": bool(error <= bound and same_token), "max_abs": error, "bound": bound, "ref_token": token,
+            "note": None if same_token else "OpenVINO chooses another token"}
+
+
+def _crosscheck(model, step: GenerationStep, options: GenerateOptions) -> dict[str, Any]:
+    from ..divergence import crosscheck, report_data
+
+    report = crosscheck(model, step.feeds, options.device, options.precision, state=state_from(model, step.before))
+    return report_data(report)
+
+
+def _ids(ids: list[int]) -> str:
+    return ",".join(map(str, ids)) if len(ids) <= 12 else ",".join(map(str, ids[:12])) + f",... ({len(ids)} ids)"
+
+
+def render_generate(result: dict[str, Any]) -> str:
+    roles = ", ".join(f"{role}={name}" for role, name in result["inputs"].items() if name)
+    parts = [f"inputs: {roles}; logits: {result['logits']}"]
+    reference = result.get("reference")
+    header = ["step", "fed", "token", "ms"]
+    if reference:
+        header += ["max |ir-run - OpenVINO|", "bound", "OpenVINO token", "agree"]
+    rows = [tuple(header)]
+    for row in result["steps"]:
+        cells = [row["step"], _ids(row["fed"]), row["token"], f"{row['seconds'] * 1e3:.1f}"]
+        if reference:
+            cells += ["-" if row["max_abs"] is None else f"{row['max_abs']:.3g}",
+                      "-" if row["bound"] is None else f"{row['bound']:.3g}", row["ref_token"],
+                      "yes" if row["agree"] else "NO" + (f" ({row['note']})" if row["note"] else "")]
+        rows.append(tuple(cells))
+    parts.append(table(rows))
+    parts.append(f"generated: {_ids(result['generated'])}")
+    if reference:
+        where = f"OpenVINO {reference['openvino_version'].split('-')[0]} on {reference['device']}" \
+                f" ({reference['precision']})"
+        if reference["first_difference"] is None:
+            parts.append(f"ok: every step's logits agree with {where} within {ATOL:g} + {RTOL:g} * max|logits|")
+        else:
+            parts.append(f"step {reference['first_difference']} is the first whose logits or token differ from {where}")
+            check = result.get("crosscheck")
+            if check is not None:
+                first = check["first_divergence"]
+                parts.append("crosscheck of that step: " + (
+                    "every observable layer output agrees" if first is None else
+                    f"first divergence at layer '{first['layer']}' ({first['type']}, id {first['id']}), output port"
+                    f" {first['port']}"))
+    return "\n".join(parts)

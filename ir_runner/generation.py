@@ -1,0 +1,169 @@
+"""Greedy generation with a stateful language model (a KV cache in variables), as ``ir-run generate`` runs it.
+
+The inputs are found in the IR, not assumed: by their names as optimum-intel writes them (``input_ids``,
+``attention_mask``, ``position_ids``, ``beam_idx``; ``decoder_input_ids`` for a seq2seq decoder), checked for
+an integer element type and their rank, and, for an IR that names them otherwise, by what they feed: the
+token ids are the 2-D integer input that indexes a constant table (the embedding), the beam order the 1-D
+integer input that indexes a variable's value. The logits are the output named ``logits``, else the one
+floating-point output of rank 3. Batch 1: a step feeds its new tokens, a mask of ones over the past and new
+tokens, their positions, and beam order [0]; the next token is the argmax of the last row of logits.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+
+import numpy as np
+
+from .errors import InputError
+from .model import Model
+from .record import Record
+from .runtime import TensorInfo
+from .state import State
+
+_NAMES = {"input_ids": "input_ids", "decoder_input_ids": "input_ids", "attention_mask": "attention_mask",
+          "decoder_attention_mask": "attention_mask", "position_ids": "position_ids", "beam_idx": "beam_idx"}
+_RANKS = {"input_ids": 2, "attention_mask": 2, "position_ids": 2, "beam_idx": 1}
+
+
+class Roles(Record):
+    """Which model input plays which part (input names; None: the model has no such input), and the
+    logits output's name."""
+
+    __slots__ = ("input_ids", "attention_mask", "position_ids", "beam_idx", "logits")
+
+    def __init__(self, input_ids: str, attention_mask: str | None, position_ids: str | None, beam_idx: str | None,
+                 logits: str) -> None:
+        self.input_ids = input_ids
+        self.attention_mask = attention_mask
+        self.position_ids = position_ids
+        self.beam_idx = beam_idx
+        self.logits = logits
+
+
+def find_roles(model: Model) -> Roles:
+    """The roles of ``model``'s inputs and its logits output; an InputError for an input it cannot feed."""
+    if not model.variables:
+        raise InputError("generate needs a stateful model (a KV cache in ReadValue/Assign variables); this one has"
+                         " no variable", hint="export with optimum-intel's default (stateful) mode, or run each"
+                         " step with ir-run run")
+    found: dict[str, TensorInfo] = {}
+    rest = []
+    for info in model.inputs:
+        role = next((_NAMES[name.lower()] for name in info.names if name.lower() in _NAMES), None)
+        if role is None or role in found:
+            rest.append(info)
+        else:
+            found[role] = info
+    for info in rest:
+        role = _structural_role(model, info)
+        if role is None or role in found:
+            raise InputError(f"generate does not know what to feed the input '{info.name}' {info.element_type.name}"
+                             f"{info.partial_shape}", hint="it feeds input_ids, attention_mask, position_ids and"
+                             " beam_idx (found by name, or by the layers they feed)")
+        found[role] = info
+    if "input_ids" not in found:
+        raise InputError("no input of the model takes the token ids (input_ids)")
+    for role, info in found.items():
+        rank = info.partial_shape.rank
+        if info.element_type.kind not in ("int", "uint") or (rank is not None and rank != _RANKS[role]):
+            raise InputError(f"input '{info.name}' ({role}) must be an integer tensor of rank {_RANKS[role]}, it is"
+                             f" {info.element_type.name}{info.partial_shape}")
+    return Roles(found["input_ids"].name, *(found[r].name if r in found else None
+                                            for r in ("attention_mask", "position_ids", "beam_idx")),
+                 _logits(model))
+
+
+def _structural_role(model: Model, info: TensorInfo) -> str | None:
+    """``input_ids`` or ``beam_idx`` from what the input indexes (see the module docstring), else None."""
+    if info.element_type.kind not in ("int", "uint"):
+        return None
+    graph, inference = model.graph, model.inference
+    layer_id = graph.parameters[model.inputs.index(info)].id
+    for consumer, position in graph.consumers.get((layer_id, 0), ()):
+        op = inference.layers[consumer].op
+        if op is None or position >= len(op.roles) or op.roles[position] != "indices" or position == 0:
+            continue
+        table = graph.sources[consumer][0][0]
+        if inference.layers[table].op is not None and inference.layers[table].op.state == "read":
+            return "beam_idx" if info.partial_shape.rank == 1 else None
+        if inference.folder.input_value(consumer, 0) is not None and info.partial_shape.rank == 2:
+            return "input_ids"
+    return None
+
+
+def _logits(model: Model) -> str:
+    named = [o.name for o in model.outputs if "logits" in (name.lower() for name in o.names)]
+    if named:
+        return named[0]
+    floats = [o.name for o in model.outputs if o.element_type.kind == "float" and o.partial_shape.rank == 3]
+    if len(floats) != 1:
+        raise InputError("cannot tell which output holds the logits: none is named 'logits' and"
+                         f" {len(floats)} are floating-point of rank 3")
+    return floats[0]
+
+
+def step_feeds(model: Model, roles: Roles, tokens: Sequence[int], past: int) -> dict[str, np.ndarray]:
+    """The feeds of one step: ``tokens`` after ``past`` earlier tokens, batch 1, in each input's type."""
+    dtypes = {info.name: info.dtype for info in model.inputs}
+    count = len(tokens)
+    feeds = {roles.input_ids: np.array([tokens], dtypes[roles.input_ids])}
+    if roles.attention_mask is not None:
+        feeds[roles.attention_mask] = np.ones((1, past + count), dtypes[roles.attention_mask])
+    if roles.position_ids is not None:
+        feeds[roles.position_ids] = np.arange(past, past + count, dtype=dtypes[roles.position_ids])[None]
+    if roles.beam_idx is not None:
+        feeds[roles.beam_idx] = np.zeros(1, dtypes[roles.beam_idx])
+    return feeds
+
+
+class GenerationStep(Record):
+    """One step: its index, the tokens fed, the feeds, the logits, the token chosen (argmax of the last row),
+    the state's variable values before the step (to replay it) and the seconds the run took."""
+
+    __slots__ = ("index", "fed", "feeds", "logits", "token", "before", "seconds")
+
+    def __init__(self, index: int, fed: list[int], feeds: dict[str, np.ndarray], logits: np.ndarray, token: int,
+                 before: dict[str, np.ndarray | None], seconds: float) -> None:
+        self.index = index
+        self.fed = fed
+        self.feeds = feeds
+        self.logits = logits
+        self.token = token
+        self.before = before
+        self.seconds = seconds
+
+
+def generate(model: Model, prompt: Sequence[int], max_new_tokens: int, *, state: State | None = None,
+             on_step: Callable[[GenerationStep], None] | None = None) -> list[GenerationStep]:
+    """Prefill ``prompt``, then decode greedily until ``max_new_tokens`` tokens are chosen, on ``state`` (a new
+    one when None); each step is passed to ``on_step`` as soon as it is done."""
+    if not prompt:
+        raise InputError("the prompt has no token", hint="give at least one id: --input-ids 1,2,3")
+    roles = find_roles(model)
+    state = state if state is not None else model.new_state()
+    steps: list[GenerationStep] = []
+    tokens, past = list(prompt), 0
+    for index in range(max_new_tokens):
+        feeds = step_feeds(model, roles, tokens, past)
+        before = state.values()
+        started = time.perf_counter()
+        logits = model.run(feeds, state=state)[roles.logits]
+        step = GenerationStep(index, tokens, feeds, logits, int(np.argmax(logits[0, -1])), before,
+                              time.perf_counter() - started)
+        steps.append(step)
+        if on_step is not None:
+            on_step(step)
+        past += len(tokens)
+        tokens = [step.token]
+    return steps
+
+
+def state_from(model: Model, values: dict[str, np.ndarray | None]) -> State:
+    """A new state holding these variable values (None: unset)."""
+    state = model.new_state()
+    for variable_id, value in values.items():
+        if value is not None:
+            state[variable_id] = value
+    return state

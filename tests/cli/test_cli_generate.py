@@ -1,0 +1,85 @@
+"""``ir-run generate``: greedy steps on one state, the inputs' roles found in the IR, and ``--ref openvino``."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import ir_runner
+from ir_runner.device import DeviceRequest
+from ir_runner.errors import InputError
+from ir_runner.generation import find_roles, generate
+from tests.cli.clikit import SELECT_GATHER, as_json, invoke
+from tests.helpers.stateful_models import decoder
+
+
+@pytest.fixture()
+def folder(tmp_path):
+    decoder(tmp_path / "openvino_model.xml", init=True, seed=3)
+    return tmp_path
+
+
+def test_generate_prints_each_step_and_agrees_with_openvino(folder):
+    want = [step.token for step in generate(ir_runner.load(str(folder / "openvino_model.xml")), [1, 5, 7], 6)]
+    result = invoke("generate", folder, "--input-ids", "1,5,7", "--max-new-tokens", 6, "--ref", "openvino")
+    assert result.exit_code == 0, result.output
+    assert f"generated: {','.join(map(str, want))}" in result.stdout
+    assert "ok: every step's logits agree with OpenVINO" in result.stdout
+    assert "inputs: input_ids=input_ids, attention_mask=attention_mask, position_ids=position_ids," \
+           " beam_idx=beam_idx; logits: logits" in result.stdout
+    data = as_json(invoke("generate", folder, "--input-ids", "1,5,7", "--max-new-tokens", 6, "--json", "-q"))
+    assert data["generated"] == want and [row["fed"] for row in data["steps"]] == [[1, 5, 7], *([t] for t in want[:-1])]
+
+
+def test_the_first_differing_step_is_named_and_crosschecked(folder, monkeypatch):
+    infer, calls = DeviceRequest.infer, []
+
+    def drifting(self, feeds):
+        outputs = infer(self, feeds)
+        calls.append(len(calls))
+        if len(calls) >= 3:  # from step 2 on, OpenVINO "gives" logits off by 0.5
+            outputs["logits"] = outputs["logits"] + np.float32(0.5)
+        return outputs
+
+    monkeypatch.setattr(DeviceRequest, "infer", drifting)
+    result = invoke("generate", folder / "openvino_model.xml", "--input-ids", "2,3", "--max-new-tokens", 4,
+                    "--ref", "openvino", "--json")
+    assert result.exit_code == 1
+    data = as_json(result)
+    assert data["reference"]["first_difference"] == 2
+    assert [row["agree"] for row in data["steps"]] == [True, True, False, False]
+    assert data["steps"][2]["max_abs"] == pytest.approx(0.5, abs=1e-5)
+    assert data["crosscheck"]["first_divergence"] is None  # the layers themselves agree: only the output drifted
+    calls.clear()
+    text = invoke("generate", folder / "openvino_model.xml", "--input-ids", "2,3", "--max-new-tokens", 4,
+                  "--ref", "openvino").stdout
+    assert "step 2 is the first whose logits or token differ from OpenVINO" in text
+    assert "crosscheck of that step: every observable layer output agrees" in text
+
+
+def test_roles_are_found_by_what_inputs_feed_when_names_differ(folder):
+    xml = folder / "openvino_model.xml"
+    text = xml.read_text().replace('names="input_ids"', 'names="tokens"').replace('names="beam_idx"',
+                                                                                   'names="order"')
+    renamed = folder / "renamed.xml"
+    renamed.write_text(text.replace('name="input_ids"', 'name="tokens"').replace('name="beam_idx"', 'name="order"'))
+    (folder / "renamed.bin").write_bytes((folder / "openvino_model.bin").read_bytes())
+    roles = find_roles(ir_runner.load(str(renamed)))
+    assert (roles.input_ids, roles.beam_idx, roles.attention_mask, roles.logits) == (
+        "tokens", "order", "attention_mask", "logits")
+    original = [s.token for s in generate(ir_runner.load(str(xml)), [4, 4], 3)]
+    assert [s.token for s in generate(ir_runner.load(str(renamed)), [4, 4], 3)] == original
+
+
+def test_generate_refuses_what_it_cannot_run(folder):
+    result = invoke("generate", SELECT_GATHER, "--input-ids", "1")
+    assert result.exit_code == 4 and "generate needs a stateful model" in result.stderr
+    (folder / "second.xml").write_text((folder / "openvino_model.xml").read_text())
+    (folder / "openvino_model.xml").rename(folder / "first.xml")
+    (folder / "openvino_model.bin").rename(folder / "first.bin")
+    result = invoke("generate", folder, "--input-ids", "1")
+    assert result.exit_code == 4 and "holds 2 .xml files and no openvino_model.xml" in result.stderr
+    result = invoke("generate", folder / "first.xml", "--input-ids", "1,x")
+    assert result.exit_code == 2 and "is not a list of token ids" in result.stderr
+    with pytest.raises(InputError, match="the prompt has no token"):
+        generate(ir_runner.load(str(folder / "first.xml")), [], 2)

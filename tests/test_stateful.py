@@ -1,0 +1,233 @@
+"""Stateful models (ReadValue/Assign): runs step by step against OpenVINO's InferRequest, the State object, the
+checks that take two layers, and states advanced in several threads."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import numpy as np
+import openvino as ov
+import openvino.opset3 as opset3
+import pytest
+
+import ir_runner
+from ir_runner.errors import InferenceError, InputError
+from tests.helpers.stateful_models import accumulator, decoder, decoder_feeds, save
+from tests.helpers.threads import in_threads
+
+CPU_CONFIG = {"INFERENCE_PRECISION_HINT": "f32", "KV_CACHE_PRECISION": "f32"}  # the CPU keeps a KV cache in u8
+
+
+def _request(path: Path):
+    return ov.Core().compile_model(str(path), "CPU", CPU_CONFIG).create_infer_request()
+
+
+def _close(got: np.ndarray, want: np.ndarray) -> None:
+    assert got.shape == want.shape and got.dtype == want.dtype
+    bound = 1e-4 + 1e-3 * float(np.abs(want).max())
+    assert float(np.abs(got - want).max()) <= bound
+
+
+@pytest.mark.parametrize("init", [False, True])
+def test_accumulator_matches_infer_request_step_by_step_and_after_reset(tmp_path, init):
+    path = accumulator(tmp_path / "acc.xml", init=init)
+    model, request = ir_runner.load(str(path)), _request(path)
+    state = model.new_state()
+    feeds = [np.arange(6, dtype=np.float32).reshape(2, 3) * (step + 1) for step in range(4)]
+    for x in [*feeds, "reset", *feeds[:2]]:
+        if isinstance(x, str):
+            state.reset()
+            request.reset_state()
+            continue
+        got = model.run({"x": x}, state=state)["total"]
+        want = request.infer({"x": x})[0]
+        assert np.array_equal(got, want)  # additions: exact
+        assert np.array_equal(state["sum"], request.query_state()[0].state.data)
+
+
+def test_opset3_read_value_and_assign_match_infer_request(tmp_path):
+    x = opset3.parameter([2, 3], np.float32, name="x")
+    read = opset3.read_value(x, "s")
+    read.output(0).get_tensor().set_names({"read"})
+    stored = opset3.assign(opset3.add(read, x), "s")
+    path = save(ov.Model([opset3.result(read)], [stored], [x], "v3"), tmp_path / "v3.xml")
+    model, request = ir_runner.load(str(path)), _request(path)
+    assert [(v.id, str(v.element_type.name)) for v in model.variables] == [("s", "dynamic")]
+    state = model.new_state()
+    assert state["s"] is None  # computed by the first run from its init input
+    for step in range(4):
+        x_value = np.full((2, 3), step + 1, np.float32)
+        assert np.array_equal(model.run({"x": x_value}, state=state)["read"], request.infer({"x": x_value})[0])
+
+
+def _run_steps(model, state, steps: int = 6, prompt=(1, 5, 7)) -> tuple[list[np.ndarray], list[int]]:
+    logits, tokens, chosen, past = [], list(prompt), [], 0
+    for _ in range(steps):
+        out = model.run(decoder_feeds(tokens, past), state=state)["logits"]
+        logits.append(out)
+        past += len(tokens)
+        tokens = [int(out[0, -1].argmax())]
+        chosen.append(tokens[0])
+    return logits, chosen
+
+
+def test_kv_cache_decoder_matches_infer_request_for_six_steps(tmp_path):
+    path = decoder(tmp_path / "dec.xml", init=True)
+    model, request = ir_runner.load(str(path)), _request(path)
+    state = model.new_state()
+    tokens, past = [1, 5, 7], 0
+    for _ in range(6):
+        feeds = decoder_feeds(tokens, past)
+        got = model.run(feeds, state=state)["logits"]
+        want = request.infer(feeds)[0]
+        _close(got, want)
+        assert int(got[0, -1].argmax()) == int(want[0, -1].argmax())
+        for variable in request.query_state():
+            _close(state[variable.name], variable.state.data)
+        assert state["past_key_values.0.key"].shape == (1, 2, past + len(tokens), 4)
+        past += len(tokens)
+        tokens = [int(got[0, -1].argmax())]
+
+
+def test_kv_cache_without_init_input_starts_empty_and_equals_the_init_variant(tmp_path):
+    # OpenVINO's CPU plugin cannot compile this form (no init input before the beam Gather): compared with the
+    # same weights through an init input of zeros, and with one prefill of the whole sequence
+    plain = ir_runner.load(str(decoder(tmp_path / "plain.xml", init=False)))
+    initialised = ir_runner.load(str(decoder(tmp_path / "init.xml", init=True)))
+    state = plain.new_state()
+    assert state["past_key_values.0.key"].shape == (0, 2, 0, 4)  # zeros of [?,2,?,4]: an empty tensor
+    logits, chosen = _run_steps(plain, state)
+    other, other_chosen = _run_steps(initialised, initialised.new_state())
+    assert chosen == other_chosen and all(np.array_equal(a, b) for a, b in zip(logits, other))
+    whole = plain.run(decoder_feeds([1, 5, 7, *chosen[:-1]], 0))["logits"]  # (attention is not causal here)
+    np.testing.assert_allclose(logits[-1][0, -1], whole[0, -1], rtol=1e-5, atol=1e-5)
+
+
+def test_reset_gives_the_first_step_again_and_a_run_without_state_keeps_nothing(tmp_path):
+    model = ir_runner.load(str(decoder(tmp_path / "dec.xml", init=True)))
+    state = model.new_state()
+    first, _ = _run_steps(model, state, steps=3)
+    state.reset()
+    again, _ = _run_steps(model, state, steps=3)
+    assert all(np.array_equal(a, b) for a, b in zip(first, again))
+    alone = [model.run(decoder_feeds([1, 5, 7], 0))["logits"] for _ in range(2)]
+    assert np.array_equal(alone[0], first[0]) and np.array_equal(alone[1], first[0])
+
+
+def test_two_states_advance_in_two_threads_as_one_at_a_time(tmp_path):
+    model = ir_runner.load(str(decoder(tmp_path / "dec.xml", init=True)))
+    prompts = [(1, 5, 7), (3, 2)]
+    alone = [_run_steps(model, model.new_state(), 8, prompt) for prompt in prompts]
+    together = in_threads(lambda i: _run_steps(model, model.new_state(), 8, prompts[i]), count=2)
+    for (logits, chosen), (want_logits, want_chosen) in zip(together, alone):
+        assert chosen == want_chosen and all(np.array_equal(a, b) for a, b in zip(logits, want_logits))
+
+
+def test_trace_reads_and_updates_the_state_as_run_does(tmp_path):
+    model = ir_runner.load(str(decoder(tmp_path / "dec.xml", init=True)))
+    ran, traced = model.new_state(), model.new_state()
+    for tokens, past in (([1, 5, 7], 0), ([4], 3)):
+        want = model.run(decoder_feeds(tokens, past), state=ran)["logits"]
+        trace = model.trace(decoder_feeds(tokens, past), state=traced)
+        assert np.array_equal(trace.outputs["logits"], want)
+    sources = {record.layer.type_version: record.source for record in trace.layers}
+    assert sources["ReadValue-6"] == "state" and sources["Assign-6"] == "computed"
+    for variable in model.variables:
+        assert np.array_equal(ran[variable.id], traced[variable.id])
+
+
+def test_setting_a_variable_checks_it_and_is_used_by_the_next_run(tmp_path):
+    model = ir_runner.load(str(accumulator(tmp_path / "acc.xml", init=False)))
+    assert [(v.id, v.element_type.name, str(v.partial_shape)) for v in model.variables] == [("sum", "f32", "[2,3]")]
+    state = model.new_state()
+    assert np.array_equal(state["sum"], np.zeros((2, 3), np.float32)) and not state.is_set("sum")
+    start = np.full((2, 3), 10, np.float32)
+    state["sum"] = start
+    start[:] = 0  # the state holds a copy
+    assert np.array_equal(model.run({"x": np.ones((2, 3), np.float32)}, state=state)["total"], np.full((2, 3), 11))
+    with pytest.raises(InputError, match=r"variable 'sum' is f32, got float64"):
+        state["sum"] = np.zeros((2, 3))
+    with pytest.raises(InputError, match=r"variable 'sum' has shape \[2,3\], got \[3, 2\]"):
+        state["sum"] = np.zeros((3, 2), np.float32)
+    with pytest.raises(InputError, match=r"no variable 'nope'.*\n.*its variables: 'sum'"):
+        state["nope"]
+    other = ir_runner.load(str(accumulator(tmp_path / "other.xml", init=True)))
+    with pytest.raises(InputError, match="state= must be a State of this model"):
+        model.run({"x": start}, state=other.new_state())
+
+
+def test_one_state_refuses_a_second_concurrent_run(tmp_path):
+    from ir_runner.state import Session
+
+    model = ir_runner.load(str(accumulator(tmp_path / "acc.xml", init=False)))
+    state = model.new_state()
+    with Session(model, state), pytest.raises(InputError, match="being used by another run"):
+        model.run({"x": np.ones((2, 3), np.float32)}, state=state)
+    model.run({"x": np.ones((2, 3), np.float32)}, state=state)  # free again
+
+
+def test_validate_checks_every_layer_of_a_stateful_model(tmp_path):
+    report = ir_runner.validate(str(decoder(tmp_path / "dec.xml", init=True)))
+    assert report.valid and report.complete and not report.unchecked
+
+
+def _edited(tmp_path: Path, text: str, name: str) -> str:
+    path = tmp_path / f"{name}.xml"
+    path.write_text(text)
+    (tmp_path / f"{name}.bin").write_bytes((tmp_path / "acc.bin").read_bytes())
+    return str(path)
+
+
+def _assign_block(text: str) -> str:
+    return re.search(r'\t\t<layer id="\d+" name="[^"]*" type="Assign".*?</layer>\n', text, re.S).group(0)
+
+
+def test_variable_errors_name_both_layers(tmp_path):
+    text = accumulator(tmp_path / "acc.xml", init=False).read_text()
+    block = _assign_block(text)
+    layer_id = re.search(r'id="(\d+)"', block).group(1)
+    edge = re.search(rf'\t*<edge from-layer="(\d+)" from-port="(\d+)" to-layer="{layer_id}" to-port="0" ?/>\n',
+                     text)
+    twice = text.replace(block, block + block.replace(f'id="{layer_id}"', 'id="99"', 1).replace('name="', 'name="b', 1))
+    second_edge = edge.group(0).replace(f'to-layer="{layer_id}"', 'to-layer="99"')
+    twice = twice.replace(edge.group(0), edge.group(0) + second_edge)
+    with pytest.raises(InferenceError, match=r"layer 'bAssign_\d+' \(Assign-6, id 99.*writes the variable 'sum',"
+                                             r" which layer 'Assign_\d+' \(Assign-6, id \d+.*writes too"):
+        ir_runner.load(_edited(tmp_path, twice, "twice"))
+    orphan = text.replace(block, block.replace('variable_id="sum"', 'variable_id="other"'))
+    with pytest.raises(InferenceError, match=r"Assign-6.*writes the variable 'other', which no layer reads"):
+        ir_runner.load(_edited(tmp_path, orphan, "orphan"))
+    misfit = text.replace('variable_type="f32" variable_shape="2,3"', 'variable_type="f32" variable_shape="2,?"')
+    misfit = misfit.replace(block, block.replace('<dim>3</dim>', '<dim>5</dim>'))
+    findings = [str(e) for e in ir_runner.validate(_edited(tmp_path, misfit.replace(
+        'variable_shape="2,?"', 'variable_shape="3,?"'), "misfit")).errors]
+    wanted = (r"Assign-6.*stores f32\[2,3\] in the variable 'sum', which layer 'ReadValue_\d+' \(ReadValue-6, id \d+"
+              r".*declares as f32\[3,\?\]: dim 0 differs")
+    assert any(re.search(wanted, finding) for finding in findings), findings
+    typed = ir_runner.validate(_edited(tmp_path, text.replace('variable_type="f32"', 'variable_type="f16"'), "typed"))
+    assert any("declares as f16[2,3]: the element types differ" in str(e) for e in typed.errors)
+
+
+def test_read_value_init_must_fit_the_declared_variable(tmp_path):
+    text = accumulator(tmp_path / "acc.xml", init=True).read_text()
+    bad = text.replace('variable_shape="2,3"', 'variable_shape="2,2"')
+    with pytest.raises(InferenceError, match=r"ReadValue-6.*variable 'sum' is declared \[2,2\], which does not take"
+                                             r" the init input's shape \[2,3\]"):
+        ir_runner.load(_edited(tmp_path, bad, "bad"))
+    typed = text.replace('variable_type="f32"', 'variable_type="i32"')
+    with pytest.raises(InferenceError, match=r"variable 'sum' is declared i32, the init input is f32"):
+        ir_runner.load(_edited(tmp_path, typed, "typed"))
+
+
+def test_crosscheck_runs_a_step_on_the_same_state_in_both(tmp_path):
+    model = ir_runner.load(str(decoder(tmp_path / "dec.xml", init=True)))
+    state = model.new_state()
+    model.run(decoder_feeds([1, 5, 7], 0), state=state)
+    before = state.values()
+    report = ir_runner.crosscheck(model, decoder_feeds([4], 3), state=state)
+    assert report.first_divergence is None, report
+    compared = {row.layer.type_version: row for row in report.layers}
+    assert compared["ReadValue-6"].status == "agree" and compared["ReadValue-6"].source == "state"
+    assert state["past_key_values.0.key"].shape == (1, 2, 4, 4)  # the step was taken
+    assert before["past_key_values.0.key"].shape == (1, 2, 3, 4)
