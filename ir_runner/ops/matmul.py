@@ -133,6 +133,8 @@ def _row_blocks(rows: int, row_bytes: int, needed: int, least: int) -> list[tupl
     at once (18 MB for [10000,1000] x [1000,100] f32, 40% of a), which the peak-memory target of 1.3x
     (inputs + outputs) cannot afford. Blocks this large gave the same bits as one call in every case tested
     (tests/ops/test_matmul_softmax.py); smaller products need not, as OpenBLAS picks its kernels by size."""
+    if rows == 0:  # (an expert of a mixture that no token was routed to)
+        return [(0, 0)]
     per_block = max(least, max(1 << 22, needed // 4) // row_bytes)
     count = -(-rows // per_block)
     size = -(-rows // count)
