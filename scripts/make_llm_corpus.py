@@ -1,4 +1,5 @@
-"""Regenerate the LLM corpus in tests/data/llm/: tiny causal LMs exported by optimum-intel, as people export them.
+"""Regenerate the LLM corpus in tests/data/llm/: tiny causal LMs (and a Whisper decoder with past) exported by
+optimum-intel, as people export them.
 
 Needs torch, transformers, optimum-intel and nncf (optional; never the tests'), besides ``openvino``:
 
@@ -19,6 +20,9 @@ them) and ``beam_idx``. Formats (``quantization_config``, i.e. NNCF's weight com
 - ``int4_sym``: ``bits=4, sym=True, group_size=-1`` (symmetric int4 per output channel);
 - ``nf4``: ``dtype="nf4", group_size=32`` (NormalFloat-4 groups with f16 scales);
 - ``mxfp4``: ``dtype="mxfp4", group_size=32`` (f4e2m1 values with f8e8m0 scales).
+
+Whisper is exported by ``OVModelForSpeechSeq2Seq`` (default and int8); the corpus keeps its decoder with past
+(stateful: self- and cross-attention caches in variables), fed seeded ``encoder_hidden_states``.
 
 Each model is written to ``tests/data/llm/ARCH-FORMAT/`` as ``openvino_model.xml``/``.bin`` and
 ``steps.npz``: a prefill of PROMPT tokens and DECODE greedy decode steps run by OpenVINO's CPU plugin
@@ -79,7 +83,17 @@ ARCHITECTURES: dict[str, Callable[[], object]] = {
     "gpt_oss": _config("GptOssConfig", **{**COMMON, "intermediate_size": 64}, num_key_value_heads=2, head_dim=16,
                        num_local_experts=4, num_experts_per_tok=2, sliding_window=8,
                        layer_types=["sliding_attention", "full_attention"]),
+    # the export traces 3000 mel frames, so the encoder needs 1500 positions; only the decoder is kept
+    "whisper": _config("WhisperConfig", vocab_size=VOCAB, d_model=64, encoder_layers=2, decoder_layers=2,
+                       encoder_attention_heads=4, decoder_attention_heads=4, encoder_ffn_dim=96, decoder_ffn_dim=96,
+                       num_mel_bins=16, max_source_positions=1500, max_target_positions=64,
+                       decoder_start_token_id=1, pad_token_id=0, bos_token_id=1, eos_token_id=2,
+                       suppress_tokens=None, begin_suppress_tokens=None),
 }
+SEQ2SEQ = {"whisper"}  # exported by OVModelForSpeechSeq2Seq; the corpus keeps the decoder (with past, stateful)
+ENCODER_FRAMES = 10
+"""The decoder's ``encoder_hidden_states`` are seeded random [1, ENCODER_FRAMES, d_model] (the encoder is not
+part of the corpus)."""
 
 
 def _quantization(name: str):
@@ -98,19 +112,21 @@ def _quantization(name: str):
 FORMATS = ("default", "int8", "int4", "int4_sym", "nf4", "mxfp4")
 EVERY_FORMAT = ("llama", "gpt_oss")  # the others get CORE_FORMATS (the corpus stays a few MB)
 CORE_FORMATS = ("default", "int8", "int4", "nf4")
+SEQ2SEQ_FORMATS = ("default", "int8")
 
 
 def export(arch: str, fmt: str, source: Path, out: Path) -> dict:
     """Export ``source`` (a saved transformers model) in format ``fmt`` into ``out``; run and save its steps."""
-    from optimum.intel import OVModelForCausalLM
+    from optimum.intel import OVModelForCausalLM, OVModelForSpeechSeq2Seq
 
-    model = OVModelForCausalLM.from_pretrained(source, export=True, compile=False,
-                                               quantization_config=_quantization(fmt))
+    exporter, stem = (OVModelForSpeechSeq2Seq, "openvino_decoder_model") if arch in SEQ2SEQ else \
+        (OVModelForCausalLM, "openvino_model")
+    model = exporter.from_pretrained(source, export=True, compile=False, quantization_config=_quantization(fmt))
     with tempfile.TemporaryDirectory() as folder:
         model.save_pretrained(folder)
         out.mkdir(parents=True, exist_ok=True)
         for suffix in ("xml", "bin"):
-            (out / f"openvino_model.{suffix}").write_bytes((Path(folder) / f"openvino_model.{suffix}").read_bytes())
+            (out / f"openvino_model.{suffix}").write_bytes((Path(folder) / f"{stem}.{suffix}").read_bytes())
     save_npz(out / "steps.npz", openvino_steps(out / "openvino_model.xml"))
     return describe(out)
 
@@ -125,10 +141,15 @@ def openvino_steps(xml: Path) -> dict[str, np.ndarray]:
                 "reference_logits": core.compile_model(reference_folded(core.read_model(xml)), "CPU",
                                                        OPENVINO_CONFIG).create_infer_request()}
     names = {i.get_any_name() for i in requests["logits"].model_inputs}
+    extra = {}
+    for port in requests["logits"].model_inputs:
+        if port.get_any_name() == "encoder_hidden_states":  # a seq2seq decoder: [batch, frames, d_model]
+            extra["encoder_hidden_states"] = np.random.default_rng(SEED).standard_normal(
+                (1, ENCODER_FRAMES, port.get_partial_shape()[2].get_length())).astype(np.float32)
     arrays: dict[str, np.ndarray] = {}
     tokens, past = [int(t) for t in np.random.default_rng(SEED).integers(0, VOCAB, PROMPT)], 0
     for step in range(DECODE + 1):
-        feeds = step_feeds(names, tokens, past)
+        feeds = {**step_feeds(names, tokens, past), **extra}
         arrays.update({f"step{step}_{k}": v for k, v in feeds.items()})
         for key, request in requests.items():
             arrays[f"step{step}_{key}"] = np.array(request.infer(feeds)["logits"], np.float32)
@@ -159,7 +180,8 @@ def build_source(arch: str, folder: Path) -> dict:
 
     torch.manual_seed(SEED)
     config = ARCHITECTURES[arch]()
-    model = transformers.AutoModelForCausalLM.from_config(config)
+    model = (transformers.WhisperForConditionalGeneration(config) if arch in SEQ2SEQ else
+             transformers.AutoModelForCausalLM.from_config(config))
     randomise(model, SEED)
     model.save_pretrained(folder)
     return {k: v for k, v in config.to_diff_dict().items() if not k.startswith("_")}
@@ -193,7 +215,8 @@ def main(argv: list[str] | None = None) -> int:
     for arch in args.names or ARCHITECTURES:
         with tempfile.TemporaryDirectory() as folder:
             config = build_source(arch, Path(folder))
-            for fmt in args.formats or (FORMATS if arch in EVERY_FORMAT else CORE_FORMATS):
+            for fmt in args.formats or (FORMATS if arch in EVERY_FORMAT else SEQ2SEQ_FORMATS if arch in SEQ2SEQ else
+                                        CORE_FORMATS):
                 start = time.perf_counter()
                 entry = {"architecture": arch, "format": fmt, "config": config,
                          **export(arch, fmt, Path(folder), args.out / f"{arch}-{fmt}")}

@@ -42,8 +42,13 @@ def reference_folded(model):
     return model
 
 
+STEP_INPUTS = ("input_ids", "attention_mask", "position_ids", "beam_idx")
+"""The inputs a decoding step of optimum's exports changes (a seq2seq decoder's ``encoder_hidden_states`` stay)."""
+
+
 def step_feeds(names, tokens: list[int], past: int) -> dict:
-    """The inputs optimum's exports take for ``tokens`` after ``past`` cached ones (batch 1), those of ``names``."""
+    """The STEP_INPUTS optimum's exports take for ``tokens`` after ``past`` cached ones (batch 1), those of
+    ``names``."""
     import numpy as np
 
     feeds = {"input_ids": np.array([tokens], np.int64),
