@@ -1,7 +1,8 @@
 """Regenerate the LLM corpus in tests/data/llm/: tiny causal LMs (and a Whisper decoder with past) exported by
 optimum-intel, as people export them.
 
-Needs torch, transformers, optimum-intel and nncf (optional; never the tests'), besides ``openvino``:
+Needs torch, transformers, optimum-intel and nncf (``pip install -e '.[llm]'``; never the tests'), besides
+``openvino``:
 
     python scripts/make_llm_corpus.py                    # every architecture, every format
     python scripts/make_llm_corpus.py llama gpt2         # some architectures
