@@ -66,8 +66,8 @@ class Model:
         # per input: name, dtype, and the static shape (a tuple) or the partial shape the feed must fit
         self._fast_inputs = tuple((i.name, i.dtype, i.shape if i.partial_shape.is_static else i.partial_shape)
                                   for i in self.inputs)
-        # u1 inputs need a value check that the fast path skips
-        self._fast_bind_ok = unsupported is None and all(i.dtype is not None and i.element_type != "u1"
+        # u1..u6 and nf4 inputs need a value check that the fast path skips
+        self._fast_bind_ok = unsupported is None and all(i.dtype is not None and i.element_type.code_limit is None
                                                          for i in self.inputs)
         self._output_names = tuple(o.name for o in self.outputs)
         self.source: Source | None = None  # what load() read: a path or the XML bytes (for crosscheck)
@@ -455,7 +455,7 @@ def input_names(source: Source) -> list[str]:
 
 def array_from_bytes(model: Model, position: int, raw: bytes | memoryview, shape: tuple[int, ...]) -> np.ndarray:
     """The values of input ``position`` (of this shape) from raw bytes laid out as the IR lays out a Const's:
-    C order, packed types (u1, u4, i4) several to a byte. A new array; errors name the input's layer."""
+    C order, packed types (u1..u6, i4, nf4, f4e2m1) several to a byte. A new array; errors name the input's layer."""
     from .ir.weights import Weights, const_array
     from .ops.registry import layer_ref
 

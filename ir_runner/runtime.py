@@ -144,8 +144,10 @@ def _check_value(info: TensorInfo, value, cast: str | None) -> np.ndarray:
             f"input '{info.name}' expects shape {info.partial_shape.brief()}, got [{dims_text(array.shape, ', ')}]",
             hint=_shape_hint(info.partial_shape, array.shape),
         )
-    if info.element_type == "u1" and array.size and array.max() > 1:
-        raise InputError(f"input '{info.name}' has element type u1: its values must be 0 or 1, got {array.max()}")
+    limit = info.element_type.code_limit
+    if limit is not None and array.size and array.max() > limit:
+        raise InputError(f"input '{info.name}' has element type {info.element_type}: its values must be 0..{limit},"
+                         f" got {array.max()}")
     return array
 
 

@@ -4,7 +4,10 @@ An IR spells an element type in two ways: lowercase ``element_type`` on Paramete
 (``f32``, ``boolean``) and uppercase ``precision`` on ports (``FP32``, ``BOOL``). Both map to one
 :class:`ElementType`. numpy has no bfloat16, float8 or 4-bit integers: ``ml_dtypes`` provides them,
 imported on first use of such a type's ``dtype`` (it costs ~5 ms of every process start otherwise).
-``u1`` is unpacked to ``uint8`` (values 0/1): numpy has no 1-bit type.
+``u1``, ``u2``, ``u3`` and ``u6`` are unpacked to ``uint8`` (their values): numpy has no such types. ``nf4``
+(NormalFloat, as NNCF compresses weights) is unpacked to ``uint8`` codes 0..15 that stand for the 16 f32
+values of its :attr:`ElementType.table`; ``f4e2m1`` and ``f8e8m0`` are ml_dtypes' ``float4_e2m1fn`` and
+``float8_e8m0fnu`` (bit for bit OpenVINO's, NaN 0xFF of f8e8m0 included).
 
 A :class:`Dim` is an interval ``[lo, hi]`` (``hi`` is ``None`` when unbounded), as in OpenVINO's
 ``Dimension``; a :class:`PartialShape` is a tuple of dims, or ``None`` dims for a dynamic rank.
@@ -13,6 +16,7 @@ A :class:`Dim` is an interval ``[lo, hi]`` (``hi`` is ``None`` when unbounded), 
 from __future__ import annotations
 
 import functools
+import math
 import sys
 from collections.abc import Sequence
 from typing import NamedTuple
@@ -34,9 +38,11 @@ class ElementType:
     dtype: np.dtype | None
     bits: int
     kind: str  # 'float', 'int', 'uint', 'bool', 'string', 'dynamic'
+    table: np.ndarray | None  # nf4: the f32 value of each code (the array holds codes); None for other types
 
-    def __init__(self, name: str, precision: str, dtype: np.dtype | None, bits: int, kind: str) -> None:
-        self.__dict__.update(name=name, precision=precision, dtype=dtype, bits=bits, kind=kind)
+    def __init__(self, name: str, precision: str, dtype: np.dtype | None, bits: int, kind: str,
+                 table: np.ndarray | None = None) -> None:
+        self.__dict__.update(name=name, precision=precision, dtype=dtype, bits=bits, kind=kind, table=table)
 
     def __setattr__(self, name: str, value: object) -> None:
         raise AttributeError(f"ElementType is immutable (cannot set {name!r})")
@@ -47,8 +53,22 @@ class ElementType:
 
     @property
     def is_packed(self) -> bool:
-        """True for sub-byte types stored bit-packed in the .bin (u1, u4, i4)."""
+        """True for sub-byte types stored bit-packed in the .bin (u1, u2, u3, u4, u6, i4, nf4, f4e2m1)."""
         return self.bits < 8 and self.kind != "dynamic"
+
+    def byte_size(self, count: int) -> int:
+        """Bytes that ``count`` elements take in the .bin and in OpenVINO's tensors: packed types fill whole
+        groups of ``lcm(bits, 8)`` bits (u3: 3 bytes per 8 values, u6: 3 bytes per 4)."""
+        group_bits = math.lcm(self.bits, 8)
+        return -(-count * self.bits // group_bits) * (group_bits // 8)
+
+    @property
+    def code_limit(self) -> int | None:
+        """The largest value an array of this type may hold when it is stored in a wider numpy type than its
+        bits (u1..u6: ``2**bits - 1``; nf4: 15, its largest code); None otherwise."""
+        if self.is_packed and self.dtype == np.uint8:
+            return (1 << self.bits) - 1
+        return None
 
     def __str__(self) -> str:
         return self.name
@@ -76,14 +96,28 @@ class ElementType:
         return dtype
 
 
-def _et(name: str, precision: str, dtype, bits: int, kind: str) -> ElementType:
+def _et(name: str, precision: str, dtype, bits: int, kind: str, table: np.ndarray | None = None) -> ElementType:
     """An element type; ``dtype`` may be the name of an ml_dtypes type (``"ml_dtypes.bfloat16"``), resolved lazily."""
     if isinstance(dtype, str):
         et = ElementType(name, precision, None, bits, kind)
         del et.__dict__["dtype"]  # so that the first ``et.dtype`` goes to __getattr__
         et.__dict__["_ml_dtypes_name"] = dtype.removeprefix("ml_dtypes.")
         return et
-    return ElementType(name, precision, None if dtype is None else np.dtype(dtype), bits, kind)
+    return ElementType(name, precision, None if dtype is None else np.dtype(dtype), bits, kind, table)
+
+
+def _read_only_table(values: list[float]) -> np.ndarray:
+    table = np.array(values, dtype=np.float32)
+    table.flags.writeable = False
+    return table
+
+
+NF4_TABLE = _read_only_table([
+    -1.0, -0.6961928009986877, -0.5250730514526367, -0.39491748809814453, -0.28444138169288635,
+    -0.18477343022823334, -0.09105003625154495, 0.0, 0.07958029955625534, 0.16093020141124725,
+    0.24611230194568634, 0.33791524171829224, 0.44070982933044434, 0.5626170039176941, 0.7229568362236023, 1.0,
+])
+"""The NormalFloat-4 values of codes 0..15, as f32 (OpenVINO's ``ConvertNF4`` table, QLoRA's quantiles)."""
 
 
 ELEMENT_TYPES: dict[str, ElementType] = {
@@ -96,13 +130,19 @@ ELEMENT_TYPES: dict[str, ElementType] = {
         _et("bf16", "BF16", "ml_dtypes.bfloat16", 16, "float"),
         _et("f8e4m3", "F8E4M3", "ml_dtypes.float8_e4m3fn", 8, "float"),
         _et("f8e5m2", "F8E5M2", "ml_dtypes.float8_e5m2", 8, "float"),
+        _et("f8e8m0", "F8E8M0", "ml_dtypes.float8_e8m0fnu", 8, "float"),
+        _et("f4e2m1", "F4E2M1", "ml_dtypes.float4_e2m1fn", 4, "float"),
+        _et("nf4", "NF4", np.uint8, 4, "float", NF4_TABLE),
         _et("i4", "I4", "ml_dtypes.int4", 4, "int"),
         _et("i8", "I8", np.int8, 8, "int"),
         _et("i16", "I16", np.int16, 16, "int"),
         _et("i32", "I32", np.int32, 32, "int"),
         _et("i64", "I64", np.int64, 64, "int"),
         _et("u1", "U1", np.uint8, 1, "uint"),
+        _et("u2", "U2", np.uint8, 2, "uint"),
+        _et("u3", "U3", np.uint8, 3, "uint"),
         _et("u4", "U4", "ml_dtypes.uint4", 4, "uint"),
+        _et("u6", "U6", np.uint8, 6, "uint"),
         _et("u8", "U8", np.uint8, 8, "uint"),
         _et("u16", "U16", np.uint16, 16, "uint"),
         _et("u32", "U32", np.uint32, 32, "uint"),
@@ -132,7 +172,7 @@ _SPELLINGS.update(
 
 _BY_DTYPE: dict[np.dtype, ElementType] = {}
 for _t in ELEMENT_TYPES.values():
-    if "_ml_dtypes_name" not in _t.__dict__ and _t.dtype is not None and _t.name != "u1":
+    if "_ml_dtypes_name" not in _t.__dict__ and _t.dtype is not None and not _t.is_packed:
         _BY_DTYPE.setdefault(_t.dtype, _t)
 
 

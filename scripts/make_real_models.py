@@ -439,6 +439,18 @@ def build(name: str, out: Path = OUT) -> dict:
     }
 
 
+def read_manifest(path: Path, key: str) -> dict:
+    """The manifest at ``path``, or an empty one (no entries under ``key``)."""
+    return json.loads(path.read_text()) if path.exists() else {key: {}}
+
+
+def write_manifest(path: Path, manifest: dict, key: str, versions: dict[str, str]) -> None:
+    """``manifest`` as JSON, its entries under ``key`` sorted by name, with the versions that made them."""
+    manifest["versions"] = versions
+    manifest[key] = dict(sorted(manifest[key].items()))
+    path.write_text(json.dumps(manifest, indent=1) + "\n")
+
+
 def _versions() -> dict[str, str]:
     import openvino
     import torch
@@ -466,7 +478,7 @@ def main(argv: list[str] | None = None) -> int:
     if unknown:
         parser.error(f"unknown network(s) {unknown}; known: {', '.join(NETWORKS)}")
     manifest_path = args.out / "manifest.json"
-    manifest = json.loads(manifest_path.read_text()) if manifest_path.exists() else {"networks": {}}
+    manifest = read_manifest(manifest_path, "networks")
     for name in args.names or NETWORKS:
         start = time.perf_counter()
         entry = build(name, args.out)
@@ -474,9 +486,7 @@ def main(argv: list[str] | None = None) -> int:
         size = (entry["xml_bytes"] + entry["bin_bytes"]) / 1024
         print(f"{name}: {size:.0f} KiB, OpenVINO vs torch {entry['max_abs_openvino_vs_torch']}"
               f" ({time.perf_counter() - start:.1f} s)")
-    manifest["versions"] = _versions()
-    manifest["networks"] = dict(sorted(manifest["networks"].items()))
-    manifest_path.write_text(json.dumps(manifest, indent=1) + "\n")
+    write_manifest(manifest_path, manifest, "networks", _versions())
     return 0
 
 

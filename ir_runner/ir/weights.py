@@ -2,8 +2,11 @@
 
 Const arrays are read-only ``np.frombuffer`` views of the mapping: loading costs O(1) in the file's
 size. As in OpenVINO, a Const's ``offset`` + ``size`` must lie within the weights, whatever its shape.
-Bit-packed types (u1, u4, i4) are unpacked into a new array (u4/i4: low nibble first; u1: most
-significant bit first, as OpenVINO packs them). Boolean bytes are kept as stored: every kernel treats any
+Bit-packed types are unpacked into a new array, as OpenVINO packs them (measured on its ``.bin``): u1
+most significant bit first; u2 and the 4-bit types (u4, i4, nf4, f4e2m1) lowest bits first; u3 in groups
+of 8 values in 3 bytes (two bytes of their low 2 bits, then one of their high bits, each most significant
+first); u6 in groups of 4 values in 3 bytes (two bytes of their low 4 bits, high nibble first, then one of
+their high 2 bits, most significant first). Boolean bytes are kept as stored: every kernel treats any
 non-zero byte as true, and Convert reads the byte as a signed char, as OpenVINO does.
 """
 
@@ -94,7 +97,7 @@ def const_array(
         raise ModelFormatError(f"a Const cannot have element type '{element_type.name}'", layer=layer)
     dims = shape.to_shape()
     count = math.prod(dims)
-    needed = -(-count * element_type.bits // 8)
+    needed = element_type.byte_size(count)
     if size < needed:
         raise ModelFormatError(
             f"size={size} bytes is too small for {element_type.name}{shape.brief()}:"
@@ -131,15 +134,31 @@ def const_array(
 
 
 def _unpack(raw: np.ndarray, element_type: ElementType, count: int) -> np.ndarray:
-    if element_type.bits == 1:
+    bits = element_type.bits
+    if bits == 1:
         return np.unpackbits(raw, bitorder="big")[:count]
-    nibbles = np.empty(raw.size * 2, dtype=np.uint8)
-    nibbles[0::2] = raw & 0x0F
-    nibbles[1::2] = raw >> 4
-    nibbles = nibbles[:count]
-    if element_type.kind == "int":
-        return (nibbles.astype(np.int8) << 4 >> 4).astype(element_type.dtype)
-    return nibbles.astype(element_type.dtype)
+    if bits == 3:  # per 3 bytes: 8 low crumbs, then 8 high bits
+        groups = raw.reshape(-1, 3)
+        low = _fields(groups[:, :2], 2, lowest_first=False).reshape(-1, 8)
+        high = np.unpackbits(groups[:, 2:], axis=1, bitorder="big")
+        return (low | high << 2).reshape(-1)[:count]
+    if bits == 6:  # per 3 bytes: 4 low nibbles, then 4 high crumbs
+        groups = raw.reshape(-1, 3)
+        low = _fields(groups[:, :2], 4, lowest_first=False).reshape(-1, 4)
+        high = _fields(groups[:, 2:], 2, lowest_first=False).reshape(-1, 4)
+        return (low | high << 4).reshape(-1)[:count]
+    values = _fields(raw, bits, lowest_first=True).reshape(-1)[:count]
+    if element_type.kind == "int":  # i4: sign-extended
+        return (values.astype(np.int8) << 4 >> 4).astype(element_type.dtype)
+    return values if element_type.dtype == np.uint8 else values.view(element_type.dtype)
+
+
+def _fields(raw: np.ndarray, bits: int, *, lowest_first: bool) -> np.ndarray:
+    """The ``bits``-wide fields of each byte (uint8), on a new last axis, in the byte's order or reversed."""
+    shifts = np.arange(0, 8, bits, dtype=np.uint8)
+    if not lowest_first:
+        shifts = shifts[::-1]
+    return (raw[..., None] >> shifts) & np.uint8((1 << bits) - 1)
 
 
 def _read_only(array: np.ndarray) -> np.ndarray:

@@ -6,6 +6,12 @@
 - ``causal``: ``bias[i, j] = -inf`` for ``j > i`` (top-left aligned) and the mask input is ignored. Otherwise a
   boolean mask gives ``-inf`` where it is false, a float mask is added (a scalar 0 means no mask).
 - A row masked everywhere is NaN (softmax of ``-inf`` only), as the specification's formula gives.
+- ``sink`` (input 6, attention sinks as gpt-oss exports have; OpenVINO 2025.3+): a logit per row that joins
+  the softmax but not the output, i.e. ``softmax([w, sink])[..., :S] @ v``. Its shape has the query's rank and
+  a last dim 1; its other dims broadcast to ``[N.., L]`` (OpenVINO's reference broadcasts them so; its shape
+  inference accepts any dims broadcastable with them, which its reference then cannot broadcast: ir-run
+  refuses a dim that is neither 1 nor the one of ``[N.., L]``). The sink is not scaled, and takes part
+  in the row's maximum; a row masked everywhere then gives zeros, not NaN.
 
 Accumulating: two matmuls (BLAS, sums of E and S products) and a softmax over S, computed in f32 for
 f16/bf16 and rounded once. Bound against OpenVINO: relative error ``4·(E + S)·eps`` of the output's scale
@@ -16,13 +22,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..types import DYNAMIC_DIM, PartialShape, TensorSpec, broadcast_dims
+from ..types import DYNAMIC_DIM, Dim, PartialShape, TensorSpec, broadcast_dims
 from .api import LATEST_OPSET, Attr, KernelFn, OpContext, OpDef, numpy_merge
 from .norm_common import as_compute, compute_dtype, require_float
 
 
 def infer_sdpa(ctx: OpContext):
-    names = ("query", "key", "value", "attention_mask", "scale")
+    names = ("query", "key", "value", "attention_mask", "scale", "sink")
     for i in range(min(3, len(ctx.inputs))):
         require_float(ctx, i, names[i])
     if len(ctx.inputs) < 3:
@@ -62,11 +68,32 @@ def infer_sdpa(ctx: OpContext):
         sc = ctx.inputs[4].shape
         if sc.is_static and not (sc.rank == 0 or sc.to_shape() == (1,)):
             ctx.fail(f"scale must be a scalar or have 1 element, got {sc.brief()}", position=4)
+    if len(ctx.inputs) > 5:
+        et = ctx.common_element_type(0, 1, 2, 5)
+        _check_sink(ctx, q, batch, lead)
     if batch.dims is None:
         shape = PartialShape(None)
     else:
         shape = PartialShape(batch.dims + (lead or DYNAMIC_DIM, ev_dim or DYNAMIC_DIM))
     return [TensorSpec(et, shape)], {"causal": causal, "mask_kind": mask_kind}
+
+
+def _check_sink(ctx: OpContext, q: PartialShape, batch: PartialShape, lead) -> None:
+    """The sink has the query's rank and last dim 1; its other dims are 1 or those of ``[N.., L]``."""
+    sink = ctx.inputs[5].shape
+    if sink.dims is None:
+        return
+    if q.dims is not None and len(sink.dims) != len(q.dims):
+        ctx.fail(f"the sink must have the query's rank {len(q.dims)}, got {sink.brief()}", position=5)
+    if not sink.dims[-1].contains(1):
+        ctx.fail(f"the sink's last dim must be 1, got {sink.brief()}", position=5)
+    if batch.dims is None or len(batch.dims) + 2 != len(sink.dims):
+        return
+    rows = PartialShape((*batch.dims, lead or DYNAMIC_DIM, Dim(1, 1)))
+    for dim, target in zip(sink.dims, rows.dims):
+        if dim.is_static and dim.lo != 1 and target.is_static and dim.lo != target.lo:
+            ctx.fail(f"the sink {sink.brief()} does not broadcast to [N..,L,1] = {rows.brief()}", position=5,
+                     hint="each dim of the sink is 1 or the attention's (its batch dims, then L)")
 
 
 def _merge_batch(ctx: OpContext, batch: PartialShape, other: PartialShape, position: int) -> PartialShape:
@@ -89,7 +116,8 @@ def _bmerge(ctx: OpContext, a, b, position: int, what: str):
 
 
 def sdpa(query: np.ndarray, key: np.ndarray, value: np.ndarray, mask: np.ndarray | None = None,
-         scale: np.ndarray | None = None, *, causal: bool, mask_kind: str | None) -> np.ndarray:
+         scale: np.ndarray | None = None, sink: np.ndarray | None = None, *, causal: bool,
+         mask_kind: str | None) -> np.ndarray:
     """Attention by two ``np.matmul`` calls and a softmax over the last axis (bound: see the module)."""
     q = as_compute(query)
     factor = _factor(q.dtype, q.shape[-1], scale)
@@ -100,7 +128,8 @@ def sdpa(query: np.ndarray, key: np.ndarray, value: np.ndarray, mask: np.ndarray
     else:
         bias = None
     with np.errstate(invalid="ignore"):
-        return _attend(q, as_compute(key), as_compute(value), factor, bias, query.dtype)
+        return _attend(q, as_compute(key), as_compute(value), factor, bias, query.dtype,
+                       None if sink is None else as_compute(sink))
 
 
 def _factor(dtype: np.dtype, e: int, scale: np.ndarray | None):
@@ -136,16 +165,24 @@ def _row_max(weights: np.ndarray) -> np.ndarray:
 
 
 def _attend(q: np.ndarray, k: np.ndarray, v: np.ndarray, factor, bias: np.ndarray | None,
-            out_dtype: np.dtype) -> np.ndarray:
+            out_dtype: np.dtype, sink: np.ndarray | None = None) -> np.ndarray:
     """``softmax(q @ k^T * factor + bias) @ v`` in the computation type, rounded to ``out_dtype`` (the caller
-    ignores the 'invalid' warning of a row masked everywhere)."""
+    ignores the 'invalid' warning of a row masked everywhere); a ``sink`` joins each row's softmax as one more
+    logit whose weight is dropped."""
     weights = np.matmul(q, k.swapaxes(-1, -2))
     weights *= factor
     if bias is not None:
         weights = weights + bias
-    weights -= _row_max(weights)
+    peak = _row_max(weights)
+    if sink is not None:
+        sink = np.broadcast_to(sink.astype(weights.dtype, copy=False), weights.shape[:-1] + (1,))
+        peak = np.maximum(peak, sink)
+    weights -= peak
     np.exp(weights, out=weights)
-    weights /= np.add.reduce(weights, axis=-1, keepdims=True)
+    total = np.add.reduce(weights, axis=-1, keepdims=True)
+    if sink is not None:
+        total += np.exp(sink - peak)
+    weights /= total
     return np.matmul(weights, v).astype(out_dtype, copy=False)
 
 
@@ -172,12 +209,12 @@ def prepare_sdpa(params, inputs: list[TensorSpec], outputs: list[TensorSpec], co
     run_mask = not causal and mask_kind is not None and len(consts) > 3 and consts[3] is None
 
     def kernel(query: np.ndarray, key: np.ndarray, value: np.ndarray, mask: np.ndarray | None = None,
-               scale: np.ndarray | None = None) -> np.ndarray:
+               scale: np.ndarray | None = None, sink: np.ndarray | None = None) -> np.ndarray:
         q = query.astype(dtype, copy=False)
         bias_now = _mask_bias(dtype, mask, mask_kind) if run_mask else bias
         factor_now = factor if factor is not None else _factor(dtype, q_shape[-1], scale)
         return _attend(q, key.astype(dtype, copy=False), value.astype(dtype, copy=False), factor_now, bias_now,
-                       out_dtype)
+                       out_dtype, sink)
 
     return kernel
 
@@ -187,6 +224,8 @@ def _sdpa_rule(params, inputs, outputs, axes):
     (aligned right, as the broadcast) and the scale has none."""
     if len(axes) > 4 and axes[4] is not None:
         return "the scale input has a batch axis"
+    if len(axes) > 5 and axes[5] is not None:
+        return "the sink input has a batch axis"
     out_rank = outputs[0].shape.rank
     if out_rank is None:
         return "the output rank is unknown"
@@ -207,7 +246,8 @@ def _sdpa_rule(params, inputs, outputs, axes):
 
 
 OPS = (
-    OpDef("ScaledDotProductAttention", 13, 13, LATEST_OPSET, ("query", "key", "value", "attention_mask", "scale"),
+    OpDef("ScaledDotProductAttention", 13, 13, LATEST_OPSET,
+          ("query", "key", "value", "attention_mask", "scale", "sink"),
           infer_sdpa, sdpa, prepare_sdpa, attrs=(Attr("causal", "false", ("true", "false")),), batch=_sdpa_rule,
           exact=False, min_inputs=3),
 )

@@ -19,19 +19,29 @@ from .convert_rules import convert_values
 def infer_convert(ctx: OpContext):
     dst = ctx.attr_element_type("destination_type")
     src = ctx.inputs[0].element_type
-    if dst.kind in ("string", "dynamic") or src.kind == "string":
-        raise UnsupportedError(f"Convert from {src} to {dst} is not supported", layer=ctx.ref)
-    return [TensorSpec(dst, ctx.inputs[0].shape)], {"dst": dst}
+    if dst.kind in ("string", "dynamic") or src.kind == "string" or dst.name in _UNWRITTEN:
+        raise UnsupportedError(f"Convert from {src} to {dst} is not supported", layer=ctx.ref,
+                               hint="ir-run reads weights compressed to nf4, f4e2m1 and f8e8m0, but does not"
+                                    " compress to them" if dst.name in _UNWRITTEN else None)
+    return [TensorSpec(dst, ctx.inputs[0].shape)], {"dst": dst, "src": src}
 
 
-def convert(x: np.ndarray, *, dst: ElementType, out: np.ndarray | None = None) -> np.ndarray:
+_UNWRITTEN = frozenset({"nf4", "f4e2m1", "f8e8m0"})
+"""Compressed float types Convert reads but does not write (OpenVINO's rounding to them is not reproduced)."""
+
+
+def convert(x: np.ndarray, *, dst: ElementType, src: ElementType | None = None,
+            out: np.ndarray | None = None) -> np.ndarray:
     """``x`` converted to ``dst``: a new array, or ``out`` (the output's dtype and shape) filled in place.
+    ``src`` is ``x``'s element type, needed when its dtype does not say it (nf4 codes are uint8); by default the
+    type of ``x.dtype``.
 
     Conversions that are one numpy cast with the reference's result (same type: a copy; between
     full-width integers; integers to f32/f64; f32 <-> f64; integers and f32/f64 to boolean) write
     straight into the output; the others are computed by ``convert_values`` (then copied into ``out``).
     """
-    src = element_type_of(x.dtype)
+    if src is None or src == "dynamic":
+        src = element_type_of(x.dtype)
     src_name = src.name if src is not None else str(x.dtype)
     how = _direct_kind(src_name, dst.name)
     if how is None:
@@ -62,7 +72,7 @@ def prepare_convert(params, inputs: list[TensorSpec], outputs: list[TensorSpec],
     src_name = inputs[0].element_type.name
     how = _direct_kind(src_name, dst.name)
     if how is None:
-        return functools.partial(convert, dst=dst)
+        return functools.partial(convert, dst=dst, src=params.get("src"))
     dtype = dst.dtype
     as_bytes = src_name == "boolean"  # the reference reads a boolean byte as a signed char
     if how == "truth":

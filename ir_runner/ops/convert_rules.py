@@ -26,7 +26,7 @@ import numpy as np
 
 from ..types import ELEMENT_TYPES  # (their .dtype imports ml_dtypes on first use, not at start-up)
 
-_NARROW_FLOATS = ("f16", "bf16", "f8e4m3", "f8e5m2")
+_NARROW_FLOATS = ("f16", "bf16", "f8e4m3", "f8e5m2", "f8e8m0", "f4e2m1", "nf4")
 
 
 def convert_values(x: np.ndarray, src: str, dst: str, dst_dtype: np.dtype) -> np.ndarray:
@@ -103,15 +103,14 @@ def _from_f32(f32: np.ndarray, dst: str) -> np.ndarray:
     raise ValueError(f"no conversion from f32 to {dst}")
 
 
-_INT_BITS = {"u1": 1, "u4": 4, "i4": 4, "u8": 8, "i8": 8, "u16": 16, "i16": 16, "u32": 32, "i32": 32}
 _NUMPY_INT = {"u8": np.uint8, "i8": np.int8, "u16": np.uint16, "i16": np.int16, "u32": np.uint32,
               "i32": np.int32, "u64": np.uint64, "i64": np.int64}
 
 
 def _wrap(v: np.ndarray, dst: str) -> np.ndarray:
     """Two's-complement wrap of an int64/uint64 array to ``dst``'s width (sub-byte types unpacked)."""
-    if dst in ("u1", "u4", "i4"):
-        bits = _INT_BITS[dst]
+    bits = ELEMENT_TYPES[dst].bits
+    if bits < 8:
         low = (v.astype(np.uint64) & np.uint64((1 << bits) - 1)).astype(np.int16)
         return ((low ^ 8) - 8).astype(np.int8) if dst == "i4" else low.astype(np.uint8)
     return v.astype(_NUMPY_INT[dst])
@@ -154,6 +153,9 @@ def to_f32_value(x: np.ndarray, src: str) -> np.ndarray:
         return widened
     if src == "f8e5m2":
         return to_f32_value((np.ascontiguousarray(x).view(np.uint8).astype(np.uint16) << 8).view(np.float16), "f16")
+    table = ELEMENT_TYPES[src].table
+    if table is not None:  # nf4: codes stand for the table's values
+        return table[x]
     return x.astype(np.float32)
 
 

@@ -11,11 +11,11 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from ..parallel import PARALLEL_MIN_ELEMENTS, run_chunked
-from ..types import MAX_DIM, Dim, TensorSpec
+from ..types import ELEMENT_TYPES, MAX_DIM, Dim, TensorSpec
 
-UNCOMPUTED_TYPES = frozenset({"u1", "u4", "i4", "f8e4m3", "f8e5m2"})
-"""Element types the elementwise operations refuse: sub-byte integers and 8-bit floats (OpenVINO's reference
-computes none of these operations on them either)."""
+UNCOMPUTED_TYPES = frozenset(t.name for t in ELEMENT_TYPES.values() if t.is_packed or t.bits == 8 and t.kind == "float")
+"""Element types the elementwise operations refuse: sub-byte types (u1..u6, i4, nf4, f4e2m1) and 8-bit floats
+(OpenVINO's reference computes none of these operations on them either)."""
 
 BLOCK = 1 << 15
 """Elements per block for computations of several passes (kept in cache between passes)."""

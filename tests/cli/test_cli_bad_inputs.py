@@ -77,7 +77,7 @@ def test_u1_values_are_checked_on_every_path(tmp_path, options):
     args = [o.format(dump=tmp_path / "dump") for o in options]
     command = [args[0], model, *args[1:]] if args[0] in ("bench", "gen-inputs") else [model, *args]
     result = invoke(*command, "--input", tmp_path / "x.npy", debug=False)
-    assert "must be 0 or 1" in _one_error(result, 4)
+    assert "its values must be 0..1, got 2" in _one_error(result, 4)
     assert not (tmp_path / "dump").exists()
 
 

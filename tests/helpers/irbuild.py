@@ -46,6 +46,12 @@ PRECISION = {
     "f64": "FP64",
     "f8e4m3": "F8E4M3",
     "f8e5m2": "F8E5M2",
+    "f8e8m0": "F8E8M0",
+    "f4e2m1": "F4E2M1",
+    "nf4": "NF4",
+    "u2": "U2",
+    "u3": "U3",
+    "u6": "U6",
     "i4": "I4",
     "i8": "I8",
     "i16": "I16",
@@ -266,6 +272,13 @@ class IRBuilder:
         }
         spec = out_spec if out_spec is not None else (PRECISION[element_type], list(arr.shape))
         return self._add("Const", "opset1", name, attrs, [], [], [spec], [None])
+
+    def packed_const(self, name: str, raw: bytes, element_type: str, shape: Sequence[int]) -> Layer:
+        """A Const of ``element_type`` whose bytes in the .bin are ``raw`` as given (for packed types)."""
+        start = len(self._bin)
+        self._bin += raw
+        attrs = {"element_type": element_type, "shape": ", ".join(map(str, shape)), "offset": start, "size": len(raw)}
+        return self._add("Const", "opset1", name, attrs, [], [], [(PRECISION[element_type], list(shape))], [None])
 
     def layer(
         self,

@@ -4,6 +4,8 @@ bound, causal, boolean and float masks, the scale input, and seeded random graph
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 
@@ -162,3 +164,105 @@ def test_batch_rule():
     assert rule({}, [q, k, k], [out], [1, 0, 0]) == [1]  # key's axis 0 aligns with the output's axis 1
     assert isinstance(rule({}, [q, k, k], [out], [0, 0, None]), str)
     assert isinstance(rule({}, [q, k, k], [out], [2, None, None]), str)  # L
+
+
+# ---------------------------------------------------------------- the sink input (attention sinks, gpt-oss)
+
+
+def _dims(shape) -> str:
+    return shape if isinstance(shape, str) else ",".join(map(str, shape))
+
+
+def _sink_layer(shapes: dict, *, causal=False, mask=None, sink_value=None, sink_type="f32", out_dims=None):
+    """The IR (xml, weights) of an SDPA with a sixth input ``sink``: a Parameter, or a Const ``sink_value``
+    (the Python API has no sink argument)."""
+    from tests.helpers.irbuild import IRBuilder
+
+    b = IRBuilder()
+    q, k, v = (b.parameter(n, "f32", _dims(shapes[n])) for n in ("q", "k", "v"))
+    m = b.parameter("m", "boolean" if mask == "bool" else "f32", _dims(shapes["m"])) if mask else \
+        b.const("m", np.float32(0))
+    scale = b.const("scale", np.float32(0.5))
+    sink = b.const("sink", sink_value) if sink_value is not None else \
+        b.parameter("sink", sink_type, _dims(shapes["sink"]))
+    b.result(b.layer("ScaledDotProductAttention", "opset13", [q, k, v, m, scale, sink],
+                     attrs={"causal": str(causal).lower()}, out_specs=[("FP32", out_dims)]))
+    return b.build()
+
+
+def _sink_ir(tmp_path, shapes: dict, **options):
+    """:func:`_sink_layer` read and re-saved by OpenVINO (the IR's ports then declare what OpenVINO infers)."""
+    from tests.helpers.irbuild import read_with_openvino
+
+    path = tmp_path / "sink.xml"
+    ov.save_model(read_with_openvino(*_sink_layer(shapes, **options)), str(path), compress_to_fp16=False)
+    return path
+
+
+@pytest.mark.parametrize("sink_shape", [(1, 4, 1, 1), (2, 4, 5, 1), (2, 1, 1, 1), (1, 1, 5, 1)], ids=str)
+@pytest.mark.parametrize("mask", [None, "bool", "float", "causal"])
+def test_sink_values(sink_shape, mask, tmp_path):
+    """The sink joins each row's softmax: large sinks (near log S) take a visible share of every row."""
+    rng = np.random.default_rng(11)
+    shapes = {"q": (2, 4, 5, 8), "k": (2, 4, 6, 8), "v": (2, 4, 6, 4), "sink": sink_shape}
+    if mask in ("bool", "float"):
+        shapes["m"] = (1, 1, 5, 6)
+    path = _sink_ir(tmp_path, shapes, causal=mask == "causal", mask=mask if mask != "causal" else None)
+    check_inference(path)
+    feeds = _feeds(rng, {n: s for n, s in shapes.items() if n != "sink"}, mask)
+    feeds["sink"] = (np.log(6) + rng.standard_normal(sink_shape)).astype(np.float32)
+    got = check_run_cpu(path, feeds, rtol=RTOL, atol=ATOL)
+    feeds["sink"] = np.full(sink_shape, -np.inf, np.float32)  # a sink of -inf takes no share: plain attention
+    without = next(iter(ir_runner.load(str(path)).run(feeds).values()))
+    assert not np.allclose(next(iter(got.values())), without, rtol=1e-2)
+
+
+def test_sink_const_as_gpt_oss_exports(tmp_path):
+    """gpt-oss: a per-head Const [1, H, 1, 1], key and value broadcast over the query's heads."""
+    rng = np.random.default_rng(2)
+    shapes = {"q": (1, 4, 3, 16), "k": (1, 4, 7, 16), "v": (1, 4, 7, 16), "m": (1, 1, 3, 7)}
+    path = _sink_ir(tmp_path, shapes, mask="float", sink_value=rng.standard_normal((1, 4, 1, 1)).astype(np.float32))
+    check_inference(path)
+    check_run_cpu(path, _feeds(rng, shapes, "float"), rtol=RTOL, atol=ATOL)
+
+
+def test_sink_with_a_row_masked_everywhere_gives_zeros(tmp_path):
+    shapes = {"q": (1, 1, 2, 4), "k": (1, 1, 3, 4), "v": (1, 1, 3, 2), "m": (1, 1, 2, 3), "sink": (1, 1, 1, 1)}
+    path = _sink_ir(tmp_path, shapes, mask="bool")
+    feeds = _feeds(np.random.default_rng(0), {n: s for n, s in shapes.items() if n not in ("m", "sink")})
+    feeds["m"] = np.array([[[[True, False, True], [False, False, False]]]])
+    feeds["sink"] = np.ones((1, 1, 1, 1), np.float32)
+    got = next(iter(check_run_cpu(path, feeds, rtol=RTOL, atol=ATOL).values()))
+    assert (got[0, 0, 1] == 0).all() and (got[0, 0, 0] != 0).all()
+
+
+@pytest.mark.parametrize("sink_shape", ["1,4,1,1", "?,?,?,?", "1,4,3,1", "1,1,1,1", "..."])
+def test_sink_shapes_openvino_accepts(sink_shape, tmp_path):
+    check_inference(_sink_ir(tmp_path, {"q": (1, 4, 3, 8), "k": (1, 4, 5, 8), "v": (1, 4, 5, 8), "sink": sink_shape}))
+
+
+@pytest.mark.parametrize("sink_shape, message", [
+    ("4,1,1", "the sink must have the query's rank 4, got [4,1,1]"),
+    ("1,4,1,1,1", "the sink must have the query's rank 4"),
+    ("1,4,1,2", "the sink's last dim must be 1, got [1,4,1,2]"),
+    ("1,3,1,1", "the sink [1,3,1,1] does not broadcast to [N..,L,1] = [1,4,3,1]"),
+    ("1,4,2,1", "does not broadcast"),
+])
+def test_sink_shape_errors(sink_shape, message):
+    """Shapes OpenVINO refuses too (rank, last dim, a head count or L that differs)."""
+    from tests.helpers.irbuild import read_with_openvino
+
+    xml, weights = _sink_layer({"q": "1,4,3,8", "k": "1,4,5,8", "v": "1,4,5,8", "sink": sink_shape},
+                               out_dims=[1, 4, 3, 8])
+    with pytest.raises(Exception, match="[Ss]ink"):
+        read_with_openvino(xml, weights)
+    with pytest.raises(IRError, match=re.escape(message)) as caught:
+        ir_runner.load(xml, weights)
+    assert "sink" in str(caught.value) and "ScaledDotProductAttention-13" in str(caught.value)
+
+
+def test_sink_must_have_the_attention_type():
+    layer = _sink_layer({"q": "1,2,3,4", "k": "1,2,3,4", "v": "1,2,3,4", "sink": "1,2,1,1"}, sink_type="f16",
+                        out_dims=[1, 2, 3, 4])
+    with pytest.raises(IRError, match="f16"):
+        ir_runner.load(*layer)

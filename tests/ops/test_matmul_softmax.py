@@ -114,6 +114,16 @@ def test_matmul_f16_accumulates_wider(tmp_path):
     assert got.tolist() == want.tolist() == [[2052.0]]
 
 
+@pytest.mark.parametrize("a_shape", [(0, 64), (1, 0, 64)], ids=str)
+def test_matmul_of_no_rows(a_shape, tmp_path):
+    """A mixture-of-experts layer's expert that no token was routed to multiplies an empty [0, K] activation
+    by its weight: an empty product (it divided by zero planning its row blocks)."""
+    pa, pb = ops.parameter([-1] * len(a_shape), ov.Type.f32, name="a"), ops.parameter([24, 64], ov.Type.f32, name="b")
+    got, want = _run(tmp_path, ops.matmul(pa, pb, False, True), [pa, pb],
+                     {"a": np.zeros(a_shape, np.float32), "b": np.ones((24, 64), np.float32)})
+    assert got.shape == want.shape == a_shape[:-1] + (24,)
+
+
 def test_matmul_writes_into_out(tmp_path):
     a, b = ops.parameter([8, 16, 32], ov.Type.f32, name="a"), ops.parameter([8, 32, 4], ov.Type.f32, name="b")
     path = write_ir(ops.matmul(a, b, False, False), [a, b], tmp_path)

@@ -16,7 +16,7 @@ import pytest
 
 import ir_runner
 from ir_runner.parallel import PARALLEL_MIN_ELEMENTS
-from ir_runner.types import ELEMENT_TYPES
+from ir_runner.types import ELEMENT_TYPES, element_type_of
 from tests.helpers.bits import assert_same_bits
 from tests.helpers.gather_reference import gather_with_zeros
 from tests.helpers.irbuild import IRBuilder
@@ -73,7 +73,7 @@ def build(data_shape, indices_shape, axis, version: str, batch_dims, et: str, id
 
 
 def type_name(array: np.ndarray) -> str:
-    return next(k for k, v in NP.items() if np.dtype(v) == array.dtype and k != "u1")
+    return element_type_of(array.dtype).name
 
 
 def run_gather(data, indices, axis: int, version: str = "opset8", batch_dims: int | None = None, *,
@@ -287,8 +287,9 @@ def palette(et: str) -> np.ndarray:
     dt = np.dtype(NP[et])
     if et == "boolean":
         return np.array([True, False, True, True, False, True])
-    if et == "u1":
-        return np.array([1, 0, 1, 1, 0, 1], np.uint8)
+    limit = ELEMENT_TYPES[et].code_limit  # u1, u2, u3, u6 values and nf4 codes, one per byte
+    if limit is not None:
+        return np.array([limit, 0, 1, limit, 0, limit // 2], np.uint8)
     if et in ("i4", "u4"):
         info = ml_dtypes.iinfo(dt)
         return np.array([info.min, info.max, 1, 2, info.max - 1, 3], dt)
@@ -302,6 +303,8 @@ def palette(et: str) -> np.ndarray:
         "f64": (1 << 63, 0x7FF0 << 48, 0xFFF0 << 48, (0x7FF4 << 48) | 7, (0xFFF8 << 48) | 0xABC, 1),
         "f8e4m3": (0x80, 0x7F, 0xFF, 0x01, 0x7E, 0xFE),
         "f8e5m2": (0x80, 0x7C, 0xFC, 0x7D, 0xFF, 0x01),
+        "f8e8m0": (0x00, 0x7F, 0xFF, 0xFE, 0x01, 0x80),  # 2**-127, 1, NaN, 2**127
+        "f4e2m1": (0x8, 0x7, 0xF, 0x1, 0x9, 0x6),  # -0, +-6, +-0.5 (one value per byte)
     }[et]
     return np.array(patterns, dtype=f"u{dt.itemsize}").view(dt)
 

@@ -15,7 +15,7 @@ import pytest
 
 import ir_runner
 from ir_runner.parallel import PARALLEL_MIN_ELEMENTS
-from ir_runner.types import ELEMENT_TYPES
+from ir_runner.types import ELEMENT_TYPES, element_type_of
 from tests.helpers.bits import assert_same_bits
 from tests.helpers.irbuild import IRBuilder
 
@@ -34,8 +34,9 @@ def palette(et: str) -> np.ndarray:
     dt = np.dtype(NP[et])
     if et == "boolean":
         return np.array([True, False, True, True, False, False, True, False])
-    if et == "u1":
-        return np.array([0, 1, 1, 0, 1, 0, 0, 1], np.uint8)
+    limit = ELEMENT_TYPES[et].code_limit  # u1, u2, u3, u6 values and nf4 codes, one per byte
+    if limit is not None:
+        return np.array([0, limit, 1, 0, limit, 0, 1, limit // 2], np.uint8)
     if et in ("i4", "u4"):
         info = ml_dtypes.iinfo(dt)
         return np.array([info.min, info.max, 0, 1, info.max - 1, 3, info.min + 1, 5], dt)
@@ -49,6 +50,8 @@ def palette(et: str) -> np.ndarray:
         "f64": (0, 1 << 63, 0x7FF0 << 48, 0xFFF0 << 48, (0x7FF4 << 48) | 7, (0xFFF8 << 48) | 0xABC, 1, 0x7FEF << 48),
         "f8e4m3": (0x00, 0x80, 0x7F, 0xFF, 0x01, 0x7E, 0xFE, 0x38),
         "f8e5m2": (0x00, 0x80, 0x7C, 0xFC, 0x7D, 0xFF, 0x01, 0x7B),
+        "f8e8m0": (0x00, 0x7F, 0xFF, 0xFE, 0x01, 0x80, 0x7E, 0x40),  # 2**-127, 1, NaN, 2**127
+        "f4e2m1": (0x0, 0x8, 0x7, 0xF, 0x1, 0x9, 0x6, 0x2),  # +-0, +-6, +-0.5 (one value per byte)
     }
     return bits(dt, *patterns[et])
 
@@ -96,7 +99,7 @@ def build(cond_shape, then_shape, else_shape, et: str, attrs, out_shape, *, cons
 def run_select(cond, then, else_, attrs=None, *, et: str | None = None, out_shape=None) -> np.ndarray:
     """Run Select on Parameters holding the three arrays; ``attrs=None`` writes no ``<data>``."""
     cond, then, else_ = (np.asarray(a) for a in (cond, then, else_))
-    et = et or next(k for k, v in NP.items() if np.dtype(v) == then.dtype and k != "u1")
+    et = et or element_type_of(then.dtype).name
     if out_shape is None:
         mode = (attrs or {}).get("auto_broadcast", "numpy").lower()
         out_shape = then.shape if mode == "pdpd" else np.broadcast_shapes(cond.shape, then.shape, else_.shape)
