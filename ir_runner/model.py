@@ -216,7 +216,7 @@ class Model:
                 with self._lock, _gc_paused():
                     if self._static_plan is None:
                         # check_memory ran at load, for these very shapes
-                        self._static_plan = build_plan(self.inference, checked=True)
+                        self._static_plan = build_plan(self.inference, checked=True, strict=self.strict)
             return self._static_plan
         signature = tuple((a.dtype, a.shape) for a in arrays)
         if self.variables:
@@ -243,7 +243,7 @@ class Model:
             self._kernels = {}
         with _gc_paused():
             plan = build_plan(inference, self.memory_limit, fed=fed_layers(self, variables) if self.variables else (),
-                              stored=stored_sources(self), kernels=self._kernels)
+                              stored=stored_sources(self), kernels=self._kernels, strict=self.strict)
         with self._lock:
             if len(self._plans) >= _PLAN_CACHE_SIZE:
                 self._plans.clear()

@@ -84,7 +84,7 @@ class Subgraph(Body):
                 signature += tuple(arrays[i].tobytes() for i in deciding)
                 inference = self._inference(specs, {self.parameters[i]: arrays[i] for i in deciding},
                                              decide=True)
-            plan = build_plan(inference, None)
+            plan = build_plan(inference, None, strict=self.strict)
             with self._lock:
                 if len(self._plans) >= _MAX_PLANS:
                     self._plans.clear()
