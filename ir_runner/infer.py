@@ -30,7 +30,7 @@ from .extension import checked_kernel
 from .graph import Graph
 from .ir.records import LayerRecord, PortRecord, Record
 from .ops.api import FOLD_MAX_BYTES, OpContext, OpDef, PartialValue
-from .ops.registry import find_op, layer_ref, supported_summary
+from .ops.registry import find_op, layer_ref, openvino_refusal, supported_summary
 from .state import check_variables
 from .types import (
     DYNAMIC,
@@ -43,8 +43,8 @@ from .types import (
     element_type,
     element_type_of,
 )
+from .unsupported import not_implemented, unsupported_error
 from .unsupported import reason as unsupported_reason
-from .unsupported import unsupported_error
 
 
 class PortCheck(Record):
@@ -187,7 +187,7 @@ class Inference:
         """Raise the error ``load`` reports: all unknown operations at once, else the first finding."""
         errors = self.errors
         unsupported = [e for e in errors if isinstance(e, UnsupportedError)]
-        unknown = [info.ref for info in self.layers.values() if info.op is None]
+        unknown = [info.ref for info in self.layers.values() if not_implemented(info)]
         if unknown:
             raise unsupported_error([self.layers[ref.id] for ref in unknown], _unknown_hint(self.layers, unknown))
         if unsupported:
@@ -426,7 +426,10 @@ def _infer_layer(info: LayerInference, const_value, strict: bool, weights, memo:
                  partial_value, bodies) -> None:
     layer = info.layer
     if info.op is None:
-        info.errors.append(_unknown_op_error(info))
+        refusal = openvino_refusal(layer.type, layer.version)
+        info.errors.append(ModelFormatError(f"OpenVINO refuses this file: {refusal}", layer=info.ref,
+                                            hint="write the version of the opset that holds the operation")
+                           if refusal is not None else _unknown_op_error(info))
         info.outputs = [_declared_spec(p, info) for p in layer.outputs]
         return
     if not info.op.takes_inputs(len(info.inputs)):
