@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import functools
 import gc
 import os
 import threading
@@ -421,7 +422,8 @@ def load(
     """
     with _gc_paused():
         graph = read_graph(source, weights)
-        inference = infer_graph(graph, strict=strict, body_provider=body_provider)
+        inference = infer_graph(graph, strict=strict,
+                                body_provider=functools.partial(body_provider, memory_limit=memory_limit))
         unsupported = None
         try:
             inference.raise_first()

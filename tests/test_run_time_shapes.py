@@ -101,6 +101,15 @@ def test_computing_what_decides_a_shape_respects_the_memory_limit(tmp_path):
         model.run(list(_inputs(0)))
 
 
+def test_bodies_take_the_models_memory_limit(tmp_path):
+    """Each body infers what decides its shapes within the model's memory_limit (``infer_for_inputs``), as the
+    model does (bodies took the default limit, whatever the model's)."""
+    path = _if_model(tmp_path)
+    for limit in (3 * FOLD_MAX_BYTES, None):
+        model = ir_runner.load(path, memory_limit=limit)
+        assert model.graph.subgraphs and {body.memory_limit for body in model.graph.subgraphs.values()} == {limit}
+
+
 def _after_if(then: bool = True):
     """``x`` (f32[4,1]) and ``cond`` as Parameters, and ``cond ? x[:2] : x[:3]``: an output of [2,1] or [3,1],
     a shape only the run decides."""
