@@ -28,10 +28,21 @@ within half an ulp of the narrow type. The first divergence is the first unexpla
 the report is ``ok`` when there is none. Layer outputs the device cannot show are ``not observable`` (with the
 reason), never skipped silently.
 
-A layer output that differs only as a known **device representation** makes (a 64-bit integer the device holds
-in 32 bits, its values outside the range saturated or wrapped: the CPU plugin's INT64_MAX slice ends) has the
-status ``device representation`` and does not fail the check, as long as every layer output computed from it
-agrees; when one does not, the representation is the cause (``diverges``). With ``strict`` it always diverges.
+A 64-bit integer output whose device values are ours narrowed to 32 bits (saturated or wrapped: the CPU plugin
+holds i64/u64 in 32 bits) is a known **device representation** (status ``device representation``, with the
+narrowing in ``note``) when it does not come from a computation on agreeing inputs: it is a constant (a Const,
+such as the INT64_MAX slice ends of torch exports, or folded from constants), or every input it reads that
+differs is itself a representation (a Concat of two INT64_MAX Consts). It does not fail the check while it
+stays invisible: every layer output computed from it agrees (or is itself a representation), and it is not a
+model output's value (what a Result returns is what the user sees). Otherwise it is a divergence: a model
+output holding it ``diverges``; a representation that a later differing output reads becomes the cause
+(``diverges``, whatever else that output reads), the output ``inherited``. A computed output that overflows 32
+bits from agreeing inputs (an i64 Add the device computes in 32 bits) ``diverges``: the device computed
+other values. With ``strict_representations`` every representation is a divergence.
+
+An output reading several diverged outputs inherits from all of them, whatever their order: representations
+among them become causes as above, and its ``cause`` is the earliest (in execution order) that diverges, or
+the earliest explained one when all are explained.
 """
 
 from __future__ import annotations
@@ -145,13 +156,15 @@ class CrosscheckReport(Record):
 
 def crosscheck(model: Model | str | os.PathLike | bytes, feeds: Mapping[str, object] | Sequence | None = None,
                device: str = "CPU", precision: str = "f32", *, weights=None, tolerance: Tolerance | None = None,
-               cast: str | None = None, strict: bool = False, state: State | None = None) -> CrosscheckReport:
+               cast: str | None = None, strict_representations: bool = False, state: State | None = None
+               ) -> CrosscheckReport:
     """Run ``model`` (a loaded Model, or what :func:`ir_runner.load` takes) on ``feeds`` in ir-run and in
     OpenVINO on ``device`` with ``INFERENCE_PRECISION_HINT=precision``, and compare every layer output.
 
     Needs the optional ``openvino`` package (UnsupportedError with how to install it otherwise). ``tolerance``
-    replaces the precision's default bound for outputs compared by tolerance. ``strict``: a device
-    representation (see the module docstring) is a divergence. A stateful model runs on ``state`` (a new one
+    replaces the precision's default bound for outputs compared by tolerance. ``strict_representations``: a
+    device representation (see the module docstring) is a divergence (the model's own ``strict``, given to
+    :func:`ir_runner.load`, is about index values, as everywhere). A stateful model runs on ``state`` (a new one
     when None), which the run updates; OpenVINO's infer request starts from the same variable values.
     """
     from .device import PRECISIONS, run_on_device
@@ -179,6 +192,8 @@ def crosscheck(model: Model | str | os.PathLike | bytes, feeds: Mapping[str, obj
     tainted: dict[tuple[str, int], LayerRef] = {}  # outputs that diverged (or are unobservable and read one
     # that did), with the cause they come from
     represented: dict[str, int] = {}  # layers whose output differs as the device represents it -> their row
+    causes_at: dict[str, int] = {}  # cause layers -> their row
+    returned = {model.graph.sources[result.id][0] for result in model.graph.results}  # the model's outputs
     inexact: set[tuple[str, int]] = set()  # outputs that agree within the tolerance but not bit for bit
     for record in trace.layers:
         info = model.inference.layers[record.layer.id]
@@ -194,7 +209,8 @@ def crosscheck(model: Model | str | os.PathLike | bytes, feeds: Mapping[str, obj
                               value.shape, _rule(value.dtype, exact, precision))
         key = (record.layer.name, record.position)
         _note_constant_path(narrowest, record, sources, value)
-        cause = next((tainted[source] for source in sources if source in tainted), None)
+        causes = sorted({tainted[source].id: tainted[source] for source in sources if source in tainted}.values(),
+                        key=lambda ref: causes_at[ref.id])
         if key in device_run.values:
             device_value = device_run.values[key]
             _compare(row, value, device_value, bound)
@@ -202,30 +218,48 @@ def crosscheck(model: Model | str | os.PathLike | bytes, feeds: Mapping[str, obj
                     reads_inexact or device_value.shape != value.shape or device_value.dtype != value.dtype
                     or not np.array_equal(_bits(value), _bits(device_value))):
                 inexact.add((record.layer.id, record.position))
-            if row.mismatches and cause is not None:
-                row.status, row.cause = INHERITED, cause
-                if cause.id in represented:  # a representation that made a later output differ is its cause
-                    rows[represented[cause.id]].status = DIVERGES
-            elif row.mismatches and row.note in _NARROWED and not strict:
+            representation = row.mismatches and row.note in _NARROWED and (
+                all(cause.id in represented for cause in causes)
+                if causes else record.source in ("constant", "folded"))
+            if representation and not strict_representations \
+                    and (record.layer.id, record.position) not in returned:
                 row.status, row.cause = REPRESENTED, record.layer
                 represented[record.layer.id] = len(rows)
-            elif row.mismatches:
+            elif representation or (row.mismatches and not causes):
                 row.status, row.cause = DIVERGES, record.layer
-                _explain(row, info, model, ours_by_key, device_run.values, value, device_value)
+                if representation and not strict_representations:
+                    row.note += "; it is a model output, which the user sees as the device holds it"
+                elif row.note in _NARROWED and not representation:
+                    row.note += ", computed from inputs that agree: the device computes other values"
+                else:
+                    _explain(row, info, model, ours_by_key, device_run.values, value, device_value)
                 if row.status == DIVERGES:
                     _explain_decompression(row, narrowest.get((record.layer.id, record.position)), value,
                                            device_value, device, precision)
                 if row.status == DIVERGES:
                     _unseen_ties(row, model, sources, unseen, ours_by_key, device)
+            elif row.mismatches:
+                for cause in causes:  # a representation that made a later output differ is a cause
+                    if cause.id in represented:
+                        rows[represented.pop(cause.id)].status = DIVERGES
+                row.status, row.cause = INHERITED, _first_cause(causes, rows, causes_at)
         else:
             row.status = UNOBSERVABLE
             row.note = device_run.unobservable.get(key, "not returned by the device")
-            row.cause = cause
+            row.cause = _first_cause(causes, rows, causes_at) if causes else None
             unseen.add((record.layer.id, record.position))
-        if row.diverged or (row.status == UNOBSERVABLE and cause is not None):
+        if row.cause == record.layer:
+            causes_at[record.layer.id] = len(rows)
+        if row.diverged or (row.status == UNOBSERVABLE and row.cause is not None):
             tainted[(record.layer.id, record.position)] = row.cause
         rows.append(row)
     return CrosscheckReport(device, precision, bound, device_run.version, rows)
+
+
+def _first_cause(causes: list[LayerRef], rows: list[LayerComparison], causes_at: dict[str, int]) -> LayerRef:
+    """Of the causes an output inherits from (in execution order), the first that diverges; the first (an
+    explained one) when none does."""
+    return next((cause for cause in causes if rows[causes_at[cause.id]].status == DIVERGES), causes[0])
 
 
 def _explain(row: LayerComparison, info, model: Model, ours: dict, theirs: dict, value: np.ndarray,

@@ -30,7 +30,7 @@ from .extension import checked_kernel
 from .graph import Graph
 from .ir.records import LayerRecord, PortRecord, Record
 from .ops.api import FOLD_MAX_BYTES, OpContext, OpDef, PartialValue
-from .ops.registry import find_op, layer_ref, supported_summary
+from .ops.registry import find_op, layer_ref, openvino_refusal, supported_summary
 from .state import check_variables
 from .types import (
     DYNAMIC,
@@ -43,8 +43,8 @@ from .types import (
     element_type,
     element_type_of,
 )
+from .unsupported import not_implemented, unsupported_error
 from .unsupported import reason as unsupported_reason
-from .unsupported import unsupported_error
 
 
 class PortCheck(Record):
@@ -187,7 +187,7 @@ class Inference:
         """Raise the error ``load`` reports: all unknown operations at once, else the first finding."""
         errors = self.errors
         unsupported = [e for e in errors if isinstance(e, UnsupportedError)]
-        unknown = [info.ref for info in self.layers.values() if info.op is None]
+        unknown = [info.ref for info in self.layers.values() if not_implemented(info)]
         if unknown:
             raise unsupported_error([self.layers[ref.id] for ref in unknown], _unknown_hint(self.layers, unknown))
         if unsupported:
@@ -369,17 +369,45 @@ def _context(info: LayerInference, const_value, strict: bool, weights, partial_v
     return OpContext(info.layer, info.ref, info.op, info.inputs, const_value, strict, weights, partial_value, bodies)
 
 
+_RUN_TIME_KERNELS = 16  # kernels a run-time-shape layer keeps, one per input signature (then started anew)
+_RUN_TIME_KEY_MAX_BYTES = 4096  # input values inference read, compared by value; a larger one is not kept
+
+
 def run_time_kernel(info: LayerInference, strict: bool, weights, bodies):
     """The kernel of a layer whose input shapes only the run decides (after an If whose branches differ, a Loop
     stopped by its body's condition, a NonMaxSuppression in a body): the layer is inferred again from the
-    arrays it is given, every input counting as constant, and its kernel called with those parameters (a
-    Squeeze's output shape, a Reshape's target). The errors are those inference would give."""
+    arrays it is given, every input counting as constant (``strict`` as the model's), and its kernel called
+    with those parameters (a Squeeze's output shape, a Reshape's target), its results checked as every
+    extension's are (:func:`checked_kernel`). The errors are those inference would give.
+
+    Inference runs once per signature: the inputs' dtypes and shapes, and the values of the inputs it read
+    (a Reshape's target, a Gather's indices under ``strict``); the kernels of the last ``_RUN_TIME_KERNELS``
+    signatures are kept (a signature whose read values exceed ``_RUN_TIME_KEY_MAX_BYTES`` is inferred at every
+    call)."""
+    known: dict[tuple, list[tuple[tuple, Any]]] = {}
+
     def kernel(*arrays: np.ndarray):
+        shapes = tuple((array.dtype.str, array.shape) for array in arrays)
+        for reads, prepared in known.get(shapes, ()):
+            if all(constant_fingerprint(arrays[position], _RUN_TIME_KEY_MAX_BYTES) == seen
+                   for position, seen in reads):
+                return prepared(*arrays)
+        reads: list[tuple[int, Any]] = []
+
+        def const_value(_layer, position: int) -> np.ndarray:
+            reads.append((position, constant_fingerprint(arrays[position], _RUN_TIME_KEY_MAX_BYTES)))
+            return arrays[position]
+
         specs = [TensorSpec(spec.element_type if spec.element_type != DYNAMIC else element_type_of(array.dtype),
                             PartialShape.of(array.shape)) for spec, array in zip(info.inputs, arrays)]
-        ctx = OpContext(info.layer, info.ref, info.op, specs, lambda _layer, position: arrays[position], strict,
-                        weights, None, bodies)
-        return info.op.kernel(*arrays, **info.op.infer(ctx)[1])
+        ctx = OpContext(info.layer, info.ref, info.op, specs, const_value, strict, weights, None, bodies)
+        outputs, params = info.op.infer(ctx)
+        prepared = checked_kernel(info.op, functools.partial(info.op.kernel, **params), outputs)
+        if all(seen is not False for _, seen in reads):
+            if sum(map(len, known.values())) >= _RUN_TIME_KERNELS:
+                known.clear()
+            known.setdefault(shapes, []).append((tuple(reads), prepared))
+        return prepared(*arrays)
 
     return kernel
 
@@ -398,7 +426,10 @@ def _infer_layer(info: LayerInference, const_value, strict: bool, weights, memo:
                  partial_value, bodies) -> None:
     layer = info.layer
     if info.op is None:
-        info.errors.append(_unknown_op_error(info))
+        refusal = openvino_refusal(layer.type, layer.version)
+        info.errors.append(ModelFormatError(f"OpenVINO refuses this file: {refusal}", layer=info.ref,
+                                            hint="write the version of the opset that holds the operation")
+                           if refusal is not None else _unknown_op_error(info))
         info.outputs = [_declared_spec(p, info) for p in layer.outputs]
         return
     if not info.op.takes_inputs(len(info.inputs)):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import functools
 import gc
 import os
 import threading
@@ -216,7 +217,7 @@ class Model:
                 with self._lock, _gc_paused():
                     if self._static_plan is None:
                         # check_memory ran at load, for these very shapes
-                        self._static_plan = build_plan(self.inference, checked=True)
+                        self._static_plan = build_plan(self.inference, checked=True, strict=self.strict)
             return self._static_plan
         signature = tuple((a.dtype, a.shape) for a in arrays)
         if self.variables:
@@ -243,7 +244,7 @@ class Model:
             self._kernels = {}
         with _gc_paused():
             plan = build_plan(inference, self.memory_limit, fed=fed_layers(self, variables) if self.variables else (),
-                              stored=stored_sources(self), kernels=self._kernels)
+                              stored=stored_sources(self), kernels=self._kernels, strict=self.strict)
         with self._lock:
             if len(self._plans) >= _PLAN_CACHE_SIZE:
                 self._plans.clear()
@@ -421,7 +422,8 @@ def load(
     """
     with _gc_paused():
         graph = read_graph(source, weights)
-        inference = infer_graph(graph, strict=strict, body_provider=body_provider)
+        inference = infer_graph(graph, strict=strict,
+                                body_provider=functools.partial(body_provider, memory_limit=memory_limit))
         unsupported = None
         try:
             inference.raise_first()

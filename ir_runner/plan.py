@@ -102,7 +102,7 @@ def _counted(kernel: KernelFn, count: int) -> KernelFn:
 
 def build_plan(inference: Inference, memory_limit: int | None = DEFAULT_MEMORY_LIMIT, *, checked: bool = False,
                fed: tuple[str, ...] = (), stored: tuple[tuple[str, int], ...] = (),
-               kernels: dict[int, tuple] | None = None) -> Plan:
+               kernels: dict[int, tuple] | None = None, strict: bool = False) -> Plan:
     """Turn an error-free inference with static shapes into a plan (a layer output whose shape only its run
     decides, such as a Loop stopped by its body's condition, is computed by the plain kernel).
 
@@ -113,6 +113,7 @@ def build_plan(inference: Inference, memory_limit: int | None = DEFAULT_MEMORY_L
     ``stored``: layer outputs the run returns after the Results (what its variables' writers receive).
     ``kernels``: the kernels of earlier plans of the same graph by LayerInference, taken for the layers whose
     inference this one reuses (``infer_graph(reuse=)``: same inputs, same constants), and filled.
+    ``strict``: the model's, for the layers inferred again at run (see :func:`run_time_kernel`).
     """
     if not checked:
         check_memory(inference, memory_limit)
@@ -151,7 +152,7 @@ def build_plan(inference: Inference, memory_limit: int | None = DEFAULT_MEMORY_L
                 if kernels is not None:
                     kernels[id(info)] = (info, kernel)
             else:  # shapes only the run decides: inferred again from the arrays
-                kernel = run_time_kernel(info, False, graph.net.weights, inference.bodies)
+                kernel = run_time_kernel(info, strict, graph.net.weights, inference.bodies)
             steps_raw.append((kernel, info.ref, inputs, tuple(outputs)))
             if info.op.views:
                 may_alias.update(outputs)

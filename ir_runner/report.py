@@ -17,7 +17,7 @@ from .errors import IRError, UnsupportedError, clip_text, error_entry
 from .ops.api import Finding
 from .state import find_variables
 from .types import PartialShape, TensorSpec
-from .unsupported import INSPECT_HINT
+from .unsupported import INSPECT_HINT, not_implemented
 
 if TYPE_CHECKING:
     from .graph import Graph
@@ -74,7 +74,7 @@ def analyse(source: Source, weights: Source | memoryview | None = None, *, stric
         analysis.errors.append(error)
         return analysis
     analysis.inference = infer_graph(analysis.graph, strict=strict, body_provider=body_provider)
-    analysis.unsupported = [info for info in analysis.inference.layers.values() if info.op is None]
+    analysis.unsupported = [info for info in analysis.inference.layers.values() if not_implemented(info)]
     analysis.errors = checked_errors(analysis.graph, analysis.inference)
     try:
         analysis.inference.raise_first()

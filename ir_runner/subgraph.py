@@ -7,6 +7,7 @@ them. A body's graph is built once per layer; its plans are cached per input sig
 
 from __future__ import annotations
 
+import functools
 import threading
 
 import numpy as np
@@ -26,11 +27,13 @@ _MAX_PLANS = 64
 class Subgraph(Body):
     """One body of one layer."""
 
-    def __init__(self, graph: Graph, owner: LayerRef, tag: str, strict: bool) -> None:
+    def __init__(self, graph: Graph, owner: LayerRef, tag: str, strict: bool,
+                 memory_limit: int | None = DEFAULT_MEMORY_LIMIT) -> None:
         self.graph = graph
         self.owner = owner
         self.tag = tag
         self.strict = strict
+        self.memory_limit = memory_limit
         self.parameters = tuple(layer.id for layer in graph.parameters)
         self.results = tuple(layer.id for layer in graph.results)
         self._plans: dict[tuple, object] = {}
@@ -44,7 +47,8 @@ class Subgraph(Body):
         if unknown:
             raise InferenceError(f"<{self.tag}> has no Parameter with internal id {unknown[0]!r}", layer=self.owner)
         try:
-            inference = infer_for_inputs(self.graph, self.strict, specs, values, decide=decide)
+            inference = infer_for_inputs(self.graph, self.strict, specs, values, decide=decide,
+                                         memory_limit=self.memory_limit)
         except IRError as error:
             inner = f"{error.layer}, " if error.layer else ""
             raise type(error)(f"in <{self.tag}>: {inner}{error.detail}", layer=self.owner, port=error.port,
@@ -84,7 +88,7 @@ class Subgraph(Body):
                 signature += tuple(arrays[i].tobytes() for i in deciding)
                 inference = self._inference(specs, {self.parameters[i]: arrays[i] for i in deciding},
                                              decide=True)
-            plan = build_plan(inference, None)
+            plan = build_plan(inference, None, strict=self.strict)
             with self._lock:
                 if len(self._plans) >= _MAX_PLANS:
                     self._plans.clear()
@@ -109,20 +113,22 @@ def infer_for_inputs(graph: Graph, strict: bool, specs: dict[str, TensorSpec],
     is decided by computing what it comes from, whatever its size (the layers before it within
     ``memory_limit``); an input that decides a shape and is still unknown then raises InputError. Without
     ``decide`` (a body inferred at load, some of its Parameters unknown) unknown shapes stay unknown."""
+    bodies = functools.partial(body_provider, memory_limit=memory_limit)
     inference = infer_graph(graph, strict=strict, input_specs=specs, input_values=values,
-                            body_provider=body_provider, check_declared=False, reuse=reuse)
+                            body_provider=bodies, check_declared=False, reuse=reuse)
     inference.raise_first()
     if values is not None and decide and inference.deciding_inputs():
         check_memory(inference, memory_limit)  # (up to the first shape not yet known)
         inference = infer_graph(graph, strict=strict, input_specs=specs, input_values=values,
-                                body_provider=body_provider, check_declared=False, fold_limit=None)
+                                body_provider=bodies, check_declared=False, fold_limit=None)
         inference.raise_first()
         inference.refuse_unknown_deciding()
     return inference
 
 
-def body_provider(graph: Graph, strict: bool, ref_of):
-    """``bodies(layer, tag)`` for the OpContexts of ``graph``: each body's Subgraph, built once per layer."""
+def body_provider(graph: Graph, strict: bool, ref_of, memory_limit: int | None = DEFAULT_MEMORY_LIMIT):
+    """``bodies(layer, tag)`` for the OpContexts of ``graph``: each body's Subgraph, built once per layer, with
+    the model's ``strict`` and ``memory_limit``."""
     def bodies(layer: LayerRecord, tag: str) -> Subgraph:
         key = (layer.id, tag)
         found = graph.subgraphs.get(key)
@@ -132,7 +138,7 @@ def body_provider(graph: Graph, strict: bool, ref_of):
             except IRError as error:
                 raise type(error)(f"in <{tag}>: {error.detail}", layer=ref_of(layer), port=error.port,
                                   hint=error.hint) from None
-            found = graph.subgraphs[key] = Subgraph(inner, ref_of(layer), tag, strict)
+            found = graph.subgraphs[key] = Subgraph(inner, ref_of(layer), tag, strict, memory_limit)
         return found
 
     return bodies

@@ -9,12 +9,18 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from .errors import MESSAGE_ITEMS, UnsupportedError, clip_text
-from .ops.registry import is_known_type, versions_of
+from .ops.registry import is_known_type, openvino_refusal, versions_of
 
 if TYPE_CHECKING:
     from .infer import LayerInference
 
 INSPECT_HINT = "`ir-run inspect MODEL.xml` shows every layer, the unsupported ones marked"
+
+
+def not_implemented(info: LayerInference) -> bool:
+    """Whether ir-run lacks the layer's operation (not when OpenVINO itself refuses its type and opset: an
+    invalid model, see :func:`openvino_refusal`)."""
+    return info.op is None and openvino_refusal(info.layer.type, info.layer.version) is None
 
 
 def type_label(info: LayerInference) -> str:

@@ -158,3 +158,41 @@ def test_an_extension_kernel_folding_a_constant_is_checked_too(tmp_path):
     assert done.returncode == 0, done.stderr
     assert done.stdout.startswith("7 layer 'st' (ScaledTanh-1, id 1") and "faulty-ops" in done.stdout, done.stdout
     assert "returned f64[2,2] for output 0, where its inference gives f32[2,2]" in done.stdout
+
+
+@pytest.mark.parametrize(("body", "message"), [
+    ("return x.astype(np.float64)", "returned f64[2,1] for output 0, where its inference gives f32[2,1]"),
+    ("return 1 / 0", "failed: ZeroDivisionError: division by zero"),
+], ids=["dtype", "raises"])
+def test_an_extension_kernel_after_a_run_time_shape_is_checked_too(tmp_path, body, message):
+    """After an If whose branches give [2,1] or [3,1], the layer is inferred again at run: its kernel's results
+    are checked, and its failure named, as on every other path (it returned f64 silently, or 'internal error')."""
+    _distribution(tmp_path, "faulty", _FAULTY.format(body=body), "faulty = faulty:register", dist="faulty-ops")
+    done = _python(tmp_path, f"""
+        import re
+        import numpy as np, openvino as ov, ir_runner
+        from openvino import opset13 as op
+
+        x, cond = op.parameter([4, 1], np.float32, name="x"), op.parameter([], np.bool_, name="cond")
+        bodies = []
+        for stop in (2, 3):
+            inner = op.parameter([4, 1], np.float32)
+            bodies.append((inner, op.result(op.slice(inner, op.constant(np.array([0])), op.constant(np.array([stop])),
+                                                     op.constant(np.array([1]))))))
+        node = op.if_op(cond)
+        node.set_then_body(ov.Model([bodies[0][1]], [bodies[0][0]]))
+        node.set_else_body(ov.Model([bodies[1][1]], [bodies[1][0]]))
+        node.set_input(x.output(0), bodies[0][0], bodies[1][0])
+        relu = op.relu(node.set_output(bodies[0][1], bodies[1][1]), name="ext")
+        ov.save_model(ov.Model([relu], [x, cond]), "{tmp_path}/if.xml", compress_to_fp16=False)
+        xml = open("{tmp_path}/if.xml").read().replace('type="ReLU" version="opset1"',
+                                                       'type="ScaledTanh" version="my_ops"')
+        model = ir_runner.load(xml.encode(), open("{tmp_path}/if.bin", "rb").read())
+        try:
+            print(model.run([np.ones((4, 1), np.float32), np.array(True)]))
+        except ir_runner.ExtensionKernelError as error:
+            print(error.exit_code, error)
+    """)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("7 layer 'ext' (ScaledTanh-1, id 3") and "faulty-ops" in done.stdout, done.stdout
+    assert message in done.stdout

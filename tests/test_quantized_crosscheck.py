@@ -15,7 +15,7 @@ import pytest
 
 import ir_runner
 from ir_runner.divergence import AGREE, DIVERGES, EXPLAINED, INHERITED, decompressions, rounding_ties
-from ir_runner.ops.quantize import OPS, fake_quantize
+from ir_runner.ops.quantize import OPS, SAME_LEVEL_ULP, fake_quantize
 from tests.cli.clikit import invoke
 
 ov = pytest.importorskip("openvino")
@@ -127,8 +127,8 @@ def test_the_cli_says_which_quantization_and_exits_0(tmp_path, monkeypatch):
     assert "1 explained, 1 inherited" in result.stdout
     assert ("explained: layer 'fq' (FakeQuantize-1, id 7): 1 of 64 values one level apart (step 0.0235); their"
             " inputs differ by at most 1 ulp (f32) — a rounding tie, not an error") in result.stdout
-    assert "ok: no unexplained divergence from CPU; 1 later layer output(s) differ only because an explained one" \
-        in result.stdout
+    assert ("ok: no divergence from CPU: 1 differ as explained above and 1 later one(s) only because an explained"
+            " one did (inherited)") in result.stdout and result.stdout.count("ok:") == 1
 
 
 def test_the_explanation_tells_ties_and_the_same_level_from_errors():
@@ -153,6 +153,23 @@ def test_the_explanation_tells_ties_and_the_same_level_from_errors():
     assert unknown.count == 3 and "the device's input is not known here" in unknown.text
     ints = [v.astype(np.int32) for v in (x, *LIMITS)]
     assert explain(params, ints, [None] * 5, ours, theirs, differ) is None
+
+
+@pytest.mark.parametrize(("shift", "explained"), [(SAME_LEVEL_ULP, True), (SAME_LEVEL_ULP + 1, False),
+                                                   (0.24 * STEP / np.spacing(np.float32(HIGH)), False)])
+def test_the_same_level_is_explained_only_within_a_few_ulp_of_the_output_range(shift, explained):
+    """The same level computed by another formula is a few ulp apart (at most 4 ulp of max(|output_low|,
+    |output_high|) on the CPU plugin); a quarter of a step apart is an error (any difference up to half a step
+    was explained)."""
+    explain = OPS[0].explain
+    params = {"levels": LEVELS, "mode": "numpy", "axis": 1}
+    x = np.array([0.5, -1.0, 2.0, -2.5], np.float32)
+    ours = fake_quantize(x, *LIMITS, **params)
+    theirs = (ours.astype(np.float64) + shift * float(np.spacing(np.float32(HIGH)))).astype(np.float32)
+    differ = ours != theirs
+    assert differ.all()
+    account = explain(params, [x, *LIMITS], [x, *LIMITS], ours, theirs, differ)
+    assert (account is not None and account.count == 4) == explained
 
 
 def _compressed(tmp_path) -> str:

@@ -21,6 +21,8 @@ from .options import input_options, model_options, pop_input_options
 @click.option("--rtol", type=click.FloatRange(min=0), help="Relative tolerance, the same way (f32 1e-5, f16 2e-3,"
               " bf16 1.6e-2).")
 @click.option("--ulp", type=click.IntRange(min=0), help="ULPs of the output type allowed, the same way (f32 4).")
+@click.option("--strict-representations", is_flag=True, help="Count a layer output that differs only as the device"
+              " represents it (a 64-bit integer held in 32 bits) as a divergence.")
 @click.option("--all", "show_all", is_flag=True, help="List every layer output, not only those that differ.")
 @json_option
 @quiet_option
@@ -30,7 +32,8 @@ def crosscheck(**kw: Any) -> None:
     Integer, boolean and exactly computed float outputs must be equal bit for bit; other float outputs must
     be within the tolerances. A layer output that differs only as the device represents it (a 64-bit integer
     held in 32 bits, such as an INT64_MAX slice end) is reported as such and passes while every layer computed
-    from it agrees; with --strict it is a divergence. Exit 0 when every layer agrees, 1 when one diverges,
+    from it agrees and it is no model output; with --strict-representations it is a divergence (--strict is
+    spec-strict index checking, as for every command). Exit 0 when every layer agrees, 1 when one diverges,
     5 when openvino is not installed (pip install 'ir-run[openvino]').
     """
     from .crosscheck import CrosscheckOptions, crosscheck_command

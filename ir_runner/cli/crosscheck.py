@@ -29,12 +29,12 @@ class CrosscheckOptions(Record):
     """What ``crosscheck`` was asked to do, as given on the command line."""
 
     __slots__ = ("model", "weights", "strict", "memory_limit", "inputs", "device", "precision", "atol", "rtol",
-                 "ulp", "show_all")
+                 "ulp", "show_all", "strict_representations")
 
     def __init__(self, model: str, weights: str | None = None, strict: bool = False, memory_limit: int | None = None,
                  inputs: InputOptions | None = None, device: str = "CPU", precision: str = "f32",
                  atol: float | None = None, rtol: float | None = None, ulp: int | None = None,
-                 show_all: bool = False) -> None:
+                 show_all: bool = False, strict_representations: bool = False) -> None:
         self.model = model
         self.weights = weights
         self.strict = strict
@@ -46,6 +46,7 @@ class CrosscheckOptions(Record):
         self.rtol = rtol
         self.ulp = ulp
         self.show_all = show_all
+        self.strict_representations = strict_representations
 
 
 def crosscheck_command(options: CrosscheckOptions) -> None:
@@ -59,7 +60,7 @@ def crosscheck_command(options: CrosscheckOptions) -> None:
                           default.rtol if options.rtol is None else options.rtol,
                           default.ulp if options.ulp is None else options.ulp)
     report = crosscheck(bound.model, bound.arrays, options.device, options.precision, tolerance=tolerance,
-                        strict=options.strict)
+                        strict_representations=options.strict_representations)
     result: dict[str, Any] = {"model": {"path": options.model, "weights": options.weights}, "seed": bound.seed,
                               "inputs": binding_rows(bound), **report_data(report)}
     if not report.ok:
@@ -99,16 +100,18 @@ def render_crosscheck(result: dict[str, Any], show_all: bool = False) -> str:
     explained = [row for row in result["layers"] if row["status"] == EXPLAINED]
     for row in explained:
         parts.append(f"explained: layer '{row['layer']}' ({row['type']}, id {row['id']}): {row['note']}")
-    if first is None and counts[REPRESENTED]:
-        parts.append(f"ok: every observable layer output agrees with {result['device']} or differs only as it"
-                     f" represents it (a 64-bit integer held in 32 bits), which no later layer output shows;"
-                     f" --strict counts these as divergences")
-    if first is None and explained:
-        parts.append(f"ok: no unexplained divergence from {result['device']}; {counts[INHERITED]} later layer"
-                     " output(s) differ only because an explained one did (inherited)")
-    elif first is None and not counts[REPRESENTED]:
-        parts.append(f"ok: every observable layer output agrees with {result['device']}")
-    elif first is not None:
+    if first is None:
+        excused = []
+        if counts[REPRESENTED]:
+            excused.append(f"{counts[REPRESENTED]} layer output(s) differ only as it represents them (a 64-bit integer"
+                           " held in 32 bits), which no later layer output nor model output shows"
+                           " (--strict-representations counts these as divergences)")
+        if explained:
+            excused.append(f"{len(explained)} differ as explained above and {counts[INHERITED]} later one(s) only"
+                           " because an explained one did (inherited)")
+        parts.append(f"ok: no divergence from {result['device']}: {'; '.join(excused)}" if excused
+                     else f"ok: every observable layer output agrees with {result['device']}")
+    else:
         row = next(r for r in result["layers"] if r["id"] == first["id"] and r["position"] == first["position"])
         line = f", line {first['line']}" if first["line"] else ""
         parts.append(f"first divergence: layer '{first['layer']}' ({first['type']}, id {first['id']}{line}),"

@@ -182,8 +182,9 @@ def atomic_write(path: Path, write: Callable[[IO[bytes]], None]) -> None:
     """Write through a temporary file in the same folder, then rename: readers never see half a file.
 
     The file gets the mode a plain ``open()`` would give it: a new file 0666 less the umask, a replaced file
-    its own mode (``tempfile.mkstemp`` would make every file 0600)."""
-    path = Path(path)
+    its own mode (``tempfile.mkstemp`` would make every file 0600). A symbolic link is written through: its
+    target is replaced, the link kept (as ``open()`` would)."""
+    path = Path(os.path.realpath(path)) if os.path.islink(path) else Path(path)
     folder = path.parent if str(path.parent) else Path(".")
     if not folder.is_dir():
         raise OutputError(f"cannot write '{path}': the folder '{folder}' does not exist")

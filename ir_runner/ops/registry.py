@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 
 from ..errors import ExtensionError, LayerRef
 from ..types import decimal_int
-from .api import OpDef
+from .api import NEWEST_OPSET, OpDef
 
 if TYPE_CHECKING:
     from ..ir.records import LayerRecord
@@ -175,6 +175,29 @@ def lookup(type_name: str, version: str) -> OpDef | None:
         domain = version.strip().lower()
         return next((op for op in candidates if op.domain == domain), None)
     return next((op for op in candidates if op.covers(opset)), None)
+
+
+def openvino_refusal(type_name: str, version: str) -> str | None:
+    """Why OpenVINO itself refuses a layer ``type="T" version="opsetN"`` of a built-in type ir-run serves in
+    other opsets, or None (it may hold it: then ir-run lacks that version). Built-in declarations cover exactly
+    the opsets OpenVINO's tables hold them in (tests/test_opset_ranges.py), so: an opset OpenVINO does not
+    define, or NEWEST_OPSET when no declaration of the type reaches it (that opset holds, of the earlier
+    operations, only those ir-run serves in it). Below NEWEST_OPSET ir-run cannot tell (it may lack an older
+    class of the type)."""
+    _load()
+    number = opset_number(version)
+    ops = sorted((op for op in _REGISTRY.get(type_name.lower(), ()) if op.domain is None), key=lambda op: op.version)
+    if number is None or not ops or any(op.covers(number) for op in ops):
+        return None
+    held = f"{type_name} is in {', '.join(op.opsets for op in ops)}"
+    if not 1 <= number <= NEWEST_OPSET:
+        return f"OpenVINO has no opset{number} (it defines opset1..opset{NEWEST_OPSET}); {held}"
+    if number == NEWEST_OPSET:
+        kept = sorted({op.type for found in _REGISTRY.values() for op in found
+                       if op.covers(NEWEST_OPSET) and op.first_opset < NEWEST_OPSET})
+        return (f"opset{number} has no {type_name} (OpenVINO's opset{number} holds, of the operations of earlier"
+                f" opsets, only {', '.join(kept)}); {held}")
+    return None
 
 
 def is_known_type(type_name: str) -> bool:

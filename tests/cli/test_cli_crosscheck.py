@@ -6,6 +6,7 @@ import json
 import subprocess
 import sys
 
+import click
 import numpy as np
 
 from tests.cli.clikit import as_json, invoke
@@ -103,3 +104,28 @@ def test_without_openvino_it_exits_with_the_unsupported_code_and_the_install_hin
     assert done.stderr.startswith("error: crosscheck needs the openvino package")
     assert "hint: install it with: pip install 'ir-run[openvino]'" in done.stderr
     assert "Traceback" not in done.stderr
+
+
+def test_explained_and_represented_rows_give_one_ok_line():
+    """A report with both explained and represented rows and no divergence says 'ok' once, naming both (it
+    printed two 'ok:' lines)."""
+    from ir_runner.cli.crosscheck import render_crosscheck
+    from ir_runner.divergence import EXPLAINED, INHERITED, REPRESENTED
+
+    def row(name: str, status: str) -> dict:
+        return {"layer": name, "id": name, "type": "Const-1", "line": None, "port": "0", "position": 0,
+                "source": "constant", "element_type": "i64", "shape": [1], "rule": "bits", "status": status,
+                "mismatches": 1, "size": 1, "max_abs": 1.0, "max_rel": 1.0, "max_ulp": None, "worst_index": [0],
+                "ours": 1, "device": 2, "note": "why", "cause": None}
+
+    layers = [row("rep", REPRESENTED), row("fq", EXPLAINED), row("after", INHERITED)]
+    counts = {status: sum(r["status"] == status for r in layers)
+              for status in ("agree", "diverges", EXPLAINED, INHERITED, "not observable", REPRESENTED)}
+    result = {"device": "CPU", "precision": "f32", "openvino_version": "x", "agree": True, "first_divergence": None,
+              "tolerance": {"atol": 1e-6, "rtol": 1e-5, "ulp": 4}, "counts": counts, "layers": layers,
+              "inputs": [], "model": {"path": "m.xml", "weights": None}, "seed": None}
+    with click.Context(click.Command("crosscheck")):
+        text = render_crosscheck(result)
+    assert text.count("ok:") == 1, text
+    assert ("ok: no divergence from CPU: 1 layer output(s) differ only as it represents them" in text
+            and "; 1 differ as explained above and 1 later one(s) only because an explained one did" in text)

@@ -89,3 +89,18 @@ def test_an_empty_xml_is_called_empty(tmp_path, content, says):
     path.write_bytes(content)
     result = invoke(path)
     assert result.exit_code == 3 and f"'{path}' {says}" in result.stderr and "not XML" not in result.stderr
+
+
+def test_an_output_file_that_is_a_symlink_is_written_through(tmp_path):
+    """--output to a symlink writes its target (atomically) and keeps the link, as a plain open() would (the
+    link was replaced by a file)."""
+    target = tmp_path / "store" / "out.npz"
+    target.parent.mkdir()
+    target.write_bytes(b"old")
+    link = tmp_path / "out.npz"
+    link.symlink_to(target)
+    result = invoke("run", SELECT_GATHER, "--fill", "random", "--seed", "1", "--output", link)
+    assert result.exit_code == 0, result.output
+    assert link.is_symlink() and link.resolve() == target.resolve()
+    with np.load(target) as written:
+        assert written.files
