@@ -21,6 +21,7 @@ from .runtime import execute
 from .types import PartialShape, TensorSpec, element_type, element_type_of
 
 _MAX_PLANS = 64
+_MAX_INFERENCES = 16
 
 
 class Subgraph(Body):
@@ -35,19 +36,33 @@ class Subgraph(Body):
         self.results = tuple(layer.id for layer in graph.results)
         self._plans: dict[tuple, object] = {}
         self._deciding: dict[tuple, tuple[int, ...]] = {}  # per signature: the Parameters whose values decide
+        self._inferences: dict[tuple, Inference | IRError] = {}
         self._lock = threading.Lock()
 
-    def _inference(self, specs: dict[str, TensorSpec], values: dict[str, np.ndarray] | None):
+    def _inference(self, specs: dict[str, TensorSpec], values: dict[str, np.ndarray] | None) -> Inference:
+        """The body inferred for these specs and values, once per distinct pair: an operation asks for its
+        body's specs and its constants, and each nesting level would otherwise infer everything below it
+        again (time exponential in the depth of nested Loops)."""
         unknown = sorted(set(specs) - set(self.parameters))
         if unknown:
             raise InferenceError(f"<{self.tag}> has no Parameter with internal id {unknown[0]!r}", layer=self.owner)
-        try:
-            inference = infer_for_inputs(self.graph, self.strict, specs, values)
-        except IRError as error:
-            inner = f"{error.layer}, " if error.layer else ""
-            raise type(error)(f"in <{self.tag}>: {inner}{error.detail}", layer=self.owner, port=error.port,
-                              hint=error.hint) from None
-        return inference
+        key = (tuple(sorted(specs.items())), None if values is None else tuple(
+            (pid, v.dtype.str, v.shape, v.tobytes()) for pid, v in sorted(values.items())))
+        found = self._inferences.get(key)
+        if found is None:
+            try:
+                found = infer_for_inputs(self.graph, self.strict, specs, values)
+            except IRError as error:
+                inner = f"{error.layer}, " if error.layer else ""
+                found = type(error)(f"in <{self.tag}>: {inner}{error.detail}", layer=self.owner, port=error.port,
+                                    hint=error.hint)
+            with self._lock:
+                if len(self._inferences) >= _MAX_INFERENCES:
+                    self._inferences.clear()
+                self._inferences[key] = found
+        if isinstance(found, IRError):
+            raise found.with_traceback(None)
+        return found
 
     def infer(self, specs: dict[str, TensorSpec], values: dict[str, np.ndarray] | None = None
               ) -> dict[str, TensorSpec]:
