@@ -26,6 +26,7 @@ from ..types import DYNAMIC_DIM, DYNAMIC_SHAPE, Dim, PartialShape, TensorSpec, m
 from .api import LATEST_OPSET, Attr, OpContext, OpDef
 from .conv_backprop import backprop, prepare_backprop
 from .conv_forward import convolution, finish, prepare_convolution, run_pads
+from .partial import unknown_dims
 from .window import (
     AUTO_PADS,
     FLOAT_TYPES,
@@ -218,7 +219,7 @@ def _out_spatial_input(ctx: OpContext) -> PartialShape | None:
     if value is not None:
         return PartialShape(tuple(d if d.lo >= 0 else DYNAMIC_DIM for d in value))
     if spec.is_static:
-        return PartialShape((DYNAMIC_DIM,) * spec.dims[0].lo)
+        return PartialShape(unknown_dims(ctx, spec.dims[0].lo, 2))
     return DYNAMIC_SHAPE
 
 
