@@ -31,6 +31,16 @@ def unknown_dims(ctx: OpContext, count: int, position: int) -> tuple[Dim, ...]:
     return (DYNAMIC_DIM,) * count
 
 
+def value_dims(ctx: OpContext, value: PartialValue, position: int) -> tuple[Dim, ...]:
+    """A partial value read as output dims (an output shape or size given as an input): an element that may be
+    negative is unknown; one known to be negative is refused (its shape would stay unknown when run)."""
+    for i, d in enumerate(value):
+        if d.hi is not None and d.hi < 0:
+            ctx.fail(f"element {i} of {ctx.op.input_names[position]} is {d}: a dim cannot be negative",
+                     position=position)
+    return tuple(d if d.lo >= 0 else DYNAMIC_DIM for d in value)
+
+
 def dim_mul(a: Dim, b: Dim) -> Dim:
     """The product of two dims (intervals; unbounded stays unbounded)."""
     hi = None if a.hi is None or b.hi is None else min(a.hi * b.hi, INT64_MAX)
