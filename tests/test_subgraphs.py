@@ -66,37 +66,17 @@ def test_an_inner_problem_names_the_outer_layer(tmp_path):
     assert layer.name in str(caught.value) and "<else_body>" in str(caught.value)
 
 
-def _nested_loops(depth: int, tmp_path):
-    """``depth`` Loops each holding the next (trip count 1, the data carried on a back edge); the innermost
-    body adds 1."""
-    from openvino import opset13
-
-    def loop_around(value, level: int):
-        x = opset13.parameter([2, 3], np.float32, name=f"x{level}")
-        y = opset13.add(x, opset13.constant(np.float32(1))) if level == depth else loop_around(x, level + 1)
-        results = [opset13.result(opset13.constant(np.array(True))), opset13.result(y)]
-        loop = opset13.loop(opset13.constant(np.int64(1)), opset13.constant(np.array(True)))
-        loop.set_function(ov.Model(results, [x], f"body{level}"))
-        loop.set_special_body_ports([-1, 0])
-        loop.set_merged_input(x, value.output(0), results[1].output(0))
-        return loop.get_iter_value(results[1].output(0), -1)
-
-    x = opset13.parameter([2, 3], np.float32, name="x")
-    path = tmp_path / f"nested{depth}.xml"
-    ov.save_model(ov.Model([loop_around(x, 1)], [x], "nested"), str(path))
-    return path
-
-
 def test_nested_loops_infer_each_body_once_per_signature(tmp_path, monkeypatch):
     """Each nesting level asks its body for specs and for constants; without a memo every level inferred all
     the levels below it again (a 16-deep nest did not load in 40 s, 12 deep took 1 s)."""
     import ir_runner
     from ir_runner import subgraph
+    from tests.helpers.loops import write_nested_loops
 
     calls = []
     real = subgraph.infer_for_inputs
     monkeypatch.setattr(subgraph, "infer_for_inputs", lambda *args: calls.append(1) or real(*args))
-    model = ir_runner.load(_nested_loops(12, tmp_path))
+    model = ir_runner.load(write_nested_loops(12, tmp_path / "nested.xml"))
     assert len(calls) <= 12
     x = np.arange(6, dtype=np.float32).reshape(2, 3)
     (out,) = model.run({"x": x}).values()
