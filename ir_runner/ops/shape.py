@@ -394,6 +394,8 @@ def _infer_split(ctx: OpContext):
     n = ctx.attr_int("num_splits", 0)
     if ctx.attr("num_splits") is None or n <= 0:
         ctx.fail(f"num_splits must be a positive integer, got {ctx.attr_shown('num_splits')}")
+    if n != len(ctx.layer.outputs):  # (checked before num_splits specs are made: 2**31 of them fill the memory)
+        ctx.fail(f"num_splits={n} gives {n} output(s), the layer declares {len(ctx.layer.outputs)}")
     axis = _split_axis(ctx, data.shape)
     if axis is None:
         out = dynamic_like(data.shape)

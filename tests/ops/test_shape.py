@@ -666,3 +666,17 @@ def test_a_target_of_the_largest_int64_is_that_dim_not_an_unknown_one(op, versio
     xml, weights = _target_model(op, version, attrs, target=[2**63 - 1] * 4, data="1" if op == "Broadcast" else "2,3")
     with pytest.raises(ir_runner.IRError, match="9223372036854775807"):
         ir_runner.load(xml, weights)
+
+
+def test_num_splits_other_than_the_declared_outputs_is_refused_before_the_outputs_are_made():
+    """num_splits=2147483648 on a layer of 2 outputs made 2**31 output specs at validate (MemoryError, or the
+    process killed); the count is compared with the layer's outputs first."""
+    from tests.helpers.irbuild import IRBuilder
+
+    b = IRBuilder()
+    x, axis = b.parameter("x", "f32", "4,?"), b.const("a", np.int64(1))
+    split = b.layer("Split", "opset1", [x, axis], attrs={"num_splits": 3}, out_specs=[("FP32", [4, -1])] * 2)
+    b.result(split[0])
+    b.result(split[1])
+    with pytest.raises(ir_runner.InferenceError, match="Split-1.*num_splits=3 gives 3 output.*declares 2"):
+        ir_runner.load(*b.build())
