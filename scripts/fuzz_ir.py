@@ -416,7 +416,7 @@ def time_box(seconds: float):
 
 def generated_feeds(model: ir_runner.Model, given: dict[str, np.ndarray], seed: int) -> dict[str, np.ndarray] | None:
     """Arrays for every input: the given one when it fits, else one drawn for the input's partial shape (dynamic
-    dims of 0..13) and dtype; None when an input would be too large."""
+    dims of 0..13, a dynamic rank of 0..4) and dtype; None when an input would be too large."""
     rng = np.random.default_rng(seed)
     feeds = {}
     for info in model.inputs:
@@ -424,13 +424,13 @@ def generated_feeds(model: ir_runner.Model, given: dict[str, np.ndarray], seed: 
             feeds[info.name] = given[info.name]
             continue
         dims = info.partial_shape.dims
-        if dims is None:
-            dims = ()
+        if dims is None:  # a dynamic rank: 0 to 4 dims
+            dims = (ir_runner.types.DYNAMIC_DIM,) * int(rng.integers(0, 5))
         shape = tuple(d.lo if d.is_static else max(d.lo, min(int(rng.choice(DYNAMIC_SIZES)), d.hi or 13))
                       for d in dims)
         dtype = info.dtype or np.dtype(np.float32)
-        if int(np.prod(shape, dtype=object)) * dtype.itemsize > FEED_LIMIT:
-            return None
+        if int(np.prod(shape, dtype=object)) * dtype.itemsize > FEED_LIMIT or max(shape, default=0) > FEED_LIMIT:
+            return None  # (numpy cannot make an array with a dim of 2**63 - 1, even an empty one)
         if dtype.kind == "b":
             feeds[info.name] = rng.integers(0, 2, shape).astype(dtype)
         elif dtype.kind in "iu":
