@@ -13,7 +13,7 @@ A mutant is a seed with one to three mutations that know the IR's structure:
 - ``bytes``: bytes of a Const's region in the ``.bin`` overwritten (NaN, infinities, 0xff..., random);
 - ``shape_value``: an element of a small integer Const (the kind that decides shapes, axes, sizes) set to
   -2, -1, 0, 2**31, 2**63-1...;
-- ``const_to_parameter``: a Const turned into a Parameter of dynamic dims, fed at run time;
+- ``const_to_parameter``: a Const turned into a Parameter of dynamic dims or rank, fed at run time;
 - ``inputs``: the arrays fed (dynamic dims of 0..13, extreme and non-finite values).
 
 Half the mutants also declare every port dim but the Parameters' as -1, so that a changed shape reaches the
@@ -334,9 +334,9 @@ def m_const_to_parameter(w: Work) -> str | None:
     dims = [("-1" if w.rng.random() < 0.5 else d) for d in dims]
     for key in ("offset", "size"):
         data.attrib.pop(key, None)
-    data.set("shape", ",".join(dims))
+    data.set("shape", "..." if w.rng.random() < 0.2 else ",".join(dims))
     layer.set("type", "Parameter")
-    return f"Const {layer.get('id')} ({layer.get('name')}) became a Parameter [{','.join(dims)}]"
+    return f"Const {layer.get('id')} ({layer.get('name')}) became a Parameter [{data.get('shape')}]"
 
 
 def m_inputs(w: Work) -> str | None:

@@ -680,3 +680,23 @@ def test_num_splits_other_than_the_declared_outputs_is_refused_before_the_output
     b.result(split[1])
     with pytest.raises(ir_runner.InferenceError, match="Split-1.*num_splits=3 gives 3 output.*declares 2"):
         ir_runner.load(*b.build())
+
+
+@pytest.mark.parametrize("axes", [[0, 1], [1]])
+def test_slice_axes_of_another_length_than_start_is_refused_naming_the_layer(axes):
+    """axes [0,1] against a start of one element read start[1] (an IndexError escaped at load; found by
+    scripts/fuzz_ir.py turning a Llama export's Consts into Parameters); all lengths must agree."""
+    from tests.helpers.irbuild import IRBuilder
+
+    b = IRBuilder()
+    x = b.parameter("x", "f32", "4,6")
+    ints = [b.const(name, np.array(value, np.int64)) for name, value in
+            (("start", [0]), ("stop", [2]), ("step", [1]), ("axes", axes))]
+    b.result(b.layer("Slice", "opset8", [x, *ints], attrs=None, out_specs=[("FP32", [-1, -1])]))
+    xml, weights = b.build()
+    if len(axes) == 1:
+        (out,) = ir_runner.load(xml, weights).run({"x": np.ones((4, 6), np.float32)}).values()
+        assert out.shape == (4, 2)
+        return
+    with pytest.raises(ir_runner.InferenceError, match="Slice-8.*one length, got start 1, stop 1, step 1, axes 2"):
+        ir_runner.load(xml, weights)
