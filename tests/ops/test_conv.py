@@ -464,3 +464,18 @@ def test_a_negative_output_shape_fed_at_run_time_is_refused_naming_the_layer():
         model.run({"x": data, "size": np.array([2**40, 2**40])})
     (out,) = model.run({"x": data, "size": np.array([4, 4])}).values()
     assert out.shape == (1, 1, 4, 4)
+
+
+@pytest.mark.parametrize("stride,pad,output_padding", [(2, 1, 1), (1, 0, 0)])
+def test_backprop_of_an_empty_axis_gives_zeros_of_the_inferred_shape(stride, pad, output_padding, tmp_path):
+    """An input axis of 0: OpenVINO's interval arithmetic clamps 0 - 1 to 0 and infers a non-empty output
+    ([1,4,6,2] here); the kernel computed (0 - 1)·stride and returned 0 elements where model.outputs said 2
+    (found by scripts/fuzz_ir.py on models/real/cnn_onnx)."""
+    x = o8.parameter([1, 8, 3, -1], np.float32, name="x")
+    w = o8.constant(np.ones((8, 4, 3, 3), np.float32))
+    attrs = dict(pads_begin=[pad, pad], pads_end=[pad, pad], output_padding=[output_padding] * 2)
+    model = ir_runner.load(write_ir(o8.convolution_backprop_data(x, w, [stride, stride], **attrs), [x], tmp_path))
+    (out,) = model.run({"x": np.ones((1, 8, 3, 0), np.float32)}).values()
+    static = o8.convolution_backprop_data(o8.parameter([1, 8, 3, 0], np.float32), w, [stride, stride], **attrs)
+    assert out.shape == tuple(static.get_output_partial_shape(0).to_shape())
+    assert model.outputs[0].partial_shape.accepts(out.shape) and not out.any()
