@@ -7,6 +7,7 @@ them. A body's graph is built once per layer; its plans are cached per input sig
 
 from __future__ import annotations
 
+import hashlib
 import threading
 
 import numpy as np
@@ -47,7 +48,7 @@ class Subgraph(Body):
         if unknown:
             raise InferenceError(f"<{self.tag}> has no Parameter with internal id {unknown[0]!r}", layer=self.owner)
         key = (tuple(sorted(specs.items())), None if values is None else tuple(
-            (pid, v.dtype.str, v.shape, v.tobytes()) for pid, v in sorted(values.items())))
+            (pid, v.dtype.str, v.shape, _digest(v)) for pid, v in sorted(values.items())))
         found = self._inferences.get(key)
         if found is None:
             try:
@@ -103,6 +104,14 @@ class Subgraph(Body):
         """A Parameter's declared element type (packed types are held one element per byte), else the array's."""
         declared = element_type(self.graph.layers[parameter].data.get("element_type", ""))
         return declared if declared is not None and declared.dtype is not None else element_type_of(array.dtype)
+
+
+def _digest(value: np.ndarray) -> bytes:
+    """A value's bytes, or for a large one (a weight fed to a Loop) their BLAKE2 digest: the memo of
+    inferences keeps its keys, and must not keep copies of large constants."""
+    if value.nbytes <= 4096:
+        return value.tobytes()
+    return hashlib.blake2b(memoryview(np.ascontiguousarray(value)).cast("B")).digest()
 
 
 def infer_for_inputs(graph: Graph, strict: bool, specs: dict[str, TensorSpec],
