@@ -7,7 +7,6 @@ them. A body's graph is built once per layer; its plans are cached per input sig
 
 from __future__ import annotations
 
-import hashlib
 import threading
 
 import numpy as np
@@ -111,6 +110,8 @@ def _digest(value: np.ndarray) -> bytes:
     inferences keeps its keys, and must not keep copies of large constants."""
     if value.nbytes <= 4096:
         return value.tobytes()
+    import hashlib  # (here: a plain run imports no more than it needs, tests/cli/test_lazy_imports.py)
+
     return hashlib.blake2b(memoryview(np.ascontiguousarray(value)).cast("B")).digest()
 
 
