@@ -226,7 +226,12 @@ def _kernel_for(info, consts: list[np.ndarray | None], prepared: dict[tuple, Ker
         key = kernel = None
     if kernel is None:
         if op.prepare is not None and _static(info.inputs) and _static(info.outputs):
-            kernel = op.prepare(info.params, info.inputs, outputs, consts)
+            try:
+                kernel = op.prepare(info.params, info.inputs, outputs, consts)
+            except IRError:
+                raise
+            except Exception as exc:  # (a prepare computes the kernel's tables: its failure is the kernel's)
+                raise kernel_error(exc, info.ref) from exc
         else:
             kernel = functools.partial(op.kernel, **info.params)
         kernel = checked_kernel(op, kernel, outputs)

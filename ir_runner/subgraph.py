@@ -22,6 +22,7 @@ from .runtime import execute
 from .types import PartialShape, TensorSpec, element_type, element_type_of
 
 _MAX_PLANS = 64
+_MAX_INFERENCES = 16
 
 
 class Subgraph(Body):
@@ -38,26 +39,41 @@ class Subgraph(Body):
         self.results = tuple(layer.id for layer in graph.results)
         self._plans: dict[tuple, object] = {}
         self._deciding: dict[tuple, tuple[int, ...]] = {}  # per signature: the Parameters whose values decide
+        self._inferences: dict[tuple, Inference | IRError] = {}
         self._lock = threading.Lock()
 
-    def _inference(self, specs: dict[str, TensorSpec], values: dict[str, np.ndarray] | None, decide: bool = False):
-        """The body inferred; ``decide``: at run, every Parameter that decides a shape given (see
-        :func:`infer_for_inputs`)."""
+    def _inference(self, specs: dict[str, TensorSpec], values: dict[str, np.ndarray] | None,
+                   decide: bool = False) -> Inference:
+        """The body inferred for these specs and values, once per distinct pair (an operation asks for its
+        body's specs and its constants, and each nesting level would otherwise infer everything below it
+        again: time exponential in the depth of nested Loops); ``decide``: at run, every Parameter that decides
+        a shape given (see :func:`infer_for_inputs`)."""
         unknown = sorted(set(specs) - set(self.parameters))
         if unknown:
             raise InferenceError(f"<{self.tag}> has no Parameter with internal id {unknown[0]!r}", layer=self.owner)
-        try:
-            inference = infer_for_inputs(self.graph, self.strict, specs, values, decide=decide,
+        key = (tuple(sorted(specs.items())), decide, None if values is None else tuple(
+            (pid, v.dtype.str, v.shape, _digest(v)) for pid, v in sorted(values.items())))
+        found = self._inferences.get(key)
+        if found is None:
+            try:
+                found = infer_for_inputs(self.graph, self.strict, specs, values, decide=decide,
                                          memory_limit=self.memory_limit)
-        except IRError as error:
-            inner = f"{error.layer}, " if error.layer else ""
-            raise type(error)(f"in <{self.tag}>: {inner}{error.detail}", layer=self.owner, port=error.port,
-                              hint=error.hint) from None
-        stateful = next((info for info in inference.layers.values() if info.op is not None and info.op.state), None)
-        if stateful is not None:  # a body runs without a state: its variables would silently start anew each time
-            raise UnsupportedError(f"in <{self.tag}>: {stateful.ref} reads or writes a variable, which ir-run"
-                                   " supports only in the model's main graph", layer=self.owner)
-        return inference
+                stateful = next((info for info in found.layers.values() if info.op is not None and info.op.state),
+                                None)
+                if stateful is not None:  # a body runs without a state: its variables would start anew each time
+                    raise UnsupportedError(f"{stateful.ref} reads or writes a variable, which ir-run supports only"
+                                           " in the model's main graph")
+            except IRError as error:
+                inner = f"{error.layer}, " if error.layer else ""
+                found = type(error)(f"in <{self.tag}>: {inner}{error.detail}", layer=self.owner, port=error.port,
+                                    hint=error.hint)
+            with self._lock:
+                if len(self._inferences) >= _MAX_INFERENCES:
+                    self._inferences.clear()
+                self._inferences[key] = found
+        if isinstance(found, IRError):
+            raise found.with_traceback(None)
+        return found
 
     def infer(self, specs: dict[str, TensorSpec], values: dict[str, np.ndarray] | None = None
               ) -> dict[str, TensorSpec]:
@@ -99,6 +115,16 @@ class Subgraph(Body):
         """A Parameter's declared element type (packed types are held one element per byte), else the array's."""
         declared = element_type(self.graph.layers[parameter].data.get("element_type", ""))
         return declared if declared is not None and declared.dtype is not None else element_type_of(array.dtype)
+
+
+def _digest(value: np.ndarray) -> bytes:
+    """A value's bytes, or for a large one (a weight fed to a Loop) their BLAKE2 digest: the memo of
+    inferences keeps its keys, and must not keep copies of large constants."""
+    if value.nbytes <= 4096:
+        return value.tobytes()
+    import hashlib  # (here: a plain run imports no more than it needs, tests/cli/test_lazy_imports.py)
+
+    return hashlib.blake2b(memoryview(np.ascontiguousarray(value)).cast("B")).digest()
 
 
 def infer_for_inputs(graph: Graph, strict: bool, specs: dict[str, TensorSpec],

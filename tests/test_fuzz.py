@@ -1,5 +1,8 @@
 """Mutation fuzzing: broken variants of the sample models load and run, or end in one IRError.
 
+Two fuzzers: hypothesis' byte- and element-level mutations of the samples (below), and a seeded slice of the
+structure-aware fuzzer over real IRs, ``scripts/fuzz_ir.py`` (its long campaigns run as a script).
+
 Hypothesis mutates the samples in models/ (attribute values, dims, edges, whole elements, bytes of the
 .xml and the .bin); ``load``, ``validate`` and ``run`` must then succeed or raise an IRError: never another
 exception, never a hang (each example has a 10 s alarm). The budget is small and derandomized so CI is
@@ -10,9 +13,7 @@ reproducible; ``IR_RUN_FUZZ_EXAMPLES=20000 pytest tests/test_fuzz.py`` runs a lo
 from __future__ import annotations
 
 import os
-import signal
 import warnings
-from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
@@ -48,24 +49,6 @@ def _sample(path: Path) -> tuple[bytes, bytes, dict[str, np.ndarray]]:
 
 
 SEEDS = {path.stem: _sample(path) for path in SAMPLES}
-
-
-class Hang(Exception):
-    """An example ran past its alarm."""
-
-
-@contextmanager
-def alarm(seconds: int):
-    def ring(signum, frame):
-        raise Hang(f"no answer within {seconds} s")
-
-    previous = signal.signal(signal.SIGALRM, ring)
-    signal.alarm(seconds)
-    try:
-        yield
-    finally:
-        signal.alarm(0)
-        signal.signal(signal.SIGALRM, previous)
 
 
 # --- mutations: each takes the parsed tree (or bytes) and hypothesis' draw ---------------------------------
@@ -210,6 +193,50 @@ def _seeded(test):
 @given(st.data())
 def test_mutants_load_run_or_raise_irerror(data):
     xml, weights, feeds = _mutant(data.draw)
-    with alarm(ALARM_SECONDS), warnings.catch_warnings():
+    with _fuzz_ir().time_box(ALARM_SECONDS), warnings.catch_warnings():
         warnings.simplefilter("ignore")  # numpy warnings are not failures here; exceptions are
         _exercise(xml, weights, feeds)
+
+
+# --- a seeded slice of scripts/fuzz_ir.py: structure-aware mutants of the real IRs -----------------------------
+
+def _fuzz_ir():
+    import importlib.util
+    import sys
+
+    if "fuzz_ir" not in sys.modules:  # (registered first: its dataclasses look their module up)
+        path = Path(__file__).resolve().parents[1] / "scripts" / "fuzz_ir.py"
+        spec = importlib.util.spec_from_file_location("fuzz_ir", path)
+        sys.modules["fuzz_ir"] = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(sys.modules["fuzz_ir"])
+    return sys.modules["fuzz_ir"]
+
+
+FUZZ_IR_CAMPAIGN, FUZZ_IR_MUTANTS = 0, 60
+
+
+def test_a_seeded_slice_of_structure_aware_mutants_ends_in_success_or_one_irerror():
+    """Mutants 0..59 of campaign 0 (the same on every machine): validate, load and run each; anything but success
+    or a clean IRError (another exception, a KernelError, outputs that model.outputs does not describe, a hang
+    past 10 s) is reported with the command that reproduces it."""
+    fuzz_ir = _fuzz_ir()
+    seeds = fuzz_ir.load_seeds()
+    findings, kinds = [], set()
+    for index in range(FUZZ_IR_MUTANTS):
+        mutant = fuzz_ir.make_mutant(seeds, FUZZ_IR_CAMPAIGN, index)
+        outcome = fuzz_ir.exercise(mutant, seconds=10)
+        kinds.add(outcome.kind)
+        if outcome.finding:
+            findings.append(f"{outcome.signature} ({mutant.seed}: {mutant.steps}): python scripts/fuzz_ir.py"
+                            f" --seed {FUZZ_IR_CAMPAIGN} --index {index} --show")
+    assert not findings, "\n".join(findings)
+    assert {"ok", "clean"} <= kinds  # the slice reaches runs that succeed and models that are refused
+
+
+def test_structure_aware_mutants_are_reproducible():
+    fuzz_ir = _fuzz_ir()
+    seeds = fuzz_ir.load_seeds(real=False, nested=False)
+    first, again = (fuzz_ir.make_mutant(seeds, 7, 3) for _ in range(2))
+    assert (first.xml, first.weights, first.steps, first.feed_seed) == (again.xml, again.weights, again.steps,
+                                                                          again.feed_seed)
+    assert fuzz_ir.make_mutant(seeds, 7, 4).xml != first.xml

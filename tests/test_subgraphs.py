@@ -64,3 +64,21 @@ def test_an_inner_problem_names_the_outer_layer(tmp_path):
     with pytest.raises(Exception) as caught:
         else_body.infer({"no such id": TensorSpec(element_type("f32"), PartialShape.of((1,)))})
     assert layer.name in str(caught.value) and "<else_body>" in str(caught.value)
+
+
+def test_nested_loops_infer_each_body_once_per_signature(tmp_path, monkeypatch):
+    """Each nesting level asks its body for specs and for constants; without a memo every level inferred all
+    the levels below it again (a 16-deep nest did not load in 40 s, 12 deep took 1 s)."""
+    import ir_runner
+    from ir_runner import subgraph
+    from tests.helpers.loops import write_nested_loops
+
+    calls = []
+    real = subgraph.infer_for_inputs
+    monkeypatch.setattr(subgraph, "infer_for_inputs", lambda *args, **kwargs: calls.append(1) or real(*args, **kwargs))
+    model = ir_runner.load(write_nested_loops(12, tmp_path / "nested.xml"))
+    assert len(calls) <= 12
+    x = np.arange(6, dtype=np.float32).reshape(2, 3)
+    (out,) = model.run({"x": x}).values()
+    assert np.array_equal(out, x + 1)
+    assert len(calls) <= 2 * 12  # run plans each body once more, for the concrete shapes

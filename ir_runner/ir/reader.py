@@ -34,6 +34,7 @@ _DECLARED_ENCODING = re.compile(rb"""\s*<\?xml[^>]*?encoding\s*=\s*["']([^"']*)[
 _EDGE_KEYS = ("from-layer", "from-port", "to-layer", "to-port")
 _BODY_TAGS = ("body", "then_body", "else_body")
 _MAP_TAGS = ("port_map", "then_port_map", "else_port_map", "back_edges")
+_MANY_ATTRIBUTES = 32  # more than this on one element: read in one XPath pass (see _attributes)
 MAX_NESTING = 16  # bodies inside bodies: deeper is refused (a hostile IR could nest them until the stack ends)
 
 
@@ -184,7 +185,7 @@ def _read_layers(root, weights: Weights, version: int, depth: int) -> tuple[Laye
 
 
 def _read_layer(el, checked: set[tuple[int, ...]], weights: Weights, version: int, depth: int) -> LayerRecord:
-    attrs = dict(el.attrib)
+    attrs = _attributes(el)
     layer_id, layer_type = attrs.get("id", "").strip(), attrs.get("type", "").strip()
     if not layer_id or not layer_type:
         missing = " or ".join(key for key, value in (("id", layer_id), ("type", layer_type)) if not value)
@@ -196,7 +197,7 @@ def _read_layer(el, checked: set[tuple[int, ...]], weights: Weights, version: in
     for child in el:
         tag = child.tag
         if tag == "data":
-            data = dict(child.attrib)
+            data = _attributes(child)
         elif tag == "input":
             inputs = _read_ports(child, attrs, checked)
         elif tag == "output":
@@ -213,10 +214,19 @@ def _read_layer(el, checked: set[tuple[int, ...]], weights: Weights, version: in
                                     _read_layers(child, weights, version, depth + 1), _read_edges(child), weights)
         elif tag in _MAP_TAGS:
             maps = maps or {}
-            maps[tag] = tuple((str(item.tag), dict(item.attrib)) for item in child if isinstance(item.tag, str))
+            maps[tag] = tuple((str(item.tag), _attributes(item)) for item in child if isinstance(item.tag, str))
     # positional: a large IR has tens of thousands of layers, and keywords cost a third more here
     return LayerRecord(layer_id, attrs.get("name", ""), layer_type, attrs.get("version", "").strip(), data, inputs,
                        outputs, el.sourceline, attrs, bodies, maps)
+
+
+def _attributes(el) -> dict[str, str]:
+    """An element's attributes by name. lxml's ``attrib`` finds each value by a search from the first attribute
+    (time quadratic in their number: 50,000 on one <data> took 10 s), so an element with many is read in one
+    XPath pass, linear; the few of an ordinary element are faster through ``attrib``."""
+    if len(el.attrib) <= _MANY_ATTRIBUTES:
+        return dict(el.attrib)
+    return {value.attrname: str(value) for value in el.xpath("@*")}
 
 
 def _read_ports(group, layer_attrs, checked: set[tuple[int, ...]]) -> tuple[PortRecord, ...]:

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..types import DYNAMIC_DIM, Dim, PartialShape, TensorSpec, broadcast_dims
+from ..types import DYNAMIC_DIM, Dim, PartialShape, TensorSpec, broadcast_dims, merge_dims
 from .api import LATEST_OPSET, Attr, KernelFn, OpContext, OpDef, numpy_merge
 from .norm_common import as_compute, compute_dtype, require_float
 
@@ -44,11 +44,11 @@ def infer_sdpa(ctx: OpContext):
     s_dim = ev_dim = None
     if k.dims is not None:
         batch = _merge_batch(ctx, batch, k, 1)
-        e_dim = _bmerge(ctx, e_dim, k.dims[-1], 1, "E (the last dim of query and key)")
+        e_dim = _bmerge(ctx, e_dim, k.dims[-1], 1, "E (the last dim of query and key)", merge_dims)
         s_dim = k.dims[-2]
     if v.dims is not None:
         batch = _merge_batch(ctx, batch, v, 2)
-        s_dim = _bmerge(ctx, s_dim, v.dims[-2], 2, "S (dim -2 of key and value)")
+        s_dim = _bmerge(ctx, s_dim, v.dims[-2], 2, "S (dim -2 of key and value)", merge_dims)
         ev_dim = v.dims[-1]
     mask_kind = None
     if len(ctx.inputs) > 3 and not causal:
@@ -61,7 +61,8 @@ def infer_sdpa(ctx: OpContext):
             if len(m.dims) < 2:
                 ctx.fail(f"attention_mask must be a scalar or have rank >= 2, got {m.brief()}", position=3)
             lead = _bmerge(ctx, lead, m.dims[-2], 3, "L (dim -2 of query and the mask)")
-            s_dim = _bmerge(ctx, s_dim, m.dims[-1], 3, "S (dim -2 of key, the last of the mask)")
+            if not m.dims[-1].contains(1):  # (the mask broadcasts into the weights [.., L, S], never widens S)
+                s_dim = _bmerge(ctx, s_dim, m.dims[-1], 3, "S (dim -2 of key, the last of the mask)", merge_dims)
             if len(m.dims) >= 3:
                 batch = _merge_batch(ctx, batch, m, 3)
     if len(ctx.inputs) > 4:
@@ -106,10 +107,13 @@ def _merge_batch(ctx: OpContext, batch: PartialShape, other: PartialShape, posit
     return merged
 
 
-def _bmerge(ctx: OpContext, a, b, position: int, what: str):
+def _bmerge(ctx: OpContext, a, b, position: int, what: str, combine=broadcast_dims):
+    """Two dims broadcast (``combine=merge_dims``: that a product or a one-way broadcast needs equal, where
+    OpenVINO's type inference broadcasts them and its kernels then fail: a mask [1,12] against a key of one
+    token)."""
     if a is None:
         return b
-    merged = broadcast_dims(a, b)
+    merged = combine(a, b)
     if merged is None:
         ctx.fail(f"{what} differ: {a} and {b}", position=position)
     return merged

@@ -149,6 +149,16 @@ def read_back_edges(ctx: OpContext, body: Body) -> dict[str, str]:
     return edges
 
 
+def check_back_edge_types(ctx: OpContext, edges: dict[str, str], specs: dict[str, TensorSpec],
+                          inner: dict[str, TensorSpec]) -> None:
+    """Each back edge carries its Result's value into a Parameter of the same element type."""
+    for pid, rid in edges.items():
+        want, got = specs[pid].element_type if pid in specs else None, inner[rid].element_type
+        if want is not None and want != got and "dynamic" not in (want.kind, got.kind):
+            ctx.fail(f"<back_edges> feeds body Result {rid!r} ({got}) into body Parameter {pid!r} ({want}): their"
+                     " element types differ")
+
+
 def _require_fed(ctx: OpContext, body: Body, fed: set[str], body_tag: str) -> None:
     missing = [pid for pid in body.parameters if pid not in fed]
     if missing:
@@ -366,6 +376,7 @@ def infer_tensor_iterator(ctx: OpContext):
     values = {e.internal: v for e in inputs if e.axis is None and e.internal not in edges
               for v in [ctx.const_value(e.position)] if v is not None}
     inner = body.infer(specs, values)
+    check_back_edge_types(ctx, edges, specs, inner)
     result: list = [None] * len(ctx.layer.outputs)
     for entry in outputs:
         spec = inner[entry.internal]
@@ -500,11 +511,13 @@ def infer_loop(ctx: OpContext):
     for entry in inputs:
         spec = ctx.inputs[entry.position]
         specs[entry.internal] = _sliced_spec(ctx, entry, spec) if entry.axis is not None else spec
+    start_value = None  # the current_iteration Parameter's first value, when no input feeds it
     if current is not None and not any(e.internal == current for e in inputs):
-        specs[current] = _declared_parameter(ctx, current)
+        specs[current] = start_value = _declared_parameter(ctx, current)
     invariant = {e.internal: v for e in inputs if e.axis is None and e.internal not in edges
                  for v in [ctx.const_value(e.position)] if v is not None}
     inner = body.infer(specs, invariant)
+    check_back_edge_types(ctx, edges, specs, inner)
     for _ in range(len(edges) * 64 + 1):  # each pass makes dims dynamic: a fixpoint comes within rank + 1 passes
         changed = False
         for pid, rid in edges.items():
@@ -557,9 +570,6 @@ def infer_loop(ctx: OpContext):
         new[entry.axis] = Dim(size.lo * iterations, size.lo * iterations) if (
             size.is_static and iterations >= 0) else DYNAMIC_DIM
         result[entry.position] = TensorSpec(spec.element_type, PartialShape(tuple(new)))
-    start_value = None
-    if current is not None:
-        start_value = specs[current] if not any(e.internal == current for e in inputs) else None
     params = {"body": body,
               "sliced": tuple((e.position, e.internal, e.axis, e.stride, e.part_size) for e in inputs
                               if e.axis is not None),

@@ -26,6 +26,7 @@ from ..types import DYNAMIC_DIM, DYNAMIC_SHAPE, Dim, PartialShape, TensorSpec, m
 from .api import LATEST_OPSET, Attr, OpContext, OpDef
 from .conv_backprop import backprop, prepare_backprop
 from .conv_forward import convolution, finish, prepare_convolution, run_pads
+from .partial import unknown_dims, value_dims
 from .window import (
     AUTO_PADS,
     FLOAT_TYPES,
@@ -216,9 +217,9 @@ def _out_spatial_input(ctx: OpContext) -> PartialShape | None:
         ctx.fail(f"output_shape must have rank 1, got {spec.brief()}", position=2)
     value = ctx.partial_value(2)
     if value is not None:
-        return PartialShape(tuple(d if d.lo >= 0 else DYNAMIC_DIM for d in value))
+        return PartialShape(value_dims(ctx, value, 2))
     if spec.is_static:
-        return PartialShape((DYNAMIC_DIM,) * spec.dims[0].lo)
+        return PartialShape(unknown_dims(ctx, spec.dims[0].lo, 2))
     return DYNAMIC_SHAPE
 
 

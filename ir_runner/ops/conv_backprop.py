@@ -43,7 +43,8 @@ def _geometry(in_spatial, kernel, target, strides, dilations, pads_begin, pads_e
             begin = (0,) * n
         return tuple(target), tuple(begin)
     begin, end = (pads_begin, pads_end) if auto_pad == "explicit" else ((0,) * n, (0,) * n)
-    target = tuple(max((i - 1) * s + (k - 1) * d + 1 - b - e + p, 0) for i, s, k, d, b, e, p in
+    # (an empty input axis counts as 1, as OpenVINO's interval arithmetic clamps 0 - 1 to 0: the output is zeros)
+    target = tuple(max(max(i - 1, 0) * s + (k - 1) * d + 1 - b - e + p, 0) for i, s, k, d, b, e, p in
                    zip(in_spatial, strides, kernel, dilations, begin, end, output_padding))
     return target, tuple(begin)
 

@@ -21,22 +21,29 @@ from ..errors import KernelError
 from ..types import DYNAMIC_DIM, Dim, PartialShape, TensorSpec, broadcast_dims
 from .api import LATEST_OPSET, REPLICATES, SIZED, Attr, OpContext, OpDef, numpy_merge
 from .index_rules import require_integer
-from .partial import INT64_MAX, as_bounds, dim_mul, input_ints, moved_value
+from .partial import INT64_MAX, as_bounds, dim_mul, input_ints, moved_value, unknown_dims
 
 
-def _shape_from_value(ctx: OpContext, position: int, negative_to_zero: bool = False) -> PartialShape | None:
-    """An input's value as a shape (OpenVINO's ``evaluate_as_partial_shape``), None when nothing is known."""
+def _shape_from_value(ctx: OpContext, position: int, negative_to_zero: bool = False, least: int = 0
+                      ) -> PartialShape | None:
+    """An input's value as a shape (OpenVINO's ``evaluate_as_partial_shape``), None when nothing is known.
+    An element known to be below ``least`` is refused unless ``negative_to_zero`` (a target dim of -2 would
+    leave the output's shape unknown when the values are known, at run time; pdpd's -1 keeps the data's dim);
+    one known to be the largest int64 is that dim (the memory checks refuse it), not an unknown one."""
     value = ctx.partial_value(position)
     if value is None:
         return None
     dims = []
-    for lo, hi in as_bounds(value):
+    for i, (lo, hi) in enumerate(as_bounds(value)):
         if negative_to_zero:
             lo, hi = max(lo, 0), max(hi, 0)
-        if lo < 0 or hi < 0:
+        elif hi < least:
+            ctx.fail(f"element {i} of {ctx.op.input_names[position]} is {lo if lo == hi else f'below {hi + 1}'}:"
+                     " a dim cannot be negative", position=position)
+        if lo < 0:
             dims.append(DYNAMIC_DIM)
         else:
-            dims.append(Dim(lo, None if hi == INT64_MAX else hi))
+            dims.append(Dim(lo, None if hi == INT64_MAX and lo < hi else hi))
     return PartialShape(tuple(dims))
 
 
@@ -47,19 +54,20 @@ _MODES_V3 = dict(_MODES_V1, bidirectional="bidirectional")
 
 
 def _target_known(ctx: OpContext) -> bool:
-    return _shape_from_value(ctx, 1) is not None
+    return ctx.partial_value(1) is not None
 
 
 def _infer_broadcast(ctx: OpContext, version: int):
     data, target = ctx.inputs[0], ctx.inputs[1]
     mode = ctx.attr_choice("mode", _MODES_V3 if version == 3 else _MODES_V1, "numpy")
-    if mode == "pdpd":  # its axis is not serialised (0): equal ranks, each dim merged as bidirectional's
+    pdpd = mode == "pdpd"
+    if pdpd:  # its axis is not serialised (0): equal ranks, each dim merged as bidirectional's
         target_rank = target.shape.dims[0].lo if target.shape.is_static and target.shape.rank == 1 else None
         if data.shape.rank is not None and target_rank is not None and data.shape.rank != target_rank:
             ctx.fail(f"mode='pdpd' needs the data's rank ({data.shape.rank}) to equal the target's ({target_rank})"
                      " (OpenVINO refuses other ranks)", position=1)
         if data.shape.dims is None and _target_known(ctx):  # (OpenVINO: the target's rank, every dim ?)
-            rank = len(_shape_from_value(ctx, 1).dims)
+            rank = len(ctx.partial_value(1))
             return [TensorSpec(data.element_type, PartialShape((DYNAMIC_DIM,) * rank))], {"shape": None, "axes": None}
         mode = "bidirectional" if _target_known(ctx) else "numpy"  # (unknown target: its length, dims ?)
     if mode == "explicit" and len(ctx.inputs) != 3:
@@ -69,7 +77,7 @@ def _infer_broadcast(ctx: OpContext, version: int):
     require_integer(ctx, 1, "target_shape")
     if target.shape.rank is not None and target.shape.rank != 1:
         ctx.fail(f"target_shape must be 1-D, got shape {target.shape.brief()}", position=1)
-    target_shape = _shape_from_value(ctx, 1)
+    target_shape = _shape_from_value(ctx, 1, least=-1 if pdpd else 0)
     axes = None
     if mode == "explicit":
         axes_spec = ctx.inputs[2].shape
@@ -84,11 +92,11 @@ def _infer_broadcast(ctx: OpContext, version: int):
     if target_shape is None:
         if mode == "bidirectional":
             if data.shape.dims is not None and target.shape.is_static:
-                out = numpy_merge(PartialShape((DYNAMIC_DIM,) * target.shape.dims[0].lo), data.shape)
+                out = numpy_merge(PartialShape(unknown_dims(ctx, target.shape.dims[0].lo, 1)), data.shape)
             else:
                 out = PartialShape(None)
         elif target.shape.is_static:
-            out = PartialShape((DYNAMIC_DIM,) * target.shape.dims[0].lo)
+            out = PartialShape(unknown_dims(ctx, target.shape.dims[0].lo, 1))
         else:
             out = PartialShape(None)
         return [TensorSpec(data.element_type, out)], {"shape": None, "axes": axes}
@@ -184,7 +192,7 @@ def _infer_tile(ctx: OpContext):
     repeats = _shape_from_value(ctx, 1, negative_to_zero=True)
     if repeats is None or data.shape.dims is None:
         if data.shape.dims is not None and repeats_spec.shape.is_static:
-            out = PartialShape((DYNAMIC_DIM,) * max(data.shape.rank, repeats_spec.shape.dims[0].lo))
+            out = PartialShape(unknown_dims(ctx, max(data.shape.rank, repeats_spec.shape.dims[0].lo), 1))
         else:
             out = PartialShape(None)
         return [TensorSpec(data.element_type, out)], {"reps": None}

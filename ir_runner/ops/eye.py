@@ -11,6 +11,7 @@ import numpy as np
 
 from ..types import DYNAMIC_DIM, DYNAMIC_SHAPE, Dim, PartialShape, TensorSpec
 from .api import LATEST_OPSET, Attr, OpContext, OpDef
+from .partial import unknown_dims
 
 # OpenVINO accepts any output_type; its reference evaluates bf16, f16, f32, f64, i8, i32, i64 and u8, its CPU
 # plugin also boolean, i16, u16, u32 and u64 (the same ones and zeros): those are computed too
@@ -52,7 +53,7 @@ def infer_eye(ctx: OpContext):
     length = ctx.inputs[3].shape.dims[0] if ctx.inputs[3].shape.rank == 1 else DYNAMIC_DIM
     if not length.is_static:
         return [TensorSpec(et, DYNAMIC_SHAPE)], params
-    return [TensorSpec(et, PartialShape((DYNAMIC_DIM,) * length.lo + matrix))], params
+    return [TensorSpec(et, PartialShape(unknown_dims(ctx, length.lo, 3) + matrix))], params
 
 
 def eye(rows: np.ndarray, columns: np.ndarray, diagonal: np.ndarray, batch: np.ndarray | None = None, *,

@@ -110,6 +110,9 @@ def infer_interpolate(ctx: OpContext, version: int):
         if sizes is not None and len(sizes) < len(axes):
             ctx.fail(f"sizes has {len(sizes)} elements for {len(axes)} axes", position=source_at)
         for i, axis in enumerate(axes):
+            if sizes is not None and dims[axis] == Dim(0, 0) and sizes[i].lo > 0:
+                ctx.fail(f"axis {axis} has no element to resize to {sizes[i]} (OpenVINO's kernels read out of"
+                         " bounds)", position=source_at)
             dims[axis] = sizes[i] if sizes is not None else DYNAMIC_DIM
     else:
         scales = ctx.const_value(source_at)
@@ -124,10 +127,25 @@ def _scaled_dim(d: Dim, scale) -> Dim:
     s = _F32(scale)
     if s == _F32(1):
         return d
-    s = _F32(s + _EPS)
-    lo = int(_F32(d.lo) * s)
-    hi = None if d.hi is None else int(_F32(d.hi) * s)
-    return Dim(lo, hi)
+    lo = scaled_length(d.lo, s)
+    if d.hi is None:
+        return Dim(lo, None if _F32(s + _EPS) > 0 else 0)
+    hi = scaled_length(d.hi, s)
+    return Dim(lo, hi) if lo <= hi else DYNAMIC_DIM
+
+
+def scaled_length(n: int, scale) -> int:
+    """An axis of ``n`` scaled: ``int(f32(n) · f32(scale + 1e-6))`` as OpenVINO's shape inference computes it,
+    ``n`` for a scale of exactly 1; a product that int64 cannot hold (inf, NaN, 1e30) converts to INT64_MIN as
+    on x86, and a negative length is 0 (scales [-1,-1] or [-inf,-inf] give empty axes, as OpenVINO infers)."""
+    s = _F32(scale)
+    if s == _F32(1):
+        return n
+    with np.errstate(over="ignore", invalid="ignore"):
+        product = _F32(n) * _F32(s + _EPS)
+    if not -(2.0**63) <= product < 2.0**63:  # (False for NaN)
+        return 0
+    return max(int(product), 0)
 
 
 def _infer4(ctx):
@@ -182,7 +200,7 @@ class Resize:
             else:
                 s = _F32(source[i])
                 scales.append(s)
-                out_lens.append(n if s == _F32(1) else int(_F32(n) * _F32(s + _EPS)))
+                out_lens.append(scaled_length(n, s))
         self.mode, self.dtype, self.axes, self.out_lens, self.cube_coeff = mode, np.dtype(dtype), axes, out_lens, \
             cube_coeff
         self.steps = []

@@ -12,11 +12,33 @@ from collections.abc import Callable
 
 import numpy as np
 
-from ..types import DYNAMIC_DIM, Dim, PartialShape
+from ..errors import UnsupportedError
+from ..types import DYNAMIC_DIM, NUMPY_MAX_RANK, Dim, PartialShape
 from .api import OpContext, PartialValue
 
 INT64_MAX = 2**63 - 1
 INT64_MIN = -(2**63)
+
+
+def unknown_dims(ctx: OpContext, count: int, position: int) -> tuple[Dim, ...]:
+    """``count`` fully dynamic dims, for an output whose rank is an input's element count (a target shape,
+    repeats or a pattern whose values are unknown). A count above numpy's rank limit is refused before the
+    tuple is made (a declared length of 2**62 would not fit in memory)."""
+    if count > NUMPY_MAX_RANK:
+        raise UnsupportedError(f"the output's rank would be {count}, this input's length, above numpy's limit of"
+                               f" {NUMPY_MAX_RANK} dims: ir-run cannot hold such a tensor", layer=ctx.ref,
+                               port=ctx.input_label(position))
+    return (DYNAMIC_DIM,) * count
+
+
+def value_dims(ctx: OpContext, value: PartialValue, position: int) -> tuple[Dim, ...]:
+    """A partial value read as output dims (an output shape or size given as an input): an element that may be
+    negative is unknown; one known to be negative is refused (its shape would stay unknown when run)."""
+    for i, d in enumerate(value):
+        if d.hi is not None and d.hi < 0:
+            ctx.fail(f"element {i} of {ctx.op.input_names[position]} is {d}: a dim cannot be negative",
+                     position=position)
+    return tuple(d if d.lo >= 0 else DYNAMIC_DIM for d in value)
 
 
 def dim_mul(a: Dim, b: Dim) -> Dim:

@@ -30,6 +30,7 @@ import numpy as np
 from ..parallel import run_chunked
 from ..types import DYNAMIC_DIM, DYNAMIC_SHAPE, Dim, PartialShape, TensorSpec, element_type
 from .api import LATEST_OPSET, Attr, OpContext, OpDef
+from .partial import value_dims
 from .window import (
     AUTO_PADS,
     FLOAT_TYPES,
@@ -188,7 +189,7 @@ def infer_adaptive(ctx: OpContext, kind: str):
         if value is not None:
             if len(value) != n:
                 ctx.fail(f"output_shape has {len(value)} values for {n} spatial dims", position=1)
-            spatial = tuple(d if d.lo >= 0 else DYNAMIC_DIM for d in value)
+            spatial = value_dims(ctx, value, 1)
         else:
             spatial = (DYNAMIC_DIM,) * n
         out_shape = PartialShape(shape.dims[:2] + spatial)

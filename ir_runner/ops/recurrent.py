@@ -3,7 +3,8 @@
 Shapes follow OpenVINO's ``shape_infer`` (``rnn_base_shape_inference.hpp``): batch merged over X and the
 states (and ``sequence_lengths``), hidden size from the states and R (never the ``hidden_size`` attribute,
 except LSTMCell when nothing else gives it), ``num_directions`` from ``direction`` merged with the
-states' axis 1 and W/R/B's axis 0. Sequences output Y ``[batch, num_directions, seq, hidden]`` and Ho (Co)
+states' axis 1 and W/R/B's axis 0. X's input size must equal W's (OpenVINO's shape inference does not
+check it; its kernels then fail). Sequences output Y ``[batch, num_directions, seq, hidden]`` and Ho (Co)
 ``[batch, num_directions, hidden]``; cells output H (C) ``[batch, hidden]``.
 
 Semantics (OpenVINO's reference, ``openvino/reference/{lstm,gru,rnn}_cell.hpp`` and ``sequences.hpp``):
@@ -122,6 +123,7 @@ def _cell_shape(ctx: OpContext, gates: int, states: int, bias_gates: int) -> tup
     for i in range(2, 1 + states):
         hidden = _merge(ctx, hidden, _dim_at(shapes[i], 1), "hidden_size", i)
     hidden = _merge(ctx, hidden, _dim_at(r, 1), "hidden_size", 2 + states)
+    _merge(ctx, _dim_at(shapes[0], 1), _dim_at(w, 1), "input_size", 1 + states)
     if hidden.is_static:
         for shape, factor, name, i in ((w, gates, "W", 1 + states), (r, gates, "R", 2 + states),
                                        (b, bias_gates, "B", 3 + states)):
@@ -145,6 +147,7 @@ def _sequence_shape(ctx: OpContext, gates: int, states: int, bias_gates: int, di
     for i in range(2, 1 + states):
         hidden = _merge(ctx, hidden, _dim_at(shapes[i], 2), "hidden_size", i)
     hidden = _merge(ctx, hidden, _dim_at(r, 2), "hidden_size", 3 + states)
+    _merge(ctx, _dim_at(shapes[0], 2), _dim_at(w, 2), "input_size", 2 + states)
     count = Dim(directions, directions)
     for i, axis in [(i, 1) for i in range(1, 1 + states)] + [(i, 0) for i in range(2 + states, 5 + states)]:
         merged = merge_dims(count, _dim_at(shapes[i], axis))

@@ -32,6 +32,7 @@ from .partial import (
     moved_value,
     normalise_axis,
     shape_of_value,
+    unknown_dims,
 )
 
 I32, I64 = ELEMENT_TYPES["i32"], ELEMENT_TYPES["i64"]
@@ -74,7 +75,7 @@ def _pattern_dims(ctx: OpContext, bounds: list[tuple[int, int]]) -> tuple[list[D
                 ctx.fail("more than one dimension of the target shape is -1", position=1)
             minus_one = i
         if lo > -1 or (lo == -1 and hi >= -1):
-            dims.append(Dim(max(lo, 0), None if hi < 0 or hi == INT64_MAX else hi))
+            dims.append(Dim(max(lo, 0), None if hi < 0 or (hi == INT64_MAX and lo < hi) else hi))  # (exact: a dim)
         elif (lo < 0) != (hi < 0):
             dims.append(DYNAMIC_DIM)
         else:
@@ -95,7 +96,7 @@ def _infer_reshape(ctx: OpContext):
         if prank == 0:
             out = PartialShape(())
         elif prank == 1 and pattern.shape.dims[0].is_static:
-            out = PartialShape((DYNAMIC_DIM,) * pattern.shape.dims[0].lo)
+            out = PartialShape(unknown_dims(ctx, pattern.shape.dims[0].lo, 1))
         else:
             out = PartialShape(None)
         return [TensorSpec(data.element_type, out)], {"shape": None}
@@ -393,6 +394,8 @@ def _infer_split(ctx: OpContext):
     n = ctx.attr_int("num_splits", 0)
     if ctx.attr("num_splits") is None or n <= 0:
         ctx.fail(f"num_splits must be a positive integer, got {ctx.attr_shown('num_splits')}")
+    if n != len(ctx.layer.outputs):  # (checked before num_splits specs are made: 2**31 of them fill the memory)
+        ctx.fail(f"num_splits={n} gives {n} output(s), the layer declares {len(ctx.layer.outputs)}")
     axis = _split_axis(ctx, data.shape)
     if axis is None:
         out = dynamic_like(data.shape)

@@ -129,18 +129,21 @@ def infer_slice(ctx: OpContext):
         return [TensorSpec(data.element_type, PartialShape(None))], {"slices": None}
     rank = len(shape.dims)
     start, stop, steps = _bounds(ctx, 1), _bounds(ctx, 2), input_ints(ctx, 3)
-    for name, values in (("start", start), ("stop", stop), ("step", steps)):
-        if values is not None and start is not None and len(values) != len(start):
-            ctx.fail(f"start, stop and step must have one length, {name} has {len(values)}")
+    lengths = {name: len(values) for name, values in (("start", start), ("stop", stop), ("step", steps))
+               if values is not None}
     axes: list[int] | None = None
     if len(ctx.inputs) == 5:
         given = input_ints(ctx, 4)
         if given is not None:
+            lengths["axes"] = len(given)
             axes = [normalise_axis(ctx, a, rank, "axis", 4) for a in given]
             if len(set(axes)) != len(axes):
                 ctx.fail(f"axes {given} must be unique", position=4)
     elif start is not None:
         axes = list(range(len(start)))
+    if len(set(lengths.values())) > 1:  # (those known: start known alone at load had no one to compare with)
+        ctx.fail("start, stop, step and axes must have one length, got "
+                 + ", ".join(f"{name} {length}" for name, length in lengths.items()))
     if steps is not None and 0 in steps:
         ctx.fail("step must not be zero", position=3)
     dims = []

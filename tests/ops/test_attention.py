@@ -266,3 +266,26 @@ def test_sink_must_have_the_attention_type():
                         out_dims=[1, 2, 3, 4])
     with pytest.raises(IRError, match="f16"):
         ir_runner.load(*layer)
+
+
+@pytest.mark.parametrize("mask_shape,wrong", [("1,1,1,12", "the last of the mask"), ("1,1,1,1", None)])
+def test_a_mask_wider_than_the_key_is_refused_before_the_kernel(mask_shape, wrong):
+    """One token (key S=1) against an attention_mask of 12 (a T5 or Llama export fed input_ids [1,1] and an
+    attention_mask [1,12]): the mask widened S and the kernel failed (KernelError, exit 7); a mask S of 1
+    broadcasts."""
+    from tests.helpers.irbuild import IRBuilder
+
+    b = IRBuilder()
+    q, k, v = (b.parameter(name, "f32", "1,2,?,8") for name in "qkv")
+    mask = b.parameter("mask", "f32", "1,1,?,?")
+    b.result(b.layer("ScaledDotProductAttention", "opset13", [q, k, v, mask], attrs={"causal": "false"},
+                     out_specs=[("FP32", [1, 2, -1, 8])]))
+    model = ir_runner.load(*b.build())
+    feeds = {name: np.ones((1, 2, 1, 8), np.float32) for name in "qkv"}
+    feeds["mask"] = np.zeros(tuple(int(d) for d in mask_shape.split(",")), np.float32)
+    if wrong is None:
+        (out,) = model.run(feeds).values()
+        assert np.array_equal(out, feeds["v"])
+        return
+    with pytest.raises(ir_runner.InputError, match=f"S .*{wrong}.* differ: 1 and 12"):
+        model.run(feeds)

@@ -5,6 +5,7 @@ here since the bodies only move data; the CPU plugin quietens no NaN of f32). Bo
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 
@@ -370,3 +371,43 @@ def test_random_loops_against_the_reference(tmp_path, seed):
     for _ in range(2):
         n = int(rng.integers(1, 8))
         check_run(xml, {"trip": np.array(n, np.int64), "x": (rng.standard_normal((rows, 2)) * 200).astype(np.float32)})
+
+
+def _counting_loop(tmp_path, dtype) -> str:
+    """Loop-5 of 3 iterations: body Parameters ``it`` (current_iteration, i64 [1]) and ``x`` ([2,3] of
+    ``dtype``, carried on a back edge); ``y = x + it``. Returns the XML text."""
+    from openvino import opset13
+
+    it = opset13.parameter([1], np.int64, name="it")
+    x = opset13.parameter([2, 3], dtype, name="xb")
+    results = [opset13.result(opset13.constant(np.array(True))),
+               opset13.result(opset13.add(x, opset13.convert(it, ov.Type(np.dtype(dtype)))))]
+    loop = opset13.loop(opset13.constant(np.int64(3)), opset13.constant(np.array(True)))
+    loop.set_function(ov.Model(results, [it, x], "body"))
+    loop.set_special_body_ports([0, 0])
+    data = opset13.parameter([2, 3], dtype, name="x")
+    loop.set_merged_input(x, data.output(0), results[1].output(0))
+    path = tmp_path / "loop.xml"
+    ov.save_model(ov.Model([loop.get_iter_value(results[1].output(0), -1)], [data], "loop"), str(path),
+                  compress_to_fp16=False)
+    return path.read_text()
+
+
+@pytest.mark.parametrize("dtype", [np.int64, np.float32])
+def test_a_back_edge_into_the_current_iteration_parameter(tmp_path, dtype):
+    """<back_edges> naming the current_iteration Parameter instead of x: its spec was relaxed to a dynamic
+    shape and the Loop's start value read it (an empty AssertionError at load). Now the back edge's value
+    replaces the counter, as the kernel runs it; a value of another element type is refused."""
+    xml = _counting_loop(tmp_path, dtype)
+    weights = (tmp_path / "loop.bin").read_bytes()
+    x = np.arange(6, dtype=dtype).reshape(2, 3)
+    (out,) = ir_runner.load(xml.encode(), weights).run({"x": x}).values()
+    assert np.array_equal(out, x + 3)
+    edge = re.search(r'<edge from-layer="(\d+)" to-layer="1" />', xml)
+    rewired = xml.replace(edge.group(0), f'<edge from-layer="{edge.group(1)}" to-layer="0" />').encode()
+    if dtype is np.float32:
+        with pytest.raises(ir_runner.InferenceError, match="Loop-5.*element types differ"):
+            ir_runner.load(rewired, weights)
+        return
+    (out,) = ir_runner.load(rewired, weights).run({"x": x}).values()
+    assert np.array_equal(out, x + x + x)  # it: 0, then y = x + 0, then y = x + x

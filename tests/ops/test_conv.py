@@ -442,3 +442,40 @@ def test_backprop_large_layer_uses_strided_adds(tmp_path):
     w = node.input_value(1).get_node().get_data()
     rtol, atol = _tolerance(x, w, 16 * 9)
     check_run(path, {"x": x}, rtol=rtol, atol=atol, oracle="cpu")
+
+
+def test_a_negative_output_shape_fed_at_run_time_is_refused_naming_the_layer():
+    """ConvolutionBackpropData-1's output_shape [-3,5] left the output's shape unknown and the kernel failed
+    (KernelError, exit 7); a known negative element is refused, a huge one by the memory limit."""
+    from tests.helpers.irbuild import IRBuilder
+
+    b = IRBuilder()
+    x = b.parameter("x", "f32", "1,2,3,3")
+    w = b.const("w", np.ones((2, 1, 2, 2), np.float32))
+    size = b.parameter("size", "i64", "2")
+    attrs = {"strides": "1,1", "dilations": "1,1", "pads_begin": "0,0", "pads_end": "0,0", "auto_pad": "explicit"}
+    b.result(b.layer("ConvolutionBackpropData", "opset1", [x, w, size], attrs=attrs,
+                     out_specs=[("FP32", [1, 1, -1, -1])]))
+    model = ir_runner.load(*b.build())
+    data = np.ones((1, 2, 3, 3), np.float32)
+    with pytest.raises(ir_runner.InputError, match="ConvolutionBackpropData-1.*element 0 of output_shape is -3"):
+        model.run({"x": data, "size": np.array([-3, 5])})
+    with pytest.raises(ir_runner.ResourceLimitError, match="ConvolutionBackpropData-1"):
+        model.run({"x": data, "size": np.array([2**40, 2**40])})
+    (out,) = model.run({"x": data, "size": np.array([4, 4])}).values()
+    assert out.shape == (1, 1, 4, 4)
+
+
+@pytest.mark.parametrize("stride,pad,output_padding", [(2, 1, 1), (1, 0, 0)])
+def test_backprop_of_an_empty_axis_gives_zeros_of_the_inferred_shape(stride, pad, output_padding, tmp_path):
+    """An input axis of 0: OpenVINO's interval arithmetic clamps 0 - 1 to 0 and infers a non-empty output
+    ([1,4,6,2] here); the kernel computed (0 - 1)·stride and returned 0 elements where model.outputs said 2
+    (found by scripts/fuzz_ir.py on models/real/cnn_onnx)."""
+    x = o8.parameter([1, 8, 3, -1], np.float32, name="x")
+    w = o8.constant(np.ones((8, 4, 3, 3), np.float32))
+    attrs = dict(pads_begin=[pad, pad], pads_end=[pad, pad], output_padding=[output_padding] * 2)
+    model = ir_runner.load(write_ir(o8.convolution_backprop_data(x, w, [stride, stride], **attrs), [x], tmp_path))
+    (out,) = model.run({"x": np.ones((1, 8, 3, 0), np.float32)}).values()
+    static = o8.convolution_backprop_data(o8.parameter([1, 8, 3, 0], np.float32), w, [stride, stride], **attrs)
+    assert out.shape == tuple(static.get_output_partial_shape(0).to_shape())
+    assert model.outputs[0].partial_shape.accepts(out.shape) and not out.any()

@@ -288,3 +288,44 @@ def test_an_axis_at_scale_1_on_dask(mode, tmp_path):
     np.testing.assert_allclose(whole[others], reference[others], rtol=RTOL, atol=ATOL)
     (out,) = ird.run(model, [data], chunk=3).values()
     assert np.array_equal(out.compute(scheduler="sync").view(np.uint32), whole.view(np.uint32))
+
+
+def _scales_model(scales: list[float] | None, data: str = "1,2,3,5", calc: str = "scales", sizes=None):
+    """Interpolate-11 nearest over axes 2 and 3: Const scales (or sizes), or a Parameter ``s`` when None."""
+    from tests.helpers.irbuild import IRBuilder
+
+    b = IRBuilder()
+    x = b.parameter("x", "f32", data)
+    if scales is None and sizes is None:
+        source = b.parameter("s", "f32", "2")
+    else:
+        source = b.const("s", np.array(scales, np.float32) if sizes is None else np.array(sizes, np.int64))
+    axes = b.const("a", np.array([2, 3], np.int64))
+    b.result(b.layer("Interpolate", "opset11", [x, source, axes],
+                     attrs={"mode": "nearest", "shape_calculation_mode": calc}, out_specs=[("FP32", [-1] * 4)]))
+    return ir_runner.load(*b.build())
+
+
+@pytest.mark.parametrize("scales,dims", [([-1.0, -1.0], (0, 0)), ([-np.inf, -np.inf], (0, 0)),
+                                         ([np.inf, 1.0], (0, 5)), ([np.nan, 2.0], (0, 10)), ([1e30, 1.0], (0, 5)),
+                                         ([0.5, 2.0], (1, 10))])
+def test_scales_out_of_range_give_what_openvino_infers_and_the_run_agrees(scales, dims):
+    """OpenVINO's shape inference converts f32(n) * (scale + 1e-6) to int64 (x86: INT64_MIN when it does not
+    fit) and clamps at 0. ir-run reported f32[1,2,-3,-5] for scales [-1,-1] while the run returned (1,2,0,0),
+    and scales [-inf,-inf] fed at run time raised OverflowError."""
+    x = np.ones((1, 2, 3, 5), np.float32)
+    model = _scales_model(scales)
+    assert model.outputs[0].shape == (1, 2) + dims
+    (out,) = model.run({"x": x}).values()
+    assert out.shape == (1, 2) + dims
+    (out,) = _scales_model(None).run({"x": x, "s": np.array(scales, np.float32)}).values()
+    assert out.shape == (1, 2) + dims
+
+
+def test_an_empty_axis_resized_to_sizes_is_refused_naming_the_layer():
+    """An empty axis resized to 4 elements: the kernel read out of bounds (an IndexError escaped)."""
+    model = _scales_model(None, data="1,?,?,5", calc="sizes", sizes=[4, 4])
+    with pytest.raises(ir_runner.InputError, match="Interpolate-11.*axis 2 has no element to resize to 4"):
+        model.run({"x": np.ones((1, 2, 0, 5), np.float32)})
+    (out,) = model.run({"x": np.ones((1, 0, 3, 5), np.float32)}).values()
+    assert out.shape == (1, 0, 4, 4)

@@ -264,3 +264,21 @@ def test_integer_avg_pool_is_refused_at_load_naming_the_layer(tmp_path, et):
     assert not ir_runner.validate(str(path)).valid
     peak = opset1.max_pool(x, [1, 1], [0, 0], [0, 0], [2, 2])
     ir_runner.load(str(write_ir(peak, [x], tmp_path, "max")))
+
+
+@pytest.mark.parametrize("kind", ["AdaptiveAvgPool", "AdaptiveMaxPool"])
+def test_a_negative_adaptive_output_size_fed_at_run_time_is_refused_naming_the_layer(kind):
+    """An output size [2,-2] left the output's shape unknown and the kernel failed (KernelError, exit 7)."""
+    from tests.helpers.irbuild import IRBuilder
+
+    b = IRBuilder()
+    x = b.parameter("x", "f32", "1,2,3,3")
+    size = b.parameter("size", "i64", "2")
+    outs = [("FP32", [1, 2, -1, -1])] + ([("I64", [1, 2, -1, -1])] if kind == "AdaptiveMaxPool" else [])
+    b.result(b.layer(kind, "opset8", [x, size], attrs=None, out_specs=outs))
+    model = ir_runner.load(*b.build())
+    data = np.ones((1, 2, 3, 3), np.float32)
+    with pytest.raises(ir_runner.InputError, match=f"{kind}-8.*element 1 of output_shape is -2"):
+        model.run({"x": data, "size": np.array([2, -2])})
+    (out,) = model.run({"x": data, "size": np.array([2, 1])}).values()
+    assert out.shape == (1, 2, 2, 1)

@@ -531,3 +531,31 @@ def test_generated_lengths_fit_the_sequence(tmp_path):
     fit = op.fit({"kind": "gru"}, specs, 2)
     assert (fit.kind, fit.low, fit.high) == ("index", 0, 5)
     assert op.fit({"kind": "gru"}, specs, 0) is None
+
+
+@pytest.mark.parametrize("kind", ["LSTMSequence", "RNNCell"])
+def test_an_input_size_other_than_the_weights_is_refused_naming_the_layer(kind):
+    """X's input size (a dynamic dim) fed as 5 against W of input size 3: the kernel failed (KernelError,
+    exit 7); inference now needs them equal."""
+    b, hidden, size = IRBuilder(), 2, 3
+    if kind == "LSTMSequence":
+        x = b.parameter("x", "f32", "1,4,?")
+        inputs = [x, b.const("h", np.zeros((1, 1, hidden), np.float32)),
+                  b.const("c", np.zeros((1, 1, hidden), np.float32)), b.const("len", np.array([4], np.int32)),
+                  b.const("w", np.ones((1, 4 * hidden, size), np.float32)),
+                  b.const("r", np.ones((1, 4 * hidden, hidden), np.float32)),
+                  b.const("b", np.zeros((1, 4 * hidden), np.float32))]
+        outs = [("FP32", [1, 1, 4, hidden]), ("FP32", [1, 1, hidden]), ("FP32", [1, 1, hidden])]
+        attrs, version, shape = {"direction": "forward", "hidden_size": hidden}, "opset5", (1, 4)
+    else:
+        x = b.parameter("x", "f32", "1,?")
+        inputs = [x, b.const("h", np.zeros((1, hidden), np.float32)),
+                  b.const("w", np.ones((hidden, size), np.float32)),
+                  b.const("r", np.ones((hidden, hidden), np.float32)), b.const("b", np.zeros(hidden, np.float32))]
+        outs, attrs, version, shape = [("FP32", [1, hidden])], {"hidden_size": hidden}, "opset1", (1,)
+    layer = b.layer(kind, version, inputs, attrs=attrs, out_specs=outs)
+    b.result(layer[0])
+    model = ir_runner.load(*b.build())
+    with pytest.raises(ir_runner.InputError, match=f"{kind}-.*input_size.*5 vs 3"):
+        model.run({"x": np.ones(shape + (5,), np.float32)})
+    model.run({"x": np.ones(shape + (size,), np.float32)})

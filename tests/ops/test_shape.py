@@ -603,3 +603,100 @@ def test_strided_slice_shrink_index_out_of_range_is_an_input_error(tmp_path):
     assert next(iter(model.run({"x": data, "b": np.array([3, -6], np.int64)}).values())) == data[3, -6]
     with pytest.raises(ir_runner.errors.IndexOutOfRangeError, match=r"StridedSlice.*begin element 1 \(6\)"):
         model.run({"x": data, "b": np.array([3, 6], np.int64)})
+
+
+def _target_model(op: str, version: str, attrs: dict | None, target_length: int | None = None,
+                  target: list[int] | None = None, data: str = "2,3"):
+    """x (f32 ``data``) -> ``op`` with a target shape input: a Parameter of ``target_length`` elements, or a
+    Const holding ``target``."""
+    from tests.helpers.irbuild import IRBuilder
+
+    b = IRBuilder()
+    x = b.parameter("x", "f32", data)
+    if target is None:
+        t = b.parameter("t", "i64", str(target_length))
+    else:
+        t = b.const("t", np.array(target, np.int64))
+    rank = target_length if target is None and target_length <= 64 else 1 if target is None else len(target)
+    b.result(b.layer(op, version, [x, t], attrs=attrs, out_specs=[("FP32", [-1] * rank)]))
+    return b.build()
+
+
+@pytest.mark.parametrize("length", [2**62, 2**40])
+@pytest.mark.parametrize("op,version,attrs", [("Broadcast", "opset3", {"mode": "numpy"}),
+                                              ("Broadcast", "opset3", {"mode": "bidirectional"}),
+                                              ("Broadcast", "opset1", {"mode": "numpy"}),
+                                              ("Reshape", "opset1", {"special_zero": "false"}),
+                                              ("Tile", "opset1", None)])
+def test_a_target_of_huge_unknown_length_is_an_error_naming_the_layer(op, version, attrs, length):
+    """An output rank taken from a target's length was made as a tuple of that many dims: OverflowError
+    (2**62) or MemoryError (2**40) escaped at load and validate."""
+    xml, weights = _target_model(op, version, attrs, target_length=length)
+    with pytest.raises(ir_runner.UnsupportedError, match=f"rank would be {length}.*numpy's limit") as caught:
+        ir_runner.load(xml, weights)
+    assert f"{op}-{version[5:]}" in str(caught.value)
+    assert not ir_runner.validate(xml, weights).ok
+
+
+@pytest.mark.parametrize("mode", ["numpy", "bidirectional"])
+def test_a_negative_broadcast_target_is_refused_when_its_value_is_known(mode):
+    """A target dim of -2 fed at run time left the output shape unknown and the kernel failed ("'<' not
+    supported between NoneType and int", a KernelError); a Const target is refused at load."""
+    xml, weights = _target_model("Broadcast", "opset3", {"mode": mode}, target_length=2, data="1")
+    model = ir_runner.load(xml, weights)
+    with pytest.raises(ir_runner.InputError, match="element 1 of target_shape is -2: a dim cannot be negative"):
+        model.run({"x": np.ones(1, np.float32), "t": np.array([3, -2])})
+    (out,) = model.run({"x": np.ones(1, np.float32), "t": np.array([3, 2])}).values()
+    assert out.shape == (3, 2)
+    xml, weights = _target_model("Broadcast", "opset3", {"mode": mode}, target=[3, -2], data="1")
+    with pytest.raises(ir_runner.InferenceError, match="-2: a dim cannot be negative"):
+        ir_runner.load(xml, weights)
+
+
+@pytest.mark.parametrize("op,version,attrs", [("Broadcast", "opset3", {"mode": "numpy"}),
+                                              ("Reshape", "opset1", {"special_zero": "false"})])
+def test_a_target_of_the_largest_int64_is_that_dim_not_an_unknown_one(op, version, attrs):
+    """Exactly INT64_MAX was read as 'unbounded' (the bounds' convention), so a target of [2**63-1]*4 fed at
+    run time left the shape unknown and the kernel failed (KernelError); it is a dim, refused as too large."""
+    xml, weights = _target_model(op, version, attrs, target_length=4, data="?,?")
+    model = ir_runner.load(xml, weights)
+    with pytest.raises(ir_runner.IRError) as caught:
+        model.run({"x": np.ones((2, 3), np.float32), "t": np.array([2**63 - 1] * 4)})
+    assert not isinstance(caught.value, ir_runner.KernelError) and "9223372036854775807" in str(caught.value)
+    xml, weights = _target_model(op, version, attrs, target=[2**63 - 1] * 4, data="1" if op == "Broadcast" else "2,3")
+    with pytest.raises(ir_runner.IRError, match="9223372036854775807"):
+        ir_runner.load(xml, weights)
+
+
+def test_num_splits_other_than_the_declared_outputs_is_refused_before_the_outputs_are_made():
+    """num_splits=2147483648 on a layer of 2 outputs made 2**31 output specs at validate (MemoryError, or the
+    process killed); the count is compared with the layer's outputs first."""
+    from tests.helpers.irbuild import IRBuilder
+
+    b = IRBuilder()
+    x, axis = b.parameter("x", "f32", "4,?"), b.const("a", np.int64(1))
+    split = b.layer("Split", "opset1", [x, axis], attrs={"num_splits": 3}, out_specs=[("FP32", [4, -1])] * 2)
+    b.result(split[0])
+    b.result(split[1])
+    with pytest.raises(ir_runner.InferenceError, match="Split-1.*num_splits=3 gives 3 output.*declares 2"):
+        ir_runner.load(*b.build())
+
+
+@pytest.mark.parametrize("axes", [[0, 1], [1]])
+def test_slice_axes_of_another_length_than_start_is_refused_naming_the_layer(axes):
+    """axes [0,1] against a start of one element read start[1] (an IndexError escaped at load; found by
+    scripts/fuzz_ir.py turning a Llama export's Consts into Parameters); all lengths must agree."""
+    from tests.helpers.irbuild import IRBuilder
+
+    b = IRBuilder()
+    x = b.parameter("x", "f32", "4,6")
+    ints = [b.const(name, np.array(value, np.int64)) for name, value in
+            (("start", [0]), ("stop", [2]), ("step", [1]), ("axes", axes))]
+    b.result(b.layer("Slice", "opset8", [x, *ints], attrs=None, out_specs=[("FP32", [-1, -1])]))
+    xml, weights = b.build()
+    if len(axes) == 1:
+        (out,) = ir_runner.load(xml, weights).run({"x": np.ones((4, 6), np.float32)}).values()
+        assert out.shape == (4, 2)
+        return
+    with pytest.raises(ir_runner.InferenceError, match="Slice-8.*one length, got start 1, stop 1, step 1, axes 2"):
+        ir_runner.load(xml, weights)
