@@ -106,6 +106,7 @@ class Inference:
         self.folder = folder
         self.bodies = bodies
         self.value_inputs: tuple[int, ...] = ()  # see _find_value_inputs
+        self.value_readers: frozenset[str] = frozenset()  # see _find_value_inputs
         self.overridden: frozenset[str] | None = None  # the layers given specs (None: some given values too)
 
     def constant_input(self, layer_id: str, position: int) -> np.ndarray | None:
@@ -145,11 +146,13 @@ class Inference:
 
     def _find_value_inputs(self) -> None:
         """Which model inputs (Parameter positions) decide a shape or kernel parameter through their values
-        (not through their shapes alone: the walk stops at ``shape_only`` layers such as ShapeOf). A deciding
-        input that comes from no model input (constants above the folding limit) is an error of its layer."""
+        (not through their shapes alone: the walk stops at ``shape_only`` layers such as ShapeOf), and which
+        readers of variables (ReadValue, ``value_readers``: a MoE router's choice computed from the KV cache).
+        A deciding input that comes from neither (constants above the folding limit) is an error of its layer."""
         graph = self.graph
         position = {layer.id: i for i, layer in enumerate(graph.parameters)}
         found: set[int] = set()
+        readers: set[str] = set()
         for layer_id, port in self.deciding_inputs():
             reached, stack, seen = set(), [graph.sources[layer_id][port][0]], set()
             reached_shape = False
@@ -165,8 +168,10 @@ class Inference:
                 if op is not None and op.shape_only:
                     reached_shape = True  # decided by input shapes: known once they are
                 elif op is not None:
+                    if op.state == "read":
+                        readers.add(current)  # (and its init input, which a run on an unset variable reads)
                     stack.extend(source for source, _ in graph.sources[current])
-            if not reached and not reached_shape:
+            if not reached and not reached_shape and not readers & seen:
                 info = self.layers[layer_id]
                 info.errors.append(InferenceError(
                     f"{info.op.roles[port]} is not constant: it is computed from constants through a layer output"
@@ -175,6 +180,7 @@ class Inference:
                     hint="make it a Const layer, or compute it from smaller tensors"))
             found |= reached
         self.value_inputs = tuple(sorted(found))
+        self.value_readers = frozenset(readers)
 
     @property
     def errors(self) -> list[IRError]:

@@ -54,6 +54,9 @@ class Model:
         self.outputs: tuple[TensorInfo, ...] = output_infos(graph, inference)
         self._value_inputs = inference.value_inputs
         self.variables: tuple[Variable, ...] = find_variables(inference) if unsupported is None else ()
+        # the variables whose values decide shapes (a MoE router's choice computed from the KV cache), by position
+        self._value_variables = tuple(i for i, v in enumerate(self.variables)
+                                      if inference.value_readers.intersection(v.readers))
         static_inputs = unsupported is None and all(info.partial_shape.is_static and info.dtype is not None
                                                     for info in self.inputs)
         self._static = static_inputs and not self._value_inputs and not self.variables  # one plan for every run
@@ -204,8 +207,9 @@ class Model:
         else one inferred for the arrays' shapes (and, for dynamic element types, dtypes; and the values of
         the inputs that decide shapes or kernel parameters, such as an axis fed at run time), cached per
         signature. For a stateful model, ``variables`` are the values its run reads (a ``Session``'s
-        ``current``; None: the initial state): their shapes are part of the signature, and the plan takes
-        the set ones as inputs after ``arrays`` and returns the written ones after the outputs.
+        ``current``; None: the initial state): their shapes are part of the signature (and the values of
+        those that decide shapes, as an input's), and the plan takes the set ones as inputs after ``arrays``
+        and returns the written ones after the outputs.
 
         Shapes that do not fit the model (e.g. two dynamic dims that must be equal) raise InputError.
         """
@@ -228,6 +232,10 @@ class Model:
         if self._value_inputs:
             values = {self.graph.parameters[i].id: arrays[i] for i in self._value_inputs}
             signature += tuple(arrays[i].tobytes() for i in self._value_inputs)
+        if self._value_variables:  # their readers' values count as known, as a deciding input's
+            values = {**(values or {}), **{reader: variables[i] for i in self._value_variables
+                                           if variables[i] is not None for reader in self.variables[i].readers}}
+            signature += tuple(None if variables[i] is None else variables[i].tobytes() for i in self._value_variables)
         plan = self._plans.get(signature)
         if plan is not None:
             return plan
@@ -235,10 +243,16 @@ class Model:
         specs = [info.spec_for(array) for info, array in zip(self.inputs, arrays)]
         context = f"the inputs' {what} do not fit the model"
         fed = fed_specs(self, variables) if self.variables else {}
-        inference = self.inference_for(specs, values=values, context=context, fed=fed)
-        if self.variables and len(fed) < sum(len(v.readers) for v in self.variables):
-            # a reader the run computes outputs its init input's spec, which only the first inference knows
+        computed = bool(self.variables) and len(fed) < sum(len(v.readers) for v in self.variables)
+        inference = self.inference_for(specs, values=values, context=context, fed=fed, decide=not computed)
+        if computed:
+            # a reader the run computes outputs its init input's spec (and value), which only the first
+            # inference knows
             fed.update(computed_specs(self, inference, fed))
+            if self._value_variables:
+                values.update((reader, value) for i in self._value_variables if variables[i] is None
+                              for reader in self.variables[i].readers
+                              if (value := inference.folder.input_value(reader, 0)) is not None)
             inference = self.inference_for(specs, values=values, context=context, fed=fed)
         if len(self._kernels) > 4 * len(self.graph.layers):
             self._kernels = {}
@@ -253,11 +267,13 @@ class Model:
 
     def inference_for(self, specs: Sequence[TensorSpec], *, values: dict[str, np.ndarray] | None = None,
                       context: str = "the inputs' shapes do not fit the model",
-                      fed: Mapping[str, TensorSpec] | None = None) -> Inference:
+                      fed: Mapping[str, TensorSpec] | None = None, decide: bool = True) -> Inference:
         """The graph inferred with these input specs (in ``inputs`` order) and, for the Parameters that decide
         shapes, these values (by layer id), declared ports unchecked: the model's own inference when they
         are its inputs' specs and no value is given. ``fed``: the output specs of other layers, by layer id
-        (a stateful model's readers of variables).
+        (a stateful model's readers of variables; with a value in ``values``, the reader's output counts as
+        known, as a Parameter's). ``decide=False``: shapes that only values decide may stay unknown (a first
+        inference that only learns specs; see :func:`infer_for_inputs`).
 
         Specs the graph cannot take raise InputError ``'<context>: <what is wrong>'`` with its layer and port
         (an InputError subclass, e.g. a strict-mode IndexOutOfRangeError, keeps its class).
@@ -266,7 +282,7 @@ class Model:
                                           for spec, info in zip(specs, self.inputs)):
             return self.inference
         key = (tuple(specs), tuple((k, v.dtype.str, v.tobytes()) for k, v in (values or {}).items()),
-               tuple((fed or {}).items()))
+               tuple((fed or {}).items()), decide)
         last = self._last_inference  # the CLI asks twice for generated inputs: their value ranges, then the plan
         if last is not None and last[0] == key:
             return last[1]
@@ -275,7 +291,7 @@ class Model:
         try:
             with _gc_paused():
                 # the last inference's layers are reused where no spec differs (a decoding step changes few)
-                inference = infer_for_inputs(self.graph, self.strict, input_specs, values,
+                inference = infer_for_inputs(self.graph, self.strict, input_specs, values, decide=decide,
                                              memory_limit=self.memory_limit,
                                              reuse=last[1] if last is not None else None)
         except IRError as error:

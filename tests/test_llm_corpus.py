@@ -38,14 +38,6 @@ LOOSE = 5e-3
 """ir-run (the reference's f16-rounded weights) against the CPU plugin's f32 decompression: measured up to
 2.1e-3·max|logits| on the corpus (gemma-int8); a documented difference, not ir-run's error (docs/semantics.md)."""
 GREEDY_STEPS = 20
-VALUE_DECIDED = pytest.mark.xfail(strict=True, raises=ir_runner.InputError, reason=(
-    "Mixtral's router (NonZero) makes shapes depend on values, which on a state come from ReadValue, which is"
-    " never folded: 'target_shape cannot be computed before the run' (the stateless copy runs)"))
-
-
-def _on_a_state(names):
-    """``names`` as parameters; those whose shapes a state's values decide are expected to fail."""
-    return [pytest.param(n, marks=VALUE_DECIDED) if n.startswith("mixtral") else n for n in names]
 
 
 def _xml(name: str):
@@ -121,7 +113,7 @@ def _inputs(name: str) -> list[dict]:
     return [{k: v for k, v in step.items() if not k.endswith("logits")} for step in recorded_steps(name)]
 
 
-@pytest.mark.parametrize("name", _on_a_state(MODELS))
+@pytest.mark.parametrize("name", MODELS)
 def test_recorded_steps(name):
     model = ir_runner.load(str(_xml(name)))
     _check_steps(name, _run_stateful(model, _inputs(name)))
@@ -151,7 +143,7 @@ def _openvino_greedy(name: str, prompt: list[int], constant: dict) -> list[int]:
     return chosen
 
 
-@pytest.mark.parametrize("name", _on_a_state(MODELS))
+@pytest.mark.parametrize("name", MODELS)
 def test_greedy_tokens(name):
     first = recorded_steps(name)[0]
     prompt = [int(t) for t in first["input_ids"][0]]

@@ -14,7 +14,7 @@ import pytest
 
 import ir_runner
 from ir_runner.errors import InferenceError, InputError
-from tests.helpers.stateful_models import accumulator, decoder, decoder_feeds, save, variable
+from tests.helpers.stateful_models import accumulator, counter, decoder, decoder_feeds, save, variable
 from tests.helpers.threads import in_threads
 
 CPU_CONFIG = {"INFERENCE_PRECISION_HINT": "f32", "KV_CACHE_PRECISION": "f32"}  # the CPU keeps a KV cache in u8
@@ -45,6 +45,32 @@ def test_accumulator_matches_infer_request_step_by_step_and_after_reset(tmp_path
         want = request.infer({"x": x})[0]
         assert np.array_equal(got, want)  # additions: exact
         assert np.array_equal(state["sum"], request.query_state()[0].state.data)
+
+
+@pytest.mark.parametrize("init", [False, True])
+def test_a_shape_decided_by_a_variables_value_matches_infer_request(tmp_path, init):
+    path = counter(tmp_path / "counter.xml", init=init)
+    model, request = ir_runner.load(str(path)), _request(path)
+    state = model.new_state()
+    x = np.array([1.5], np.float32)
+    for step in range(4):
+        got = model.run({"x": x}, state=state)["y"]
+        want = request.infer({"x": x})[0]
+        assert got.shape == ((3 if init else 1) + step,) and np.array_equal(got, want)
+        assert np.array_equal(state["n"], request.query_state()[0].state.data)
+
+
+def test_a_plan_decided_by_a_variables_value_is_never_used_for_another_value(tmp_path):
+    model = ir_runner.load(str(counter(tmp_path / "counter.xml", init=False)))
+    x = np.array([1.5], np.float32)
+    low, high = model.new_state(), model.new_state()
+    low["n"], high["n"] = np.array([1], np.int32), np.array([6], np.int32)
+    assert model.run({"x": x}, state=low)["y"].shape == (2,)
+    assert model.run({"x": x}, state=high)["y"].shape == (7,)  # same shapes and inputs, another value
+    plans = len(model._plans)
+    low["n"] = np.array([1], np.int32)
+    assert model.run({"x": x}, state=low)["y"].shape == (2,) and len(model._plans) == plans  # the same plan again
+    assert model.run({"x": x})["y"].shape == (1,)  # a new state: zeros
 
 
 def test_opset3_read_value_and_assign_match_infer_request(tmp_path):

@@ -102,3 +102,16 @@ def decoder_feeds(tokens: list[int], past: int) -> dict[str, np.ndarray]:
     count = len(tokens)
     return {"input_ids": np.array([tokens], np.int64), "attention_mask": np.ones((1, past + count), np.int64),
             "position_ids": np.arange(past, past + count, dtype=np.int64)[None], "beam_idx": np.zeros(1, np.int32)}
+
+
+def counter(path: Path, *, init: bool) -> Path:
+    """``n := n + 1; y = broadcast(x, n)``: x f32[1], the variable ``n`` i32[1] (starting from 2, an init input,
+    or zeros), so that a variable's value decides the output's shape, through a computation (as a MoE router's
+    choice computed from the KV cache decides its experts' shapes)."""
+    x = ops.parameter([1], np.float32, name="x")
+    var = variable("n", [1], ov.Type.i32)
+    read = ops.read_value(ops.constant(np.array([2], np.int32)), var) if init else ops.read_value(var)
+    grown = ops.add(read, ops.constant(np.array([1], np.int32)))
+    y = ops.broadcast(x, grown, name="y")
+    y.output(0).get_tensor().set_names({"y"})
+    return save(ov.Model([ops.result(y)], [ops.assign(grown, var)], [x], "counter"), path)
