@@ -1,7 +1,7 @@
 """Differential fuzzer for issue 12's operations and the window, normalisation and classification operations
 common in real models (IsNaN/IsInf/IsFinite, MaxPool, AvgPool, AdaptiveAvgPool/AdaptiveMaxPool, the convolutions,
-Interpolate, MVN, NormalizeL2, LRN, GroupNormalization, BatchNormInference, DepthToSpace/SpaceToDepth/ShuffleChannels,
-ScaledDotProductAttention, the LSTM/GRU/RNN sequences and cells):
+Interpolate, MVN, NormalizeL2, GRN, LRN, GroupNormalization, BatchNormInference,
+DepthToSpace/SpaceToDepth/ShuffleChannels, ScaledDotProductAttention, the LSTM/GRU/RNN sequences and cells):
 random graphs built with OpenVINO's Python API, run by ir-run and compared with OpenVINO's reference.
 
 Each case is one (operation, seed): a seeded generator draws a random single-op graph (or a chain: a ShapeOf
@@ -15,7 +15,7 @@ dims, scalars and Parameters with dynamic dims (``?``, intervals). The graph is 
 2. ``ir_runner.load(...).run(feeds)`` against OpenVINO's reference (``Node.evaluate`` node by node, as
    ``tests/helpers/optest.reference_outputs``; for the operations without an ``evaluate`` in the wheel
    (GatherElements, GatherND, Roll, Einsum, IsNaN/IsInf/IsFinite, AvgPool, the adaptive pools, the
-   convolutions, NormalizeL2, LRN, GroupNormalization, BatchNormInference, ScaledDotProductAttention, the
+   convolutions, NormalizeL2, GRN, LRN, GroupNormalization, BatchNormInference, ScaledDotProductAttention, the
    recurrent operations) the CPU plugin at f32 on the types where it is exact or bounded, once OpenVINO's
    static shape inference accepts the feeds; where its f32 view is known to differ (subnormals, saturated
    f64) the generator says how that is handled, and where it is wrong (some convolutions, masked attention
@@ -1204,7 +1204,7 @@ def gen_interpolate(case: Case, name: str):
 
 # ----------------------------------------------------------------------------- normalization
 
-@op("MVN6", "MVN1", "NormalizeL2", "LRN", "GroupNormalization", "BatchNormInference5")
+@op("MVN6", "MVN1", "NormalizeL2", "GRN", "LRN", "GroupNormalization", "BatchNormInference5")
 def gen_normalization(case: Case, name: str):
     """MVN-6 against the reference, the others (no ``evaluate``) against the CPU plugin, f32, within
     rtol 1e-5, atol 1e-5 (tests/ops/test_normalize.py)."""
@@ -1230,6 +1230,8 @@ def gen_normalization(case: Case, name: str):
                                                              "eps": eps})]
     if name == "NormalizeL2":
         return [opset1.normalize_l2(data, axes_in, eps, case.rng.choice(["add", "max"]))]
+    if name == "GRN":
+        return [opset1.grn(data, eps)]
     if name == "LRN":  # (the CPU plugin runs axes [1] and the spatial ones)
         lrn_axes = [1] if rank < 4 or case.rng.random() < 0.5 else list(range(2, rank))
         return [opset1.lrn(data, case.index_input(np.array(lrn_axes, np.int64), p_const=1), case.rng.random(),
