@@ -1,7 +1,8 @@
 """Differential fuzzer for issue 12's operations and the window, normalisation and classification operations
 common in real models (IsNaN/IsInf/IsFinite, MaxPool, AvgPool, AdaptiveAvgPool/AdaptiveMaxPool, the convolutions,
 Interpolate, MVN, NormalizeL2, GRN, LRN, GroupNormalization, BatchNormInference,
-DepthToSpace/SpaceToDepth/ShuffleChannels, ScaledDotProductAttention, the LSTM/GRU/RNN sequences and cells):
+DepthToSpace/SpaceToDepth/ShuffleChannels, ExtractImagePatches, ScaledDotProductAttention,
+the LSTM/GRU/RNN sequences and cells):
 random graphs built with OpenVINO's Python API, run by ir-run and compared with OpenVINO's reference.
 
 Each case is one (operation, seed): a seeded generator draws a random single-op graph (or a chain: a ShapeOf
@@ -1266,6 +1267,18 @@ def gen_depth_space(case: Case, name: str):
     data = case.input(et, case.values(et, shape))
     make = opset1.depth_to_space if name == "DepthToSpace" else opset1.space_to_depth
     return [make(data, mode, bs)]
+
+
+@op("ExtractImagePatches")
+def gen_extract_image_patches(case: Case, name: str):
+    """No reference ``evaluate``: the CPU plugin, bit for bit (data movement), on the types it runs as they are."""
+    case.oracle = "cpu"
+    et = case.rng.choice(CPU_TYPES)
+    shape = [case.rng.randint(0 if case.rng.random() < 0.05 else 1, 3), case.rng.randint(1, 3),
+             case.rng.randint(1, 9), case.rng.randint(1, 9)]
+    geometry = [[case.rng.randint(1, 3), case.rng.randint(1, 3)] for _ in range(3)]
+    data = case.input(et, case.values(et, shape, finite=True), p_const=0)
+    return [opset3.extract_image_patches(data, *geometry, case.rng.choice(["valid", "same_upper", "same_lower"]))]
 
 
 # ----------------------------------------------------------------------------- recurrent
