@@ -1,5 +1,7 @@
-"""ROIPooling-2 (Fast R-CNN): for each box of ``rois`` [R, 5] (``batch_id, x1, y1, x2, y2``) a
-``pooled_h x pooled_w`` grid over the image ``batch_id`` of ``data`` [N, C, H, W] -> [R, C, ph, pw].
+"""ROIPooling-2 (Fast R-CNN) and PSROIPooling-1 (R-FCN): for each box of ``rois`` [R, 5] (``batch_id, x1, y1,
+x2, y2``) a grid of bins over the image ``batch_id`` of ``data`` [N, C, H, W].
+
+ROIPooling-2: ``pooled_h x pooled_w`` bins of every channel -> [R, C, ph, pw].
 
 Computed as OpenVINO's reference (``ov::reference::roi_pooling``), the box and bin arithmetic in the data type
 T (f16 and bf16: each operation in f32, rounded to T, as ``ov::float16``/``ov::bfloat16`` do):
@@ -16,8 +18,11 @@ T (f16 and bf16: each operation in f32, rounded to T, as ``ov::float16``/``ov::b
   four neighbours ``top = tl + (tr - tl) * fx``, ``bottom = bl + (br - bl) * fx``, ``top + (bottom - top) * fy``;
   a sample outside ``[0, S - 1]`` gives 0.
 
+PSROIPooling-1 (position-sensitive): ``group_size x group_size`` bins, bin ``(i, j)`` of output channel ``o``
+read from its own input channel -> [R, output_dim, group_size, group_size]; see :func:`psroi_pooling`.
+
 The batch id is truncated toward zero; one outside ``[0, N)`` is an InputError (the reference refuses it).
-No ``Node.evaluate`` in the wheel: the tests compare with the CPU plugin, bit for bit.
+No ``Node.evaluate`` in the wheel: the tests compare with the CPU plugin and loops written from the reference.
 """
 
 from __future__ import annotations
@@ -94,12 +99,16 @@ def batch_ids(rois: np.ndarray, n: int) -> np.ndarray:
     return np.trunc(ids).astype(np.int64)
 
 
-def _round_away(x: np.ndarray) -> np.ndarray:
-    """``std::round``: halves away from zero, clipped to int32."""
-    x = x.astype(np.float64)
+def _roundf(x: np.ndarray) -> np.ndarray:
+    """``std::round``: halves away from zero, in the type of ``x``."""
     whole = np.trunc(x)
-    rounded = np.where(np.abs(x - whole) >= 0.5, whole + np.sign(x), whole)
-    return np.clip(np.nan_to_num(rounded), -(2**31), 2**31 - 1).astype(np.int64)
+    with np.errstate(invalid="ignore"):
+        return np.where(np.abs(x - whole) >= 0.5, whole + np.sign(x), whole).astype(x.dtype)
+
+
+def _round_away(x: np.ndarray) -> np.ndarray:
+    """``std::round`` to an int, clipped to int32 (NaN: 0)."""
+    return np.clip(np.nan_to_num(_roundf(x.astype(np.float64))), -(2**31), 2**31 - 1).astype(np.int64)
 
 
 def roi_pooling(data: np.ndarray, rois: np.ndarray, *, pooled: tuple[int, int], spatial_scale: float,
@@ -170,20 +179,166 @@ def _bilinear(data, rois, ids, ar: Arith, out: np.ndarray) -> None:
     bottom = np.minimum(np.where(inside.any(axis=2), np.ceil(np.nan_to_num(wide_y)), 0).astype(np.int64), h - 1)
     right = np.minimum(np.where(inside.any(axis=1), np.ceil(np.nan_to_num(wide_x)), 0).astype(np.int64), w - 1)
     top, left = np.clip(top, 0, h - 1), np.clip(left, 0, w - 1)
-    fy = ar.sub(ys, ar.of(top))[:, None, :, None]  # (R, 1, ph, 1)
-    fx = ar.sub(xs, ar.of(left))[:, None, None, :]
-    images = data[ids]  # (R, C, H, W)
-    r = np.arange(len(ids))[:, None, None, None]
-    ch = np.arange(c)[None, :, None, None]
-
-    def at(yy, xx):
-        return images[r, ch, yy[:, None, :, None], xx[:, None, None, :]]
-
-    tl, tr, bl, br = at(top, left), at(top, right), at(bottom, left), at(bottom, right)
-    upper = ar.add(tl, ar.mul(ar.sub(tr, tl), fx))
-    lower = ar.add(bl, ar.mul(ar.sub(br, bl), fx))
-    value = ar.add(upper, ar.mul(ar.sub(lower, upper), fy))
+    fy, fx = ar.sub(ys, ar.of(top)), ar.sub(xs, ar.of(left))
+    value = _interpolate(ar, data[ids], (top, bottom, fy), (left, right, fx))
     np.copyto(out, value, where=inside[:, None])
+
+
+def _interpolate(ar: Arith, planes: np.ndarray, ys, xs) -> np.ndarray:
+    """Bilinear samples of ``planes`` (R, K, H, W) at the grid of ``ys`` (top, bottom, fraction: (R, P) each)
+    by ``xs`` (left, right, fraction: (R, Q)) -> (R, K, P, Q), in the reference's order:
+    ``top = tl + (tr - tl) * fx``, ``bottom = bl + (br - bl) * fx``, ``top + (bottom - top) * fy``."""
+    (top, bottom, fy), (left, right, fx) = ys, xs
+    r = np.arange(planes.shape[0])[:, None, None, None]
+    k = np.arange(planes.shape[1])[None, :, None, None]
+    rows = [yy[:, None, :, None] for yy in (top, bottom)]
+    cols = [xx[:, None, None, :] for xx in (left, right)]
+    fx, fy = fx[:, None, None, :], fy[:, None, :, None]
+    upper, lower = (ar.add(planes[r, k, yy, cols[0]],
+                           ar.mul(ar.sub(planes[r, k, yy, cols[1]], planes[r, k, yy, cols[0]]), fx)) for yy in rows)
+    return ar.add(upper, ar.mul(ar.sub(lower, upper), fy))
+
+
+# -- PSROIPooling-1 ----------------------------------------------------------------------------------------------
+
+PS_MODES = {"average": "average", "bilinear": "bilinear"}
+
+
+def infer_psroi_pooling(ctx: OpContext):
+    mode = ctx.attr_choice("mode", PS_MODES, None)
+    if mode is None:
+        raise ModelFormatError("the attribute mode (average or bilinear) is required", layer=ctx.ref)
+    values = {name: ctx.attr_int(name, 1 if name.startswith("spatial") else 0)
+              for name in ("output_dim", "group_size", "spatial_bins_x", "spatial_bins_y")}
+    wanted = ("output_dim", "group_size") + (("spatial_bins_x", "spatial_bins_y") if mode == "bilinear" else ())
+    for name in wanted:
+        low = 0 if name == "output_dim" else 1
+        if not low <= values[name] <= 2**31 - 1:
+            raise ModelFormatError(f"attribute {ctx.attr_shown(name)} must be an int32 of at least {low}",
+                                   layer=ctx.ref)
+    scale = ctx.attr_float("spatial_scale")
+    if not np.isfinite(scale) or scale <= 0 or abs(scale) < np.finfo(np.float32).tiny:
+        raise ModelFormatError(f"attribute {ctx.attr_shown('spatial_scale')} must be a positive normal number",
+                               layer=ctx.ref)
+    et = _float_inputs(ctx, "rois")
+    count, channels = _boxes_dims(ctx, 5)
+    dim, group = values["output_dim"], values["group_size"]
+    area = group * group if mode == "average" else values["spatial_bins_x"] * values["spatial_bins_y"]
+    if not channels.contains(area * dim):
+        what = "group_size * group_size" if mode == "average" else "spatial_bins_x * spatial_bins_y"
+        ctx.fail(f"data has {channels} channels, output_dim * {what} is {area * dim}", position=0)
+    shape = PartialShape((count, Dim(dim, dim), Dim(group, group), Dim(group, group)))
+    return [TensorSpec(et, shape)], {"mode": mode, "output_dim": dim, "group_size": group,
+                                     "spatial_scale": float(np.float32(scale)),
+                                     "bins": (values["spatial_bins_y"], values["spatial_bins_x"])}
+
+
+def psroi_pooling(data: np.ndarray, rois: np.ndarray, *, mode: str, output_dim: int, group_size: int,
+                  spatial_scale: float, bins: tuple[int, int]) -> np.ndarray:
+    """PSROIPooling-1 as OpenVINO's CPU plugin computes it, in f32 (f64 for f64 data), rounded once to the data
+    type (``G`` = group_size):
+
+    - ``average``: box ``round(x1) * scale`` .. ``round(x2 + 1) * scale`` (halves away from zero), its size at
+      least 0.1; bin ``(i, j)`` the rows ``[floor(i * bin_h + y1), ceil((i + 1) * bin_h + y1))`` clipped to
+      ``[0, H]``, likewise the columns; output channel ``o`` averages input channel ``(o * G + i) * G + j`` over
+      the bin (a running sum, row by row, divided by the bin's area); an empty bin gives 0;
+    - ``bilinear``: box ``x1 * scale`` .. ``x2 * scale`` split into ``spatial_bins_y x spatial_bins_x``
+      sub-boxes ``[ymin, ymax]``; output ``(o, i, j)`` is the sum over the sub-boxes ``(by, bx)`` (in that
+      order) of the bilinear sample at ``i * ((ymax - ymin)(H - 1) / (G - 1)) + ymin (H - 1)`` (G = 1:
+      ``0.5 (ymin + ymax)(H - 1)``), likewise along W, read from input channel ``(by * BX + bx) * output_dim + o``
+      (a sample outside ``[0, S - 1]`` adds 0), divided by the number of sub-boxes.
+
+    OpenVINO's reference differs outside valid boxes (it converts negative coordinates to unsigned indices and
+    reads outside the data, takes a bilinear sample in ``(S - 1, S)``, and computes G = 1 samples as
+    ``(2 ymin + bin)(H - 1) / 2``): docs/semantics.md."""
+    n, c, h, w = data.shape
+    out = np.zeros((rois.shape[0], output_dim, group_size, group_size), data.dtype)
+    if not out.size:
+        return out
+    ids = batch_ids(rois, n)
+    wide = np.dtype(np.float64) if data.dtype == np.float64 else np.dtype(np.float32)
+    box = rois[:, 1:].astype(wide)
+    scale = wide.type(spatial_scale)
+    with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
+        if mode == "average":
+            value = _ps_average(data, ids, box, scale, group_size, output_dim, wide)
+        else:
+            value = _ps_bilinear(data, ids, box, scale, bins, group_size, output_dim, wide)
+    return value.astype(data.dtype)
+
+
+def _ps_span(start, size: np.ndarray, cells: int, extent: int) -> tuple[np.ndarray, np.ndarray]:
+    """(first, end) of the average mode's bins along one axis (boxes x cells), clipped to ``[0, extent]``."""
+    t = size.dtype.type
+    step = size / t(cells)
+    index = np.arange(cells + 1).astype(size.dtype)[None, :] * step[:, None] + start[:, None]
+    with np.errstate(invalid="ignore"):
+        first = np.clip(np.nan_to_num(np.floor(index[:, :-1]), nan=0.0), 0, extent).astype(np.int64)
+        end = np.clip(np.nan_to_num(np.ceil(index[:, 1:]), nan=0.0), 0, extent).astype(np.int64)
+    return first, end
+
+
+def _ps_average(data, ids, box, scale, group: int, dim: int, wide: np.dtype) -> np.ndarray:
+    _, _, h, w = data.shape
+    t = wide.type
+    x1, y1 = _roundf(box[:, 0]) * scale, _roundf(box[:, 1]) * scale
+    x2, y2 = _roundf(box[:, 2] + t(1)) * scale, _roundf(box[:, 3] + t(1)) * scale
+    rows = _ps_span(y1, np.maximum(y2 - y1, t(0.1)), group, h)
+    cols = _ps_span(x1, np.maximum(x2 - x1, t(0.1)), group, w)
+    out = np.zeros((len(ids), dim, group, group), wide)
+    for r in range(len(ids)):
+        image = data[ids[r]]
+        for i in range(group):
+            top, bottom = rows[0][r, i], rows[1][r, i]
+            for j in range(group):
+                left, right = cols[0][r, j], cols[1][r, j]
+                if bottom <= top or right <= left:
+                    continue
+                window = image[i * group + j::group * group, top:bottom, left:right].astype(wide)
+                total = np.zeros(dim, wide)
+                for y in range(window.shape[1]):  # (a running sum, as the plugin's loop)
+                    for x in range(window.shape[2]):
+                        total += window[:, y, x]
+                out[r, :, i, j] = total / t((bottom - top) * (right - left))
+    return out
+
+
+def _ps_axis(start, end, part: int, parts: int, group: int, size: int):
+    """(low, high, fraction, inside) of the bilinear samples of sub-box ``part`` of ``parts`` along one axis
+    (boxes x group), as the CPU plugin places them."""
+    t = start.dtype.type
+    low_edge = start + t(part) * ((end - start) / t(parts))
+    high_edge = start + t(part + 1) * ((end - start) / t(parts))
+    if group > 1:
+        step = (high_edge - low_edge) * t(size - 1) / t(group - 1)
+        p = np.arange(group).astype(start.dtype)[None, :] * step[:, None] + (low_edge * t(size - 1))[:, None]
+    else:
+        p = (t(0.5) * (low_edge + high_edge) * t(size - 1))[:, None]
+    with np.errstate(invalid="ignore"):
+        inside = (p >= 0) & (p <= size - 1)
+    q = np.where(inside, p, 0)
+    low = np.floor(q).astype(np.int64)
+    return low, np.minimum(np.ceil(q).astype(np.int64), size - 1), q - low.astype(p.dtype), inside
+
+
+def _ps_bilinear(data, ids, box, scale, bins, group: int, dim: int, wide: np.dtype) -> np.ndarray:
+    _, _, h, w = data.shape
+    by_count, bx_count = bins
+    x1, y1, x2, y2 = (box[:, k] * scale for k in range(4))
+    ar = Arith(wide)
+    out = np.zeros((len(ids), dim, group, group), wide)
+    if h == 0 or w == 0:
+        return out
+    for by in range(by_count):
+        ys = _ps_axis(y1, y2, by, by_count, group, h)
+        for bx in range(bx_count):
+            xs = _ps_axis(x1, x2, bx, bx_count, group, w)
+            channel = (by * bx_count + bx) * dim + np.arange(dim)
+            planes = data[ids[:, None], channel[None, :]].astype(wide)  # (R, dim, H, W)
+            value = _interpolate(ar, planes, ys[:3], xs[:3])
+            inside = ys[3][:, None, :, None] & xs[3][:, None, None, :]
+            out += np.where(inside, value, wide.type(0))
+    return out / wide.type(by_count * bx_count)
 
 
 def _batch(params, inputs, outputs, axes):
@@ -198,4 +353,7 @@ def _batch(params, inputs, outputs, axes):
 OPS = (
     OpDef("ROIPooling", 2, 2, LATEST_OPSET, NAMES, infer_roi_pooling, roi_pooling, batch=_batch,
           attrs=(Attr("pooled_h"), Attr("pooled_w"), Attr("spatial_scale"), Attr("method", "max", tuple(METHODS)))),
+    OpDef("PSROIPooling", 1, 1, LATEST_OPSET, NAMES, infer_psroi_pooling, psroi_pooling, batch=_batch,
+          attrs=(Attr("output_dim"), Attr("group_size", "1"), Attr("spatial_scale"),
+                 Attr("mode", None, tuple(PS_MODES)), Attr("spatial_bins_x", "1"), Attr("spatial_bins_y", "1"))),
 )

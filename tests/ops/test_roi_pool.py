@@ -1,4 +1,5 @@
-"""ROIPooling-2: shapes as OpenVINO infers them (static, dynamic, interval dims, dynamic ranks), refusals naming the
+"""ROIPooling-2 and PSROIPooling-1 (bit for bit against the CPU plugin, whose semantics it follows): shapes as
+OpenVINO infers them (static, dynamic, interval dims, dynamic ranks), refusals naming the
 layer and port, values (no Node.evaluate in the wheel) bit for bit against the CPU plugin for ``max`` and against a
 loop written from OpenVINO's reference for ``bilinear`` (the CPU plugin within a bound), corners (boxes outside
 the image, empty bins, bad batch ids), the batch rule, and seeded differential runs."""
@@ -237,3 +238,111 @@ def test_batch_rule_and_chunked_run(tmp_path):
     chunked = ird.run(model, feeds, batch_axis={"rois": 0}, chunk=4)
     for name, value in model.run(feeds).items():
         assert_same_bits(name, chunked[name].compute(), value)
+
+
+# -- PSROIPooling-1 ----------------------------------------------------------------------------------------------
+
+def _ps_model(tmp_path, data_shape, rois_shape, *, et=ov.Type.f32, output_dim=2, group=2, scale=1.0, bins=(1, 1),
+              mode="average", name="ps"):
+    from openvino import opset1
+    data = opset1.parameter(_shape(data_shape), et, name="data")
+    rois = opset1.parameter(_shape(rois_shape), et, name="rois")
+    node = opset1.psroi_pooling(data, rois, output_dim, group, scale, bins[1], bins[0], mode)
+    return write_ir(node, [data, rois], tmp_path, name), node
+
+
+@pytest.mark.parametrize("mode, channels", [("average", 8), ("bilinear", 12)])
+@pytest.mark.parametrize("shapes", [([1, None, 6, 6], [4, 5]), ([-1, None, -1, -1], [-1, 5]),
+                                    ([D(1, 2), -1, 4, 4], [D(2, 9), -1]), (None, [3, 5]), ([2, None, 5, 5], None)],
+                         ids=str)
+def test_ps_shapes_as_openvino_infers_them(shapes, mode, channels, tmp_path):
+    data_shape = None if shapes[0] is None else [channels if d is None else d for d in shapes[0]]
+    path, node = _ps_model(tmp_path, data_shape, shapes[1], mode=mode, bins=(2, 3))
+    check_inference(path)
+    check_output_shapes(path, node)
+
+
+def _ps_ir(shapes=("1,8,6,6", "2,5"), types=("f32", "f32"), attrs=None):
+    b = IRBuilder()
+    data, rois = (b.parameter(n, t, s) for n, t, s in zip(("data", "rois"), types, shapes))
+    attrs = {"output_dim": "2", "group_size": "2", "spatial_scale": "1", "mode": "average", **(attrs or {})}
+    b.result(b.layer("PSROIPooling", "opset1", [data, rois], attrs={k: v for k, v in attrs.items() if v is not None},
+                     out_specs=[(types[0].upper(), [2, 2, 2, 2])]))
+    return b.build()[0]
+
+
+@pytest.mark.parametrize("kwargs, error, what", [
+    ({"shapes": ("1,9,6,6", "2,5")}, InferenceError, "channels"),
+    ({"shapes": ("1,8,6,6", "2,4")}, InferenceError, r"\[R, 5\]"),
+    ({"types": ("f32", "f16")}, InferenceError, "same element type"),
+    ({"attrs": {"group_size": "0"}}, IRError, "group_size"),
+    ({"attrs": {"mode": "bilinear", "spatial_bins_x": "0"}}, IRError, "spatial_bins_x"),
+    ({"attrs": {"mode": "max"}}, IRError, "mode"),
+    ({"attrs": {"mode": None}}, IRError, "mode"),
+    ({"attrs": {"spatial_scale": "-0.5"}}, IRError, "spatial_scale"),
+])
+def test_ps_bad_layers_name_the_layer(kwargs, error, what):
+    with pytest.raises(error, match=what) as info:
+        ir_runner.load(_ps_ir(**kwargs))
+    assert "PSROIPooling-1" in str(info.value)
+
+
+def _ps_feeds(rng, n, c, h, w, r, mode, scale, et=np.float32):
+    data = rng.standard_normal((n, c, h, w)).astype(et)
+    if mode == "average":  # (boxes partly beyond the image included)
+        corners = rng.uniform(-3, [w / scale + 3, h / scale + 3] * 2, (r, 4))
+    else:  # normalised boxes, some samples outside [0, 1]
+        corners = rng.uniform(-0.2, 1.2, (r, 4)) / scale
+    return {"data": data, "rois": np.concatenate([rng.integers(0, n, (r, 1)), corners], axis=1).astype(et)}
+
+
+@pytest.mark.parametrize("seed", range(24))
+def test_ps_random_against_the_cpu_plugin(seed, tmp_path):
+    """Bit for bit against the CPU plugin, boxes beyond the image and reversed boxes included."""
+    rng = np.random.default_rng(seed)
+    mode = ("average", "bilinear")[seed % 2]
+    dim, group = (int(v) for v in rng.integers(1, 4, 2))
+    bins = tuple(int(v) for v in rng.integers(1, 4, 2))
+    c = dim * (group * group if mode == "average" else bins[0] * bins[1])
+    n, h, w = (int(v) for v in rng.integers(1, [3, 12, 12], endpoint=True))
+    r, scale = int(rng.integers(1, 6)), float(rng.choice([1.0, 0.5, 0.25]))
+    attrs = dict(output_dim=dim, group=group, scale=scale, bins=bins, mode=mode)
+    path, _ = _ps_model(tmp_path, [n, c, h, w], [r, 5], **attrs)
+    check_inference(path)
+    feeds = _ps_feeds(rng, n, c, h, w, r, mode, scale)
+    got = check_run(path, feeds, oracle="cpu")
+    dynamic, _ = _ps_model(tmp_path, [-1, c, -1, -1], [-1, 5], name="dynamic", **attrs)  # (the CPU plugin: static only)
+    check_inference(dynamic)
+    for name, value in ir_runner.load(str(dynamic)).run(feeds).items():
+        assert_same_bits(name, value, list(got.values())[0])
+
+
+@pytest.mark.parametrize("mode", ["average", "bilinear"])
+def test_ps_f16_against_the_cpu_plugin(mode, tmp_path):
+    """f16: computed in f32 and rounded once, as the CPU plugin."""
+    rng = np.random.default_rng(11)
+    c = 3 * 4
+    path, _ = _ps_model(tmp_path, [2, c, 9, 7], [5, 5], et=ov.Type.f16, output_dim=3, group=2, bins=(2, 2),
+                        mode=mode, scale=0.5)
+    check_run(path, _ps_feeds(rng, 2, c, 9, 7, 5, mode, 0.5, np.float16), oracle="cpu")
+
+
+def test_ps_average_by_hand(tmp_path):
+    """One box over a 4 x 4 image, group 2: each output is the mean of its own channel's quarter."""
+    data = np.arange(4 * 16, dtype=np.float32).reshape(1, 4, 4, 4)
+    path, _ = _ps_model(tmp_path, [1, 4, 4, 4], [1, 5], output_dim=1, group=2)
+    got = list(check_run(path, {"data": data, "rois": np.array([[0, 0, 0, 3, 3]], np.float32)},
+                         oracle="cpu").values())[0]
+    want = [[data[0, 0, :2, :2].mean(), data[0, 1, :2, 2:].mean()],
+            [data[0, 2, 2:, :2].mean(), data[0, 3, 2:, 2:].mean()]]
+    np.testing.assert_array_equal(got[0, 0], np.array(want, np.float32))
+
+
+def test_ps_batch_rule_and_bad_batch_id(tmp_path):
+    op = next(op for op in OPS if op.type == "PSROIPooling")
+    assert op.batch({}, [], [None], [None, 0]) == [0]
+    assert isinstance(op.batch({}, [], [None], [0, None]), str)
+    path, _ = _ps_model(tmp_path, [1, 8, 6, 6], [1, 5])
+    with pytest.raises(InputError, match=r"rois\[0, 0\]"):
+        ir_runner.load(str(path)).run({"data": np.ones((1, 8, 6, 6), np.float32),
+                                       "rois": np.array([[1, 0, 0, 2, 2]], np.float32)})
