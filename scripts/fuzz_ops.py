@@ -694,6 +694,21 @@ def gen_eye(case: Case, name: str):
     return [opset9.eye(*args, output_type=output_type, batch_shape=batch_in)]  # (keyword: it follows the type)
 
 
+@op("RandomUniform")
+def gen_random_uniform(case: Case, name: str):
+    """Bit for bit against a fresh node's first ``evaluate`` (tests/ops/test_random_uniform.py): every output
+    type, both alignments, random seeds and ranges."""
+    et = case.rng.choice(["f16", "bf16", "f32", "f64", "i32", "i64"])
+    low = case.rng.randint(-1000, 1000) if et in ("i32", "i64") else round(case.rng.uniform(-50, 50), 3)
+    high = low + (case.rng.randint(1, 2**30) if et in ("i32", "i64") else round(case.rng.uniform(0.5, 40), 3))
+    seeds = [case.rng.randrange(2**63) if case.rng.random() < 0.8 else 0 for _ in range(2)]
+    seeds[0] = seeds[0] or 1  # (both 0: a non-deterministic sequence)
+    case.compare = exact
+    shape = case.index_input(np.array(case.shape(3, low_rank=1, p_zero=0.05), np.int64))
+    return [opset8.random_uniform(shape, case.const(et, low), case.const(et, high), et, seeds[0], seeds[1],
+                                  case.rng.choice(["tensorflow", "pytorch"]))]
+
+
 @op("Pad1", "Pad12")
 def gen_pad(case: Case, name: str):
     et = case.rng.choice(ALL)
