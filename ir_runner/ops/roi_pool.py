@@ -180,22 +180,23 @@ def _bilinear(data, rois, ids, ar: Arith, out: np.ndarray) -> None:
     right = np.minimum(np.where(inside.any(axis=1), np.ceil(np.nan_to_num(wide_x)), 0).astype(np.int64), w - 1)
     top, left = np.clip(top, 0, h - 1), np.clip(left, 0, w - 1)
     fy, fx = ar.sub(ys, ar.of(top)), ar.sub(xs, ar.of(left))
-    value = _interpolate(ar, data[ids], (top, bottom, fy), (left, right, fx))
+    value = _interpolate(ar, data, ids, np.arange(c), (top, bottom, fy), (left, right, fx))
     np.copyto(out, value, where=inside[:, None])
 
 
-def _interpolate(ar: Arith, planes: np.ndarray, ys, xs) -> np.ndarray:
-    """Bilinear samples of ``planes`` (R, K, H, W) at the grid of ``ys`` (top, bottom, fraction: (R, P) each)
-    by ``xs`` (left, right, fraction: (R, Q)) -> (R, K, P, Q), in the reference's order:
-    ``top = tl + (tr - tl) * fx``, ``bottom = bl + (br - bl) * fx``, ``top + (bottom - top) * fy``."""
+def _interpolate(ar: Arith, data: np.ndarray, images: np.ndarray, channels: np.ndarray, ys, xs) -> np.ndarray:
+    """Bilinear samples of ``data`` [N, C, H, W] for each box ``r`` in image ``images[r]`` and the ``channels``
+    (K,) at the grid of ``ys`` (top, bottom, fraction: (R, P) each) by ``xs`` (left, right, fraction: (R, Q))
+    -> (R, K, P, Q), in the reference's order: ``top = tl + (tr - tl) * fx``, ``bottom = bl + (br - bl) * fx``,
+    ``top + (bottom - top) * fy``. Reads only the samples' pixels (no copy of the images)."""
     (top, bottom, fy), (left, right, fx) = ys, xs
-    r = np.arange(planes.shape[0])[:, None, None, None]
-    k = np.arange(planes.shape[1])[None, :, None, None]
+    r = images[:, None, None, None]
+    k = channels[None, :, None, None]
     rows = [yy[:, None, :, None] for yy in (top, bottom)]
     cols = [xx[:, None, None, :] for xx in (left, right)]
     fx, fy = fx[:, None, None, :], fy[:, None, :, None]
-    upper, lower = (ar.add(planes[r, k, yy, cols[0]],
-                           ar.mul(ar.sub(planes[r, k, yy, cols[1]], planes[r, k, yy, cols[0]]), fx)) for yy in rows)
+    upper, lower = (ar.add(data[r, k, yy, cols[0]],
+                           ar.mul(ar.sub(data[r, k, yy, cols[1]], data[r, k, yy, cols[0]]), fx)) for yy in rows)
     return ar.add(upper, ar.mul(ar.sub(lower, upper), fy))
 
 
@@ -334,8 +335,7 @@ def _ps_bilinear(data, ids, box, scale, bins, group: int, dim: int, wide: np.dty
         for bx in range(bx_count):
             xs = _ps_axis(x1, x2, bx, bx_count, group, w)
             channel = (by * bx_count + bx) * dim + np.arange(dim)
-            planes = data[ids[:, None], channel[None, :]].astype(wide)  # (R, dim, H, W)
-            value = _interpolate(ar, planes, ys[:3], xs[:3])
+            value = _interpolate(ar, data, ids, channel, ys[:3], xs[:3])
             inside = ys[3][:, None, :, None] & xs[3][:, None, None, :]
             out += np.where(inside, value, wide.type(0))
     return out / wide.type(by_count * bx_count)
