@@ -37,10 +37,9 @@ PHILOX_W = (np.uint64(0x9E3779B9), np.uint64(0xBB67AE85))
 
 
 def _seed(ctx: OpContext, name: str) -> int:
-    value = ctx.attr_int(name, 0)
-    if not -(2**63) <= value < 2**64:
-        raise ModelFormatError(f"attribute {ctx.attr_shown(name)} is not a 64-bit seed", layer=ctx.ref)
-    return value % 2**64
+    """A seed attribute: read as an int64, as OpenVINO's IR reader does (it refuses larger values), used as the
+    uint64 it holds (a negative seed wraps)."""
+    return ctx.attr_int(name, 0) % 2**64
 
 
 def infer_random_uniform(ctx: OpContext):

@@ -70,6 +70,24 @@ def test_random_seeds_ranges_and_shapes_against_evaluate(seed, tmp_path):
     check_run(path, {})
 
 
+@pytest.mark.parametrize("alignment", ["tensorflow", "pytorch"])
+def test_negative_seeds_wrap_to_uint64(alignment, tmp_path):
+    """OpenVINO's IR reader takes seeds as int64 and holds them as uint64: a negative seed wraps."""
+    path, _ = _model(tmp_path, [5, 3], -1.0, 1.0, "f32", (123, 456), alignment)
+    text = path.read_text()
+    assert 'global_seed="123"' in text and 'op_seed="456"' in text
+    path.write_text(text.replace('global_seed="123"', 'global_seed="-5"')
+                    .replace('op_seed="456"', f'op_seed="{-(2**63)}"'))
+    check_run(path, {})
+
+
+def test_seeds_beyond_int64_are_refused_as_openvino_refuses_them(tmp_path):
+    path, _ = _model(tmp_path, [2], 0.0, 1.0)
+    path.write_text(path.read_text().replace('global_seed="150"', f'global_seed="{2**63}"'))
+    with pytest.raises(IRError, match="int64"):
+        ir_runner.load(str(path))
+
+
 def test_i64_from_two_words_in_pytorch_alignment(tmp_path):
     """min or max beyond 2**32: PyTorch (and OpenVINO) build each i64 from two words."""
     path, _ = _model(tmp_path, [9], -5, 2**40, "i64", (3, 0), "pytorch")
