@@ -1,7 +1,8 @@
 """Differential fuzzer for issue 12's operations and the window, normalisation and classification operations
 common in real models (IsNaN/IsInf/IsFinite, MaxPool, AvgPool, AdaptiveAvgPool/AdaptiveMaxPool, the convolutions,
-Interpolate, MVN, NormalizeL2, LRN, GroupNormalization, BatchNormInference, DepthToSpace/SpaceToDepth/ShuffleChannels,
-ScaledDotProductAttention, the LSTM/GRU/RNN sequences and cells):
+Interpolate, MVN, NormalizeL2, GRN, LRN, GroupNormalization, BatchNormInference,
+DepthToSpace/SpaceToDepth/ShuffleChannels, ExtractImagePatches, ScaledDotProductAttention,
+the LSTM/GRU/RNN sequences and cells):
 random graphs built with OpenVINO's Python API, run by ir-run and compared with OpenVINO's reference.
 
 Each case is one (operation, seed): a seeded generator draws a random single-op graph (or a chain: a ShapeOf
@@ -15,7 +16,7 @@ dims, scalars and Parameters with dynamic dims (``?``, intervals). The graph is 
 2. ``ir_runner.load(...).run(feeds)`` against OpenVINO's reference (``Node.evaluate`` node by node, as
    ``tests/helpers/optest.reference_outputs``; for the operations without an ``evaluate`` in the wheel
    (GatherElements, GatherND, Roll, Einsum, IsNaN/IsInf/IsFinite, AvgPool, the adaptive pools, the
-   convolutions, NormalizeL2, LRN, GroupNormalization, BatchNormInference, ScaledDotProductAttention, the
+   convolutions, NormalizeL2, GRN, LRN, GroupNormalization, BatchNormInference, ScaledDotProductAttention, the
    recurrent operations) the CPU plugin at f32 on the types where it is exact or bounded, once OpenVINO's
    static shape inference accepts the feeds; where its f32 view is known to differ (subnormals, saturated
    f64) the generator says how that is handled, and where it is wrong (some convolutions, masked attention
@@ -694,6 +695,21 @@ def gen_eye(case: Case, name: str):
     return [opset9.eye(*args, output_type=output_type, batch_shape=batch_in)]  # (keyword: it follows the type)
 
 
+@op("RandomUniform")
+def gen_random_uniform(case: Case, name: str):
+    """Bit for bit against a fresh node's first ``evaluate`` (tests/ops/test_random_uniform.py): every output
+    type, both alignments, random seeds and ranges."""
+    et = case.rng.choice(["f16", "bf16", "f32", "f64", "i32", "i64"])
+    low = case.rng.randint(-1000, 1000) if et in ("i32", "i64") else round(case.rng.uniform(-50, 50), 3)
+    high = low + (case.rng.randint(1, 2**30) if et in ("i32", "i64") else round(case.rng.uniform(0.5, 40), 3))
+    seeds = [case.rng.randrange(2**63) if case.rng.random() < 0.8 else 0 for _ in range(2)]
+    seeds[0] = seeds[0] or 1  # (both 0: a non-deterministic sequence)
+    case.compare = exact
+    shape = case.index_input(np.array(case.shape(3, low_rank=1, p_zero=0.05), np.int64))
+    return [opset8.random_uniform(shape, case.const(et, low), case.const(et, high), et, seeds[0], seeds[1],
+                                  case.rng.choice(["tensorflow", "pytorch"]))]
+
+
 @op("Pad1", "Pad12")
 def gen_pad(case: Case, name: str):
     et = case.rng.choice(ALL)
@@ -1208,7 +1224,7 @@ def gen_interpolate(case: Case, name: str):
 
 # ----------------------------------------------------------------------------- normalization
 
-@op("MVN6", "MVN1", "NormalizeL2", "LRN", "GroupNormalization", "BatchNormInference5")
+@op("MVN6", "MVN1", "NormalizeL2", "GRN", "LRN", "GroupNormalization", "BatchNormInference5")
 def gen_normalization(case: Case, name: str):
     """MVN-6 against the reference, the others (no ``evaluate``) against the CPU plugin, f32, within
     rtol 1e-5, atol 1e-5 (tests/ops/test_normalize.py)."""
@@ -1234,6 +1250,8 @@ def gen_normalization(case: Case, name: str):
                                                              "eps": eps})]
     if name == "NormalizeL2":
         return [opset1.normalize_l2(data, axes_in, eps, case.rng.choice(["add", "max"]))]
+    if name == "GRN":
+        return [opset1.grn(data, eps)]
     if name == "LRN":  # (the CPU plugin runs axes [1] and the spatial ones)
         lrn_axes = [1] if rank < 4 or case.rng.random() < 0.5 else list(range(2, rank))
         return [opset1.lrn(data, case.index_input(np.array(lrn_axes, np.int64), p_const=1), case.rng.random(),
@@ -1268,6 +1286,18 @@ def gen_depth_space(case: Case, name: str):
     data = case.input(et, case.values(et, shape))
     make = opset1.depth_to_space if name == "DepthToSpace" else opset1.space_to_depth
     return [make(data, mode, bs)]
+
+
+@op("ExtractImagePatches")
+def gen_extract_image_patches(case: Case, name: str):
+    """No reference ``evaluate``: the CPU plugin, bit for bit (data movement), on the types it runs as they are."""
+    case.oracle = "cpu"
+    et = case.rng.choice(CPU_TYPES)
+    shape = [case.rng.randint(0 if case.rng.random() < 0.05 else 1, 3), case.rng.randint(1, 3),
+             case.rng.randint(1, 9), case.rng.randint(1, 9)]
+    geometry = [[case.rng.randint(1, 3), case.rng.randint(1, 3)] for _ in range(3)]
+    data = case.input(et, case.values(et, shape, finite=True), p_const=0)
+    return [opset3.extract_image_patches(data, *geometry, case.rng.choice(["valid", "same_upper", "same_lower"]))]
 
 
 # ----------------------------------------------------------------------------- recurrent

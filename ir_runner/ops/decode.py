@@ -1,7 +1,7 @@
-"""GatherTree-1 (beam search back-tracking) and CTCGreedyDecoderSeqLen-6 (greedy CTC decoding for OCR and
-speech): decoders at the end of sequence models.
+"""GatherTree-1 (beam search back-tracking), CTCGreedyDecoder-1 and CTCGreedyDecoderSeqLen-6 (greedy CTC
+decoding for OCR and speech): decoders at the end of sequence models.
 
-OpenVINO has no ``Node.evaluate`` for either: the oracle is the CPU plugin, which ir-run matches bit for
+OpenVINO has no ``Node.evaluate`` for any of them: the oracle is the CPU plugin, which ir-run matches bit for
 bit on valid inputs. Where the CPU plugin, OpenVINO's reference kernel (the template plugin's) and the
 specification disagree on invalid inputs, ir-run raises an InputError or follows the specification (see
 each kernel and docs/semantics.md).
@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import InputError, UnsupportedError
-from ..types import DYNAMIC, DYNAMIC_DIM, ELEMENT_TYPES, ElementType, PartialShape, TensorSpec, merge_dims
+from ..types import DYNAMIC, DYNAMIC_DIM, ELEMENT_TYPES, Dim, ElementType, PartialShape, TensorSpec, merge_dims
 from .api import LATEST_OPSET, Attr, InputFit, OpContext, OpDef, equal_merge
 
 # -- GatherTree-1 --------------------------------------------------------------------------------------------
@@ -134,6 +134,17 @@ def _index_type(ctx: OpContext, name: str) -> ElementType:
     return et
 
 
+def _layout(ctx: OpContext, position: int, layout: str) -> tuple[Dim, ...] | None:
+    """The dims of input ``position``, which must have the rank of ``layout`` (e.g. ``"N, T, C"``); None when
+    its rank is dynamic."""
+    shape, rank = ctx.inputs[position].shape, layout.count(",") + 1
+    if shape.rank is None:
+        return None
+    if shape.rank != rank:
+        ctx.fail(f"{ctx.op.input_names[position]} must be {rank}-D [{layout}], got {shape.brief()}", position=position)
+    return shape.dims
+
+
 def infer_ctc(ctx: OpContext):
     merge = ctx.attr_bool("merge_repeated", True)
     classes, lengths_type = _index_type(ctx, "classes_index_type"), _index_type(ctx, "sequence_length_type")
@@ -150,14 +161,8 @@ def infer_ctc(ctx: OpContext):
         blank = ctx.inputs[2].shape
         if blank.is_static and not (blank.rank == 0 or blank.to_shape() == (1,)):
             ctx.fail(f"blank_index must be a scalar or have one element, got {blank.brief()}", position=2)
-    batch, time = DYNAMIC_DIM, DYNAMIC_DIM
-    if data.shape.rank is not None:
-        if data.shape.rank != 3:
-            ctx.fail(f"data must be 3-D [N, T, C], got {data.shape.brief()}", position=0)
-        batch, time = data.shape.dims[0], data.shape.dims[1]
-    if seq.shape.rank is not None:
-        if seq.shape.rank != 1:
-            ctx.fail(f"sequence_length must be 1-D [N], got {seq.shape.brief()}", position=1)
+    batch, time, _ = _layout(ctx, 0, "N, T, C") or (DYNAMIC_DIM,) * 3
+    if _layout(ctx, 1, "N") is not None:
         merged = merge_dims(batch, seq.shape.dims[0])
         if merged is None:
             ctx.fail(f"sequence_length has {seq.shape.dims[0]} elements, data's N is {batch}", position=1)
@@ -211,6 +216,59 @@ def ctc_greedy_decoder_seq_len(data: np.ndarray, sequence_length: np.ndarray, bl
     return decoded, counts.astype(lengths)
 
 
+# -- CTCGreedyDecoder-1 ------------------------------------------------------------------------------------------
+
+CTC1_NAMES = ("data", "sequence_mask")
+
+
+def infer_ctc1(ctx: OpContext):
+    merge = ctx.attr_bool("ctc_merge_repeated", True)
+    data, mask = ctx.inputs
+    for position, spec in enumerate(ctx.inputs):
+        if spec.element_type != DYNAMIC and spec.element_type.kind != "float":
+            raise UnsupportedError(f"{CTC1_NAMES[position]} of {spec.element_type}: ir-run computes floating-point"
+                                   " data and masks (the specification's type; the CPU plugin refuses others)",
+                                   layer=ctx.ref, port=ctx.input_label(position))
+    time, batch, _ = _layout(ctx, 0, "T, N, C") or (DYNAMIC_DIM,) * 3
+    if _layout(ctx, 1, "T, N") is not None:
+        for what, dim, other in (("T", time, mask.shape.dims[0]), ("N", batch, mask.shape.dims[1])):
+            if merge_dims(dim, other) is None:
+                ctx.fail(f"sequence_mask {mask.shape.brief()} and data {data.shape.brief()} differ in {what}",
+                         position=1)
+        time, batch = merge_dims(time, mask.shape.dims[0]), merge_dims(batch, mask.shape.dims[1])
+    one = Dim(1, 1)
+    return [TensorSpec(data.element_type, PartialShape((batch, time, one, one)))], {"merge_repeated": merge}
+
+
+def ctc_greedy_decoder(data: np.ndarray, sequence_mask: np.ndarray, *, merge_repeated: bool) -> np.ndarray:
+    """CTCGreedyDecoder-1 as OpenVINO's reference: per batch, time steps until the first mask value equal to 0,
+    each giving the class of its first largest value (a NaN first value wins, later NaNs never do); a class
+    equal to the previous step's is dropped when ``merge_repeated``, the blank C - 1 always (it still counts as
+    the previous class). Output ``[N, T, 1, 1]`` in the data type, the classes left-aligned, then -1."""
+    t, n, c = data.shape
+    out = np.full((n, t, 1, 1), -1, data.dtype)
+    if not out.size:
+        return out
+    found = _first_max(data).T  # (N, T)
+    masked = sequence_mask.T == 0
+    steps = np.where(masked.any(axis=1), masked.argmax(axis=1), t)  # (the first 0 ends the sequence)
+    previous = np.concatenate([np.full((n, 1), -1, found.dtype), found[:, :-1]], axis=1)
+    keep = (np.arange(t) < steps[:, None]) & (found < c - 1)
+    if merge_repeated:
+        keep &= found != previous
+    slots = np.cumsum(keep, axis=1) - 1
+    rows = np.broadcast_to(np.arange(n)[:, None], keep.shape)
+    out[rows[keep], slots[keep], 0, 0] = found[keep]
+    return out
+
+
+def _ctc1_batch(params, inputs, outputs, axes):
+    """Each sequence is decoded alone: N is axis 1 of data and of sequence_mask, axis 0 of the output."""
+    if axes[0] == 1 and axes[1] == 1:
+        return [0]
+    return "the batch axis must be N: axis 1 of data and of sequence_mask ([T, N, ...])"
+
+
 def _ctc_batch(params, inputs, outputs, axes):
     """Each sequence is decoded alone: N is axis 0 of data and sequence_length."""
     if axes[0] == 0 and axes[1] == 0 and (len(axes) < 3 or axes[2] is None):
@@ -232,6 +290,8 @@ def _ctc_fit(params, inputs: list[TensorSpec], position: int):
 OPS = (
     OpDef("GatherTree", 1, 1, LATEST_OPSET, TREE_NAMES, infer_gather_tree, gather_tree,
           roles=("data", "indices", "indices", "data"), batch=_tree_batch, fit=_tree_fit),
+    OpDef("CTCGreedyDecoder", 1, 1, LATEST_OPSET, CTC1_NAMES, infer_ctc1, ctc_greedy_decoder, batch=_ctc1_batch,
+          attrs=(Attr("ctc_merge_repeated", "true", ("true", "false")),)),
     OpDef("CTCGreedyDecoderSeqLen", 6, 6, LATEST_OPSET, CTC_NAMES, infer_ctc, ctc_greedy_decoder_seq_len,
           roles=("data", "indices", "indices"), min_inputs=2, batch=_ctc_batch, fit=_ctc_fit,
           attrs=(Attr("merge_repeated", "true", ("true", "false")), Attr("classes_index_type", "i32", ("i32", "i64")),

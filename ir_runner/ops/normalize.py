@@ -1,5 +1,5 @@
 """Normalisations: LRN-1, MVN-1 (written ``version="opset2"``), MVN-6, BatchNormInference-1/5, NormalizeL2-1,
-GroupNormalization-12 and the internal ``RMS`` (``version="ie_internal_opset"``).
+GRN-1, GroupNormalization-12 and the internal ``RMS`` (``version="ie_internal_opset"``).
 
 Every output has the data's type and shape. Each is an accumulation over K elements (the reduced axes, the
 LRN window): f32/f64 are computed in their own type with numpy's pairwise sums, f16/bf16 in f32 and rounded
@@ -22,6 +22,7 @@ import math
 
 import numpy as np
 
+from ..errors import UnsupportedError
 from ..types import ElementType, PartialShape, TensorSpec, element_type, merge_dims
 from .api import LATEST_OPSET, Attr, OpContext, OpDef
 from .index_rules import require_integer
@@ -248,7 +249,7 @@ def infer_normalize_l2(ctx: OpContext):
     return same_spec(ctx), {"axes": axes, "eps": ctx.attr_float("eps"), "eps_mode": mode}
 
 
-def normalize_l2(data: np.ndarray, axes_input: np.ndarray, *, axes: tuple[int, ...] | None, eps: float,
+def normalize_l2(data: np.ndarray, axes_input: np.ndarray | None, *, axes: tuple[int, ...] | None, eps: float,
                  eps_mode: str) -> np.ndarray:
     """``x / sqrt(sum(x**2 over axes) + eps)`` (add) or ``x / sqrt(max(sum, eps))`` (max); empty axes
     normalise each element on its own. Bound: 4·K·eps relative, K the number of reduced elements."""
@@ -259,6 +260,27 @@ def normalize_l2(data: np.ndarray, axes_input: np.ndarray, *, axes: tuple[int, .
     e = x.dtype.type(eps)
     sums = sums + e if eps_mode == "add" else np.maximum(sums, e)
     return (x / np.sqrt(sums)).astype(data.dtype, copy=False)
+
+
+# -- GRN ---------------------------------------------------------------------------------------------------
+
+
+def infer_grn(ctx: OpContext):
+    data = ctx.inputs[0]
+    if data.shape.rank is not None and not 2 <= data.shape.rank <= 4:
+        ctx.fail(f"data must be 2-D, 3-D or 4-D, got {data.shape.brief()}", position=0)
+    if data.element_type.kind not in ("float", "dynamic"):
+        raise UnsupportedError(f"GRN of {data.element_type}: ir-run computes floating-point data (OpenVINO builds"
+                               " integer GRN layers, but its reference computes them in integers and no plugin"
+                               " runs them)", layer=ctx.ref, port=ctx.input_label(0))
+    return same_spec(ctx), {"axes": (1,), "eps": ctx.attr_float("bias", 1.0), "eps_mode": "add"}
+
+
+def grn(data: np.ndarray, **params) -> np.ndarray:
+    """GRN-1 (global response normalisation): NormalizeL2 over the channel axis 1 with ``bias`` added to the
+    sum of squares, ``x / sqrt(sum(x**2 over C) + bias)``, as OpenVINO's reference defines it. Bound: 4·C·eps
+    relative."""
+    return normalize_l2(data, None, **params)
 
 
 # -- GroupNormalization ------------------------------------------------------------------------------------
@@ -353,6 +375,8 @@ OPS = (
     OpDef("NormalizeL2", 1, 1, LATEST_OPSET, ("data", "axes"), infer_normalize_l2, normalize_l2,
           attrs=(Attr("eps"), Attr("eps_mode", None, ("add", "max"))), batch=keep_batch(_axes_reduced),
           **_FLOAT_ATTRS),
+    OpDef("GRN", 1, 1, LATEST_OPSET, ("data",), infer_grn, grn, attrs=(Attr("bias", "1"),),
+          batch=keep_batch(_axes_reduced, "normalizes over the channel axis 1"), **_FLOAT_ATTRS),
     OpDef("GroupNormalization", 12, 12, LATEST_OPSET, ("data", "scale", "bias"), infer_group_norm, group_norm,
           attrs=(Attr("num_groups"), Attr("epsilon")), batch=keep_batch(lambda p, i: ()), **_FLOAT_ATTRS),
     OpDef("RMS", 1, 0, 0, ("data", "gamma"), infer_rms, rms, domain="ie_internal_opset", min_inputs=1,

@@ -32,8 +32,8 @@ BUILTIN_MODULES = ("io", "convert", "select", "gather", "reduce", "matmul", "con
                    "slicing", "normalize", "space", "interpolate", "attention", "recurrent", "indexing", "movement",
                    "select_k", "einsum", "control", "binary", "unary", "classify", "eye", "fourier",
                    "embedding", "grid_sample", "col2im", "search", "nms", "batch_space", "sequence", "scatter_extra",
-                   "inverse", "roi_align", "unique", "quantize", "convert_like", "prior_box", "yolo",
-                   "detection_output", "color", "decode", "variables")
+                   "inverse", "roi_align", "roi_pool", "random_uniform", "unique", "quantize", "convert_like",
+                   "prior_box", "yolo", "detection_output", "color", "decode", "variables")
 
 _REGISTRY: dict[str, list[OpDef]] = {}
 _loaded = False

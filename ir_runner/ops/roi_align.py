@@ -88,7 +88,7 @@ def _infer(ctx: OpContext, version: int):
     return [TensorSpec(et, shape)], params
 
 
-class _Arith:
+class Arith:
     """The reference's arithmetic in T: f32/f64 as they are; f16/bf16 computed in f32 and rounded to T."""
 
     def __init__(self, dtype: np.dtype) -> None:
@@ -124,7 +124,7 @@ class _Arith:
         return ((bits + ((bits & 0x10000) >> 1)) >> 16).astype(np.uint16).view(self.t)
 
 
-def _axis(ar: _Arith, start, size, steps, pooled: int, ratio: int, extent: int):
+def _axis(ar: Arith, start, size, steps, pooled: int, ratio: int, extent: int):
     """One axis of a group of boxes' samples: (low, high, fraction low, fraction high, outside) per
     (box, bin, sample), as the reference computes them."""
     bins = ar.of(np.arange(pooled))[None, :, None]
@@ -160,7 +160,7 @@ def roi_align(data: np.ndarray, rois: np.ndarray, batch_indices: np.ndarray, *, 
     if h == 0 or w == 0:
         raise InputError(f"data {list(data.shape)} has an empty image: OpenVINO's reference would read outside it",
                          port="input 0 (data)")
-    ar = _Arith(data.dtype)
+    ar = Arith(data.dtype)
     src, dst = OFFSETS[aligned_mode]
     scale = np.float32(spatial_scale)
     corners = [ar.add(ar.mul(ar.add(rois[:, i].astype(data.dtype), ar.of(src)), scale), ar.of(dst)) for i in range(4)]
@@ -206,7 +206,7 @@ def roi_align(data: np.ndarray, rois: np.ndarray, batch_indices: np.ndarray, *, 
     return out
 
 
-def _pool(ar: _Arith, flat: np.ndarray, images: np.ndarray, ys, xs, samples: int, mode: str, w: int) -> np.ndarray:
+def _pool(ar: Arith, flat: np.ndarray, images: np.ndarray, ys, xs, samples: int, mode: str, w: int) -> np.ndarray:
     """The bins of a group of boxes, (G, ph, pw, C): the samples taken in the reference's order."""
     y_low, y_high, ly, hy, y_out = ys
     x_low, x_high, lx, hx, x_out = xs

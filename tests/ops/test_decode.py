@@ -1,8 +1,9 @@
-"""GatherTree-1 and CTCGreedyDecoderSeqLen-6: shapes inferred as OpenVINO declares them (static, dynamic and
-interval dims, dynamic ranks), values bit for bit against OpenVINO's CPU plugin (neither operation has a
-Node.evaluate) for every element type it runs, the corners where the CPU plugin, the reference kernel and the
-specification differ (documented in docs/semantics.md), errors naming the layer and port, batch rules and
-chunked runs, and seeded differential generators."""
+"""GatherTree-1, CTCGreedyDecoder-1 and CTCGreedyDecoderSeqLen-6: shapes inferred as OpenVINO declares them
+(static, dynamic and interval dims, dynamic ranks), values bit for bit against OpenVINO's CPU plugin (no
+operation here has a Node.evaluate; CTCGreedyDecoder also against a loop written from the reference) for every
+element type it runs, the corners where the CPU plugin, the reference kernel and the specification differ
+(documented in docs/semantics.md), errors naming the layer and port, batch rules and chunked runs, and seeded
+differential generators."""
 
 from __future__ import annotations
 
@@ -310,7 +311,7 @@ def test_ctc_bad_attributes(attrs, what):
 
 
 def test_ctc_batch_rule_and_chunked_run(tmp_path):
-    op = OPS[1]
+    op = next(op for op in OPS if op.type == "CTCGreedyDecoderSeqLen")
     assert op.batch({}, [], [], [0, 0]) == [0, 0]
     assert op.batch({}, [], [], [0, 0, None]) == [0, 0]
     assert "axis 0" in op.batch({}, [], [], [0, None])
@@ -340,3 +341,122 @@ def test_ctc_random_against_the_cpu_plugin(seed, tmp_path):
     check_inference(path)
     data = rng.integers(0, 4, (n, t, c)) if rng.random() < 0.5 else rng.standard_normal((n, t, c))
     check_run(path, _ctc_feeds(data, rng.integers(0, t + 1, n), blank, et, seq_et), oracle="cpu")
+
+
+# -- CTCGreedyDecoder-1 ------------------------------------------------------------------------------------------
+
+def _ctc1(tmp_path, shapes, et="f32", mask_et=None, merge=True, name="ctc1"):
+    data = opset1.parameter(_shape(shapes[0]), TYPES[et][0], name="data")
+    mask = opset1.parameter(_shape(shapes[1]), TYPES[mask_et or et][0], name="sequence_mask")
+    node = opset1.ctc_greedy_decoder(data, mask, merge)
+    return write_ir(node, [data, mask], tmp_path, name), node
+
+
+@pytest.mark.parametrize("shapes", [
+    ([5, 2, 4], [5, 2]), ([-1, 2, 4], [5, -1]), ([D(2, 6), D(1, 3), 4], [D(4, 8), D(2, 5)]), (None, [5, 2]),
+    ([5, 2, 4], None), (None, None), ([D(1, 4), -1, -1], None), ([0, 3, 2], [0, 3]),
+])
+def test_ctc_greedy_decoder_shapes_as_openvino_infers_them(shapes, tmp_path):
+    path, node = _ctc1(tmp_path, shapes)
+    check_inference(path)
+    check_output_shapes(path, node)
+
+
+CTC1_INPUTS = ("data", "sequence_mask")
+
+
+def _ctc1_ir(shapes=("5,2,4", "5,2"), types=("f32", "f32")):
+    b = IRBuilder()
+    data, mask = (b.parameter(n, t, s) for n, t, s in zip(CTC1_INPUTS, types, shapes))
+    b.result(b.layer("CTCGreedyDecoder", "opset1", [data, mask], out_specs=[(types[0].upper(), [2, 5, 1, 1])]))
+    return b.build()[0]
+
+
+@pytest.mark.parametrize("kwargs, error, what, port", [
+    ({"shapes": ("5,2", "5,2")}, InferenceError, "data must be 3-D", "data"),
+    ({"shapes": ("5,2,4", "5,2,1")}, InferenceError, "sequence_mask must be 2-D", "sequence_mask"),
+    ({"shapes": ("5,2,4", "4,2")}, InferenceError, "differ in T", "sequence_mask"),
+    ({"shapes": ("5,2,4", "5,3")}, InferenceError, "differ in N", "sequence_mask"),
+    ({"types": ("i32", "i32")}, UnsupportedError, "floating-point", "data"),
+    ({"types": ("f32", "i32")}, UnsupportedError, "floating-point", "sequence_mask"),
+])
+def test_ctc_greedy_decoder_bad_inputs_name_layer_and_port(kwargs, error, what, port):
+    with pytest.raises(error, match=what) as info:
+        ir_runner.load(_ctc1_ir(**kwargs))
+    assert "CTCGreedyDecoder-1" in str(info.value) and f"({port})" in str(info.value)
+
+
+def _ctc1_loop(data, mask, merge):
+    """OpenVINO's reference loop (``ov::reference::ctc_greedy_decoder``), written anew in plain Python."""
+    t, n, c = data.shape
+    out = np.full((n, t, 1, 1), -1, data.dtype)
+    for b in range(n):
+        previous, slot = -1, 0
+        for s in range(t):
+            if mask[s, b] == 0:
+                break
+            best = 0
+            for k in range(1, c):  # std::max_element: the first largest, by "<"
+                if data[s, b, best] < data[s, b, k]:
+                    best = k
+            if not (merge and previous == best) and best < c - 1:
+                out[b, slot, 0, 0] = best
+                slot += 1
+            previous = best
+    return out
+
+
+def _ctc1_feeds(rng, t, n, c, et, mask_et=None, nan=False):
+    data = rng.integers(0, 3, (t, n, c)).astype(np.float32)
+    if nan:
+        data[rng.random((t, n, c)) < 0.2] = np.nan
+    mask = (rng.random((t, n)) < 0.85).astype(np.float32)
+    return {"data": data.astype(TYPES[et][1]), "sequence_mask": mask.astype(TYPES[mask_et or et][1])}
+
+
+@pytest.mark.parametrize("merge", [True, False])
+@pytest.mark.parametrize("seed", range(10))
+def test_ctc_greedy_decoder_against_the_cpu_plugin_and_the_reference_loop(seed, merge, tmp_path):
+    """No evaluate in the wheel: bit for bit against the CPU plugin (f32; masks with holes, NaN scores, ties)."""
+    rng = np.random.default_rng(seed)
+    t, n, c = (int(v) for v in rng.integers(1, [8, 4, 6], endpoint=True))
+    path, _ = _ctc1(tmp_path, ([-1, -1, c], [-1, -1]) if seed % 2 else ([t, n, c], [t, n]), merge=merge)
+    check_inference(path)
+    feeds = _ctc1_feeds(rng, t, n, c, "f32", nan=seed % 3 == 0)
+    got = check_run(path, feeds, oracle="cpu")
+    np.testing.assert_array_equal(list(got.values())[0], _ctc1_loop(feeds["data"], feeds["sequence_mask"], merge))
+
+
+@pytest.mark.parametrize("et, mask_et", [("f16", "f16"), ("f64", "f64"), ("bf16", "f32"), ("f32", "f16")])
+def test_ctc_greedy_decoder_other_float_types_against_the_reference_loop(et, mask_et, tmp_path):
+    rng = np.random.default_rng(5)
+    path, _ = _ctc1(tmp_path, ([6, 3, 4], [6, 3]), et, mask_et)
+    check_inference(path)
+    feeds = _ctc1_feeds(rng, 6, 3, 4, et, mask_et, nan=True)
+    got = list(ir_runner.load(str(path)).run(feeds).values())[0]
+    assert got.dtype == TYPES[et][1]
+    want = _ctc1_loop(feeds["data"].astype(np.float32), feeds["sequence_mask"].astype(np.float32), True)
+    np.testing.assert_array_equal(got.astype(np.float32), want)
+
+
+def test_ctc_greedy_decoder_specification_example(tmp_path):
+    """Classes 0, 0, blank, 1, 1, 2 (C = 4, blank 3) with the mask ending after 5 steps: merged -> [0, 1]."""
+    scores = np.eye(4, dtype=np.float32)[[0, 0, 3, 1, 1, 2]][:, None, :]
+    mask = np.array([[1], [1], [1], [1], [1], [0]], np.float32)
+    for merge, want in ((True, [0, 1, -1, -1, -1, -1]), (False, [0, 0, 1, 1, -1, -1])):
+        path, _ = _ctc1(tmp_path, ([6, 1, 4], [6, 1]), merge=merge, name=f"m{merge}")
+        got = check_run(path, {"data": scores, "sequence_mask": mask}, oracle="cpu")
+        assert list(got.values())[0].reshape(-1).tolist() == want
+
+
+def test_ctc_greedy_decoder_batch_rule_and_chunked_run(tmp_path):
+    op = next(op for op in OPS if op.type == "CTCGreedyDecoder")
+    assert op.batch({}, [], [None], [1, 1]) == [0]
+    assert "axis 1" in op.batch({}, [], [None], [0, 0])
+    ird = pytest.importorskip("ir_runner.dask")
+    path, _ = _ctc1(tmp_path, ([6, -1, 4], [6, -1]))
+    feeds = _ctc1_feeds(np.random.default_rng(3), 6, 7, 4, "f32")
+    model = ir_runner.load(str(path))
+    chunked = ird.run(model, feeds, batch_axis={"data": 1, "sequence_mask": 1}, chunk=3)
+    for name, value in model.run(feeds).items():
+        np.testing.assert_array_equal(chunked[name].compute(), value)

@@ -330,3 +330,71 @@ def test_batch_rules():
     assert ops["BatchNormInference-1"].batch({}, [spec] * 5, [spec], [None, None, 0, None, None]) == [0]
     assert ops["GroupNormalization-12"].batch({}, [spec] * 3, [spec], [0, None, None]) == [0]
     assert isinstance(ops["GroupNormalization-12"].batch({}, [spec] * 3, [spec], [0, 0, None]), str)
+
+
+# -- GRN-1 -------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("shape", [[2, 3], [2, 5, 4], [1, 3, 4, 5], [-1, 3, -1], [-1, -1, -1, -1], [2, (1, 4), 3],
+                                   ov.PartialShape.dynamic()], ids=str)
+def test_grn_shapes_as_openvino_infers_them(shape, tmp_path):
+    from tests.helpers.optest import check_output_shapes
+    x = _param(ov.PartialShape([ov.Dimension(*d) if isinstance(d, tuple) else d for d in shape])
+               if isinstance(shape, list) else shape)
+    node = opset1.grn(x, 0.5)
+    path = write_ir(node, [x], tmp_path)
+    check_inference(path)
+    check_output_shapes(path, node)
+
+
+@pytest.mark.parametrize("dims", [[6], [1, 2, 3, 4, 5]])
+def test_grn_rank_outside_2_to_4_is_an_error(dims):
+    from tests.helpers.irbuild import IRBuilder
+    b = IRBuilder()
+    x = b.parameter("x", "f32", ",".join(map(str, dims)))
+    b.result(b.layer("GRN", "opset1", [x], attrs={"bias": "1"}, out_specs=[("FP32", dims)]))
+    with pytest.raises(IRError, match="must be 2-D, 3-D or 4-D") as info:
+        ir_runner.load(b.build()[0])
+    assert "GRN-1" in str(info.value) and "(data)" in str(info.value)
+
+
+def test_grn_integer_data_is_unsupported(tmp_path):
+    from ir_runner.errors import UnsupportedError
+    x = _param([2, 3], ov.Type.i32)
+    with pytest.raises(UnsupportedError, match="floating-point") as info:
+        ir_runner.load(str(write_ir(opset1.grn(x, 1.0), [x], tmp_path)))
+    assert "GRN-1" in str(info.value) and "(data)" in str(info.value)
+
+
+def _grn_f64(data, bias):
+    x = data.astype(np.float64)
+    return x / np.sqrt((x * x).sum(axis=1, keepdims=True) + np.float32(bias))
+
+
+@pytest.mark.parametrize("shape, bias", [([2, 3], 1.0), ([3, 7, 5], 1e-6), ([2, 16, 4, 3], 0.5), ([1, 1, 2], 2.0),
+                                         ([2, 300, 2], 1e-3), ([0, 3, 2], 1.0)])
+def test_grn_against_the_cpu_plugin_and_in_f64(shape, bias, tmp_path):
+    """Within 4·C·eps relative of the f64 result, and of the CPU plugin's (the wheel has no GRN evaluate)."""
+    x = _param(shape)
+    path = write_ir(opset1.grn(x, bias), [x], tmp_path)
+    data = (np.random.default_rng(len(shape)).standard_normal(shape) * 3).astype(np.float32)
+    got = list(check_run_cpu(path, {"x": data}, rtol=F32_RTOL, atol=1e-6).values())[0]
+    bound = 4 * shape[1] * np.finfo(np.float32).eps
+    np.testing.assert_allclose(got, _grn_f64(data, bias), rtol=bound, atol=0)
+
+
+def test_grn_f16_computed_in_f32_and_rounded_once(tmp_path):
+    x = _param([2, 6, 3], ov.Type.f16)
+    path = write_ir(opset1.grn(x, 0.25), [x], tmp_path)
+    data = np.random.default_rng(3).standard_normal((2, 6, 3)).astype(np.float16)
+    got = list(ir_runner.load(str(path)).run({"x": data}).values())[0]
+    assert got.dtype == np.float16
+    np.testing.assert_array_equal(got, _grn_f64(data.astype(np.float32), 0.25).astype(np.float32).astype(np.float16))
+
+
+def test_grn_batch_rule():
+    from ir_runner.ops import normalize
+    op = next(op for op in normalize.OPS if op.type == "GRN")
+    assert op.batch({"axes": (1,)}, [], [None], [0]) == [0]
+    assert op.batch({"axes": (1,)}, [], [None], [2]) == [2]
+    assert "channel axis" in op.batch({"axes": (1,)}, [], [None], [1])

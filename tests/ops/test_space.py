@@ -1,5 +1,6 @@
-"""ShuffleChannels, DepthToSpace and SpaceToDepth: shapes (dynamic dims, as OpenVINO's type_prop tests), values
-bit for bit against OpenVINO (its reference; ShuffleChannels, which has no evaluate, against the CPU plugin),
+"""ShuffleChannels, DepthToSpace, SpaceToDepth and ExtractImagePatches: shapes (dynamic dims, as OpenVINO's
+type_prop tests), values bit for bit against OpenVINO (its reference; ShuffleChannels and ExtractImagePatches,
+which have no evaluate, against the CPU plugin and, for ExtractImagePatches, a loop written from the reference),
 every element type, and seeded random graphs."""
 
 from __future__ import annotations
@@ -118,8 +119,157 @@ def test_random_depth_space(seed, tmp_path):
 
 def test_batch_rules():
     from ir_runner.ops.space import OPS
-    shuffle, d2s, _ = OPS
+    shuffle, d2s = OPS[:2]
     assert shuffle.batch({"axis": 1}, [], [None], [0]) == [0]
     assert isinstance(shuffle.batch({"axis": 0}, [], [None], [0]), str)
     assert d2s.batch({}, [], [None], [0]) == [0]
     assert isinstance(d2s.batch({}, [], [None], [2]), str)
+
+
+# -- ExtractImagePatches-3 ---------------------------------------------------------------------------------
+
+D = ov.Dimension
+PATCH_GEOMETRIES = [([2, 2], [2, 2], [1, 1]), ([3, 3], [2, 3], [2, 1]), ([1, 1], [1, 1], [1, 1]),
+                    ([3, 2], [1, 2], [1, 3]), ([6, 1], [1, 1], [1, 1])]
+
+
+def _patches(shape, geometry, pad, et=ov.Type.f32):
+    x = _param(shape, et)
+    return x, opset3.extract_image_patches(x, *geometry, pad)
+
+
+@pytest.mark.parametrize("pad", ["valid", "same_upper", "same_lower"])
+@pytest.mark.parametrize("shape", [[1, 2, 5, 5], [2, 3, 7, 4], [1, 1, 0, 5], [1, 2, 1, 1], [-1, -1, -1, -1],
+                                   [D(1, 3), D(2, 4), D(5, 9), D(6, -1)], [1, 2, D(0, 7), D(2, 9)],
+                                   [1, 2, D(3, -1), 4], ov.PartialShape.dynamic()], ids=str)
+def test_extract_image_patches_shapes_as_openvino_infers_them(shape, pad, tmp_path):
+    from tests.helpers.optest import check_output_shapes
+    for i, geometry in enumerate(PATCH_GEOMETRIES):
+        x, node = _patches(shape, geometry, pad)
+        path = write_ir(node, [x], tmp_path, f"m{i}")
+        check_inference(path)
+        check_output_shapes(path, node)
+
+
+@pytest.mark.parametrize("old, new, message", [
+    ('sizes="2, 2"', 'sizes="2"', "sizes"), ('strides="2, 2"', 'strides="0,2"', "strides"),
+    ('rates="1, 1"', 'rates="1,-1"', "rates"), ('sizes="2, 2"', 'sizes="0,2"', "sizes"),
+    ('auto_pad="valid"', 'auto_pad="explicit"', "auto_pad"), ('rates="1, 1"', 'rates="1,1,1"', "rates"),
+])
+def test_extract_image_patches_bad_attributes_name_the_layer(old, new, message, tmp_path):
+    x, node = _patches([1, 2, 5, 5], ([2, 2], [2, 2], [1, 1]), "valid")
+    path = write_ir(node, [x], tmp_path)
+    text = path.read_text()
+    assert old in text
+    path.write_text(text.replace(old, new))
+    with pytest.raises(IRError, match=message) as info:
+        ir_runner.load(str(path))
+    assert "ExtractImagePatches-3" in str(info.value)
+
+
+def test_extract_image_patches_data_must_be_4d():
+    from tests.helpers.irbuild import IRBuilder
+    b = IRBuilder()
+    x = b.parameter("x", "f32", "2,5,5")
+    b.result(b.layer("ExtractImagePatches", "opset3", [x], out_specs=[("FP32", [2, 20, 2, 2])],
+                     attrs={"sizes": "2,2", "strides": "2,2", "rates": "1,1", "auto_pad": "valid"}))
+    with pytest.raises(IRError, match="must be 4-D") as info:
+        ir_runner.load(b.build()[0])
+    assert "ExtractImagePatches-3" in str(info.value) and "(data)" in str(info.value)
+
+
+def _patches_loop(data, sizes, strides, rates, pad):
+    """OpenVINO's reference loop (``ov::reference::extract_image_patches``), written anew in plain Python."""
+    n, c, h, w = data.shape
+    (kh, kw), (sh, sw), (rh, rw) = sizes, strides, rates
+
+    def count(size, k, s, r):
+        return max(0, (size - r * (k - 1) - 1) // s + 1) if pad == "valid" else max(0, (size - 1) // s + 1)
+
+    def lead(size, k, s, r):
+        span = k + (r - 1) * (k - 1)
+        total = (int(np.ceil(size / s)) - 1) * s + span - size
+        if pad == "valid" or not 0 < total < span:
+            return 0
+        return total // 2 if total % 2 == 0 else (total + 1) // 2 if pad == "same_lower" else (total - 1) // 2
+
+    oh, ow = count(h, kh, sh, rh), count(w, kw, sw, rw)
+    pt, pl = lead(h, kh, sh, rh), lead(w, kw, sw, rw)
+    out = np.zeros((n, c * kh * kw, oh, ow), data.dtype)
+    for b in range(n):
+        for y in range(oh):
+            for x in range(ow):
+                oc = 0
+                for i in range(kh):
+                    for j in range(kw):
+                        for ch in range(c):
+                            iy, ix = y * sh - pt + i * rh, x * sw - pl + j * rw
+                            if 0 <= iy < h and 0 <= ix < w:
+                                out[b, oc, y, x] = data[b, ch, iy, ix]
+                            oc += 1
+    return out
+
+
+@pytest.mark.parametrize("pad", ["valid", "same_upper", "same_lower"])
+@pytest.mark.parametrize("geometry", PATCH_GEOMETRIES, ids=str)
+@pytest.mark.parametrize("shape", [[1, 2, 5, 5], [2, 3, 7, 4], [1, 1, 4, 9], [1, 2, 1, 2]], ids=str)
+def test_extract_image_patches_against_the_cpu_plugin_and_the_reference_loop(shape, geometry, pad, tmp_path):
+    """No evaluate in the wheel: bit for bit against the CPU plugin (f32, i32, u8) and the reference loop."""
+    for et, dtype in ((ov.Type.f32, np.float32), (ov.Type.i32, np.int32), (ov.Type.u8, np.uint8)):
+        x, node = _patches(shape, geometry, pad, et)
+        path = write_ir(node, [x], tmp_path, f"m{dtype.__name__}")
+        data = (np.arange(np.prod(shape)).reshape(shape) % 251 + 1).astype(dtype)
+        got = list(ir_runner.load(str(path)).run({"x": data}).values())[0]
+        assert_same_bits("out", got, _patches_loop(data, *geometry, pad))
+        assert_same_bits("out", got, cpu_outputs(path, {"x": data})[0])
+
+
+@pytest.mark.parametrize("et, dtype", TYPES)
+def test_extract_image_patches_every_type(et, dtype, tmp_path):
+    """Data movement: every element type (NaN bits, f16 and i64 included) against the reference loop."""
+    shape = [2, 3, 6, 5]
+    x, node = _patches([-1, 3, -1, -1], ([3, 2], [2, 2], [2, 1]), "same_lower", et)
+    path = write_ir(node, [x], tmp_path)
+    check_inference(path)
+    data = np.random.default_rng(1).integers(0, 2 if dtype == np.bool_ else 100, shape).astype(dtype)
+    got = list(ir_runner.load(str(path)).run({"x": data}).values())[0]
+    assert got.dtype == dtype
+    assert_same_bits("out", got, _patches_loop(data, [3, 2], [2, 2], [2, 1], "same_lower"))
+
+
+def test_extract_image_patches_empty_inputs(tmp_path):
+    for shape in ([0, 2, 5, 5], [1, 0, 5, 5], [1, 2, 0, 5], [1, 2, 1, 1]):
+        x, node = _patches([-1, -1, -1, -1], ([2, 2], [1, 1], [1, 1]), "valid")
+        path = write_ir(node, [x], tmp_path)
+        got = list(ir_runner.load(str(path)).run({"x": np.ones(shape, np.float32)}).values())[0]
+        assert got.shape == _patches_loop(np.ones(shape, np.float32), [2, 2], [1, 1], [1, 1], "valid").shape
+
+
+def test_extract_image_patches_batch_rule_and_chunked_run(tmp_path):
+    from ir_runner.ops import space
+    op = next(op for op in space.OPS if op.type == "ExtractImagePatches")
+    assert op.batch({}, [], [None], [0]) == [0]
+    assert isinstance(op.batch({}, [], [None], [2]), str)
+    ird = pytest.importorskip("ir_runner.dask")
+    x, node = _patches([-1, 2, 6, 6], ([2, 3], [2, 1], [1, 2]), "same_upper")
+    model = ir_runner.load(str(write_ir(node, [x], tmp_path)))
+    feeds = {"x": np.random.default_rng(2).standard_normal((5, 2, 6, 6)).astype(np.float32)}
+    chunked = ird.run(model, feeds, batch_axis={"x": 0}, chunk=2)
+    for name, value in model.run(feeds).items():
+        assert_same_bits(name, chunked[name].compute(), value)
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_extract_image_patches_random_against_the_cpu_plugin(seed, tmp_path):
+    rng = np.random.default_rng(seed)
+    shape = [int(v) for v in rng.integers(1, [3, 4, 10, 10], endpoint=True)]
+    geometry = tuple([int(v) for v in rng.integers(1, 4, 2)] for _ in range(3))
+    pad = str(rng.choice(["valid", "same_upper", "same_lower"]))
+    x, node = _patches([-1, shape[1], -1, -1] if seed % 2 else shape, geometry, pad)
+    path = write_ir(node, [x], tmp_path)
+    check_inference(path)
+    data = rng.standard_normal(shape).astype(np.float32)
+    got = list(ir_runner.load(str(path)).run({"x": data}).values())[0]
+    assert_same_bits("out", got, _patches_loop(data, *geometry, pad))
+    if got.size:
+        assert_same_bits("out", got, cpu_outputs(path, {"x": data})[0])
