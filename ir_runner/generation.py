@@ -88,8 +88,7 @@ def _structural_role(model: Model, info: TensorInfo) -> str | None:
     if info.element_type.kind not in ("int", "uint"):
         return None
     graph, inference = model.graph, model.inference
-    layer_id = graph.parameters[model.inputs.index(info)].id
-    for consumer, position in graph.consumers.get((layer_id, 0), ()):
+    for consumer, position in _readers(model, graph.parameters[model.inputs.index(info)].id):
         op = inference.layers[consumer].op
         if op is None or position >= len(op.roles) or op.roles[position] != "indices" or position == 0:
             continue
@@ -99,6 +98,22 @@ def _structural_role(model: Model, info: TensorInfo) -> str | None:
         if inference.folder.input_value(consumer, 0) is not None and info.partial_shape.rank == 2:
             return "input_ids"
     return None
+
+
+def _readers(model: Model, layer_id: str, depth: int = 3) -> list[tuple[str, int]]:
+    """The layers reading ``layer_id``'s output, and those reading it as their first input through a layer that
+    keeps its shape and an integer type (optimum reshapes input_ids and converts them from i64 to i32 before
+    the embedding's Gather)."""
+    found = []
+    for consumer, position in model.graph.consumers.get((layer_id, 0), ()):
+        found.append((consumer, position))
+        info = model.inference.layers[consumer]
+        passes = (depth > 0 and position == 0 and len(info.outputs) == 1
+                  and info.outputs[0].shape == info.inputs[0].shape
+                  and info.outputs[0].element_type.kind in ("int", "uint"))
+        if passes:
+            found.extend(_readers(model, consumer, depth - 1))
+    return found
 
 
 def _logits(model: Model) -> str:

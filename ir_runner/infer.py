@@ -271,7 +271,10 @@ def infer_graph(
         if check_declared:
             _compare_ports(info, "out", layer.outputs, info.outputs)
         if reuse is not None and _same_as_before(reuse, info, input_specs) and folder.layer_values(layer_id) is None:
-            layers[layer_id] = reuse.layers[layer_id]  # computed at run time, as before: what reads it is unchanged
+            # computed at run time, as before: what reads it is unchanged (the layer itself keeps its new inference
+            # when its inputs changed: a ReduceMean's count of elements comes from them, not from its output)
+            if reuse.layers[layer_id].inputs == info.inputs:
+                layers[layer_id] = reuse.layers[layer_id]
             changed.discard(layer_id)
     inference = Inference(graph, layers, folder, bodies)
     inference.overridden = frozenset(input_specs or ()) if not input_values else None

@@ -163,3 +163,16 @@ def test_greedy_tokens(name):
     state.reset()
     again = model.run(_next_feeds(names, prompt, [], constant), state=state)["logits"]
     np.testing.assert_array_equal(again, next(_run_stateful(model, [_next_feeds(names, prompt, [], constant)])))
+
+
+@pytest.mark.parametrize("name", [name for name in MODELS if not name.startswith("whisper")])
+def test_generate_finds_the_token_ids_by_structure_when_renamed(name, tmp_path):
+    """Renamed, input_ids is found by what it indexes: optimum reshapes it and converts it to i32 before the
+    embedding's Gather (the structural fallback looked at direct readers only)."""
+    from ir_runner.generation import find_roles
+
+    xml = _xml(name).read_text().replace('"input_ids"', '"tok"').replace('"beam_idx"', '"order"')
+    (tmp_path / "m.xml").write_text(xml)
+    (tmp_path / "m.bin").symlink_to(_xml(name).with_suffix(".bin"))
+    roles = find_roles(ir_runner.load(str(tmp_path / "m.xml")))
+    assert (roles.input_ids, roles.beam_idx) == ("tok", "order")

@@ -236,3 +236,20 @@ def test_a_run_reuses_only_the_layers_no_changed_spec_reaches(tmp_path):
         if shape == (5, 2):  # a new shape: inferred anew from x on, reused elsewhere
             assert flat.get_friendly_name() in calls and total.get_friendly_name() in calls
             assert fixed.get_friendly_name() not in calls
+
+
+def test_a_layer_whose_inputs_changed_but_not_its_output_is_prepared_for_the_new_inputs(tmp_path):
+    """A mean over a dynamic sequence axis keeps its output spec while the sequence length changes: the reused
+    inference of the run before prepared its count of elements from the old length (the mean of five ones
+    came out as 5/3)."""
+    import openvino as ov
+    import openvino.opset13 as ops
+
+    x = ops.parameter([1, -1, 4], np.float32, name="x")
+    mean = ops.reduce_mean(ops.relu(x), ops.constant(np.array([1], np.int64)), False)
+    path = tmp_path / "mean.xml"
+    ov.save_model(ov.Model([ops.result(ops.multiply(mean, ops.constant(np.float32(2))))], [x], "mean"), str(path))
+    model = ir_runner.load(str(path))
+    for length in (3, 5, 1, 5):
+        (out,) = model.run({"x": np.ones((1, length, 4), np.float32)}).values()
+        assert np.array_equal(out, np.full((1, 4), 2, np.float32)), length
