@@ -72,6 +72,9 @@ def infer_sdpa(ctx: OpContext):
     if len(ctx.inputs) > 5:
         et = ctx.common_element_type(0, 1, 2, 5)
         _check_sink(ctx, q, batch, lead)
+    elif s_dim is not None and s_dim.hi == 0 and lead is not None and lead.lo > 0:
+        ctx.fail("S (dim -2 of key and value) is 0: a query row has no key to attend to (the softmax of no"
+                 " logits; OpenVINO's CPU plugin returns uninitialised memory)", position=1)
     if batch.dims is None:
         shape = PartialShape(None)
     else:

@@ -289,3 +289,24 @@ def test_a_mask_wider_than_the_key_is_refused_before_the_kernel(mask_shape, wron
         return
     with pytest.raises(ir_runner.InputError, match=f"S .*{wrong}.* differ: 1 and 12"):
         model.run(feeds)
+
+
+@pytest.mark.parametrize("causal", ["false", "true"])
+def test_an_empty_key_is_refused_before_the_kernel(causal):
+    """S = 0 (an empty key and value) leaves each query row nothing to attend to: the kernel failed on the
+    maximum of no logits (KernelError, exit 7); OpenVINO's CPU plugin returns uninitialised memory."""
+    from tests.helpers.irbuild import IRBuilder
+
+    b = IRBuilder()
+    q = b.parameter("q", "f32", "1,1,2,4")
+    k, v = (b.parameter(name, "f32", "1,1,?,4") for name in "kv")
+    b.result(b.layer("ScaledDotProductAttention", "opset13", [q, k, v], attrs={"causal": causal},
+                     out_specs=[("FP32", [1, 1, 2, 4])]))
+    model = ir_runner.load(*b.build())
+    feeds = {"q": np.ones((1, 1, 2, 4), np.float32), "k": np.ones((1, 1, 0, 4), np.float32),
+             "v": np.ones((1, 1, 0, 4), np.float32)}
+    with pytest.raises(ir_runner.InputError, match="S .* is 0"):
+        model.run(feeds)
+    feeds["k"] = feeds["v"] = np.ones((1, 1, 3, 4), np.float32)
+    (out,) = model.run(feeds).values()
+    assert np.array_equal(out, np.ones((1, 1, 2, 4), np.float32))
