@@ -187,8 +187,19 @@ def _iou_many(box: np.ndarray, area: np.float32, others: np.ndarray, areas: np.n
 
 
 def _hard(order, picked, areas, scores, most, iou_threshold, version) -> list:
-    """Hard NMS on finite boxes: a candidate is dropped when any box taken before overlaps it too much."""
+    """Hard NMS on finite boxes: a candidate is dropped when any box taken before overlaps it too much.
+
+    When an IoU of 0 does not drop a box (threshold >= 0 for version 9's ``>``, > 0 for version 5's ``>=``), a
+    taken box is compared only with the candidates whose ``x1`` lies within the widest box's width of it (found
+    by binary search in ``x1`` order): any other candidate does not overlap it in x, so its IoU is 0 (or NaN when
+    the height overflows) and keeps it. torchvision's batched NMS offsets each class's boxes apart, so this
+    compares a box with its own class's only, instead of every candidate of every class."""
     alive = np.ones(len(order), dtype=bool)
+    zero_drops = iou_threshold <= 0 if version == 5 else iou_threshold < 0
+    if not zero_drops:
+        by_x1 = np.argsort(picked[:, 1], kind="stable")
+        starts = picked[by_x1, 1].astype(np.float64)
+        widest = float(np.max(picked[:, 3].astype(np.float64) - picked[:, 1], initial=0.0))
     taken = []
     for pos in range(len(order)):
         if not alive[pos]:
@@ -196,8 +207,17 @@ def _hard(order, picked, areas, scores, most, iou_threshold, version) -> list:
         taken.append(pos)
         if len(taken) == most:
             break
-        iou = _iou_many(picked[pos], areas[pos], picked[pos + 1:], areas[pos + 1:])
-        alive[pos + 1:] &= ~((iou >= iou_threshold) if version == 5 else (iou > iou_threshold))
+        if zero_drops:
+            near = np.arange(pos + 1, len(order))
+        else:
+            box = picked[pos]
+            reach = float(box[1]) - widest  # less a margin for f64 rounding: a wider window changes nothing
+            lo = np.searchsorted(starts, reach - 1e-9 * abs(reach), side="left")
+            hi = np.searchsorted(starts, float(box[3]), side="left")
+            near = by_x1[lo:hi]
+            near = near[(near > pos) & alive[near]]
+        iou = _iou_many(picked[pos], areas[pos], picked[near], areas[near])
+        alive[near] &= ~((iou >= iou_threshold) if version == 5 else (iou > iou_threshold))
     return [(int(order[p]), scores[order[p]]) for p in taken]
 
 

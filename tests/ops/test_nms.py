@@ -268,3 +268,56 @@ def test_random_against_the_cpu_plugin(seed, tmp_path):
              "scores": np.round(rng.random((batches, classes, n)), 1).astype(np.float32)}
     # hard NMS only: the plugin's soft-NMS decay differs by ULPs, enough to change a selection near a threshold
     check_run(xml, feeds, oracle="cpu")
+
+
+# -- torchvision's batched NMS: boxes of each class offset apart, thousands of candidates -------------------
+
+def _batched_boxes(rng, n: int, classes: int, side: float = 320.0) -> np.ndarray:
+    """torchvision's ``batched_nms`` layout: random boxes in a ``side`` square, each shifted by its class index
+    times ``side + 1`` in both axes, so that boxes of different classes never overlap."""
+    corner = rng.random((n, 2)) * side
+    size = rng.random((n, 2)) * side / 4
+    offset = rng.integers(0, classes, n)[:, None] * (side + 1)
+    return (np.concatenate([corner, corner + size], axis=1) + offset).astype(np.float32)
+
+
+def _every_pair(boxes: np.ndarray, scores: np.ndarray, most: int, threshold: float, version: int) -> list[int]:
+    """Hard NMS comparing each taken box with every later candidate (the loop before the x1 window)."""
+    from ir_runner.ops.nms import _iou_many, _normalised
+
+    norm = _normalised(boxes, False, version)
+    order = np.lexsort((np.arange(len(scores)), -scores.astype(np.float64)))
+    picked = norm[order]
+    areas = (picked[:, 2] - picked[:, 0]) * (picked[:, 3] - picked[:, 1])
+    alive, taken = np.ones(len(order), bool), []
+    for pos in range(len(order)):
+        if alive[pos]:
+            taken.append(int(order[pos]))
+            if len(taken) == most:
+                break
+            iou = _iou_many(picked[pos], areas[pos], picked[pos + 1:], areas[pos + 1:])
+            alive[pos + 1:] &= ~((iou >= threshold) if version == 5 else (iou > threshold))
+    return taken
+
+
+@pytest.mark.parametrize("version, threshold", [(9, 0.5), (5, 0.45), (9, 0.0), (5, 0.0), (9, -0.1)])
+def test_many_class_offset_boxes_as_every_pair_compared(version, threshold, tmp_path):
+    """SSDlite's NMS-9 takes ~27000 candidates of 90 classes offset apart (scripts/make_detection_models.py); a
+    taken box is compared only with candidates within the widest box's width in x. Selections equal the loop
+    comparing every pair, including thresholds where an IoU of 0 drops a box (the window is not used), boxes
+    wider than their neighbours, degenerate (zero-width) and touching boxes; and equal the CPU plugin."""
+    rng = np.random.default_rng(version)
+    boxes = _batched_boxes(rng, 3000, 12)
+    boxes[:40, 2] = boxes[:40, 0]  # no width: no area, IoU 0
+    boxes[40:60] = boxes[60:80] + np.float32(0)  # duplicates
+    boxes[80:90, 0] = boxes[90:100, 2]  # a box starting where another ends (touching, IoU 0)
+    boxes[100, 2] = boxes[100, 0] + 2000  # one very wide box widens every window
+    scores = (np.round(rng.random(3000), 3) + 0.001).astype(np.float32)  # above 0; ties: the lower index first
+    xml, _ = _model(tmp_path, version, [1, 3000, 4], [1, 1, 3000], *_consts(5000, iou=threshold))
+    feeds = {"boxes": boxes[None], "scores": scores[None, None]}
+    got = ir_runner.load(str(xml)).run(feeds)
+    selected = list(got.values())[0][:, 2].tolist()
+    assert selected == _every_pair(boxes, scores, 5000, threshold, version)
+    assert 12 < len(selected) < 3000 or threshold <= 0
+    if threshold > 0:
+        check_run(xml, feeds, oracle="cpu")
