@@ -29,6 +29,7 @@ from .errors import (
 from .extension import checked_kernel
 from .graph import Graph
 from .ir.records import LayerRecord, PortRecord, Record
+from .ir.weights import const_value
 from .ops.api import FOLD_MAX_BYTES, OpContext, OpDef, PartialValue
 from .ops.registry import find_op, layer_ref, openvino_refusal, supported_summary
 from .state import check_variables
@@ -558,7 +559,7 @@ class ConstantFolder:
                 continue
             info = self.layers[current]
             if "value" in info.params:
-                self.values[current] = [info.params["value"]]
+                self.values[current] = [const_value(info.params["value"])]
                 continue
             known = _known_values(info)
             if known is not None:
