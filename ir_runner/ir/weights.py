@@ -1,16 +1,15 @@
 """The weights (.bin) of a model, memory-mapped read-only, and Const data viewed from it.
 
-Const arrays are read-only ``np.frombuffer`` views of the mapping: loading costs O(1) in the file's
-size. As in OpenVINO, a Const's ``offset`` + ``size`` must lie within the weights, whatever its shape.
-Bit-packed types stay packed in the weights until a Const's value is first read (:class:`PackedConst`:
-constant folding, the inference of a layer that reads constant values, a plan's constants), then are unpacked
-once per model into a new array (kept by :class:`Weights`, shared by every inference of the model), as OpenVINO
-packs them (measured on its ``.bin``): u1
-most significant bit first; u2 and the 4-bit types (u4, i4, nf4, f4e2m1) lowest bits first; u3 in groups
-of 8 values in 3 bytes (two bytes of their low 2 bits, then one of their high bits, each most significant
-first); u6 in groups of 4 values in 3 bytes (two bytes of their low 4 bits, high nibble first, then one of
-their high 2 bits, most significant first). Boolean bytes are kept as stored: every kernel treats any
-non-zero byte as true, and Convert reads the byte as a signed char, as OpenVINO does.
+Const arrays are read-only ``np.frombuffer`` views of the mapping: loading costs O(1) in the file's size. As in
+OpenVINO, a Const's ``offset`` + ``size`` must lie within the weights, whatever its shape. Bit-packed types stay
+packed in the weights until a Const's value is first read (:class:`PackedConst`: constant folding, the inference of
+a layer that reads constant values, a plan's constants), then are unpacked once per model into a new array (kept by
+:class:`Weights`, shared by every inference of the model). They are read as OpenVINO packs them (measured on its
+``.bin``): u1 most significant bit first; u2 and the 4-bit types (u4, i4, nf4, f4e2m1) lowest bits first; u3 in
+groups of 8 values in 3 bytes (two bytes of their low 2 bits, then one of their high bits, each most significant
+first); u6 in groups of 4 values in 3 bytes (two bytes of their low 4 bits, high nibble first, then one of their
+high 2 bits, most significant first). Boolean bytes are kept as stored: every kernel treats any non-zero byte as
+true, and Convert reads the byte as a signed char, as OpenVINO does.
 """
 
 from __future__ import annotations
@@ -61,7 +60,6 @@ class Weights:
                 )
             self._buffer = _map_file(self._path, needed_by)
         return self._buffer
-
 
     def unpacked(self, offset: int, element_type: ElementType, dims: tuple[int, ...]) -> np.ndarray:
         """The read-only unpacked values of the bit-packed Const at ``offset`` (bounds already checked), unpacked on
