@@ -29,6 +29,7 @@ from .errors import (
 from .extension import checked_kernel
 from .graph import Graph
 from .ir.records import LayerRecord, PortRecord, Record
+from .ir.weights import const_value
 from .ops.api import FOLD_MAX_BYTES, OpContext, OpDef, PartialValue
 from .ops.registry import find_op, layer_ref, openvino_refusal, supported_summary
 from .state import check_variables
@@ -107,7 +108,8 @@ class Inference:
         self.bodies = bodies
         self.value_inputs: tuple[int, ...] = ()  # see _find_value_inputs
         self.value_readers: frozenset[str] = frozenset()  # see _find_value_inputs
-        self.overridden: frozenset[str] | None = None  # the layers given specs (None: some given values too)
+        self.overridden: frozenset[str] | None = None  # the layers given specs (None: not inferred for inputs)
+        self.valued: frozenset[str] = frozenset()  # the layers given values (input_values)
 
     def constant_input(self, layer_id: str, position: int) -> np.ndarray | None:
         """The value of a layer's input when it is constant (a Const, or computable from small Consts)."""
@@ -229,8 +231,9 @@ def infer_graph(
     with a body cannot be inferred). ``fold_limit`` bounds the outputs the constant folder evaluates (None: any
     size, when given values decide shapes that only the computation itself can, as NonMaxSuppression's count).
     ``reuse``: an earlier error-free inference of the same graph whose results
-    are taken for every layer that depends on no spec that differs (a step of a stateful model changes the
-    layers downstream of its growing KV cache and mask, not the rest), given no ``input_values``.
+    are taken for every layer that depends on no spec or given value that differs (a step of a stateful model
+    changes the layers downstream of its growing KV cache and mask, not the rest), given values for the same
+    layers and the same ``fold_limit``.
     """
     layers: dict[str, LayerInference] = {}
     folder = ConstantFolder(graph, layers, input_values, fold_limit)
@@ -238,13 +241,14 @@ def infer_graph(
     bodies = body_provider(graph, strict, layer_ref) if body_provider is not None else None
     failed = False  # a layer before failed (only then can a shape-deciding value depend on a failure)
     memo = None if strict else _InferenceMemo(folder.input_value, graph.net.weights, partial)
-    if input_values or (reuse is not None and reuse.overridden is None):
+    if reuse is not None and (reuse.overridden is None or reuse.valued != frozenset(input_values or ())
+                              or reuse.folder.limit != fold_limit):
         reuse = None
     changed: set[str] = set()  # (with reuse) the layers inferred anew
 
     for layer_id in graph.order:
         layer = graph.layers[layer_id]
-        if reuse is not None and _reusable(reuse, layer_id, input_specs, changed):
+        if reuse is not None and _reusable(reuse, layer_id, input_specs, changed, input_values):
             layers[layer_id] = reuse.layers[layer_id]
             if layer_id in reuse.folder.values:
                 folder.values[layer_id] = reuse.folder.values[layer_id]
@@ -277,7 +281,8 @@ def infer_graph(
                 layers[layer_id] = reuse.layers[layer_id]
             changed.discard(layer_id)
     inference = Inference(graph, layers, folder, bodies)
-    inference.overridden = frozenset(input_specs or ()) if not input_values else None
+    inference.overridden = frozenset(input_specs or ())
+    inference.valued = frozenset(input_values or ())
     if check_declared:
         check_variables(inference)
     if input_values is None:
@@ -285,12 +290,17 @@ def infer_graph(
     return inference
 
 
-def _reusable(reuse: Inference, layer_id: str, input_specs: dict[str, TensorSpec] | None, changed: set[str]) -> bool:
-    """Whether ``reuse``'s result for this layer holds here: error-free, no input inferred anew, and given the
-    same spec (or, like it, none)."""
+def _reusable(reuse: Inference, layer_id: str, input_specs: dict[str, TensorSpec] | None, changed: set[str],
+              input_values: dict[str, np.ndarray] | None) -> bool:
+    """Whether ``reuse``'s result for this layer holds here: error-free, no input inferred anew, given the same
+    spec (or, like it, none) and the same value (or, like it, none)."""
     previous = reuse.layers.get(layer_id)
     if previous is None or previous.errors or any(src in changed for src, _ in reuse.graph.sources[layer_id]):
         return False
+    if input_values and layer_id in input_values:
+        before, now = reuse.folder.values[layer_id][0], input_values[layer_id]
+        if before.dtype != now.dtype or before.shape != now.shape or before.tobytes() != now.tobytes():
+            return False
     given = input_specs is not None and layer_id in input_specs
     if given != (layer_id in reuse.overridden):
         return False
@@ -561,7 +571,7 @@ class ConstantFolder:
                 continue
             info = self.layers[current]
             if "value" in info.params:
-                self.values[current] = [info.params["value"]]
+                self.values[current] = [const_value(info.params["value"])]
                 continue
             known = _known_values(info)
             if known is not None:

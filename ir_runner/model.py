@@ -474,12 +474,13 @@ def input_names(source: Source) -> list[str]:
 def array_from_bytes(model: Model, position: int, raw: bytes | memoryview, shape: tuple[int, ...]) -> np.ndarray:
     """The values of input ``position`` (of this shape) from raw bytes laid out as the IR lays out a Const's:
     C order, packed types (u1..u6, i4, nf4, f4e2m1) several to a byte. A new array; errors name the input's layer."""
-    from .ir.weights import Weights, const_array
+    from .ir.weights import Weights, const_array, const_value
     from .ops.registry import layer_ref
 
     info, layer = model.inputs[position], model.graph.parameters[position]
     spec_shape = PartialShape.of(shape)
-    return np.array(const_array(layer_ref(layer), info.element_type, spec_shape, 0, len(raw), Weights(raw)))
+    return np.array(const_value(const_array(layer_ref(layer), info.element_type, spec_shape, 0, len(raw),
+                                            Weights(raw))))
 
 
 _gc_lock = threading.Lock()

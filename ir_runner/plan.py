@@ -26,6 +26,7 @@ import numpy as np
 from .errors import IRError, KernelError, LayerRef, ResourceLimitError, UnsupportedError, human_bytes
 from .extension import checked_kernel
 from .infer import Inference, constant_fingerprint, run_time_kernel, static_nbytes
+from .ir.weights import const_value
 from .ops.api import KernelFn
 from .record import Record
 
@@ -134,7 +135,7 @@ def build_plan(inference: Inference, memory_limit: int | None = DEFAULT_MEMORY_L
             slots[(layer_id, position)] = len(slots)
             outputs.append(len(slots) - 1)
         if kind == "Const":
-            values[outputs[0]] = info.params["value"]
+            values[outputs[0]] = const_value(info.params["value"])
         elif kind != "Parameter" and layer_id not in fed:
             inputs = tuple(slots[src] for src in graph.sources[layer_id])
             folded = None

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from .errors import IRError, UnsupportedError, clip_text, error_entry
+from .ir.weights import const_value
 from .ops.api import Finding
 from .state import find_variables
 from .types import PartialShape, TensorSpec
@@ -356,7 +357,7 @@ def _check(info: LayerInference, direction: str, position: int):
 
 
 def _const_entry(info: LayerInference) -> dict[str, Any]:
-    value: np.ndarray = info.params["value"]
+    value = const_value(info.params["value"])
     wide = value.astype(np.float64) if value.dtype.kind not in "biu" else value.astype(np.int64)
     flat = wide.reshape(-1)
     finite = flat[np.isfinite(flat)] if flat.dtype.kind == "f" else flat

@@ -216,23 +216,10 @@ def test_a_run_reuses_only_the_layers_no_changed_spec_reaches(tmp_path):
     path = tmp_path / "reuse.xml"
     ov.save_model(ov.Model([ops.result(total), ops.result(fixed)], [x, y], "reuse"), str(path))
     model = ir_runner.load(str(path))
-    calls = []
-    infer = infer_module._infer_layer
-
-    def counting(info, *args):
-        calls.append(info.layer.name)
-        return infer(info, *args)
-
     rng = np.random.default_rng(0)
     for shape in [(2, 3), (4, 1), (2, 3), (5, 2), (4, 1)]:
         feeds = {"x": rng.standard_normal(shape).astype(np.float32), "y": np.ones(2, np.float32)}
-        fresh = ir_runner.load(str(path)).run(feeds)
-        infer_module._infer_layer, calls[:] = counting, []
-        try:
-            got = model.run(feeds)
-        finally:
-            infer_module._infer_layer = infer
-        assert all(np.array_equal(got[name], fresh[name]) and got[name].shape == fresh[name].shape for name in got)
+        got, calls = _run_as_fresh(model, path, feeds)
         if shape == (5, 2):  # a new shape: inferred anew from x on, reused elsewhere
             assert flat.get_friendly_name() in calls and total.get_friendly_name() in calls
             assert fixed.get_friendly_name() not in calls
@@ -253,3 +240,50 @@ def test_a_layer_whose_inputs_changed_but_not_its_output_is_prepared_for_the_new
     for length in (3, 5, 1, 5):
         (out,) = model.run({"x": np.ones((1, length, 4), np.float32)}).values()
         assert np.array_equal(out, np.full((1, 4), 2, np.float32)), length
+
+
+def test_reuse_with_values_that_decide_shapes(tmp_path):
+    """With an input whose value decides a shape (a Reshape's target), per-run inference still reuses the
+    layers that neither a changed spec nor a changed value reaches; a changed value re-infers what it decides.
+    Results equal a fresh model's whatever the order of values."""
+    import openvino as ov
+    import openvino.opset13 as ops
+
+    x = ops.parameter([6], np.float32, name="x")
+    rows = ops.parameter([1], np.int64, name="rows")
+    y = ops.parameter([2], np.float32, name="y")
+    shaped = ops.reshape(x, ops.concat([rows, ops.constant(np.array([-1], np.int64))], 0), special_zero=False)
+    total = ops.reduce_sum(shaped, ops.constant(np.array([1], np.int64)))
+    fixed = ops.multiply(y, ops.constant(np.float32(2)))  # depends on y alone: reused while rows changes
+    path = tmp_path / "values.xml"
+    ov.save_model(ov.Model([ops.result(total), ops.result(fixed)], [x, rows, y], "values"), str(path))
+    model = ir_runner.load(str(path))
+    assert model._value_inputs  # rows decides a shape
+    data = np.arange(6, dtype=np.float32)
+    for count in [2, 3, 2, 6, 6, 1]:
+        feeds = {"x": data, "rows": np.array([count], np.int64), "y": np.ones(2, np.float32)}
+        got, calls = _run_as_fresh(model, path, feeds)
+        np.testing.assert_array_equal(got[model.outputs[0].name], data.reshape(count, -1).sum(1))
+        if count == 1:  # a new value: what it decides is inferred anew, the rest reused
+            assert shaped.get_friendly_name() in calls
+            assert fixed.get_friendly_name() not in calls
+
+
+def _run_as_fresh(model, path, feeds) -> tuple[dict, list[str]]:
+    """``model.run(feeds)`` (checked equal to a freshly loaded model's) and the names of the layers it
+    inferred anew."""
+    fresh = ir_runner.load(str(path)).run(feeds)
+    calls: list[str] = []
+    infer = infer_module._infer_layer
+
+    def counting(info, *args):
+        calls.append(info.layer.name)
+        return infer(info, *args)
+
+    infer_module._infer_layer = counting
+    try:
+        got = model.run(feeds)
+    finally:
+        infer_module._infer_layer = infer
+    assert all(np.array_equal(got[name], fresh[name]) and got[name].shape == fresh[name].shape for name in got)
+    return got, calls

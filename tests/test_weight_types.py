@@ -14,6 +14,7 @@ import pytest
 from openvino import opset13
 
 import ir_runner
+from ir_runner.ir.weights import PackedConst
 from ir_runner.ops.convert_rules import bf16_as_openvino_rounds
 from ir_runner.types import ELEMENT_TYPES, NF4_TABLE, element_type
 from tests.helpers.bits import assert_same_bits
@@ -109,6 +110,37 @@ def test_codes_are_unpacked_as_values(et):
     got = next(iter(ir_runner.load(*b.build()).run().values()))
     assert got.dtype == np.uint8
     np.testing.assert_array_equal(got, codes)
+
+
+@pytest.mark.parametrize("et", ["u1", "u4", "i4", "nf4", "f4e2m1"])
+def test_consts_stay_packed_until_read(et):
+    """Loading leaves a bit-packed Const packed in the weights; its first read (here the run's plan) unpacks it
+    once for the model: a new plan (another input shape) and the constant folder share the array."""
+    count = 37
+    raw = _raw(et, count, 5)
+    b = IRBuilder()
+    x = b.parameter("x", "f32", "?")
+    weights = b.convert(b.packed_const("w", raw, et, [count]), "f32")
+    b.result(b.layer("Multiply", "opset1", [x, weights], out_specs=[("FP32", [-1])]))
+    model = ir_runner.load(*b.build())
+    const = next(info for info in model.inference.layers.values() if info.layer.type == "Const")
+    packed = const.params["value"]
+    assert type(packed) is PackedConst and packed.shape == (count,)
+    assert not model.graph.net.weights._unpacked  # nothing unpacked at load
+    first = model.run({"x": np.ones(count, np.float32)})
+    second = model.run({"x": np.ones(1, np.float32)})  # another plan, broadcast
+    assert len(model.graph.net.weights._unpacked) == 1
+    array = packed.array()
+    assert array is packed.array() and not array.flags.writeable
+    assert array is model.inference.folder.input_value(const_consumer(model, const.layer.id), 0)
+    want = _openvino_convert(et, raw, count, "f32")
+    assert_same_bits(next(iter(first.values())), want)
+    assert_same_bits(next(iter(second.values())), want)
+
+
+def const_consumer(model, layer_id: str) -> str:
+    """The id of the layer reading ``layer_id``'s output."""
+    return next(consumer for consumer, _ in model.graph.consumers[(layer_id, 0)])
 
 
 @pytest.mark.parametrize("et,count,needed", [("u3", 1, 3), ("u3", 9, 6), ("u6", 5, 6), ("u2", 5, 2), ("nf4", 3, 2)])

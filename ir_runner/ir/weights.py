@@ -1,13 +1,15 @@
 """The weights (.bin) of a model, memory-mapped read-only, and Const data viewed from it.
 
-Const arrays are read-only ``np.frombuffer`` views of the mapping: loading costs O(1) in the file's
-size. As in OpenVINO, a Const's ``offset`` + ``size`` must lie within the weights, whatever its shape.
-Bit-packed types are unpacked into a new array, as OpenVINO packs them (measured on its ``.bin``): u1
-most significant bit first; u2 and the 4-bit types (u4, i4, nf4, f4e2m1) lowest bits first; u3 in groups
-of 8 values in 3 bytes (two bytes of their low 2 bits, then one of their high bits, each most significant
-first); u6 in groups of 4 values in 3 bytes (two bytes of their low 4 bits, high nibble first, then one of
-their high 2 bits, most significant first). Boolean bytes are kept as stored: every kernel treats any
-non-zero byte as true, and Convert reads the byte as a signed char, as OpenVINO does.
+Const arrays are read-only ``np.frombuffer`` views of the mapping: loading costs O(1) in the file's size. As in
+OpenVINO, a Const's ``offset`` + ``size`` must lie within the weights, whatever its shape. Bit-packed types stay
+packed in the weights until a Const's value is first read (:class:`PackedConst`: constant folding, the inference of
+a layer that reads constant values, a plan's constants), then are unpacked once per model into a new array (kept by
+:class:`Weights`, shared by every inference of the model). They are read as OpenVINO packs them (measured on its
+``.bin``): u1 most significant bit first; u2 and the 4-bit types (u4, i4, nf4, f4e2m1) lowest bits first; u3 in
+groups of 8 values in 3 bytes (two bytes of their low 2 bits, then one of their high bits, each most significant
+first); u6 in groups of 4 values in 3 bytes (two bytes of their low 4 bits, high nibble first, then one of their
+high 2 bits, most significant first). Boolean bytes are kept as stored: every kernel treats any non-zero byte as
+true, and Convert reads the byte as a signed char, as OpenVINO does.
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ class Weights:
             view = memoryview(source)
             self._buffer = (view if view.c_contiguous else memoryview(view.tobytes())).cast("B")
         self._missing = source is None
+        self._unpacked: dict[tuple[int, str, tuple[int, ...]], np.ndarray] = {}
 
     @property
     def missing(self) -> bool:
@@ -57,6 +60,39 @@ class Weights:
                 )
             self._buffer = _map_file(self._path, needed_by)
         return self._buffer
+
+    def unpacked(self, offset: int, element_type: ElementType, dims: tuple[int, ...]) -> np.ndarray:
+        """The read-only unpacked values of the bit-packed Const at ``offset`` (bounds already checked), unpacked on
+        the first call and kept: one array per Const for the model's lifetime."""
+        key = (offset, element_type.name, dims)
+        found = self._unpacked.get(key)
+        if found is None:
+            count = math.prod(dims)
+            raw = np.frombuffer(self._buffer, dtype=np.uint8, count=element_type.byte_size(count), offset=offset)
+            found = self._unpacked.setdefault(key, _read_only(_unpack(raw, element_type, count).reshape(dims)))
+        return found
+
+
+class PackedConst:
+    """A bit-packed Const's value, still packed in the weights: :meth:`array` unpacks it (once per model)."""
+
+    __slots__ = ("_weights", "_offset", "element_type", "shape")
+
+    def __init__(self, weights: Weights, offset: int, element_type: ElementType, shape: tuple[int, ...]) -> None:
+        self._weights, self._offset = weights, offset
+        self.element_type, self.shape = element_type, shape
+
+    def array(self) -> np.ndarray:
+        """The values, one numpy element each (read-only)."""
+        return self._weights.unpacked(self._offset, self.element_type, self.shape)
+
+    def __repr__(self) -> str:
+        return f"<packed {self.element_type.name}{list(self.shape)} at offset {self._offset}>"
+
+
+def const_value(value: np.ndarray | PackedConst) -> np.ndarray:
+    """A Const layer's value (its ``value`` parameter) as an array, unpacked if still packed."""
+    return value.array() if type(value) is PackedConst else value
 
 
 WEIGHTS_HINT = "put the .bin next to the .xml with the same stem, or pass weights= / --weights"
@@ -86,8 +122,9 @@ def _map_file(path: Path, needed_by: LayerRef) -> memoryview:
 
 def const_array(
     layer: LayerRef, element_type: ElementType, shape: PartialShape, offset: int, size: int, weights: Weights
-) -> np.ndarray:
-    """The read-only array a Const describes, checked against the bounds of the weights."""
+) -> np.ndarray | PackedConst:
+    """The read-only array a Const describes, checked against the bounds of the weights; a bit-packed type's
+    non-empty value stays packed (a :class:`PackedConst`; :func:`const_value` gives its array)."""
     if element_type.kind == "string":
         raise UnsupportedError(
             "Const of element type 'string' is not supported (its packed layout is not implemented)",
@@ -128,8 +165,7 @@ def const_array(
                 layer=layer,
             ) from None
     if element_type.is_packed:
-        raw = np.frombuffer(data, dtype=np.uint8, count=needed, offset=offset)
-        return _read_only(_unpack(raw, element_type, count).reshape(dims))
+        return PackedConst(weights, offset, element_type, dims)
     return _read_only(np.ndarray(dims, element_type.dtype, data, offset))  # a view; 3x faster than frombuffer
 
 
