@@ -36,7 +36,8 @@ differs is itself a representation (a Concat of two INT64_MAX Consts). It does n
 stays invisible: every layer output computed from it agrees (or is itself a representation), and it is not a
 model output's value (what a Result returns is what the user sees). Otherwise it is a divergence: a model
 output holding it ``diverges``; a representation that a later differing output reads becomes the cause
-(``diverges``, whatever else that output reads), the output ``inherited``. A computed output that overflows 32
+(``diverges``, unless that output also reads an unexplained divergence, which then accounts for it), the output
+``inherited``. A computed output that overflows 32
 bits from agreeing inputs (an i64 Add the device computes in 32 bits) ``diverges``: the device computed
 other values. With ``strict_representations`` every representation is a divergence.
 
@@ -239,9 +240,13 @@ def crosscheck(model: Model | str | os.PathLike | bytes, feeds: Mapping[str, obj
                 if row.status == DIVERGES:
                     _unseen_ties(row, model, sources, unseen, ours_by_key, device)
             elif row.mismatches:
-                for cause in causes:  # a representation that made a later output differ is a cause
-                    if cause.id in represented:
-                        rows[represented.pop(cause.id)].status = DIVERGES
+                # a representation that made a later output differ is a cause, unless a divergence it also reads
+                # accounts for the difference (that one already fails the check, and is the one to look at)
+                if not any(rows[causes_at[cause.id]].status == DIVERGES for cause in causes
+                           if cause.id not in represented):
+                    for cause in causes:
+                        if cause.id in represented:
+                            rows[represented.pop(cause.id)].status = DIVERGES
                 row.status, row.cause = INHERITED, _first_cause(causes, rows, causes_at)
         else:
             row.status = UNOBSERVABLE

@@ -283,3 +283,19 @@ def test_a_llama_export_agrees_with_its_int64_max_slice_ends_as_representations(
     assert len(representations) == 4
     assert {(row.layer.type_version, row.ours, row.device) for row in representations} == {
         ("Const-1", np.iinfo(np.int64).max, np.iinfo(np.int32).max)}
+
+
+def test_a_representation_read_next_to_a_divergence_is_not_blamed_for_it():
+    """A Slice to INT64_MAX of a Gather the CPU plugin gets wrong (negative indices): the Slice differs because
+    of the Gather, which is the first divergence; the INT64_MAX end stays a representation (it was made a cause
+    too, as on Mask R-CNN, where ten such constants were listed as diverging after a tie elsewhere)."""
+    b, feeds, faulty, _ = negative_gather()
+    pick = next(layer for layer in b.layers if layer.name == faulty)
+    ints = [b.const(name, np.array([value], np.int64))
+            for name, value in (("start", 1), ("stop", np.iinfo(np.int64).max), ("step", 1), ("axes", 0))]
+    tail = b.layer("Slice", "opset8", [pick, *ints], out_specs=[("FP32", [3])], name="tail")
+    b.result(b.layer("Relu", "opset1", [tail], out_specs=[("FP32", [3])], name="relu"))
+    report = _check(b, feeds)
+    statuses = {row.layer.name: row.status for row in report.layers}
+    assert report.first_divergence.name == faulty
+    assert statuses["stop"] == REPRESENTED and statuses["tail"] == INHERITED
