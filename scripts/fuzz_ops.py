@@ -841,7 +841,7 @@ REDUCE = {"ReduceSum": ("sum", opset1.reduce_sum), "ReduceMean": ("mean", opset1
 
 @op(*REDUCE)
 def gen_reduce(case: Case, name: str):
-    from tests.ops.test_reduce import bound_check
+    from tests.helpers.bounds import reduce_bound
 
     kind, make = REDUCE[name]
     et = "boolean" if kind in ("and", "or") else case.rng.choice(FLOATS + INTS)
@@ -864,7 +864,7 @@ def gen_reduce(case: Case, name: str):
     data = case.input(et, x, p_const=0.05)
     axes_list = [int(a) for a in np.atleast_1d(axes)]
     if kind in ("sum", "mean", "prod", "l1", "l2"):
-        case.compare = bounded(lambda g, w, i: bound_check(kind, case.feeds.get("p0", x), axes_list, g, w))
+        case.compare = bounded(lambda g, w, i: reduce_bound(kind, case.feeds.get("p0", x), axes_list, g, w))
     return [make(data, case.index_input(axes, p_const=0.85), case.rng.random() < 0.5)]
 
 
@@ -880,7 +880,7 @@ def gen_cumsum(case: Case, name: str):
 
 @op("MatMul")
 def gen_matmul(case: Case, name: str):
-    from tests.ops.test_matmul_softmax import matmul_bound
+    from tests.helpers.bounds import matmul_bound
 
     et = case.rng.choice(FLOATS + INTS)
     m, k, n = (case.rng.randint(0 if case.rng.random() < 0.05 else 1, 5) for _ in range(3))
@@ -900,7 +900,7 @@ def gen_matmul(case: Case, name: str):
 
 @op("Softmax1", "Softmax8", "LogSoftmax")
 def gen_softmax(case: Case, name: str):
-    from tests.ops.test_matmul_softmax import softmax_bound
+    from tests.helpers.bounds import softmax_bound
 
     et = case.rng.choice(FLOATS)
     shape = case.shape(4, low_rank=1, max_dim=6)

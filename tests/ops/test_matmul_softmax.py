@@ -14,10 +14,9 @@ from openvino import opset1  # noqa: E402
 from openvino import opset13 as ops  # noqa: E402
 
 import ir_runner  # noqa: E402
+from tests.helpers.bounds import F32_EPS, matmul_bound, out_eps_of, softmax_bound  # noqa: E402
 from tests.helpers.node_eval import BF16, NP_TYPES, OV_TYPES, evaluate  # noqa: E402
 from tests.helpers.optest import assert_same_bits, check_inference, write_ir  # noqa: E402
-
-F32_EPS = float(np.finfo(np.float32).eps)
 
 
 def _run(tmp_path, node, params, feeds):
@@ -25,10 +24,6 @@ def _run(tmp_path, node, params, feeds):
     check_inference(path)
     got = next(iter(ir_runner.load(str(path)).run(feeds).values()))
     return got, evaluate(node, list(feeds.values()))
-
-
-def _out_eps(dtype) -> float:
-    return float(ml_dtypes.finfo(dtype).eps) * (2 if dtype == BF16 else 1)
 
 
 # -- MatMul shapes -----------------------------------------------------------------------------------------
@@ -62,24 +57,6 @@ def test_matmul_mismatch_is_an_error_naming_the_layer(tmp_path):
 
 
 # -- MatMul values -----------------------------------------------------------------------------------------
-
-def matmul_bound(a, b, ta, tb, got, want) -> None:
-    """``|got - ref| <= 2 K eps(acc) sum_k |a_ik b_kj| + eps(out) |ref|``, acc f64 for f64 and f32 otherwise
-    (bf16: two ulps)."""
-    wa, wb = np.abs(a.astype(np.float64)), np.abs(b.astype(np.float64))
-    if ta and a.ndim > 1:
-        wa = np.swapaxes(wa, -1, -2)
-    if tb and b.ndim > 1:
-        wb = np.swapaxes(wb, -1, -2)
-    k = wa.shape[-1]
-    mass = np.matmul(wa, wb)
-    g, w = got.astype(np.float64), want.astype(np.float64)
-    acc_eps = float(np.finfo(np.float64).eps) if a.dtype == np.float64 else F32_EPS
-    limit = 2 * k * acc_eps * mass + _out_eps(a.dtype) * np.abs(w)
-    with np.errstate(invalid="ignore"):
-        ok = (np.abs(g - w) <= limit) | (g == w) | (np.isnan(g) & np.isnan(w))
-    assert ok.all(), (g[~ok][:5], w[~ok][:5])
-
 
 @pytest.mark.parametrize("et", ["f32", "f16", "bf16", "i32", "i64", "u32", "u64"])
 @pytest.mark.parametrize(("a_shape", "b_shape", "ta", "tb"), [
@@ -209,19 +186,6 @@ def test_matmul_of_an_empty_feed_is_the_references(et, a_shape, b_shape, declare
 
 
 # -- Softmax and LogSoftmax ----------------------------------------------------------------------------------
-
-def softmax_bound(x, axis, got, want) -> None:
-    """``|got - ref| <= (K + 4) eps(f32) |ref| + eps(out) |ref|`` (bf16: two ulps)."""
-    k = x.shape[axis]
-    g, w = got.astype(np.float64), want.astype(np.float64)
-    limit = ((k + 4) * F32_EPS + _out_eps(x.dtype)) * np.abs(w)
-    if x.dtype != np.float32:  # the reference computes f16/bf16 in their own type: its own error counts too
-        limit += (k + 4) * _out_eps(x.dtype) * np.abs(w)
-    info = ml_dtypes.finfo(x.dtype)  # below the smallest normal: 2 units of the smallest subnormal (semantics.md)
-    limit += np.where(np.abs(w) < float(info.smallest_normal), 2 * float(info.smallest_subnormal), 0)
-    ok = (np.abs(g - w) <= limit) | (np.isnan(g) & np.isnan(w))
-    assert ok.all(), (g[~ok][:5], w[~ok][:5])
-
 
 @pytest.mark.parametrize("et", ["f32", "f16", "bf16"])
 @pytest.mark.parametrize(("shape", "axis", "version"), [
@@ -381,7 +345,7 @@ def test_log_softmax_against_float64(et, shape, axis, tmp_path):
     shifted = np.abs(wide - wide.max(axis=axis, keepdims=True))
     log_sum = np.abs(np.log(np.exp(wide - wide.max(axis=axis, keepdims=True)).sum(axis=axis, keepdims=True)))
     k = x.shape[axis]
-    limit = 2 * F32_EPS * (shifted + log_sum) + k * F32_EPS + _out_eps(x.dtype) * np.abs(exact)
+    limit = 2 * F32_EPS * (shifted + log_sum) + k * F32_EPS + out_eps_of(x.dtype) * np.abs(exact)
     assert (np.abs(got - exact) <= limit).all()
 
 

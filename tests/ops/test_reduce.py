@@ -4,7 +4,6 @@ graphs, against ``Node.evaluate``; float sums within the bound stated in ``ir_ru
 
 from __future__ import annotations
 
-import ml_dtypes
 import numpy as np
 import pytest
 
@@ -12,7 +11,8 @@ ov = pytest.importorskip("openvino")
 from openvino import opset13 as ops  # noqa: E402
 
 import ir_runner  # noqa: E402
-from tests.helpers.node_eval import BF16, NP_TYPES, OV_TYPES, evaluate  # noqa: E402
+from tests.helpers.bounds import reduce_bound  # noqa: E402
+from tests.helpers.node_eval import NP_TYPES, OV_TYPES, evaluate  # noqa: E402
 from tests.helpers.optest import assert_same_bits, check_inference, check_run, write_ir  # noqa: E402
 
 BUILDERS = {"sum": ops.reduce_sum, "mean": ops.reduce_mean, "prod": ops.reduce_prod, "max": ops.reduce_max,
@@ -34,26 +34,6 @@ def run_one(tmp_path, kind: str, x: np.ndarray, axes, keep_dims: bool, et: str):
     check_inference(path)
     got = ir_runner.load(str(path)).run({"x": x})
     return next(iter(got.values())), evaluate(node, [x])
-
-
-def bound_check(kind: str, x: np.ndarray, axes, got: np.ndarray, want: np.ndarray) -> None:
-    """The stated bound: sums ``2 K eps(acc) sum|x| + eps(out) |ref|`` (bf16: two ulps), products and L2
-    ``(2 K eps(acc) + eps(out)) |ref|``."""
-    axes_t = tuple(sorted({a % x.ndim for a in axes}))
-    k = int(np.prod([x.shape[a] for a in axes_t])) if axes_t else 1
-    acc = np.finfo(np.float32).eps
-    out_eps = float(ml_dtypes.finfo(x.dtype).eps) * (2 if x.dtype == BF16 else 1)
-    wide = np.abs(x.astype(np.float64))
-    mass = np.add.reduce(wide ** 2 if kind == "l2" else wide, axis=axes_t, keepdims=True) if axes_t else wide
-    g, w = got.astype(np.float64).reshape(-1), want.astype(np.float64).reshape(-1)
-    mass = mass.reshape(-1)
-    if kind in ("prod", "l2"):
-        limit = (2 * k * acc + out_eps) * np.abs(w)
-    else:
-        limit = 2 * k * acc * mass / (k if kind == "mean" else 1) + out_eps * np.abs(w)
-    with np.errstate(invalid="ignore"):
-        ok = (np.abs(g - w) <= limit) | (g == w) | (np.isnan(g) & np.isnan(w))
-    assert ok.all(), (kind, x.dtype, g[~ok][:5], w[~ok][:5], limit[~ok][:5])
 
 
 # -- type_prop ---------------------------------------------------------------------------------------------
@@ -188,13 +168,13 @@ def test_float_values_within_the_bound(kind, et, tmp_path):
     for axes, keep in (([1], False), ([0, 2], True), ([0, 1, 2], False), ([], False)):
         got, want = run_one(tmp_path, kind, x, axes, keep, et)
         assert got.shape == want.shape and got.dtype == want.dtype
-        bound_check(kind, x, axes, got, want)
+        reduce_bound(kind, x, axes, got, want)
 
 
 def test_kahan_cases_within_the_bound(tmp_path):
     x = np.array([[16777216, 1, 1, 1, 1], [1e8, 1, -1e8, 1, 1]], np.float32)
     got, want = run_one(tmp_path, "sum", x, [1], False, "f32")
-    bound_check("sum", x, [1], got, want)
+    reduce_bound("sum", x, [1], got, want)
 
 
 # -- CumSum ------------------------------------------------------------------------------------------------
@@ -269,7 +249,7 @@ def test_differential(seed, tmp_path):
     if kind in ("max", "min", "and", "or") or et[0] in "iu":
         assert_same_bits(f"{kind}-{et}", got, want)
     else:
-        bound_check(kind, x, axes, got, want)
+        reduce_bound(kind, x, axes, got, want)
 
 
 @pytest.mark.parametrize("kind", ["sum", "mean", "prod", "l1", "l2", "max"])
