@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import IndexOutOfRangeError
-from ..types import DYNAMIC_DIM, Dim, TensorSpec
+from ..types import DYNAMIC_DIM, Dim
 from .api import InputFit, OpContext
 
 INDEX_KINDS = ("int", "uint", "dynamic")
@@ -25,13 +25,6 @@ def require_same_type(ctx: OpContext, first: int, second: int, what: str) -> Non
     a, b = ctx.inputs[first].element_type, ctx.inputs[second].element_type
     if a.kind != "dynamic" and b.kind != "dynamic" and a != b:
         ctx.fail(f"{what}: element types differ, {a} and {b}", position=second)
-
-
-def require_rank(ctx: OpContext, position: int, allowed: tuple[int, ...], what: str) -> None:
-    rank = ctx.inputs[position].shape.rank
-    if rank is not None and rank not in allowed:
-        ctx.fail(f"{what} must have rank {' or '.join(map(str, allowed))}, got {ctx.inputs[position].shape.brief()}",
-                 position=position)
 
 
 def scalar_axis(ctx: OpContext, position: int, rank: int | None) -> int | None:
@@ -121,10 +114,6 @@ def dim_product(dims) -> Dim:
     if lo == 0 and hi is None:
         return DYNAMIC_DIM
     return Dim(lo, hi)
-
-
-def spec_like(spec: TensorSpec, shape) -> TensorSpec:
-    return TensorSpec(spec.element_type, shape)
 
 
 def prod(shape) -> int:

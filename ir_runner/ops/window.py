@@ -93,21 +93,6 @@ def same_padding(d: Dim, kernel: int, dilation: int, stride: int) -> tuple[int, 
     return total // 2, total - total // 2
 
 
-def read_ints(ctx: OpContext, name: str, count: int | None, default: int | None = None) -> list[int] | None:
-    """A list attribute; absent or empty: ``default`` repeated (None when ``count`` is unknown)."""
-    values = ctx.attr_ints(name, [])
-    if not values:
-        if default is None or count is None:
-            return None if default is not None else []
-        return [default] * count
-    return values
-
-
-def check_positive(ctx: OpContext, name: str, values: list[int]) -> None:
-    if any(v <= 0 for v in values):
-        ctx.fail(f"{name} has zero dimension(s): {values}")
-
-
 def crop_negative(x: np.ndarray, begin, end) -> tuple[np.ndarray, tuple, tuple]:
     """``x`` cropped where pads are negative (a view) and the pads that remain (all >= 0)."""
     spatial = len(begin)
