@@ -7,12 +7,12 @@
 Groups: tiny (per-call latency and load of the quick-start model), startup (whole process to first
 printed result), large (a generated 60,000-layer IR), const (a 200 MB Const), select (Select-1, 1e3..5e7
 elements), gather (Gather-8, 1e3..1e7 indices, batch_dims 0 and 1), memory (peak RSS of a run, each in
-a fresh process: Select, Gather, a large Const, and the operation families of issue 12 at 1e7 elements,
-``bench_opmemory.py``), chain (per-layer cost of 1,000 Select layers), ops (the operation families of issue 12:
+a fresh process: Select, Gather, a large Const, and the operation families at 1e7 elements,
+``bench_opmemory.py``), chain (per-layer cost of 1,000 Select layers), ops (the operation families:
 Add, Multiply, Exp, Gelu, Transpose, Concat, ReduceSum, Softmax and MatMul at 1e5 and 1e7 elements, each with
 the goal of 0.8x OpenVINO's throughput; ``bench_oprows.py``).
 Prints a table of medians and ratios (ir-run / OpenVINO time: below 1 is faster),
-with each target of issue 5 and whether it is met. The large Select and Gather cases get a second
+with each case's target (a ratio to OpenVINO) and whether it is met. The large Select and Gather cases get a second
 ir-run row, ", out=": ``Model.run(feeds, out=...)`` into an array allocated once, which is what
 OpenVINO's column does (``share_outputs=True`` reuses its output tensor); the throughput targets of
 Select 1e7, 1-D Gather 1e7 and Gather rows 1e5 are judged on those rows. ``--json`` writes the same

@@ -538,7 +538,7 @@ def _child_memory(engine: str, xml: Path, inputs: list) -> dict:
 
 def memory(ctx: Context) -> list[Row]:
     """Peak RSS of one run in a fresh process, against inputs + outputs + live intermediates; the cases of
-    Select, Gather and a large Const, then the operation families of issue 12 (``bench_opmemory.py``).
+    Select, Gather and a large Const, then the operation families of ``bench_opmemory.py``.
 
     The ir-run and OpenVINO columns are the anonymous memory of the run (the high-water mark less the
     .bin pages mapped during it, which are shared page cache, not copies); the numpy column is what
@@ -639,7 +639,7 @@ def chain(ctx: Context) -> list[Row]:
 
 
 def ops(ctx: Context) -> list[Row]:
-    """The operation-family rows of issue 12 (``bench_oprows.py``)."""
+    """The operation-family rows of ``bench_oprows.py`` (elementwise, movement, reduction, MatMul, Softmax)."""
     from bench_oprows import ops as op_rows
 
     return op_rows(ctx)

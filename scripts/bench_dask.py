@@ -14,8 +14,8 @@ to f16, with both the Select's and the Convert's outputs returned. Rows are time
 - cluster: a LocalCluster of 2 worker processes (1 thread each), inputs memory-mapped from .npy files
   (each worker maps them), outputs gathered back into this process.
 
-Every result is checked bit for bit against the in-memory run first (exit 1 on a mismatch). The goal of
-issue 14: threads >= 0.8x in-memory on data that fits. OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE, if set,
+Every result is checked bit for bit against the in-memory run first (exit 1 on a mismatch). The goal:
+threads >= 0.8x in-memory on data that fits. OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE, if set,
 are removed from this script's own environment (it re-executes itself), never anywhere else.
 """
 

@@ -1,4 +1,5 @@
-"""Peak-memory cases of the operation families of issue 12 (part of ``bench.py``'s ``memory`` group).
+"""Peak-memory cases of the elementwise, movement, reduction and linear-algebra families (part of
+``bench.py``'s ``memory`` group).
 
 Each case is a one-layer IR written by OpenVINO (or a short chain) at about 1e7 elements, with what a run
 needs at least besides its inputs and outputs: the intermediates that must be alive at the same time (for a

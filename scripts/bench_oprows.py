@@ -1,4 +1,4 @@
-"""The ``ops`` group of ``bench.py``: the operation-family rows of issue 12, each against OpenVINO CPU in one run.
+"""The ``ops`` group of ``bench.py``: the operation-family rows, each against OpenVINO CPU in one run.
 
 Rows (1e5 and 1e7 output elements, or input elements for ReduceSum): Add [R,C] + [C] and Multiply [R,C] * [R,1]
 (broadcasting), Exp and Gelu (erf), Transpose [a,b,c] by (0,2,1) and (2,1,0), Concat of two halves on the first

@@ -13,7 +13,7 @@ For each network whose operations ir-run implements (the others are listed with 
   that imports openvino, reads, compiles and infers once (wall time of the process, interpreter included);
 - peak memory: the fresh processes' peak RSS (``VmHWM``), and the weights' size.
 
-The goals (issue 13): geometric mean of the latency ratios <= 2.0, none above 4, first result and peak
+The goals: geometric mean of the latency ratios <= 2.0, none above 4, first result and peak
 memory below OpenVINO's (memory at most 1.5x). OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE are removed from
 this process's environment and its children's only (the script re-executes itself without them), never
 anywhere else.

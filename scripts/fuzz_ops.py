@@ -1,4 +1,5 @@
-"""Differential fuzzer for issue 12's operations and the window, normalisation and classification operations
+"""Differential fuzzer for the elementwise, shape, movement, indexing, reduction, MatMul and Softmax
+operations and the window, normalisation and classification operations
 common in real models (IsNaN/IsInf/IsFinite, MaxPool, AvgPool, AdaptiveAvgPool/AdaptiveMaxPool, the convolutions,
 Interpolate, MVN, NormalizeL2, GRN, LRN, GroupNormalization, BatchNormInference,
 DepthToSpace/SpaceToDepth/ShuffleChannels, ExtractImagePatches, ScaledDotProductAttention,

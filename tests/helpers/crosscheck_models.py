@@ -1,4 +1,5 @@
-"""IRs with each CPU-plugin fault of /work/shared/semantics.md inside a larger graph, for crosscheck tests.
+"""IRs with each known CPU-plugin fault (a negative or out-of-range Gather index, inf to f64, bf16 denormals,
+pdpd Select on i32, denormal Consts) inside a larger graph, for crosscheck tests.
 
 Each builder returns ``(builder, feeds, faulty layer, layers after it that diverge too)``: the fault sits
 between layers that the CPU plugin computes correctly (Convert before, Convert and Select or Gather after).

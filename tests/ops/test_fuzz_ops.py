@@ -1,5 +1,6 @@
 """A fixed, seeded slice of the differential fuzzer ``scripts/fuzz_ops.py``: two random graphs per generator
-(every operation of issue 12, its chains, the window, normalisation and classification operations, every
+(the elementwise, shape, movement, indexing, reduction, MatMul and Softmax operations, their chains,
+the window, normalisation and classification operations, every
 element type they draw), each checked as the fuzzer checks it: inferred port specs equal to the declared ones,
 output shapes (bounds included) equal to OpenVINO's, values against OpenVINO's reference (or its CPU plugin)
 under the operation's class (bits, ULPs, relative bound). A case OpenVINO rejects counts as skipped.
