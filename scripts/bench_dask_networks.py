@@ -50,7 +50,7 @@ def bench(label: str, xml: Path, sample: dict, rows: int, repeat: int, chunks: l
 
     import ir_runner
     import ir_runner.dask as ird
-    from tests.test_dask_networks import grown_from
+    from tests.helpers.dask_models import grown_from
 
     model = ir_runner.load(str(xml))
     feeds = grown_from(sample, rows)

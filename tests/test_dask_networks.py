@@ -11,7 +11,7 @@ import pytest
 
 import ir_runner
 from ir_runner.errors import BatchError
-from tests.helpers.dask_models import same_bits
+from tests.helpers.dask_models import grown_from, same_bits
 from tests.helpers.irbuild import IRBuilder
 
 da = pytest.importorskip("dask.array")
@@ -26,21 +26,6 @@ THROUGH_BLAS = ["bert", "bert_onnx", "distilbert", "gpt2", "gru", "llama", "lstm
 def grown(name: str, rows: int, seed: int = 0) -> dict[str, np.ndarray]:
     """The network's sample inputs (models/real/NAME/inputs.npz) grown to ``rows`` rows (:func:`grown_from`)."""
     return grown_from(dict(np.load(REAL / name / "inputs.npz")), rows, seed)
-
-
-def grown_from(sample: dict[str, np.ndarray], rows: int, seed: int = 0) -> dict[str, np.ndarray]:
-    """Sample inputs repeated to ``rows`` rows, made distinct: noise on floats, integers (token ids,
-    attention masks) shuffled within each row."""
-    rng = np.random.default_rng(seed)
-    out = {}
-    for key, value in sample.items():
-        repeated = np.concatenate([value] * -(-rows // value.shape[0]))[:rows].copy()
-        if repeated.dtype.kind == "f":
-            repeated += (rng.standard_normal(repeated.shape) * repeated.std()).astype(repeated.dtype)
-        elif repeated.ndim > 1:
-            repeated = rng.permuted(repeated, axis=1)
-        out[key] = repeated
-    return out
 
 
 def _whole_and_chunked(name: str, rows: int, chunk: int, **compute):

@@ -1,5 +1,6 @@
 """The model and feeds of the Dask tests (tests/test_dask.py, tests/cli/test_cli_dask.py): rows carried by two
-inputs, a third shared; Select, a Gather of columns and a Convert to f16."""
+inputs, a third shared; Select, a Gather of columns and a Convert to f16. ``grown_from`` grows a network's sample
+inputs to many rows (tests/test_dask_networks.py, scripts/bench_dask_networks.py)."""
 
 from __future__ import annotations
 
@@ -39,3 +40,18 @@ def feeds(rows: int, seed: int = 0, columns: int = C) -> dict[str, np.ndarray]:
 
 def same_bits(a: np.ndarray, b: np.ndarray) -> bool:
     return a.dtype == b.dtype and a.shape == b.shape and np.array_equal(a.view(np.uint8), b.view(np.uint8))
+
+
+def grown_from(sample: dict[str, np.ndarray], rows: int, seed: int = 0) -> dict[str, np.ndarray]:
+    """Sample inputs repeated to ``rows`` rows, made distinct: noise on floats, integers (token ids,
+    attention masks) shuffled within each row."""
+    rng = np.random.default_rng(seed)
+    out = {}
+    for key, value in sample.items():
+        repeated = np.concatenate([value] * -(-rows // value.shape[0]))[:rows].copy()
+        if repeated.dtype.kind == "f":
+            repeated += (rng.standard_normal(repeated.shape) * repeated.std()).astype(repeated.dtype)
+        elif repeated.ndim > 1:
+            repeated = rng.permuted(repeated, axis=1)
+        out[key] = repeated
+    return out
