@@ -24,6 +24,7 @@ from lxml import etree
 
 import ir_runner
 from tests.conftest import MODELS
+from tests.helpers import fuzz_ir
 
 EXAMPLES = int(os.environ.get("IR_RUN_FUZZ_EXAMPLES", "200"))
 SEED = os.environ.get("IR_RUN_FUZZ_SEED")
@@ -193,24 +194,12 @@ def _seeded(test):
 @given(st.data())
 def test_mutants_load_run_or_raise_irerror(data):
     xml, weights, feeds = _mutant(data.draw)
-    with _fuzz_ir().time_box(ALARM_SECONDS), warnings.catch_warnings():
+    with fuzz_ir.time_box(ALARM_SECONDS), warnings.catch_warnings():
         warnings.simplefilter("ignore")  # numpy warnings are not failures here; exceptions are
         _exercise(xml, weights, feeds)
 
 
 # --- a seeded slice of scripts/fuzz_ir.py: structure-aware mutants of the real IRs -----------------------------
-
-def _fuzz_ir():
-    import importlib.util
-    import sys
-
-    if "fuzz_ir" not in sys.modules:  # (registered first: its dataclasses look their module up)
-        path = Path(__file__).resolve().parents[1] / "scripts" / "fuzz_ir.py"
-        spec = importlib.util.spec_from_file_location("fuzz_ir", path)
-        sys.modules["fuzz_ir"] = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(sys.modules["fuzz_ir"])
-    return sys.modules["fuzz_ir"]
-
 
 FUZZ_IR_CAMPAIGN, FUZZ_IR_MUTANTS = 0, 60
 
@@ -219,7 +208,6 @@ def test_a_seeded_slice_of_structure_aware_mutants_ends_in_success_or_one_irerro
     """Mutants 0..59 of campaign 0 (the same on every machine): validate, load and run each; anything but success
     or a clean IRError (another exception, a KernelError, outputs that model.outputs does not describe, a hang
     past 10 s) is reported with the command that reproduces it."""
-    fuzz_ir = _fuzz_ir()
     seeds = fuzz_ir.load_seeds()
     findings, kinds = [], set()
     for index in range(FUZZ_IR_MUTANTS):
@@ -234,7 +222,6 @@ def test_a_seeded_slice_of_structure_aware_mutants_ends_in_success_or_one_irerro
 
 
 def test_structure_aware_mutants_are_reproducible():
-    fuzz_ir = _fuzz_ir()
     seeds = fuzz_ir.load_seeds(real=False, nested=False)
     first, again = (fuzz_ir.make_mutant(seeds, 7, 3) for _ in range(2))
     assert (first.xml, first.weights, first.steps, first.feed_seed) == (again.xml, again.weights, again.steps,
