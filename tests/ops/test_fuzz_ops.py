@@ -1,4 +1,4 @@
-"""A fixed, seeded slice of the differential fuzzer ``scripts/fuzz_ops.py``: two random graphs per generator
+"""A fixed, seeded slice of the differential fuzzer of ``tests/helpers/fuzz_ops.py``: two random graphs per generator
 (the elementwise, shape, movement, indexing, reduction, MatMul and Softmax operations, their chains,
 the window, normalisation and classification operations, every
 element type they draw), each checked as the fuzzer checks it: inferred port specs equal to the declared ones,
@@ -8,19 +8,14 @@ under the operation's class (bits, ULPs, relative bound). A case OpenVINO reject
 
 from __future__ import annotations
 
-import importlib.util
 import warnings
-from pathlib import Path
 
 import numpy as np
 import pytest
 
 pytest.importorskip("openvino")
 
-_SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "fuzz_ops.py"
-_spec = importlib.util.spec_from_file_location("fuzz_ops", _SCRIPT)
-fuzz_ops = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(fuzz_ops)
+from tests.helpers import fuzz_ops  # noqa: E402
 
 SEEDS = (0, 1)
 
