@@ -87,7 +87,6 @@ def format_table(rows) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     _reexec_without_openblas_overrides()
-    sys.path.insert(0, str(Path(__file__).resolve().parent))
     import bench_cases
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])

@@ -10,11 +10,9 @@ from __future__ import annotations
 import json
 import sys
 import time
-from pathlib import Path
 
 
 def main(xml: str, layers: int) -> dict:
-    sys.path.insert(0, str(Path(__file__).resolve().parent))
     from bench_models import large_model_reference, make_input
     from bench_timing import same_bits
 

@@ -33,8 +33,6 @@ def _reset_peak() -> bool:
 
 def main(spec: dict) -> dict:
     import numpy as np
-
-    sys.path.insert(0, str(Path(__file__).resolve().parent))
     from bench_models import make_input
 
     if spec["engine"] == "ir-run":
