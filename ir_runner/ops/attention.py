@@ -165,6 +165,8 @@ def _row_max(weights: np.ndarray) -> np.ndarray:
     of -0.0 and +0.0 may give either, and ``x - max`` then differs only in the sign of a zero, which exp
     maps to 1 either way)."""
     columns = weights.shape[-1]
+    if columns == 0:  # no keys (S = 0; inference refuses it unless there are no query rows either)
+        return np.full(weights.shape[:-1] + (1,), -np.inf, weights.dtype)
     if columns > _SHORT_ROWS or weights.size == 0:
         return np.maximum.reduce(weights, axis=-1, keepdims=True)
     flat = np.ascontiguousarray(weights.reshape(-1, columns).T)

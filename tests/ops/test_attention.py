@@ -310,3 +310,17 @@ def test_an_empty_key_is_refused_before_the_kernel(causal):
     feeds["k"] = feeds["v"] = np.ones((1, 1, 3, 4), np.float32)
     (out,) = model.run(feeds).values()
     assert np.array_equal(out, np.ones((1, 1, 2, 4), np.float32))
+
+
+def test_no_query_rows_and_no_keys_give_an_empty_result():
+    """L = 0 and S = 0 (an empty sequence through an encoder): an empty output, as every row's attention is
+    empty; the kernel failed on the maximum of a zero-size row (found by the mutation fuzzer on t5_encoder)."""
+    from tests.helpers.irbuild import IRBuilder
+
+    b = IRBuilder()
+    q, k, v = (b.parameter(name, "f32", "1,2,?,8") for name in "qkv")
+    b.result(b.layer("ScaledDotProductAttention", "opset13", [q, k, v], attrs={"causal": "false"},
+                     out_specs=[("FP32", [1, 2, -1, 8])]))
+    model = ir_runner.load(*b.build())
+    (out,) = model.run({name: np.ones((1, 2, 0, 8), np.float32) for name in "qkv"}).values()
+    assert out.shape == (1, 2, 0, 8) and out.dtype == np.float32
