@@ -22,7 +22,8 @@ from pathlib import Path
 
 import numpy as np
 
-from ..errors import LayerRef, ModelFormatError, UnsupportedError, WeightsFileNotFoundError, clip_text
+from .. import strings
+from ..errors import LayerRef, ModelFormatError, WeightsFileNotFoundError, clip_text
 from ..types import ElementType, PartialShape
 
 
@@ -126,10 +127,7 @@ def const_array(
     """The read-only array a Const describes, checked against the bounds of the weights; a bit-packed type's
     non-empty value stays packed (a :class:`PackedConst`; :func:`const_value` gives its array)."""
     if element_type.kind == "string":
-        raise UnsupportedError(
-            "Const of element type 'string' is not supported (its packed layout is not implemented)",
-            layer=layer,
-        )
+        return _string_const(layer, shape, offset, size, weights)
     if element_type.dtype is None:
         raise ModelFormatError(f"a Const cannot have element type '{element_type.name}'", layer=layer)
     dims = shape.to_shape()
@@ -167,6 +165,18 @@ def const_array(
     if element_type.is_packed:
         return PackedConst(weights, offset, element_type, dims)
     return _read_only(np.ndarray(dims, element_type.dtype, data, offset))  # a view; 3x faster than frombuffer
+
+
+def _string_const(layer: LayerRef, shape: PartialShape, offset: int, size: int, weights: Weights) -> np.ndarray:
+    """A string Const's object array, read from OpenVINO's packed layout (see :mod:`ir_runner.strings`)."""
+    data = weights.buffer(layer)
+    if offset + size > len(data):
+        raise ModelFormatError(f"offset={offset} + {size} bytes lies outside {weights.description} ({len(data)} bytes)",
+                               layer=layer, hint="the .bin does not belong to this .xml, or it is truncated")
+    try:
+        return _read_only(strings.unpack(data[offset:offset + size], shape.to_shape()))
+    except ValueError as exc:
+        raise ModelFormatError(f"string{shape.brief()} at offset={offset}, size={size}: {exc}", layer=layer) from None
 
 
 def _unpack(raw: np.ndarray, element_type: ElementType, count: int) -> np.ndarray:
