@@ -4,7 +4,7 @@ Inside a run a string tensor is a numpy object array of Python ``str``. Text is 
 valid UTF-8 are kept through ``surrogateescape``, so every byte string OpenVINO can hold round-trips.
 Inputs may be numpy unicode (``<U..``), bytes (``S..``, decoded as UTF-8) or object arrays of ``str``/``bytes``;
 outputs are numpy unicode arrays, as OpenVINO's Python API returns them (numpy's ``<U`` drops trailing NUL
-characters, in OpenVINO's outputs as in ours).
+characters, in OpenVINO's outputs as in ours; invalid UTF-8 becomes U+FFFD there, see :func:`to_output`).
 
 A string Const is stored in the ``.bin`` as OpenVINO writes it (measured with ``ov.save_model``), all little
 endian i32: the element count, then count + 1 offsets (the first 0), then the bytes; element ``i`` is
@@ -51,13 +51,13 @@ def as_strings(array: np.ndarray) -> np.ndarray | None:
 
 
 def to_output(array: np.ndarray) -> np.ndarray:
-    """The numpy unicode array that a run returns for a string tensor. Bytes that are not valid UTF-8 are
-    left out, as OpenVINO's Python API leaves them out of its outputs (measured: ``b"ab\\xffd"`` gives ``"abd"``)."""
+    """The numpy unicode array that a run returns for a string tensor. Bytes that are not valid UTF-8 become
+    U+FFFD, as in OpenVINO's Python API outputs (measured: ``b"ab\\xffd"`` gives ``"ab\\ufffdd"``)."""
     items = array.ravel().tolist()
     try:
         "".join(items).encode("utf-8")
     except UnicodeEncodeError:  # surrogates: bytes kept through surrogateescape
-        items = [encode(x).decode("utf-8", "ignore") for x in items]
+        items = [encode(x).decode("utf-8", "replace") for x in items]
         return np.array(items, dtype=str).reshape(array.shape) if items else array.astype(str)
     return array.astype(str)
 
