@@ -3,10 +3,11 @@
 The unpacked layout is three tensors: ``begins`` and ``ends`` (i32 or i64, the string tensor's shape) and
 ``symbols`` (u8, 1-D, the UTF-8 bytes of every string in C order); element ``i`` is
 ``symbols[begins[i]:ends[i]]``. Unpack writes the strings back to back (``begins[i + 1] == ends[i]``);
-Pack reads any ranges, overlapping or not. Shape inference follows OpenVINO's (measured with its Python
-API): Unpack's ``symbols`` is ``[?]`` unless the strings are constant. OpenVINO's reference has no
-evaluate for either; values equal its CPU plugin's. Pack refuses a range outside ``0 <= begin <= end <=
-len(symbols)`` (the CPU plugin fails or reads outside the symbols).
+Pack reads overlapping ranges too. Shape inference follows OpenVINO's (measured with its Python API):
+Unpack's ``symbols`` is ``[?]`` unless the strings are constant. OpenVINO's reference has no evaluate for
+either; values equal its CPU plugin's. Pack checks the ranges as OpenVINO's shape inference does when it
+knows their values (begins and ends each non-negative, ascending in C order, at most ``len(symbols)``) and
+also ``begin <= end`` (the CPU plugin fails on that); constant ranges are checked at load.
 """
 
 from __future__ import annotations
@@ -56,22 +57,48 @@ def infer_pack(ctx: OpContext):
     shape = equal_merge(begins.shape, ends.shape)
     if shape is None:
         ctx.fail(f"begins {begins.shape.brief()} and ends {ends.shape.brief()} must have compatible shapes")
+    values = ctx.const_value(0), ctx.const_value(1)
+    if values[0] is not None and values[1] is not None:
+        length = symbols.shape.dims[0].lo if symbols.shape.rank == 1 and symbols.shape.dims[0].is_static else None
+        problem = _range_problem(*values, length)
+        if problem is not None:
+            ctx.fail(problem)
     return [TensorSpec(_STRING, shape)], {}
+
+
+def _range_problem(begins: np.ndarray, ends: np.ndarray, length: int | None) -> str | None:
+    """What is wrong with these ranges, or None: OpenVINO's checks (each of begins and ends non-negative,
+    ascending in C order, at most the symbols' length) and begin <= end (the CPU plugin fails otherwise)."""
+    for name, values in (("begins", begins), ("ends", ends)):
+        flat = values.astype(np.int64).ravel()
+        if not flat.size:
+            continue
+        if flat[0] < 0:
+            return f"{name} must not be negative, got {int(flat[0])} first"
+        if length is not None and flat[-1] > length:
+            return f"{name} reach {int(flat[-1])}, beyond the {length} bytes of symbols"
+        falls = np.flatnonzero(np.diff(flat) < 0)
+        if falls.size:
+            i = int(falls[0])
+            return f"{name} must be in ascending order, got {int(flat[i])} then {int(flat[i + 1])} at {i}, {i + 1}"
+    if begins.shape == ends.shape:
+        above = np.flatnonzero(begins.astype(np.int64).ravel() > ends.astype(np.int64).ravel())
+        if above.size:
+            i = int(above[0])
+            return f"string {i} begins at {int(begins.ravel()[i])} after its end {int(ends.ravel()[i])}"
+    return None
 
 
 def pack(begins: np.ndarray, ends: np.ndarray, symbols: np.ndarray) -> np.ndarray:
     """StringTensorPack-15: the string tensor of ``symbols[begins[i]:ends[i]]`` (a new object array)."""
     if begins.shape != ends.shape:
         raise IndexOutOfRangeError(f"begins {list(begins.shape)} and ends {list(ends.shape)} differ in shape")
-    b, e = begins.astype(np.int64).ravel(), ends.astype(np.int64).ravel()
-    bad = (b < 0) | (b > e) | (e > symbols.size)
-    if bad.any():
-        i = int(np.argmax(bad))
-        raise IndexOutOfRangeError(
-            f"string {i} has begin {int(b[i])} and end {int(e[i])}: each must satisfy 0 <= begin <= end <="
-            f" {symbols.size} (the symbols' length); {int(bad.sum())} such string(s) in all")
+    problem = _range_problem(begins, ends, symbols.size)
+    if problem is not None:
+        raise IndexOutOfRangeError(problem)
     raw = symbols.tobytes()
-    return strings.from_items([strings.decode(raw[x:y]) for x, y in zip(b.tolist(), e.tolist())], begins.shape)
+    items = [strings.decode(raw[x:y]) for x, y in zip(begins.ravel().tolist(), ends.ravel().tolist())]
+    return strings.from_items(items, begins.shape)
 
 
 OPS = (
