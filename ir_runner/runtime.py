@@ -9,11 +9,11 @@ from typing import NamedTuple
 
 import numpy as np
 
-from . import strings
 from .casting import LEVELS, CastRefused, caller_stacklevel, convert, is_numpy_type, weakest_level
 from .errors import InputError, IRError, with_layer
 from .parallel import c_ordered_copy, copy_into
 from .plan import Plan, Step, kernel_error
+from .strings import as_strings, to_output
 from .types import DYNAMIC, ElementType, PartialShape, TensorSpec, dims_text, element_type_of
 
 
@@ -156,7 +156,7 @@ def _check_value(info: TensorInfo, value, cast: str | None) -> np.ndarray:
 
 def _check_strings(info: TensorInfo, array: np.ndarray) -> np.ndarray:
     """A string input's array as an object array of str (no cast level turns numbers into text)."""
-    converted = strings.as_strings(array)
+    converted = as_strings(array)
     if converted is None:
         raise InputError(f"input '{info.name}' has element type string, got an array of dtype {array.dtype}"
                          + (" holding values that are not str or bytes" if array.dtype.kind == "O" else ""),
@@ -339,7 +339,7 @@ def _outputs(plan: Plan, slots: list, out: Sequence[np.ndarray | None] | None) -
     or into its caller-given buffer."""
     if out is None:
         return [
-            strings.to_output(slots[slot]) if slots[slot].dtype.hasobject else
+            to_output(slots[slot]) if slots[slot].dtype.hasobject else
             c_ordered_copy(slots[slot]) if copy else slots[slot]
             for slot, copy in zip(plan.output_slots, plan.output_copies)
         ]
@@ -347,7 +347,7 @@ def _outputs(plan: Plan, slots: list, out: Sequence[np.ndarray | None] | None) -
     for slot, copy, target in zip(plan.output_slots, plan.output_copies, out):
         value = slots[slot]
         if target is None:
-            results.append(strings.to_output(value) if value.dtype.hasobject else
+            results.append(to_output(value) if value.dtype.hasobject else
                            c_ordered_copy(value) if copy else value)
         else:
             if value is not target:

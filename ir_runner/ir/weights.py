@@ -9,7 +9,8 @@ a layer that reads constant values, a plan's constants), then are unpacked once 
 groups of 8 values in 3 bytes (two bytes of their low 2 bits, then one of their high bits, each most significant
 first); u6 in groups of 4 values in 3 bytes (two bytes of their low 4 bits, high nibble first, then one of their
 high 2 bits, most significant first). Boolean bytes are kept as stored: every kernel treats any non-zero byte as
-true, and Convert reads the byte as a signed char, as OpenVINO does.
+true, and Convert reads the byte as a signed char, as OpenVINO does. A string Const is unpacked at load from
+OpenVINO's packed layout (count, offsets, bytes; :mod:`ir_runner.strings`), its offsets checked against its size.
 """
 
 from __future__ import annotations
@@ -22,8 +23,8 @@ from pathlib import Path
 
 import numpy as np
 
-from .. import strings
 from ..errors import LayerRef, ModelFormatError, WeightsFileNotFoundError, clip_text
+from ..strings import unpack as unpack_strings
 from ..types import ElementType, PartialShape
 
 
@@ -174,7 +175,7 @@ def _string_const(layer: LayerRef, shape: PartialShape, offset: int, size: int, 
         raise ModelFormatError(f"offset={offset} + {size} bytes lies outside {weights.description} ({len(data)} bytes)",
                                layer=layer, hint="the .bin does not belong to this .xml, or it is truncated")
     try:
-        return _read_only(strings.unpack(data[offset:offset + size], shape.to_shape()))
+        return _read_only(unpack_strings(data[offset:offset + size], shape.to_shape()))
     except ValueError as exc:
         raise ModelFormatError(f"string{shape.brief()} at offset={offset}, size={size}: {exc}", layer=layer) from None
 

@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import strings
 from ..errors import IndexOutOfRangeError
+from ..strings import decode, encode, from_items
 from ..types import DYNAMIC_DIM, ELEMENT_TYPES, PartialShape, TensorSpec
 from .api import LATEST_OPSET, OpContext, OpDef, equal_merge
 
@@ -28,13 +28,13 @@ def infer_unpack(ctx: OpContext):
         ctx.fail(f"data must be a string tensor, got {data.element_type}", position=0)
     value = ctx.const_value(0)
     symbols = PartialShape((DYNAMIC_DIM,)) if value is None else \
-        PartialShape.of((sum(len(strings.encode(x)) for x in value.ravel().tolist()),))
+        PartialShape.of((sum(len(encode(x)) for x in value.ravel().tolist()),))
     return [TensorSpec(_I32, data.shape), TensorSpec(_I32, data.shape), TensorSpec(_U8, symbols)], {}
 
 
 def unpack(data: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """StringTensorUnpack-15: (begins i32, ends i32, symbols u8) of a string tensor, strings back to back."""
-    encoded = [strings.encode(x) for x in data.ravel().tolist()]
+    encoded = [encode(x) for x in data.ravel().tolist()]
     ends = np.cumsum([len(b) for b in encoded], dtype=np.int64)
     if ends.size and ends[-1] > np.iinfo(np.int32).max:
         raise IndexOutOfRangeError(f"the strings hold {int(ends[-1])} bytes in all; i32 begins and ends reach"
@@ -97,8 +97,8 @@ def pack(begins: np.ndarray, ends: np.ndarray, symbols: np.ndarray) -> np.ndarra
     if problem is not None:
         raise IndexOutOfRangeError(problem)
     raw = symbols.tobytes()
-    items = [strings.decode(raw[x:y]) for x, y in zip(begins.ravel().tolist(), ends.ravel().tolist())]
-    return strings.from_items(items, begins.shape)
+    items = [decode(raw[x:y]) for x, y in zip(begins.ravel().tolist(), ends.ravel().tolist())]
+    return from_items(items, begins.shape)
 
 
 OPS = (
