@@ -167,3 +167,19 @@ def test_cli_value_npy_inspect_and_saved_outputs(tmp_path):
     assert refused.exit_code != 0 and "holds numbers or booleans" in refused.output
     refused = invoke("run", xml, "--input", "text=random", "--data-shape", "text=[2]")
     assert refused.exit_code != 0 and "give its data in a file or with --value" in refused.output
+
+
+@pytest.mark.parametrize("make", [
+    lambda t: opset15.gather(t, opset15.constant(np.array([1, 0, 1], np.int64)), opset15.constant(np.int64(0))),
+    lambda t: opset15.concat([t, t], 1),
+    lambda t: opset15.reshape(t, opset15.constant(np.array([3, 2], np.int64)), False),
+    lambda t: opset15.transpose(t, opset15.constant(np.array([1, 0], np.int64))),
+], ids=["gather", "concat", "reshape", "transpose"])
+def test_data_movement_on_strings_as_the_cpu_plugin(make, tmp_path):
+    """Operations that only move elements take string tensors as any other (the CPU plugin runs these four; it
+    refuses Broadcast, Select and Tile of strings and crashes on Slice of them)."""
+    text = opset15.parameter([2, 3], ov.Type.string, name="text")
+    xml = write_ir([make(text)], [text], tmp_path)
+    check_inference(xml)
+    feed = np.array([["a", "bé", ""], ["😀", "x", "漢"]])
+    assert_same_strings(ir_runner.load(str(xml)).run(text=feed), cpu(xml, {"text": feed}))
