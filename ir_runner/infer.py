@@ -379,6 +379,9 @@ def constant_fingerprint(value: np.ndarray | None, max_bytes: int):
     is no constant, False when it is larger than ``max_bytes`` (too large to compare cheaply)."""
     if value is None:
         return None
+    if value.dtype.hasobject:  # strings: compared by their text (an object array's bytes are addresses)
+        items = tuple(value.ravel().tolist())
+        return False if sum(map(len, items)) + value.nbytes > max_bytes else (value.dtype.str, value.shape, items)
     if value.nbytes > max_bytes:
         return False
     return value.dtype.str, value.shape, value.tobytes()

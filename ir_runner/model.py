@@ -71,8 +71,9 @@ class Model:
         self._fast_inputs = tuple((i.name, i.dtype, i.shape if i.partial_shape.is_static else i.partial_shape)
                                   for i in self.inputs)
         # u1..u6 and nf4 inputs need a value check that the fast path skips
-        self._fast_bind_ok = unsupported is None and all(i.dtype is not None and i.element_type.code_limit is None
-                                                         for i in self.inputs)
+        self._fast_bind_ok = unsupported is None and all(
+            i.dtype is not None and i.element_type.code_limit is None and i.element_type.kind != "string"
+            for i in self.inputs)  # a string input's object array must be checked element by element
         self._output_names = tuple(o.name for o in self.outputs)
         self.source: Source | None = None  # what load() read: a path or the XML bytes (for crosscheck)
         self.weights_source: Source | memoryview | None = None

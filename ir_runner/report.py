@@ -358,6 +358,11 @@ def _check(info: LayerInference, direction: str, position: int):
 
 def _const_entry(info: LayerInference) -> dict[str, Any]:
     value = const_value(info.params["value"])
+    if value.dtype.hasobject:  # strings: no range, the first ones cut to a readable length
+        return {"id": info.layer.id, "name": info.layer.name, "element_type": info.outputs[0].element_type.name,
+                "shape": list(value.shape), "offset": _int(info.layer.data.get("offset")),
+                "size": _int(info.layer.data.get("size")), "min": None, "max": None,
+                "values": [clip_text(v) for v in value.reshape(-1)[:FIRST_VALUES].tolist()]}
     wide = value.astype(np.float64) if value.dtype.kind not in "biu" else value.astype(np.int64)
     flat = wide.reshape(-1)
     finite = flat[np.isfinite(flat)] if flat.dtype.kind == "f" else flat
@@ -397,7 +402,7 @@ def _values_text(values: list[Any], total: int) -> str:
 def _short(value: Any) -> str:
     if isinstance(value, float):
         return f"{value:.6g}"
-    return str(value)
+    return repr(value) if isinstance(value, str) else str(value)  # strings quoted: '' stays visible
 
 
 def _inspect_tables(data: dict[str, Any]) -> dict[str, list[tuple[str, ...]]]:

@@ -13,6 +13,7 @@ from .casting import LEVELS, CastRefused, caller_stacklevel, convert, is_numpy_t
 from .errors import InputError, IRError, with_layer
 from .parallel import c_ordered_copy, copy_into
 from .plan import Plan, Step, kernel_error
+from .strings import as_strings, to_output
 from .types import DYNAMIC, ElementType, PartialShape, TensorSpec, dims_text, element_type_of
 
 
@@ -131,6 +132,8 @@ def _check_value(info: TensorInfo, value, cast: str | None) -> np.ndarray:
         array = np.asarray(value)
     else:
         array = _from_python(info, value, cast)
+    if info.element_type.kind == "string":
+        return _check_strings(info, array)
     unusual = info.element_type == DYNAMIC or array.dtype.kind == "V" or not is_numpy_type(array.dtype)
     if array.dtype.hasobject or array.dtype.kind in "USMm" or (unusual and element_type_of(array.dtype) is None):
         # (unusual: numpy's void and structured dtypes, and ml_dtypes' types the IR lacks, such as int2)
@@ -151,13 +154,28 @@ def _check_value(info: TensorInfo, value, cast: str | None) -> np.ndarray:
     return array
 
 
+def _check_strings(info: TensorInfo, array: np.ndarray) -> np.ndarray:
+    """A string input's array as an object array of str (no cast level turns numbers into text)."""
+    converted = as_strings(array)
+    if converted is None:
+        raise InputError(f"input '{info.name}' has element type string, got an array of dtype {array.dtype}"
+                         + (" holding values that are not str or bytes" if array.dtype.kind == "O" else ""),
+                         hint="pass text: a numpy array of str (or bytes, UTF-8), e.g. np.array(['a', 'b'])")
+    if not info.partial_shape.accepts(converted.shape):
+        raise InputError(
+            f"input '{info.name}' expects shape {info.partial_shape.brief()}, got [{dims_text(converted.shape, ', ')}]",
+            hint=_shape_hint(info.partial_shape, converted.shape),
+        )
+    return converted
+
+
 def _from_python(info: TensorInfo, value, cast: str | None) -> np.ndarray:
     """Python values (lists, numbers) as an array of the input's type, refusing lossy conversions."""
     try:
-        natural = np.asarray(value)
+        natural = np.asarray(value, dtype=object if info.element_type.kind == "string" else None)
     except (TypeError, ValueError) as exc:
         raise InputError(f"input '{info.name}': the given value is not an array: {exc}") from None
-    if natural.dtype.kind in "OUSVMmc" or info.dtype is None:
+    if natural.dtype.kind in "OUSVMmc" or info.dtype is None or info.element_type.kind == "string":
         return natural  # refused by the caller, or by _cast (complex values: unless exact under cast='unsafe')
     with np.errstate(all="ignore"):
         converted = natural.astype(info.dtype)
@@ -321,6 +339,7 @@ def _outputs(plan: Plan, slots: list, out: Sequence[np.ndarray | None] | None) -
     or into its caller-given buffer."""
     if out is None:
         return [
+            to_output(slots[slot]) if slots[slot].dtype.hasobject else
             c_ordered_copy(slots[slot]) if copy else slots[slot]
             for slot, copy in zip(plan.output_slots, plan.output_copies)
         ]
@@ -328,7 +347,8 @@ def _outputs(plan: Plan, slots: list, out: Sequence[np.ndarray | None] | None) -
     for slot, copy, target in zip(plan.output_slots, plan.output_copies, out):
         value = slots[slot]
         if target is None:
-            results.append(c_ordered_copy(value) if copy else value)
+            results.append(to_output(value) if value.dtype.hasobject else
+                           c_ordered_copy(value) if copy else value)
         else:
             if value is not target:
                 copy_into(target, value)
@@ -363,6 +383,9 @@ def bind_outputs(inputs: Sequence[TensorInfo], outputs: Sequence[TensorInfo], pl
     for info, (dtype, shape), target in zip(outputs, plan.output_specs, ordered):
         if target is None:
             continue
+        if info.element_type.kind == "string":
+            raise InputError(f"output '{info.name}' is a string tensor: out= cannot hold a buffer for it",
+                             hint="pass None in its place (a new numpy str array is returned)")
         if shape is None:
             raise InputError(f"output '{info.name}' has a shape only the run decides: out= cannot hold a buffer for it",
                              hint="pass None in its place (a new array is returned)")

@@ -54,7 +54,7 @@ class ElementType:
     @property
     def is_packed(self) -> bool:
         """True for sub-byte types stored bit-packed in the .bin (u1, u2, u3, u4, u6, i4, nf4, f4e2m1)."""
-        return self.bits < 8 and self.kind != "dynamic"
+        return self.bits < 8 and self.kind not in ("dynamic", "string")
 
     def byte_size(self, count: int) -> int:
         """Bytes that ``count`` elements take in the .bin and in OpenVINO's tensors: packed types fill whole
@@ -147,7 +147,7 @@ ELEMENT_TYPES: dict[str, ElementType] = {
         _et("u16", "U16", np.uint16, 16, "uint"),
         _et("u32", "U32", np.uint32, 32, "uint"),
         _et("u64", "U64", np.uint64, 64, "uint"),
-        _et("string", "STRING", None, 0, "string"),
+        _et("string", "STRING", object, 0, "string"),  # object arrays of str (ir_runner.strings)
         _et("dynamic", "UNSPECIFIED", None, 0, "dynamic"),
     )
 }

@@ -158,15 +158,16 @@ def read_arrays(source: str) -> np.ndarray | Arrays:
 
 
 def json_array(value: Any, where: str) -> np.ndarray:
-    """Nested JSON lists of numbers/bools as an array with numpy's natural dtype (bool, int64, float64)."""
+    """Nested JSON lists of numbers/bools (or strings) as an array with numpy's natural dtype (bool, int64,
+    float64, str)."""
     try:
         array = np.asarray(value)
     except ValueError as exc:
         raise InputError(f"{where} is not a rectangular nested list: {exc}") from None
     except RecursionError:
         raise InputError(f"{where} nests its lists too deeply to be an array") from None
-    if array.dtype.kind not in "biuf":
-        raise InputError(f"{where} must hold numbers or booleans (a nested list), got {array.dtype} values")
+    if array.dtype.kind not in "biufU":
+        raise InputError(f"{where} must hold numbers, booleans or strings (a nested list), got {array.dtype} values")
     return array
 
 

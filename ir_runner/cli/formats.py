@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 
+from ..errors import clip_text
 from ..types import element_type_of
 
 FIRST_VALUES = 8
@@ -78,6 +79,9 @@ def array_stats(array: np.ndarray) -> dict[str, Any]:
     """min, max, mean (NaN left out), NaN and Inf counts, and the first values of an array."""
     flat = array.reshape(-1)
     stats: dict[str, Any] = {"min": None, "max": None, "mean": None, "nan": 0, "inf": 0}
+    if array.dtype.kind == "U":  # strings: no statistics, the first ones cut to a readable length
+        stats["values"] = [clip_text(v) for v in flat[:FIRST_VALUES].tolist()]
+        return stats
     if array.dtype.kind in "biu" or array.dtype.name in ("int4", "uint4"):
         values = flat.astype(np.int64) if array.dtype.kind == "b" or array.dtype.name in ("int4", "uint4") else flat
         if values.size:
@@ -119,5 +123,8 @@ def table(rows: Sequence[Sequence[Any]], indent: str = "  ") -> str:
 
 def values_text(array: np.ndarray) -> str:
     """The array as numpy prints it, shortened for large arrays."""
-    shown = array if array.dtype.kind in "biuf" else _widened(array)
+    if array.dtype.kind == "U" and array.size:  # strings, each cut to a readable length
+        shown = np.array([clip_text(v) for v in array.ravel().tolist()], dtype=str).reshape(array.shape)
+    else:
+        shown = array if array.dtype.kind in "biufU" else _widened(array)
     return np.array2string(shown, threshold=24, edgeitems=3, max_line_width=110)

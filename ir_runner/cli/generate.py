@@ -42,8 +42,9 @@ def generate_inputs(model: Model, arrays: list[np.ndarray | None], kinds: dict[i
                     seed: int) -> dict[int, str]:
     """Fill ``arrays[i]`` for each input ``i`` in ``kinds`` (a keyword); return the random ones' descriptions."""
     for info in (model.inputs[i] for i in kinds):
-        if info.dtype is None:
-            raise InputError(f"input '{info.name}' has element type {info.element_type}: give its data in a file")
+        if info.dtype is None or info.element_type.kind == "string":  # (no text is generated)
+            raise InputError(f"input '{info.name}' has element type {info.element_type}: give its data in a file"
+                             + (" or with --value" if info.element_type.kind == "string" else ""))
     given = {i: generated_shape(model.inputs[i], data_shapes[i]) for i in kinds if i in data_shapes}  # checked
     unknown = [info for i, info in enumerate(model.inputs)
                if i in kinds and i not in given and not info.partial_shape.is_static]

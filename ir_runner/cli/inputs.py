@@ -381,6 +381,11 @@ def _cast(info: TensorInfo, array: np.ndarray, where: str, cast: str) -> tuple[n
         return array, None
     if expected is None:
         raise InputError(f"input '{info.name}' has element type {info.element_type}, which ir-run cannot feed")
+    if info.element_type.kind == "string":
+        if array.dtype.kind not in "US":
+            raise InputError(f"input '{info.name}' is string, {where} has dtype {array.dtype}",
+                             hint="save text as a numpy str array: np.save(path, np.array(['a', 'b']))")
+        return array, None  # (the model binds str and UTF-8 bytes)
     if array.dtype.kind == "V" and array.dtype.itemsize == expected.itemsize and expected.kind == "V":
         return array.view(expected), None  # bf16/f8 saved by np.save come back as raw bytes
     if array.dtype == expected:
@@ -411,6 +416,11 @@ def _from_json(info: TensorInfo, array: np.ndarray, where: str) -> np.ndarray:
         return array
     if et.dtype is None:
         raise InputError(f"input '{info.name}' has element type {et}, which ir-run cannot feed")
+    if (et.kind == "string") != (array.dtype.kind == "U") and array.size:
+        raise InputError(f"input '{info.name}' is {et.name}, {where} holds "
+                         + ("numbers or booleans" if et.kind == "string" else "strings"))
+    if et.kind == "string":
+        return array.astype(str)  # (an empty list is float64)
     if et.kind in ("bool", "int", "uint"):
         if array.dtype.kind == "f" and array.size and not np.all(np.isfinite(array) & (array == np.trunc(array))):
             raise InputError(f"input '{info.name}' is {et.name}, {where} holds numbers that are not whole")
@@ -429,8 +439,9 @@ def _from_json(info: TensorInfo, array: np.ndarray, where: str) -> np.ndarray:
 def _from_bin(model: Model, position: int, raw: bytes, where: str, data_shape) -> np.ndarray:
     info = model.inputs[position]
     et = info.element_type
-    if et.dtype is None:
-        raise InputError(f"input '{info.name}' has element type {et}: a raw .bin cannot be read for it")
+    if et.dtype is None or et.kind == "string":
+        raise InputError(f"input '{info.name}' has element type {et}: a raw .bin cannot be read for it",
+                         hint="give strings with --value or a .npy of str" if et.kind == "string" else None)
     shape = generated_shape(info, data_shape)
     count = math.prod(shape)
     needed = -(-count * et.bits // 8)

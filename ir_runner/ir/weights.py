@@ -9,7 +9,8 @@ a layer that reads constant values, a plan's constants), then are unpacked once 
 groups of 8 values in 3 bytes (two bytes of their low 2 bits, then one of their high bits, each most significant
 first); u6 in groups of 4 values in 3 bytes (two bytes of their low 4 bits, high nibble first, then one of their
 high 2 bits, most significant first). Boolean bytes are kept as stored: every kernel treats any non-zero byte as
-true, and Convert reads the byte as a signed char, as OpenVINO does.
+true, and Convert reads the byte as a signed char, as OpenVINO does. A string Const is unpacked at load from
+OpenVINO's packed layout (count, offsets, bytes; :mod:`ir_runner.strings`), its offsets checked against its size.
 """
 
 from __future__ import annotations
@@ -22,7 +23,8 @@ from pathlib import Path
 
 import numpy as np
 
-from ..errors import LayerRef, ModelFormatError, UnsupportedError, WeightsFileNotFoundError, clip_text
+from ..errors import LayerRef, ModelFormatError, WeightsFileNotFoundError, clip_text
+from ..strings import unpack as unpack_strings
 from ..types import ElementType, PartialShape
 
 
@@ -126,10 +128,7 @@ def const_array(
     """The read-only array a Const describes, checked against the bounds of the weights; a bit-packed type's
     non-empty value stays packed (a :class:`PackedConst`; :func:`const_value` gives its array)."""
     if element_type.kind == "string":
-        raise UnsupportedError(
-            "Const of element type 'string' is not supported (its packed layout is not implemented)",
-            layer=layer,
-        )
+        return _string_const(layer, shape, offset, size, weights)
     if element_type.dtype is None:
         raise ModelFormatError(f"a Const cannot have element type '{element_type.name}'", layer=layer)
     dims = shape.to_shape()
@@ -167,6 +166,18 @@ def const_array(
     if element_type.is_packed:
         return PackedConst(weights, offset, element_type, dims)
     return _read_only(np.ndarray(dims, element_type.dtype, data, offset))  # a view; 3x faster than frombuffer
+
+
+def _string_const(layer: LayerRef, shape: PartialShape, offset: int, size: int, weights: Weights) -> np.ndarray:
+    """A string Const's object array, read from OpenVINO's packed layout (see :mod:`ir_runner.strings`)."""
+    data = weights.buffer(layer)
+    if offset + size > len(data):
+        raise ModelFormatError(f"offset={offset} + {size} bytes lies outside {weights.description} ({len(data)} bytes)",
+                               layer=layer, hint="the .bin does not belong to this .xml, or it is truncated")
+    try:
+        return _read_only(unpack_strings(data[offset:offset + size], shape.to_shape()))
+    except ValueError as exc:
+        raise ModelFormatError(f"string{shape.brief()} at offset={offset}, size={size}: {exc}", layer=layer) from None
 
 
 def _unpack(raw: np.ndarray, element_type: ElementType, count: int) -> np.ndarray:

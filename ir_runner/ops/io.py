@@ -35,8 +35,6 @@ def _shape_attr(ctx: OpContext, required: bool) -> PartialShape | None:
 
 def infer_parameter(ctx: OpContext):
     et = ctx.attr_element_type("element_type")
-    if et.kind == "string":
-        raise UnsupportedError("Parameter of element type 'string' is not supported", layer=ctx.ref)
     shape = _shape_attr(ctx, required=False)
     if shape is None:
         port = ctx.layer.outputs[0] if ctx.layer.outputs else None

@@ -96,7 +96,7 @@ def choose_kernel(cond_shape, then_shape, else_shape, dtype: np.dtype) -> Kernel
     trailing axes (e.g. [R,1] against [R,C]) and the rows are long enough; else the bit-select (same
     shapes) or its broadcast form. All but ``np.where`` take ``out=``."""
     out_shape = np.broadcast_shapes(cond_shape, then_shape, else_shape)
-    if math.prod(out_shape) < BITSELECT_MIN_ELEMENTS:
+    if math.prod(out_shape) < BITSELECT_MIN_ELEMENTS or np.dtype(dtype).hasobject:  # (strings have no bits)
         return np.where
     if cond_shape == then_shape == else_shape:
         return bit_select
