@@ -17,6 +17,7 @@ import ir_runner  # noqa: E402
 from ir_runner import strings  # noqa: E402
 from ir_runner.errors import InputError, ModelFormatError  # noqa: E402
 from tests.cli.clikit import invoke  # noqa: E402
+from tests.helpers.cpu_oracle import assert_same_values, cpu_outputs  # noqa: E402
 from tests.helpers.optest import check_inference, write_ir  # noqa: E402
 
 TEXTS = ["", "a", "e\u0301 n\u0303", "😀👍🏽", "漢字かな", "שלום", "tab\tnew\nline", "x" * 100]
@@ -25,21 +26,6 @@ MEGABYTE = "ab€" * (1 << 18)  # 1,310,720 bytes of UTF-8 (5 bytes a repeat)
 
 def const(array: np.ndarray):
     return opset15.constant(ov.Tensor(array))  # (a numpy str array given directly crashes the Python API)
-
-
-def cpu(xml, feeds: dict) -> list[np.ndarray]:
-    compiled = ov.Core().compile_model(str(xml), "CPU")
-    result = compiled(feeds)
-    return [result[output] for output in compiled.outputs]
-
-
-def assert_same_strings(got: dict, want: list) -> None:
-    assert len(got) == len(want)
-    for (name, g), w in zip(got.items(), want):
-        # (OpenVINO's Python API gives float64 for a string tensor of no elements; ir-run stays str)
-        assert g.dtype.kind == "U" and (w.dtype.kind == "U" or w.size == 0), (name, g.dtype, w.dtype)
-        assert g.shape == w.shape, (name, g.shape, w.shape)
-        assert g.tolist() == w.tolist(), name
 
 
 @pytest.mark.parametrize("array", [
@@ -57,7 +43,7 @@ def test_const_parameter_result_round_trip_as_openvino(array, tmp_path):
     model = ir_runner.load(str(xml))
     assert [str(i.element_type) for i in model.inputs + model.outputs] == ["string"] * 3
     got = model.run(text=array)
-    assert_same_strings(got, cpu(xml, {"text": array}))
+    assert_same_values(got, cpu_outputs(xml, {"text": array}))
     assert got[model.outputs[0].name].tolist() == array.tolist()
 
 
@@ -113,7 +99,7 @@ def test_strings_are_decoded_to_str_and_invalid_utf8_replaced_as_openvino(tmp_pa
     raw = np.array([b"ab\xffd", "é".encode(), b"", b"\xe4\xb8", b"\xed\xa0\x80x", b"\xf0\x9f\x98!", b"\xc0\xaf",
                     b"\xf4\x90\x80\x80", b"a\x00b"])
     got = model.run(text=raw)
-    assert_same_strings(got, cpu(xml, {"text": raw}))
+    assert_same_values(got, cpu_outputs(xml, {"text": raw}))
     assert got["text"].tolist()[:3] == ["ab\ufffdd", "é", ""]
     mixed = np.array(["x", b"y\xc3\xa9"], dtype=object)
     assert model.run(text=mixed)["text"].tolist() == ["x", "yé"]
@@ -182,4 +168,4 @@ def test_data_movement_on_strings_as_the_cpu_plugin(make, tmp_path):
     xml = write_ir([make(text)], [text], tmp_path)
     check_inference(xml)
     feed = np.array([["a", "bé", ""], ["😀", "x", "漢"]])
-    assert_same_strings(ir_runner.load(str(xml)).run(text=feed), cpu(xml, {"text": feed}))
+    assert_same_values(ir_runner.load(str(xml)).run(text=feed), cpu_outputs(xml, {"text": feed}))
