@@ -24,8 +24,9 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import InputError, ModelFormatError
-from ..types import DYNAMIC_DIM, DYNAMIC_SHAPE, Dim, PartialShape, TensorSpec
+from ..types import DYNAMIC_DIM, DYNAMIC_SHAPE, PartialShape, TensorSpec
 from .api import LATEST_OPSET, Attr, OpContext, OpDef
+from .partial import unknown_dims, value_dims
 from .roi_align import Arith
 
 NAMES = ("output_shape", "min", "max")
@@ -68,14 +69,9 @@ def infer_random_uniform(ctx: OpContext):
               "alignment": ctx.attr_choice("alignment", ALIGNMENTS, "tensorflow")}
     value = ctx.partial_value(0)
     if value is not None:
-        dims = []
-        for i, dim in enumerate(value):
-            if dim.is_static and dim.lo < 0:
-                ctx.fail(f"output_shape[{i}] = {dim.lo} is negative", position=0)
-            dims.append(Dim(max(dim.lo, 0), dim.hi))
-        return [TensorSpec(et, PartialShape(tuple(dims)))], params
+        return [TensorSpec(et, PartialShape(value_dims(ctx, value, 0)))], params
     length = shape_spec.shape.dims[0] if shape_spec.shape.rank == 1 else DYNAMIC_DIM
-    shape = PartialShape((DYNAMIC_DIM,) * length.lo) if length.is_static else DYNAMIC_SHAPE
+    shape = PartialShape(unknown_dims(ctx, length.lo, 0)) if length.is_static else DYNAMIC_SHAPE
     return [TensorSpec(et, shape)], params
 
 
