@@ -234,7 +234,7 @@ def _compute(writes: list[Any], scheduler: str, rows: int) -> float:
         line = RowLine(sys.stderr, rows)
     started = time.perf_counter()
     try:
-        _run_writes(writes, scheduler, rows, line)
+        _run_writes(writes, scheduler, line)
     except BaseException:
         if line is not None:
             line.end()
@@ -245,7 +245,7 @@ def _compute(writes: list[Any], scheduler: str, rows: int) -> float:
     return seconds
 
 
-def _run_writes(writes: list[Any], scheduler: str, rows: int, line) -> None:
+def _run_writes(writes: list[Any], scheduler: str, line) -> None:
     if scheduler in SCHEDULERS:
         import dask
 

@@ -194,7 +194,7 @@ def test_an_interruption_ends_the_bar_s_line_first(monkeypatch):
     shown = terminal.getvalue()
     assert "rows" in shown and shown.endswith("\n")
 
-    def drawn_then_interrupted(writes, scheduler, rows, line):  # (a cluster's bar: no callback of Dask's ends it)
+    def drawn_then_interrupted(writes, scheduler, line):  # (a cluster's bar: no callback of Dask's ends it)
         line.draw(0.5, 1.0)
         raise KeyboardInterrupt
 
