@@ -24,7 +24,6 @@ from .state import (
     State,
     Variable,
     computed_specs,
-    fed_layers,
     fed_specs,
     find_variables,
     initial_values,
@@ -244,6 +243,7 @@ class Model:
         specs = [info.spec_for(array) for info, array in zip(self.inputs, arrays)]
         context = f"the inputs' {what} do not fit the model"
         fed = fed_specs(self, variables) if self.variables else {}
+        fed_readers = tuple(fed)  # (before the computed readers join: the plan feeds these)
         computed = bool(self.variables) and len(fed) < sum(len(v.readers) for v in self.variables)
         inference = self.inference_for(specs, values=values, context=context, fed=fed, decide=not computed)
         if computed:
@@ -258,7 +258,7 @@ class Model:
         if len(self._kernels) > 4 * len(self.graph.layers):
             self._kernels = {}
         with _gc_paused():
-            plan = build_plan(inference, self.memory_limit, fed=fed_layers(self, variables) if self.variables else (),
+            plan = build_plan(inference, self.memory_limit, fed=fed_readers,
                               stored=stored_sources(self), kernels=self._kernels, strict=self.strict)
         with self._lock:
             if len(self._plans) >= _PLAN_CACHE_SIZE:

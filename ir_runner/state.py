@@ -226,11 +226,6 @@ def fed_specs(model: Model, current: Sequence[np.ndarray | None]) -> dict[str, T
     return fed
 
 
-def fed_layers(model: Model, current: Sequence[np.ndarray | None]) -> tuple[str, ...]:
-    """The readers a run feeds (the plan's inputs after the model's), in ``fed_specs`` order."""
-    return tuple(reader for v, value in zip(model.variables, current) if value is not None for reader in v.readers)
-
-
 def computed_specs(model: Model, inference: Inference, fed: Mapping[str, TensorSpec]) -> dict[str, TensorSpec]:
     """The spec of each reader the run computes (an unset variable with an init input): its init input's, as
     ``inference`` (made with the others fed) found it; the reader's declared spec may be dynamic."""
