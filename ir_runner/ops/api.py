@@ -167,11 +167,15 @@ class OpDef(Record):
       variable's declared TensorSpec), which a run feeds from its state once the variable is set, else the
       kernel computes the initial value; ``'write'``, a sink that stores its input in the variable
       ``params['variable_id']`` when the run ends. Such layers are never folded into constants.
+    - ``precision_anchor``: under a bf16/f16 inference-precision hint, OpenVINO's CPU plugin always runs this
+      operation in the hinted type, and keeps in f32 the layers after the last such one on every path to an
+      output (``Graph::EnforceInferencePrecision``'s "significant" nodes: convolutions, matrix products,
+      recurrent cells, ROIPooling, Interpolate). Read by ``ir_runner.precision``'s emulation.
     """
 
     __slots__ = ("type", "version", "first_opset", "last_opset", "input_names", "infer", "kernel", "prepare",
                  "roles", "attrs", "value", "findings", "fit", "views", "batch", "shape_only", "exact", "domain",
-                 "origin", "deciding", "min_inputs", "variadic", "absent", "explain", "state")
+                 "origin", "deciding", "min_inputs", "variadic", "absent", "explain", "state", "precision_anchor")
 
     def __init__(self, type: str, version: int, first_opset: int, last_opset: int, input_names: tuple[str, ...],
                  infer: InferFn, kernel: KernelFn | None = None, prepare: PrepareFn | None = None, *,
@@ -181,7 +185,7 @@ class OpDef(Record):
                  origin: str | None = None, min_inputs: int | None = None, variadic: bool = False,
                  absent: Sequence[int] = (),
                  explain: Callable[..., Explanation | None] | None = None,
-                 state: str | None = None) -> None:
+                 state: str | None = None, precision_anchor: bool = False) -> None:
         self.type = type
         self.version = version
         self.first_opset = first_opset
@@ -209,6 +213,7 @@ class OpDef(Record):
         if state not in (None, "read", "write"):
             raise ValueError(f"state must be None, 'read' or 'write', got {state!r}")
         self.state = state
+        self.precision_anchor = precision_anchor
 
     def takes_inputs(self, count: int) -> bool:
         """Whether a layer with ``count`` inputs fits this operation (optional and repeated inputs)."""

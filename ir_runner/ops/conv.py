@@ -413,9 +413,11 @@ _COMMON = (Attr("strides"), Attr("dilations"), Attr("pads_begin"), Attr("pads_en
            Attr("auto_pad", "explicit", tuple(AUTO_PADS)))
 OPS = (
     OpDef("Convolution", 1, 1, LATEST_OPSET, ("data", "filters"), lambda ctx: infer_convolution(ctx, False),
-          convolution, prepare_convolution, attrs=_COMMON, batch=batch_axis_zero, exact=False),
+          convolution, prepare_convolution, attrs=_COMMON, batch=batch_axis_zero, exact=False,
+          precision_anchor=True),
     OpDef("GroupConvolution", 1, 1, LATEST_OPSET, ("data", "filters"), lambda ctx: infer_convolution(ctx, True),
-          convolution, prepare_convolution, attrs=_COMMON, batch=batch_axis_zero, exact=False),
+          convolution, prepare_convolution, attrs=_COMMON, batch=batch_axis_zero, exact=False,
+          precision_anchor=True),
     OpDef("ConvolutionBackpropData", 1, 1, LATEST_OPSET, ("data", "filters", "output_shape"),
           lambda ctx: infer_backprop(ctx, False), backprop, prepare_backprop, roles=("data", "filters", "shape"),
           attrs=_COMMON + (Attr("output_padding"),), batch=batch_axis_zero, exact=False, min_inputs=2),

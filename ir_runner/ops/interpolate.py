@@ -455,9 +455,10 @@ _COMMON_ATTRS = (
 OPS = (
     OpDef("Interpolate", 4, 4, 10, ("data", "sizes", "scales", "axes"), _infer4, interpolate4,
           prepare_interpolate(4),
-          attrs=(Attr("mode", None, _MODES4),) + _COMMON_ATTRS, batch=_batch_rule, exact=False, min_inputs=3),
+          attrs=(Attr("mode", None, _MODES4),) + _COMMON_ATTRS, batch=_batch_rule, exact=False, min_inputs=3,
+          precision_anchor=True),
     OpDef("Interpolate", 11, 11, LATEST_OPSET, ("data", "scales_or_sizes", "axes"), _infer11, interpolate11,
           prepare_interpolate(11),
           roles=("data", "sizes", "axes"), attrs=(Attr("mode", None, _MODES11),) + _COMMON_ATTRS,
-          batch=_batch_rule, exact=False, min_inputs=2),
+          batch=_batch_rule, exact=False, min_inputs=2, precision_anchor=True),
 )

@@ -384,7 +384,7 @@ def _softmax_op(type_name: str, version: int, last: int, kernel: KernelFn) -> Op
 OPS = (
     OpDef("MatMul", 1, 1, LATEST_OPSET, ("a", "b"), _infer_matmul, matmul, roles=("data", "data"),
           attrs=(Attr("transpose_a", "false"), Attr("transpose_b", "false")), batch=_batch_matmul, exact=False,
-          prepare=_prepare_matmul),
+          prepare=_prepare_matmul, precision_anchor=True),
     _softmax_op("Softmax", 1, 7, softmax),
     _softmax_op("Softmax", 8, LATEST_OPSET, softmax),
     _softmax_op("LogSoftmax", 5, LATEST_OPSET, _log_softmax),

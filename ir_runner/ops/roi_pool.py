@@ -352,7 +352,8 @@ def _batch(params, inputs, outputs, axes):
 
 OPS = (
     OpDef("ROIPooling", 2, 2, LATEST_OPSET, NAMES, infer_roi_pooling, roi_pooling, batch=_batch,
-          attrs=(Attr("pooled_h"), Attr("pooled_w"), Attr("spatial_scale"), Attr("method", "max", tuple(METHODS)))),
+          attrs=(Attr("pooled_h"), Attr("pooled_w"), Attr("spatial_scale"), Attr("method", "max", tuple(METHODS))),
+          precision_anchor=True),
     OpDef("PSROIPooling", 1, 1, LATEST_OPSET, NAMES, infer_psroi_pooling, psroi_pooling, batch=_batch,
           attrs=(Attr("output_dim"), Attr("group_size", "1"), Attr("spatial_scale"),
                  Attr("mode", None, tuple(PS_MODES)), Attr("spatial_bins_x", "1"), Attr("spatial_bins_y", "1"))),
