@@ -30,8 +30,10 @@ from .errors import (
 if TYPE_CHECKING:
     from .divergence import CrosscheckReport, crosscheck
     from .extension import OpDef, register_op
+    from .headroom import PrecisionReport, precision
     from .model import DEFAULT_MEMORY_LIMIT, LayerTrace, Model, Trace, ValidationReport, load, run, validate
     from .runtime import CastWarning, TensorInfo
+    from .sensitivity import CompressionReport, compression
     from .types import Dim, ElementType, PartialShape
 
 __version__ = "0.1.0"
@@ -41,6 +43,10 @@ _LAZY = {
     "register_op": "extension",
     "CrosscheckReport": "divergence",
     "crosscheck": "divergence",
+    "PrecisionReport": "headroom",
+    "precision": "headroom",
+    "CompressionReport": "sensitivity",
+    "compression": "sensitivity",
     "DEFAULT_MEMORY_LIMIT": "model",
     "LayerTrace": "model",
     "Model": "model",
@@ -70,6 +76,7 @@ __all__ = [
     "BatchError",
     "DEFAULT_MEMORY_LIMIT",
     "CastWarning",
+    "CompressionReport",
     "CrosscheckReport",
     "DeclaredMismatchError",
     "ExtensionError",
@@ -88,6 +95,7 @@ __all__ = [
     "ModelFormatError",
     "OpDef",
     "PartialShape",
+    "PrecisionReport",
     "ResourceLimitError",
     "TensorInfo",
     "Trace",
@@ -95,8 +103,10 @@ __all__ = [
     "ValidationReport",
     "WeightsFileNotFoundError",
     "__version__",
+    "compression",
     "crosscheck",
     "load",
+    "precision",
     "register_op",
     "run",
     "validate",

@@ -24,7 +24,8 @@ EXIT_INTERNAL = 70
 EXIT_INTERRUPTED = 130
 
 EXIT_CODES_HELP = (
-    "Exit codes: 0 ok; 1 comparison failed (--ref, compare, replay, crosscheck); 2 usage error; 3 invalid model;"
+    "Exit codes: 0 ok; 1 comparison failed (--ref, compare, replay, crosscheck, precision); 2 usage error;"
+    " 3 invalid model;"
     " 4 bad input; 5 unsupported operation (crosscheck: openvino missing, or it cannot read or compile the"
     " model); 6 resource limit;"
     " 7 kernel failure (a bug, reported with the layer);"

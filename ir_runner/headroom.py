@@ -462,14 +462,15 @@ def keep_snippet(xml: str, names: Sequence[str], device: str, to: str) -> str:
         "            rt_info = ET.SubElement(layer, 'rt_info')",
         "        ET.SubElement(rt_info, 'attribute', name='precise', version='0')",
         f"tree.write({stem + '.keep-f32.xml'!r})",
-        f"model = ov.Core().read_model({stem + '.keep-f32.xml'!r}, {stem + '.bin'!r})",
-        f"compiled = ov.Core().compile_model(model, {device!r}, {{'INFERENCE_PRECISION_HINT': {to!r}}})",
+        "core = ov.Core()",
+        f"model = core.read_model({stem + '.keep-f32.xml'!r}, {stem + '.bin'!r})",
+        f"compiled = core.compile_model(model, {device!r}, {{'INFERENCE_PRECISION_HINT': {to!r}}})",
     ])
 
 
 def scale_snippet(scale: int, device: str, to: str) -> str:
     """The compile properties that apply an activations scale."""
-    return (f"compiled = ov.Core().compile_model(model, {device!r}, {{'INFERENCE_PRECISION_HINT': {to!r},"
+    return (f"compiled = core.compile_model(model, {device!r}, {{'INFERENCE_PRECISION_HINT': {to!r},"
             f" 'ACTIVATIONS_SCALE_FACTOR': {float(scale)!r}}})")
 
 

@@ -1,0 +1,48 @@
+"""``ir-run precision MODEL``: f16/bf16 headroom per layer with a checked fix, or compressed weights ranked."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+
+from .common import EXIT_CODES_HELP, json_option, quiet_option
+from .options import input_options, model_options, pop_input_options
+
+
+@click.command(epilog=EXIT_CODES_HELP)
+@model_options
+@input_options(fill="error")
+@click.option("--to", "to", type=click.Choice(["f16", "bf16"]), default="f16", show_default=True,
+              help="The INFERENCE_PRECISION_HINT to emulate.")
+@click.option("--device", type=click.Choice(["CPU", "GPU"], case_sensitive=False),
+              help="Whose way of applying the hint to emulate (default: GPU for f16, CPU for bf16).")
+@click.option("--atol", type=click.FloatRange(min=0), help="Absolute tolerance of the emulated outputs (default 0).")
+@click.option("--rtol", type=click.FloatRange(min=0), help="Relative tolerance, also of the output's largest value"
+              " (default 8 epsilons of the type: f16 7.8e-3, bf16 6.25e-2).")
+@click.option("--headroom", type=click.FloatRange(min=1), default=8.0, show_default=True,
+              help="The scale fix brings the largest activation below the type's maximum divided by this.")
+@click.option("--keep", multiple=True, metavar="LAYER", help="A layer already kept in f32 (repeatable).")
+@click.option("--no-fix", is_flag=True, help="Report only; do not search the fixes (each costs emulated runs).")
+@click.option("--compression", is_flag=True, help="Rank the layers with compressed weights (int8/int4/nf4"
+              " decompression subgraphs) by the error their compression causes, instead.")
+@click.option("--reference", type=click.Path(), metavar="ORIGINAL.xml", help="With --compression: the model"
+              " without compression (same layer names), to measure the actual error rather than the step sensitivity.")
+@click.option("--top", type=click.IntRange(min=1), default=3, show_default=True,
+              help="With --compression: how many of the worst layers the nncf.IgnoredScope snippet names.")
+@click.option("--all", "show_all", is_flag=True, help="List every float layer output, not only those with a problem.")
+@json_option
+@quiet_option
+def precision(**kw: Any) -> None:
+    """Emulate an f16 or bf16 inference-precision hint on MODEL and report every float layer output: its f32 range
+    against the type's (overflow, underflow to zero, subnormals), its emulated error, the first layer that diverges,
+    and the fixes, each checked in the emulation: an ACTIVATIONS_SCALE_FACTOR (on an overflow) and the smallest set
+    of layers to keep in f32 (with a Python snippet that marks them). Exit 0 when no model output diverges in the
+    emulation, 1 when one does.
+
+    With --compression, rank the layers whose weights are compressed by the output error the compression causes
+    (against --reference, or by one quantisation step), with an nncf.IgnoredScope snippet for the worst; exit 0.
+    """
+    from .precision import PrecisionOptions, precision_command
+
+    precision_command(PrecisionOptions(inputs=pop_input_options(kw), **kw))
