@@ -87,3 +87,44 @@ def cancellation_model() -> tuple[bytes, bytes, dict[str, np.ndarray]]:
     xml, weights = b.build()
     feeds = (1000 + 3 * rng.standard_normal((8, 64))).astype(np.float32)
     return xml, weights, {"x": feeds}
+
+
+BADLY_QUANTISED_LAYER = "fc2"  # per-tensor u8 scale stretched by one outlier weight: most weights land on 0 or +-1
+
+
+def _compressed_weight(b: IRBuilder, name: str, weights: np.ndarray, per_tensor: bool):
+    """u8 codes -> Convert f32 -> Subtract zero point -> Multiply scale: NNCF's int8 asymmetric decompression."""
+    low = weights.min() if per_tensor else weights.min(axis=1, keepdims=True)
+    high = weights.max() if per_tensor else weights.max(axis=1, keepdims=True)
+    scale = np.broadcast_to((high - low) / 255, (weights.shape[0], 1)).astype(np.float32)
+    zero = np.broadcast_to(np.round(-low / scale), (weights.shape[0], 1)).astype(np.float32)
+    codes = np.clip(np.round(weights / scale + zero), 0, 255).astype(np.uint8)
+    dims = list(weights.shape)
+    wide = b.convert(b.const(f"{name}/codes", codes), "f32", name=f"{name}/decompress")
+    centred = _binary(b, "Subtract", f"{name}/zero_point", wide, b.const(f"{name}/zp", zero), dims)
+    return _binary(b, "Multiply", f"{name}/scale", centred, b.const(f"{name}/scale_value", scale), dims)
+
+
+def compressed_mlp(compressed: bool = True) -> tuple[bytes, bytes, dict[str, np.ndarray]]:
+    """x[4,64] -> fc1 -> Relu -> fc2 -> Relu -> fc3 (MatMuls with transposed [out, in] weights). Compressed: every
+    weight int8 per output channel except fc2's, int8 per tensor with one outlier weight of 50 (the others are
+    within +-0.2): its grid steps 0.2. Uncompressed: the same weights (the outlier included) as f32 Consts, the
+    layers named alike."""
+    rng = np.random.default_rng(28)
+    b = IRBuilder("compressed_mlp" if compressed else "original_mlp")
+    x = b.parameter("x", "f32", "4,64")
+    shapes = {"fc1": (96, 64), "fc2": (96, 96), "fc3": (16, 96)}
+    data = x
+    for name, shape in shapes.items():
+        weights = rng.uniform(-0.2, 0.2, shape).astype(np.float32)
+        if name == BADLY_QUANTISED_LAYER:
+            weights[0, 0] = 50.0
+        w = (_compressed_weight(b, name, weights, per_tensor=name == BADLY_QUANTISED_LAYER) if compressed
+             else b.const(f"{name}/weights", weights))
+        data = b.layer("MatMul", "opset1", [data, w], attrs={"transpose_a": "false", "transpose_b": "true"},
+                       out_specs=[("FP32", [4, shape[0]])], name=name)
+        if name != "fc3":
+            data = b.layer("Relu", "opset1", [data], out_specs=[("FP32", [4, shape[0]])], name=f"{name}/relu")
+    b.result(data, "out")
+    xml, weights = b.build()
+    return xml, weights, {"x": rng.uniform(-1, 1, (4, 64)).astype(np.float32)}
