@@ -151,3 +151,19 @@ def test_the_keep_snippet_makes_openvinos_cpu_plugin_agree_under_bf16(tmp_path):
     exec(report.fix.snippet, scope)  # the snippet as a user pastes it: it writes model.keep-f32.xml and compiles
     assert (tmp_path / "model.keep-f32.xml").exists()
     assert device_error(scope["compiled"]) <= tolerance
+
+
+def test_the_documented_example_models_are_what_the_helpers_build(tmp_path):
+    from pathlib import Path
+
+    from tests.helpers.precision_models import write_examples
+
+    write_examples(tmp_path)
+    shipped = Path(__file__).resolve().parents[1] / "examples" / "precision"
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(p.name for p in shipped.iterdir())
+    for made in tmp_path.iterdir():
+        if made.suffix == ".npz":
+            with np.load(made) as new, np.load(shipped / made.name) as old:
+                assert {k: new[k].tobytes() for k in new} == {k: old[k].tobytes() for k in old}
+        else:
+            assert made.read_bytes() == (shipped / made.name).read_bytes(), made.name

@@ -41,10 +41,13 @@ NOT_ON_RUN_PATH = [
     "ir_runner.cli.bench",
     "ir_runner.cli.crosscheck",
     "ir_runner.divergence",  # crosscheck
+    "ir_runner.cli.precision",
+    "ir_runner.headroom",  # precision
+    "ir_runner.sensitivity",  # precision --compression
     "ir_runner.device",
     "openvino",  # optional: only crosscheck imports it
     *(f"ir_runner.cli.cmd_{name}" for name in ("bench", "compare", "completion", "crosscheck", "gen_inputs",
-                                               "inspect", "replay", "validate")),
+                                               "inspect", "precision", "replay", "validate")),
     "ml_dtypes",
     "dataclasses",  # creating a dataclass costs ~0.5-1 ms at import: the run path uses slots records
 ]

@@ -128,3 +128,27 @@ def compressed_mlp(compressed: bool = True) -> tuple[bytes, bytes, dict[str, np.
     b.result(data, "out")
     xml, weights = b.build()
     return xml, weights, {"x": rng.uniform(-1, 1, (4, 64)).astype(np.float32)}
+
+
+EXAMPLES = {"overflow": overflow_model, "underflow": underflow_model, "cancellation": cancellation_model,
+            "mlp_int8": compressed_mlp, "mlp_f32": lambda: compressed_mlp(compressed=False)}
+"""The models of docs/precision.md's examples, committed in examples/precision/ (``NAME.xml``, ``NAME.bin``,
+``NAME.npz`` the inputs); ``python -m tests.helpers.precision_models FOLDER`` writes them again."""
+
+
+def write_examples(folder) -> None:
+    from pathlib import Path
+
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    for name, make in EXAMPLES.items():
+        xml, weights, feeds = make()
+        (folder / f"{name}.xml").write_bytes(xml)
+        (folder / f"{name}.bin").write_bytes(weights)
+        np.savez(folder / f"{name}.npz", **feeds)
+
+
+if __name__ == "__main__":
+    import sys
+
+    write_examples(sys.argv[1])
