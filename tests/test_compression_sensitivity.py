@@ -54,7 +54,7 @@ def _llm_feeds():
 
 
 def test_nncf_int4_layers_rank_above_the_int8_ones_of_the_same_model():
-    # NNCF's int4 mode keeps the embeddings, the first MLP input projections and the head in int8 backup precision
+    # NNCF's int4 mode kept the embeddings, the head and each block's mlp.c_fc in int8 (its backup precision)
     report = ir_runner.compression(LLM / "gpt2-int4" / "openvino_model.xml", _llm_feeds(),
                                    reference=LLM / "gpt2-default" / "openvino_model.xml")
     codes = [row.codes for row in report.layers]

@@ -133,6 +133,8 @@ def render_compression(result: dict[str, Any], show_all: bool = False) -> str:
                          shape_text(row["shape"]), _value(row["relative"]), _value(row["max_error"]),
                          _value(row["output_max"])))
         parts.append(table(rows))
+        if len(rows) - 1 < len(report["layers"]):
+            parts.append(f"  ({len(report['layers']) - len(rows) + 1} more: --all lists every one)")
         notes = [f"  {row['layer']}: {row['note']}" for row in report["layers"] if row["note"]]
         if notes:
             parts.append("notes\n" + "\n".join(notes))
