@@ -58,8 +58,9 @@ import ml_dtypes
 import numpy as np
 
 from .divergence import Tolerance
-from .errors import InputError, LayerRef, UnsupportedError
+from .errors import InputError, IRError, LayerRef, UnsupportedError, with_layer
 from .model import Model, load
+from .plan import kernel_error
 from .record import Record
 from .types import element_type_of
 
@@ -297,7 +298,12 @@ class Emulation:
                 args = [slots[i] for i in step.inputs]
                 if lowered and (self.device == "GPU" or layer_id in self.anchors):
                     args = [hold(a) if isinstance(a, np.ndarray) else a for a in args]
-                result = step.kernel(*args)
+                try:
+                    result = step.kernel(*args)
+                except IRError as error:
+                    raise with_layer(error, step.layer) from None
+                except Exception as exc:
+                    raise kernel_error(exc, step.layer) from exc
                 several = step.outputs is not None
                 values = list(result) if several else [result]
                 for position, value in enumerate(values):
@@ -354,15 +360,15 @@ def _compare(row: LayerPrecision, ref: np.ndarray, value: np.ndarray, tolerance:
     largest = float(finite.max()) if finite.size else 0.0
     error = np.abs(emulated - wide)
     allowed = np.maximum(tolerance.atol + tolerance.rtol * np.abs(wide), tolerance.rtol * largest)
-    agree = (error <= allowed) | (emulated == wide) | (np.isnan(emulated) & np.isnan(wide))
+    both_nan = np.isnan(emulated) & np.isnan(wide)
+    agree = (error <= allowed) | (emulated == wide) | both_nan
+    error = np.where(both_nan | (emulated == wide), 0.0, np.where(np.isfinite(error), error, np.inf))  # inf - inf: NaN
     row.mismatches = int(ref.size - np.count_nonzero(agree))
-    finite_error = np.where(np.isfinite(error), error, -1.0)
+    row.max_error = float(error.max())
     if row.mismatches:
-        index = np.unravel_index(int(np.argmax(np.where(agree, -2.0, np.where(np.isnan(error), np.inf, error)))),
-                                 ref.shape)
+        index = np.unravel_index(int(np.argmax(np.where(agree, -1.0, error))), ref.shape)
         row.worst_index = tuple(int(i) for i in index)
         row.reference, row.emulated = float(wide[index]), float(emulated[index])
-    row.max_error = float(np.max(np.where(np.isnan(error) | np.isinf(error), np.inf, finite_error)))
 
 
 def _range(row: LayerPrecision, ref: np.ndarray, low: LowType) -> None:
@@ -389,12 +395,12 @@ def _fixes(emulation: Emulation, reference: dict, rows: list[LayerPrecision], ke
         scale = 2 ** max(0, math.ceil(math.log2(largest * headroom / low.max)))
         scale_fixes = not emulation.run(reference, kept, scale=scale).diverging
     keep, keep_fixes = _keep_set(emulation, reference, kept)
-    names = [emulation.model.graph.layers[layer_id].name for layer_id in keep]
     order = {step.layer.id: index for index, step in enumerate(emulation.plan.steps)}
     refs = [emulation.model.inference.layers[layer_id].ref for layer_id in sorted(keep, key=order.__getitem__)]
-    source = emulation.model.source if isinstance(emulation.model.source, str) else "model.xml"
+    source = emulation.model.source
+    xml = os.fspath(source) if isinstance(source, (str, os.PathLike)) else "model.xml"
     return PrecisionFix(scale, scale_fixes, refs, keep_fixes,
-                        keep_snippet(source, [ref.name for ref in refs], emulation.device, low.name) if names else "")
+                        keep_snippet(xml, [ref.name for ref in refs], emulation.device, low.name) if refs else "")
 
 
 def _keep_set(emulation: Emulation, reference: dict, kept: set[str]) -> tuple[set[str], bool]:
