@@ -107,7 +107,9 @@ def render_precision(result: dict[str, Any], show_all: bool = False) -> str:
     fix = report["fix"]
     if fix is not None:
         if fix["scale"]:
-            verdict = "fixes every output in the emulation" if fix["scale_fixes"] else "does not fix the outputs"
+            verdict = ("every output agrees when the emulation holds the whole network scaled, an upper bound of"
+                       " what the property fixes: docs/precision.md" if fix["scale_fixes"]
+                       else "some output diverges even with the whole network scaled")
             parts.append(f"fix: ACTIVATIONS_SCALE_FACTOR {fix['scale']} ({verdict})\n  {fix['scale_snippet']}")
         if fix["keep"]:
             names = ", ".join(f"'{ref['layer']}'" for ref in fix["keep"])

@@ -28,7 +28,7 @@ def test_an_overflow_exits_1_naming_the_layer_and_both_fixes():
     assert result.exit_code == 1, result.output
     out = result.stdout
     assert "first divergence: layer 'amplify' (Multiply-1, id 4), output port 2: overflow, 91 of 256" in out
-    assert "fix: ACTIVATIONS_SCALE_FACTOR 32 (fixes every output in the emulation)" in out
+    assert "fix: ACTIVATIONS_SCALE_FACTOR 32 (every output agrees when the emulation holds the whole network" in out
     assert "fix: keep 2 layer(s) in f32: 'amplify', 'reduce' (fixes every output in the emulation)" in out
     assert "ET.SubElement(rt_info, 'attribute', name='precise', version='0')" in out
 
