@@ -44,6 +44,10 @@ class PrecisionOptions(Record):
 
 
 def precision_command(options: PrecisionOptions) -> None:
+    if options.reference is not None and not options.compression:
+        import click
+
+        raise click.UsageError("--reference is the uncompressed model for --compression: add --compression")
     model = load_model(options.model, options.weights, options.strict, options.memory_limit)
     bound = bind_inputs(model, options.inputs)
     result: dict[str, Any] = {"model": {"path": options.model, "weights": options.weights}, "seed": bound.seed,

@@ -91,3 +91,5 @@ def test_bad_options_exit_with_their_codes():
     result = invoke("precision", xml, "-i", feeds, "--keep", "nope")
     assert result.exit_code == 4 and "keep: the model computes no layer named 'nope'" in result.stderr
     assert invoke("precision", xml).exit_code == 4  # no input and --fill error
+    result = invoke("precision", xml, "-i", feeds, "--reference", xml)
+    assert result.exit_code == 2 and "--reference is the uncompressed model for --compression" in result.output
