@@ -26,7 +26,7 @@ from .common import (
 )
 
 COMMANDS = ("bench", "compare", "completion", "crosscheck", "gen-inputs", "generate", "inspect", "replay", "run",
-            "validate")
+            "validate", "view")
 
 
 class IRRunGroup(click.Group):
