@@ -88,7 +88,7 @@ def open_view(model: str, weights: str | None, strict: bool, options: ViewOption
     per-layer rows), then export it or serve it until interrupted."""
     from ..report import analyse, validation_data
     from ..view.graph_json import model_graphs, pin_node
-    from ..view.overlays import bench_overlays, crosscheck_overlays, node_ids, validation_overlay
+    from ..view.overlays import Overlay, bench_overlays, crosscheck_overlays, node_ids, validation_overlay
     from ..view.server import View, export, require_model_explorer, serve
 
     if options.export is None:
@@ -101,9 +101,9 @@ def open_view(model: str, weights: str | None, strict: bool, options: ViewOption
     pinned = node_ids(graphs).get(first["id"]) if first else None
     if pinned is not None:
         pin_node(graphs, pinned)
-    overlays: list[tuple[str, dict[str, Any]]] = []
+    overlays: list[Overlay] = []
     if validate:
-        overlays.append(("validate", validation_overlay(validation_data(analysis), graphs)))
+        overlays.append(validation_overlay(validation_data(analysis), graphs))
     if crosscheck is not None:
         overlays += crosscheck_overlays(crosscheck, graphs)
     if bench is not None:

@@ -48,7 +48,7 @@ def model_graphs(analysis: Analysis) -> dict[str, Any]:
     main["groupNodeAttributes"][""] = {
         "model": str(data["model"]), "net": str(data["name"]), "IR version": str(data["ir_version"]),
         "opsets": ", ".join(data["opsets"]), "layers": str(data["layer_count"]),
-        "constants folded": str(len(constants)), "decompression subgraphs": str(len(units))}
+        "constants folded": str(len(constants)), "decompression subgraphs": str(len(set(units.values())))}
     _link_variables(main, data.get("variables", ()), graph)
     return {"graphs": [main, *graphs]}
 
@@ -155,8 +155,10 @@ def _node(layer: LayerRecord, graph: Graph, entry: dict | None, constants: dict[
                 ("from", f"{graph.layers[source].name} (id {source}) output {source_position}")]
         meta += _port_specs(entry["inputs"][position] if entry else None, port)
         const = constants.get(source)
-        if const is not None:
+        if const is not None:  # (the viewer lists only connected inputs: the value is an attribute too)
             meta += _folded(const, graph.layers[source])
+            attrs.append((f"input {position}: constant", f"{_const_value(const)} ({graph.layers[source].name},"
+                                                         f" id {source})"))
         else:
             edges.append({"sourceNodeId": source, "sourceNodeOutputId": str(source_position),
                           "targetNodeInputId": str(position)})
@@ -185,18 +187,23 @@ def _port_specs(entry: dict | None, port) -> list[tuple[str, str]]:
 
 def _folded(const: dict, layer: LayerRecord) -> list[tuple[str, str]]:
     """A folded Const, as its consumer's input metadata."""
-    shape = "[" + ",".join(map(str, const["shape"])) + "]"
-    count = 1
-    for dim in const["shape"]:
-        count *= dim
-    values = ", ".join(_value_text(v) for v in const["values"][:VALUES_SHOWN])
     meta = [("constant", f"{layer.name} (id {layer.id})"), ("constant layer id", layer.id),
             ("constant port id", layer.outputs[0].id), ("constant type", type_version(layer.type, layer.version)),
-            ("constant value", f"{const['element_type']}{shape}: [{values}{', ...' if count > VALUES_SHOWN else ''}]")]
+            ("constant value", _const_value(const))]
     if const["min"] is not None:
         meta.append(("constant range", f"{_value_text(const['min'])} .. {_value_text(const['max'])}"))
     meta += [(f"constant {key}", str(layer.data[key])) for key in layer.data]
     return meta
+
+
+def _const_value(const: dict) -> str:
+    """``f32[2,3]: [0.5, 1, ...]``: type, shape and the first values."""
+    count = 1
+    for dim in const["shape"]:
+        count *= dim
+    values = ", ".join(_value_text(v) for v in const["values"][:VALUES_SHOWN])
+    shape = ",".join(map(str, const["shape"]))
+    return f"{const['element_type']}[{shape}]: [{values}{', ...' if count > VALUES_SHOWN else ''}]"
 
 
 def _link_variables(main: dict[str, Any], variables, graph: Graph) -> None:

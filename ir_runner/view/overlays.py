@@ -1,5 +1,5 @@
 """ir-run's findings as Model Explorer node data (``{graph id: {"results": ..., "thresholds": ...}}``), each a
-layer the viewer colours nodes by, with a legend (its thresholds) and the value in the node's side panel.
+layer the viewer colours nodes by, with the value on each node and in its side panel, and a legend.
 
 The inputs are the JSON-ready results the CLI prints with ``--json``: ``validate``'s (``report.validation_data``),
 ``crosscheck``'s (``divergence.report_data``) and ``bench --per-layer``'s rows. A finding on a folded Const is
@@ -9,12 +9,14 @@ shown on the node it is folded into.
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, NamedTuple
 
 from .graph_json import MAIN_GRAPH
 
 RED, ORANGE, YELLOW, GREY, GREEN, PALE = "#e53935", "#fb8c00", "#fdd835", "#9e9e9e", "#a5d6a7", "#e8f5e9"
 FIRST = "#b71c1c"  # the first divergence
+_NAMES = {RED: "red", ORANGE: "orange", YELLOW: "yellow", GREY: "grey", GREEN: "green", PALE: "pale green",
+          FIRST: "dark red"}
 EXACT = -99  # crosscheck: the log10 error shown for a layer whose outputs equal the device's bit for bit
 
 # validation: value, colour, legend order
@@ -22,6 +24,15 @@ MISMATCH, ERROR, UNSUPPORTED, WARNING, OK = "mismatch", "error", "unsupported", 
 _VALIDATION_COLOURS = {MISMATCH: RED, ERROR: ORANGE, UNSUPPORTED: GREY, WARNING: YELLOW, OK: PALE}
 _STATUS_COLOURS = {"diverges": RED, "inherited": ORANGE, "explained": YELLOW, "device representation": YELLOW,
                    "not observable": GREY, "agree": PALE}
+
+
+class Overlay(NamedTuple):
+    """One node data layer: its ``name`` in the viewer, the node ``data`` (Model Explorer's format) and the
+    ``legend`` (what its colours mean, shown in the graph's info panel)."""
+
+    name: str
+    data: dict[str, Any]
+    legend: str
 
 
 def node_ids(graphs: dict[str, Any]) -> dict[str, str]:
@@ -38,7 +49,7 @@ def node_ids(graphs: dict[str, Any]) -> dict[str, str]:
     return found
 
 
-def validation_overlay(data: dict[str, Any], graphs: dict[str, Any]) -> dict[str, Any]:
+def validation_overlay(data: dict[str, Any], graphs: dict[str, Any]) -> Overlay:
     """``validate``'s findings per node: mismatch (a port's declared spec differs from the inferred one; the
     value names the ports), error (another inference error), unsupported (not checked), warning (an
     operation's own check), ok."""
@@ -66,10 +77,10 @@ def validation_overlay(data: dict[str, Any], graphs: dict[str, Any]) -> dict[str
             if layer is not None and not (kind == ERROR and entry["type"] == "DeclaredMismatchError"):
                 mark(layer["id"], kind, f"{kind}: {entry['type']}" if kind == ERROR else WARNING)
     results = {node: {"value": text, "bgColor": _VALIDATION_COLOURS[kind]} for node, (kind, text) in found.items()}
-    return _node_data("validate", results, [_legend(kind, colour) for kind, colour in _VALIDATION_COLOURS.items()])
+    return Overlay("validate", _node_data("validate", results), _legend(_VALIDATION_COLOURS.items()))
 
 
-def crosscheck_overlays(result: dict[str, Any], graphs: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+def crosscheck_overlays(result: dict[str, Any], graphs: dict[str, Any]) -> list[Overlay]:
     """Two node data layers of a ``crosscheck``: each node's largest absolute error against the device on a
     log10 scale (``EXACT`` when bit-equal), and its status (diverges, inherited, explained, agree, not
     observable); the first divergence in its own colour."""
@@ -100,16 +111,15 @@ def crosscheck_overlays(result: dict[str, Any], graphs: dict[str, Any]) -> list[
         error_results[first_node]["bgColor"] = FIRST
     device = f"{result['device']} {result['precision']}"
     return [
-        (f"crosscheck log10 max abs error vs {device}",
-         _node_data("crosscheck error", error_results, [
-             {"value": limit, "bgColor": colour, "label": label} for limit, colour, label in steps])),
-        (f"crosscheck status vs {device}",
-         _node_data("crosscheck status", status_results,
-                    [_legend("first divergence", FIRST)] + [_legend(k, c) for k, c in _STATUS_COLOURS.items()])),
+        Overlay(f"crosscheck log10 max abs error vs {device}",
+                _node_data("crosscheck error", error_results, [(limit, colour) for limit, colour, _ in steps]),
+                f"{_legend((label, colour) for _, colour, label in steps)}; {EXACT} = bit-equal"),
+        Overlay(f"crosscheck status vs {device}", _node_data("crosscheck status", status_results),
+                _legend([("first divergence", FIRST), *_STATUS_COLOURS.items()])),
     ]
 
 
-def bench_overlays(rows: list[dict[str, Any]], graphs: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+def bench_overlays(rows: list[dict[str, Any]], graphs: dict[str, Any]) -> list[Overlay]:
     """Two node data layers of ``bench --per-layer``: mean time per run (ms) and share of the total (%)."""
     where = node_ids(graphs)
     times: dict[str, float] = {}
@@ -120,30 +130,29 @@ def bench_overlays(rows: list[dict[str, Any]], graphs: dict[str, Any]) -> list[t
             times[node] = times.get(node, 0.0) + row["mean_ms"]
             shares[node] = shares.get(node, 0.0) + row["percent"]
     gradient = [{"stop": 0, "bgColor": "#ffffff"}, {"stop": 0.5, "bgColor": "#ffb74d"}, {"stop": 1, "bgColor": RED}]
+    steps = [(1, PALE, "< 1 %"), (5, YELLOW, "1-5 %"), (20, ORANGE, "5-20 %"), (100, RED, "> 20 %")]
     return [
-        ("bench mean ms per run", _node_data("bench ms", {n: {"value": round(v, 4)} for n, v in times.items()},
-                                             gradient=gradient)),
-        ("bench share of time %", _node_data("bench share", {n: {"value": round(v, 2)} for n, v in shares.items()},
-                                             [{"value": 1, "bgColor": PALE, "label": "< 1 %"},
-                                              {"value": 5, "bgColor": YELLOW, "label": "1-5 %"},
-                                              {"value": 20, "bgColor": ORANGE, "label": "5-20 %"},
-                                              {"value": 100, "bgColor": RED, "label": "> 20 %"}])),
+        Overlay("bench mean ms per run",
+                _node_data("bench ms", {n: {"value": round(v, 4)} for n, v in times.items()}, gradient=gradient),
+                "white (fastest layer) to orange to red (slowest layer)"),
+        Overlay("bench share of time %",
+                _node_data("bench share", {n: {"value": round(v, 2)} for n, v in shares.items()},
+                           [(limit, colour) for limit, colour, _ in steps]),
+                _legend((label, colour) for _, colour, label in steps)),
     ]
 
 
-def _legend(label: str, colour: str) -> dict[str, Any]:
-    return {"label": label, "bgColor": colour}
+def _legend(items) -> str:
+    return ", ".join(f"{_NAMES[colour]}: {label}" for label, colour in items)
 
 
-def _node_data(name: str, results: dict[str, dict], legend: list[dict[str, Any]] | None = None,
+def _node_data(name: str, results: dict[str, dict], thresholds: list[tuple[float, str]] | None = None,
                gradient: list[dict[str, Any]] | None = None) -> dict[str, Any]:
-    """One node data layer of the main graph. Numeric ``legend`` items are Model Explorer's thresholds (they
-    colour the nodes); the others only document the colours given per node."""
+    """One node data layer of the main graph: per node results, and the thresholds (upper bound, colour) or
+    gradient that colour the nodes without a colour of their own."""
     data: dict[str, Any] = {"name": name, "results": results}
-    thresholds = [{"value": item["value"], "bgColor": item["bgColor"]} for item in legend or () if "value" in item]
     if thresholds:
-        data["thresholds"] = thresholds
+        data["thresholds"] = [{"value": value, "bgColor": colour} for value, colour in thresholds]
     if gradient:
         data["gradient"] = gradient
-    data["legend"] = [{"label": item["label"], "color": item["bgColor"]} for item in legend or ()]
     return {MAIN_GRAPH: data}

@@ -9,11 +9,9 @@ the pinned layer (the first divergence) when there is one.
 
 from __future__ import annotations
 
-import contextlib
 import importlib.util
 import json
 import re
-import sys
 import threading
 import time
 import urllib.request
@@ -25,23 +23,26 @@ from urllib.parse import quote
 from ..errors import UnsupportedError
 from ..record import Record
 from .graph_json import MAIN_GRAPH, group_node_id
+from .overlays import Overlay
 
 EXTRA_HINT = "pip install 'ir-run[view]'"
 HOST = "localhost"
 
 
 class View(Record):
-    """What to show: ``graphs`` (graph_json.model_graphs), ``overlays`` (name, node data) pairs, the ``pinned``
-    layer id (or None) and the model's ``name`` (the viewer's title)."""
+    """What to show: ``graphs`` (graph_json.model_graphs), ``overlays`` (overlays.Overlay: their legends go into
+    the graph's info panel), the ``pinned`` node id (or None) and the model's ``name`` (the viewer's title)."""
 
     __slots__ = ("name", "graphs", "overlays", "pinned")
 
-    def __init__(self, name: str, graphs: dict[str, Any], overlays: list[tuple[str, dict[str, Any]]],
-                 pinned: str | None = None) -> None:
+    def __init__(self, name: str, graphs: dict[str, Any], overlays: list[Overlay], pinned: str | None = None) -> None:
         self.name = name
         self.graphs = graphs
         self.overlays = overlays
         self.pinned = pinned
+        info = graphs["graphs"][0]["groupNodeAttributes"].setdefault("", {})
+        for overlay in overlays:
+            info[f"legend: {overlay.name}"] = overlay.legend
 
 
 def require_model_explorer() -> None:
@@ -58,9 +59,9 @@ def export(view: View, directory: str | Path) -> list[Path]:
     folder.mkdir(parents=True, exist_ok=True)
     written = [folder / "graph.json"]
     written[0].write_text(json.dumps(view.graphs), encoding="utf-8")
-    for name, data in view.overlays:
-        path = folder / f"overlay-{_slug(name)}.json"
-        path.write_text(json.dumps(data), encoding="utf-8")
+    for overlay in view.overlays:
+        path = folder / f"overlay-{_slug(overlay.name)}.json"
+        path.write_text(json.dumps(overlay.data), encoding="utf-8")
         written.append(path)
     return written
 
@@ -89,8 +90,8 @@ def serve(view: View, port: int, open_browser: bool = True, announce=print) -> N
     config = make_config()
     config.graphs_list.append(json.dumps(view.graphs))
     config.model_sources.append({"url": f"graphs://{view.name}/0"})
-    for name, data in view.overlays:
-        config.add_node_data(name=name, node_data=json.dumps(data))
+    for overlay in view.overlays:
+        config.add_node_data(name=overlay.name, node_data=json.dumps(overlay.data))
     address = page_address(view, port, config)
 
     def ready() -> None:
@@ -101,8 +102,7 @@ def serve(view: View, port: int, open_browser: bool = True, announce=print) -> N
             webbrowser.open_new_tab(address)
 
     threading.Thread(target=ready, daemon=True).start()
-    with contextlib.redirect_stdout(sys.stderr):  # its notes: stdout keeps only the address
-        server.start(host=HOST, port=port, config=config, no_open_in_browser=True)
+    server.start(host=HOST, port=port, config=config, no_open_in_browser=True)
 
 
 def _answers(port: int) -> bool:
