@@ -87,7 +87,7 @@ def open_view(model: str, weights: str | None, strict: bool, options: ViewOption
     """Build the view of ``model`` with the overlays asked for (``crosscheck``: its result; ``bench``: its
     per-layer rows), then export it or serve it until interrupted."""
     from ..report import analyse, validation_data
-    from ..view.graph_json import model_graphs, pin_node
+    from ..view.graph_json import model_graphs
     from ..view.overlays import Overlay, bench_overlays, crosscheck_overlays, node_ids, validation_overlay
     from ..view.server import View, export, require_model_explorer, serve
 
@@ -98,9 +98,7 @@ def open_view(model: str, weights: str | None, strict: bool, options: ViewOption
         raise analysis.errors[0]
     first = crosscheck["first_divergence"] if crosscheck else None
     graphs = model_graphs(analysis)
-    pinned = node_ids(graphs).get(first["id"]) if first else None
-    if pinned is not None:
-        pin_node(graphs, pinned)
+    selected = node_ids(graphs).get(first["id"]) if first else None
     overlays: list[Overlay] = []
     if validate:
         overlays.append(validation_overlay(validation_data(analysis), graphs))
@@ -108,7 +106,7 @@ def open_view(model: str, weights: str | None, strict: bool, options: ViewOption
         overlays += crosscheck_overlays(crosscheck, graphs)
     if bench is not None:
         overlays += bench_overlays(bench, graphs)
-    view = View(Path(model).name, graphs, overlays, pinned)
+    view = View(Path(model).name, graphs, overlays, selected)
     if options.export is not None:
         for path in export(view, options.export):
             write_stdout(str(path))

@@ -68,13 +68,6 @@ def node_namespace(name: str) -> str:
     return "/".join(part for part in parts if part)
 
 
-def pin_node(graphs: dict[str, Any], node_id: str) -> str:
-    """Show the main graph's node ``node_id`` at the top of its group (the first divergence); its namespace."""
-    node = next(node for node in graphs["graphs"][0]["nodes"] if node["id"] == node_id)
-    node["config"] = {"pinToGroupTop": True}
-    return node["namespace"]
-
-
 def group_node_id(namespace: str) -> str:
     """Model Explorer's id of the group node of ``namespace``."""
     return namespace + _GROUP

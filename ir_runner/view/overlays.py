@@ -112,9 +112,10 @@ def crosscheck_overlays(result: dict[str, Any], graphs: dict[str, Any]) -> list[
     device = f"{result['device']} {result['precision']}"
     return [
         Overlay(f"crosscheck log10 max abs error vs {device}",
-                _node_data("crosscheck error", error_results, [(limit, colour) for limit, colour, _ in steps]),
+                _node_data(f"crosscheck log10 max abs error vs {device}", error_results,
+                           [(limit, colour) for limit, colour, _ in steps]),
                 f"{_legend((label, colour) for _, colour, label in steps)}; {EXACT} = bit-equal"),
-        Overlay(f"crosscheck status vs {device}", _node_data("crosscheck status", status_results),
+        Overlay(f"crosscheck status vs {device}", _node_data(f"crosscheck status vs {device}", status_results),
                 _legend([("first divergence", FIRST), *_STATUS_COLOURS.items()])),
     ]
 
@@ -133,10 +134,11 @@ def bench_overlays(rows: list[dict[str, Any]], graphs: dict[str, Any]) -> list[O
     steps = [(1, PALE, "< 1 %"), (5, YELLOW, "1-5 %"), (20, ORANGE, "5-20 %"), (100, RED, "> 20 %")]
     return [
         Overlay("bench mean ms per run",
-                _node_data("bench ms", {n: {"value": round(v, 4)} for n, v in times.items()}, gradient=gradient),
+                _node_data("bench mean ms per run", {n: {"value": round(v, 4)} for n, v in times.items()},
+                           gradient=gradient),
                 "white (fastest layer) to orange to red (slowest layer)"),
         Overlay("bench share of time %",
-                _node_data("bench share", {n: {"value": round(v, 2)} for n, v in shares.items()},
+                _node_data("bench share of time %", {n: {"value": round(v, 2)} for n, v in shares.items()},
                            [(limit, colour) for limit, colour, _ in steps]),
                 _legend((label, colour) for _, colour, label in steps)),
     ]

@@ -4,7 +4,7 @@ them as JSON files Model Explorer loads later.
 The graph JSON and node data are handed to Model Explorer's server as built (``ModelExplorerConfig``'s
 ``graphs://`` model source, as its ``visualize_pytorch`` does), so a model is read once, its errors are ir-run's
 own (with their exit codes) and the node ids of the overlays are those of the graph. The address opened selects
-the pinned layer (the first divergence) when there is one.
+the selected layer (the first divergence) when there is one, its group expanded.
 """
 
 from __future__ import annotations
@@ -31,15 +31,17 @@ HOST = "localhost"
 
 class View(Record):
     """What to show: ``graphs`` (graph_json.model_graphs), ``overlays`` (overlays.Overlay: their legends go into
-    the graph's info panel), the ``pinned`` node id (or None) and the model's ``name`` (the viewer's title)."""
+    the graph's info panel), the ``selected`` node id (or None: the first divergence, selected when the page
+    opens) and the model's ``name`` (the viewer's title)."""
 
-    __slots__ = ("name", "graphs", "overlays", "pinned")
+    __slots__ = ("name", "graphs", "overlays", "selected")
 
-    def __init__(self, name: str, graphs: dict[str, Any], overlays: list[Overlay], pinned: str | None = None) -> None:
+    def __init__(self, name: str, graphs: dict[str, Any], overlays: list[Overlay], selected: str | None = None
+                 ) -> None:
         self.name = name
         self.graphs = graphs
         self.overlays = overlays
-        self.pinned = pinned
+        self.selected = selected
         info = graphs["graphs"][0]["groupNodeAttributes"].setdefault("", {})
         for overlay in overlays:
             info[f"legend: {overlay.name}"] = overlay.legend
@@ -67,15 +69,16 @@ def export(view: View, directory: str | Path) -> list[Path]:
 
 
 def page_address(view: View, port: int, config: Any) -> str:
-    """The viewer's address: the model and its overlays, and (when a layer is pinned) that layer selected
-    with its group expanded."""
+    """The viewer's address: the model and its overlays, and the selected layer (if any) with its group
+    expanded."""
     data: dict[str, Any] = {"models": config.model_sources, "nodeData": config.node_data_sources,
                             "nodeDataTargets": config.node_data_target_models}
-    if view.pinned is not None:
-        namespace = next(node["namespace"] for node in view.graphs["graphs"][0]["nodes"] if node["id"] == view.pinned)
+    if view.selected is not None:
+        namespace = next(node["namespace"] for node in view.graphs["graphs"][0]["nodes"]
+                         if node["id"] == view.selected)
         data["uiState"] = {"paneStates": [{
             "deepestExpandedGroupNodeIds": [group_node_id(namespace)] if namespace else [],
-            "selectedNodeId": view.pinned, "selectedGraphId": MAIN_GRAPH, "selectedCollectionLabel": view.name,
+            "selectedNodeId": view.selected, "selectedGraphId": MAIN_GRAPH, "selectedCollectionLabel": view.name,
             "widthFraction": 1, "selected": True}]}
     return f"http://{HOST}:{port}/?data={quote(json.dumps(data))}"
 

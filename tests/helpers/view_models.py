@@ -81,3 +81,15 @@ def compressed_matmul(directory: Path) -> Path:
                       out_specs=[("FP32", [2, 3])], name="__module.head/aten::linear/MatMul")
     b.result(product, "out")
     return b.write(directory, "compressed")
+
+
+def declare_wrong_dim(path: Path, layer_name: str) -> None:
+    """Rewrite the IR at ``path`` so that the first output port of ``layer_name`` declares its last dim one
+    larger than it is."""
+    from lxml import etree
+
+    tree = etree.parse(str(path))
+    layer = next(layer for layer in tree.iter("layer") if layer.get("name") == layer_name)
+    dim = layer.find("output/port").findall("dim")[-1]
+    dim.text = str(int(dim.text) + 1)
+    tree.write(str(path))
