@@ -234,3 +234,22 @@ def test_view_of_a_missing_model_is_exit_3(tmp_path: Path) -> None:
     result = invoke("view", tmp_path / "none.xml", "--export", tmp_path, debug=False)
     assert result.exit_code == 3, result.output
     assert "none.xml" in result.output and not (tmp_path / "graph.json").exists()
+
+
+def test_model_explorers_own_command_line_reads_an_ir_through_the_adapter_extension() -> None:
+    pytest.importorskip("model_explorer", reason="the view extra is not installed (pip install 'ir-run[view]')")
+    from model_explorer.extension_manager import ExtensionManager
+
+    manager = ExtensionManager(["ir_runner.view"])  # what `model-explorer m.xml --extensions=ir_runner.view` loads
+    manager.load_extensions()
+    adapter = next(e for e in manager.get_extensions_metadata() if e["id"] == "ir_run_openvino_ir")
+    assert adapter["fileExts"] == ["xml"] and adapter["type"] == "adapter"
+    path = Path(__file__).parent / "data" / "llm" / "gpt2-default" / "openvino_model.xml"
+    got = manager.run_cmd({"extensionId": "ir_run_openvino_ir", "cmdId": "convert", "modelPath": str(path),
+                           "settings": {}, "deleteAfterConversion": False})
+    ours = model_graphs(analyse(str(path)))
+    assert [g["id"] for g in got["graphs"]] == [g["id"] for g in ours["graphs"]]
+    for mine, theirs in zip(ours["graphs"][0]["nodes"], got["graphs"][0]["nodes"]):
+        assert {k: theirs[k] for k in mine} == mine  # Model Explorer adds only its defaults (style, config)
+    overlays = got["graphs"][0]["tasksData"]["edgeOverlaysDataListLeftPane"][0]["overlays"]
+    assert len(overlays) == len(ours["graphs"][0]["tasksData"]["edgeOverlaysDataListLeftPane"][0]["overlays"]) > 0
