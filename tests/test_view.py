@@ -206,6 +206,7 @@ def test_export_writes_graph_and_overlays_without_the_viewer(tmp_path: Path) -> 
     graphs = json.loads(Path(written[0]).read_text())
     overlay = json.loads(Path(written[1]).read_text())
     assert set(overlay) == {"main"} and "mismatch: out 0" in {r["value"] for r in overlay["main"]["results"].values()}
+    assert graphs["label"] == "mismatch.xml"  # a graph collection: Model Explorer's JSON adapter reads it as is
     assert "legend: validate" in graphs["graphs"][0]["groupNodeAttributes"][""]
 
 

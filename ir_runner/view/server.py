@@ -55,12 +55,13 @@ def require_model_explorer() -> None:
 
 
 def export(view: View, directory: str | Path) -> list[Path]:
-    """Write ``graph.json`` (Model Explorer's graph JSON, for its JSON adapter) and one node data file per
+    """Write ``graph.json`` (a graph collection, which Model Explorer's JSON adapter reads) and one node data file per
     overlay (``overlay-<name>.json``) into ``directory``; return the paths."""
     folder = Path(directory)
     folder.mkdir(parents=True, exist_ok=True)
     written = [folder / "graph.json"]
-    written[0].write_text(json.dumps(view.graphs), encoding="utf-8")
+    collection = {"label": view.name, **view.graphs}  # a graph collection: what Model Explorer's JSON adapter reads
+    written[0].write_text(json.dumps(collection), encoding="utf-8")
     for overlay in view.overlays:
         path = folder / f"overlay-{_slug(overlay.name)}.json"
         path.write_text(json.dumps(overlay.data), encoding="utf-8")
