@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from ir_runner.graph import read_graph
+from ir_runner.graph import build_graph, read_graph
 from ir_runner.report import analyse, inspect_data, validation_data
 from ir_runner.view.graph_json import decompression_units, model_graphs, node_namespace
 from ir_runner.view.overlays import (
@@ -34,11 +34,11 @@ def attrs(items: list[dict]) -> dict[str, object]:
     return {item["key"]: item["value"] for item in items}
 
 
-def read_back(graphs: dict) -> tuple[set, set, dict]:
-    """The layers, edges and ports the main graph's JSON describes: (layer ids, edges as (from layer, from
-    position, to layer, to position), ports as layer id -> (input port ids, output port ids))."""
+def read_back(graph: dict) -> tuple[set, set, dict]:
+    """The layers, edges and ports a graph's JSON describes: (layer ids, edges as (from layer, from position,
+    to layer, to position), ports as layer id -> (input port ids, output port ids))."""
     layers, edges, ports = set(), set(), {}
-    for node in graphs["graphs"][0]["nodes"]:
+    for node in graph["nodes"]:
         layers.add(node["id"])
         inputs = [attrs(item["attrs"]) for item in sorted(node["inputsMetadata"], key=lambda i: int(i["id"]))]
         outputs = [attrs(item["attrs"]) for item in sorted(node["outputsMetadata"], key=lambda i: int(i["id"]))]
@@ -55,20 +55,21 @@ def read_back(graphs: dict) -> tuple[set, set, dict]:
     return layers, edges, ports
 
 
+def described(graph) -> tuple[set, set, dict]:
+    """What read_back should find: the IR graph's layers, edges and ports."""
+    edges = {(source, position_out, layer_id, position) for layer_id, sources in graph.sources.items()
+             for position, (source, position_out) in enumerate(sources)}
+    ports = {lid: ([p.id for p in layer.inputs], [p.id for p in layer.outputs]) for lid, layer in graph.layers.items()}
+    return set(graph.layers), edges, ports
+
+
 @pytest.mark.parametrize("name", REAL)
 def test_every_layer_edge_and_port_round_trips(name: str) -> None:
     path = MODELS / "real" / name / "model.xml"
     graph = read_graph(str(path))
     analysis = analyse(str(path))
     graphs = model_graphs(analysis)
-    layers, edges, ports = read_back(graphs)
-    assert layers == set(graph.layers)
-    expected = {(source, position_out, layer_id, position)
-                for layer_id, sources in graph.sources.items()
-                for position, (source, position_out) in enumerate(sources)}
-    assert edges == expected
-    assert ports == {lid: ([p.id for p in layer.inputs], [p.id for p in layer.outputs])
-                     for lid, layer in graph.layers.items()}
+    assert read_back(graphs["graphs"][0]) == described(graph)
     json.dumps(graphs, allow_nan=False)  # what the viewer reads: plain JSON
     # each node: its type-version, the attributes as written, both specs of every port and the check
     entries = {layer["id"]: layer for layer in inspect_data(analysis)["layers"]}
@@ -132,10 +133,15 @@ def test_bodies_are_subgraphs_of_their_owner(tmp_path: Path) -> None:
     inner = [node for node in body["nodes"] if node["subgraphIds"]]
     assert len(inner) == 1 and inner[0]["subgraphIds"][0] in by_id
     assert inner[0]["subgraphIds"][0].startswith(body["id"] + " > ")
-    for graph in graphs[1:]:  # every body layer is a node, with its declared port specs
+    outer = read_graph(str(path)).layers[owners[0]["id"]]
+    assert read_back(body) == described(build_graph(outer.bodies["body"]))  # Consts folded, nothing lost
+    inner_record = build_graph(outer.bodies["body"]).layers[inner[0]["id"]]
+    assert read_back(by_id[inner[0]["subgraphIds"][0]]) == described(build_graph(inner_record.bodies["body"]))
+    for graph in graphs[1:]:  # body ports: declared and inferred (for the owner's inputs)
         for node in graph["nodes"]:
             for item in node["outputsMetadata"]:
-                assert "declared" in attrs(item["attrs"])
+                meta = attrs(item["attrs"])
+                assert meta["declared"] == "FP32[2,3]" and (meta["inferred"], meta["check"]) == ("f32[2,3]", "ok")
 
 
 def test_variable_readers_and_writers_are_linked() -> None:

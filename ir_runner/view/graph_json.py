@@ -1,16 +1,17 @@
 """An IR as Model Explorer's graph JSON (the ``{"graphs": [...]}`` an adapter returns), knowing no operation.
 
-Every layer of the main graph is a node (id: the layer id; label: its type; attributes: name, ``Type-version``,
-id, XML line, the ``<data>`` attributes as written, the defaults and resolved values its declaration adds,
-errors) except Const-like layers (no input, a constant value: what ``inspect`` lists as constants), which are
-folded into each consumer's input metadata with their type, shape, range and first values. Every input and
+Every layer is a node (id: the layer id; label: its type; attributes: name, ``Type-version``, id, XML line, the
+``<data>`` attributes as written, the defaults and resolved values its declaration adds, errors) except
+Const-like layers (no input, a constant value: what ``inspect`` lists as constants), which are folded into each
+consumer (an attribute, and its input metadata) with their type, shape, range and first values. Every input and
 output port has metadata: port id, declared and inferred spec, the check. Layers are grouped by their names'
 module prefixes (``__module.encoder.layer.0/aten::linear/MatMul`` lies in ``encoder/layer.0/aten::linear``), so
 a large model opens as a few collapsed groups. The layers of a decompression subgraph (what
-``divergence.decompressions`` finds: ``u4 Const -> Convert -> Subtract -> Multiply``) share a group of their
-own, one collapsed unit. Bodies (``<body>``, ``<then_body>``...) are graphs of their own, listed in the owner's
-``subgraphIds``; their ports show the declared specs (they are inferred per call, not once). Layers reading and
-writing one variable name each other (``node_ids`` attributes) and are linked by an edge overlay.
+``divergence.decompression_results`` finds: ``u4 Const -> Convert -> Subtract -> Multiply``) share a group of
+their own, one collapsed unit. Bodies (``<body>``, ``<then_body>``...) are graphs of their own, listed in the
+owner's ``subgraphIds`` and inferred for the owner's inputs (declared specs only when ir-run could not infer
+them). Layers reading and writing one variable name each other (``node_ids`` attributes) and are linked by an
+edge overlay.
 
 Nothing is lost: the layers, edges and ports of the IR can be read back from the JSON (``tests/test_view.py``
 does), folded Consts included.
@@ -23,12 +24,11 @@ from typing import TYPE_CHECKING, Any
 from ..graph import build_graph
 from ..infer import _declared_text
 from ..ops.registry import type_version
-from ..report import FIRST_VALUES, inspect_data
+from ..report import FIRST_VALUES, Analysis, inspect_data
 
 if TYPE_CHECKING:
     from ..graph import Graph
     from ..ir.records import LayerRecord
-    from ..report import Analysis
 
 VALUES_SHOWN = FIRST_VALUES
 MAIN_GRAPH = "main"
@@ -40,15 +40,14 @@ def model_graphs(analysis: Analysis) -> dict[str, Any]:
     graph, inference = analysis.graph, analysis.inference
     assert graph is not None and inference is not None
     data = inspect_data(analysis)
-    entries = {entry["id"]: entry for entry in data["layers"]}
-    constants = {const["id"]: const for const in data["constants"] if not graph.sources[const["id"]]}
     units = decompression_units(analysis)
     graphs: list[dict[str, Any]] = []
-    main = _graph(MAIN_GRAPH, graph, entries, constants, units, graphs)
+    main = _graph(MAIN_GRAPH, analysis, data, units, graphs)
     main["groupNodeAttributes"][""] = {
         "model": str(data["model"]), "net": str(data["name"]), "IR version": str(data["ir_version"]),
         "opsets": ", ".join(data["opsets"]), "layers": str(data["layer_count"]),
-        "constants folded": str(len(constants)), "decompression subgraphs": str(len(set(units.values())))}
+        "constants folded": str(len(_constants(graph, data))),
+        "decompression subgraphs": str(len(set(units.values())))}
     _link_variables(main, data.get("variables", ()), graph)
     return {"graphs": [main, *graphs]}
 
@@ -92,8 +91,14 @@ def decompression_units(analysis: Analysis) -> dict[str, str]:
     return units
 
 
-def _graph(graph_id: str, graph: Graph, entries: dict[str, dict], constants: dict[str, dict],
-           units: dict[str, str], bodies: list[dict[str, Any]]) -> dict[str, Any]:
+def _graph(graph_id: str, analysis: Analysis, data: dict[str, Any] | None, units: dict[str, str],
+           bodies: list[dict[str, Any]]) -> dict[str, Any]:
+    """The graph of ``analysis`` (``data``: its inspect_data; None for a body ir-run could not infer: declared
+    specs only, Consts not folded), appending its bodies' graphs to ``bodies``."""
+    graph = analysis.graph
+    assert graph is not None
+    entries = {entry["id"]: entry for entry in data["layers"]} if data else {}
+    constants = _constants(graph, data) if data else {}
     nodes = []
     groups: dict[str, dict[str, str]] = {}
     unit_spaces = {}
@@ -116,10 +121,27 @@ def _graph(graph_id: str, graph: Graph, entries: dict[str, dict], constants: dic
                 node["subgraphIds"].append(body_id)
                 bodies.append({})  # keeps the order: a body before the bodies nested in it
                 index = len(bodies) - 1
-                bodies[index] = _graph(body_id, build_graph(net), {}, {}, {}, bodies)
+                bodies[index] = _body(body_id, analysis.source, graph, layer, tag, net, bodies)
                 bodies[index]["groupNodeAttributes"][""] = {"body of": f"{layer.name} (id {layer.id})", "tag": tag}
         nodes.append(node)
     return {"id": graph_id, "nodes": nodes, "groupNodeAttributes": groups}
+
+
+def _constants(graph: Graph, data: dict[str, Any]) -> dict[str, dict]:
+    """The layers folded into their consumers: constants (inspect's) that read no input."""
+    return {const["id"]: const for const in data["constants"] if not graph.sources[const["id"]]}
+
+
+def _body(body_id: str, source: str, owner_graph: Graph, layer: LayerRecord, tag: str, net,
+          bodies: list[dict[str, Any]]) -> dict[str, Any]:
+    """A body's graph: as inferred for its owner's inputs when the owner was inferred (ir-run keeps the body's
+    latest inference), else its layers with their declared specs."""
+    subgraph = owner_graph.subgraphs.get((layer.id, tag))
+    inference = subgraph.latest_inference() if subgraph is not None else None
+    if inference is None:
+        return _graph(body_id, Analysis(source, build_graph(net)), None, {}, bodies)
+    body = Analysis(source, subgraph.graph, inference)
+    return _graph(body_id, body, inspect_data(body), {}, bodies)
 
 
 def _body_id(parent: str, layer: LayerRecord, tag: str) -> str:
