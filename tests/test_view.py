@@ -260,3 +260,47 @@ def test_model_explorers_own_command_line_reads_an_ir_through_the_adapter_extens
         assert {k: theirs[k] for k in mine} == mine  # Model Explorer adds only its defaults (style, config)
     overlays = got["graphs"][0]["tasksData"]["edgeOverlaysDataListLeftPane"][0]["overlays"]
     assert len(overlays) == len(ours["graphs"][0]["tasksData"]["edgeOverlaysDataListLeftPane"][0]["overlays"]) > 0
+
+
+def test_validation_overlay_marks_unsupported_layers_grey(tmp_path: Path) -> None:
+    from ir_runner.view.overlays import GREY
+    from tests.helpers.irbuild import IRBuilder
+
+    b = IRBuilder("unknown")
+    x = b.parameter("x", "f32", "4")
+    odd = b.layer("Frobnicate", "opset1", [x], out_specs=[("FP32", [4])], name="odd")
+    b.result(b.layer("Relu", "opset1", [odd], name="relu"), "out")
+    analysis = analyse(str(b.write(tmp_path, "unknown")))
+    graphs = model_graphs(analysis)
+    results = validation_overlay(validation_data(analysis), graphs).data["main"]["results"]
+    names = {n["id"]: attrs(n["attrs"])["layer name"] for n in graphs["graphs"][0]["nodes"]}
+    marked = {names[node]: (r["value"], r["bgColor"]) for node, r in results.items()}
+    assert marked["odd"] == ("unsupported: Frobnicate opset1", GREY)
+    assert marked["relu"] == ("ok", "#e8f5e9")
+    node = next(n for n in graphs["graphs"][0]["nodes"] if n["id"] in names and names[n["id"]] == "odd")
+    assert attrs(node["attrs"])["supported"].startswith("no")
+
+
+@pytest.mark.parametrize("command", ["crosscheck", "bench"])
+def test_crosscheck_and_bench_view_their_own_run(command: str, tmp_path: Path) -> None:
+    if command == "crosscheck":
+        pytest.importorskip("openvino")
+    model = MODELS / "picker.xml"
+    extra = ["--per-layer", "-n", "2"] if command == "bench" else []
+    result = invoke(command, model, "--input", MODELS / "picker.inputs.npz", *extra, "--view", "--export",
+                    tmp_path / "out", "-q", debug=False)
+    assert result.exit_code == (1 if command == "crosscheck" else 0), result.output  # picker diverges on CPU
+    files = sorted(p.name for p in (tmp_path / "out").iterdir())
+    graphs = json.loads((tmp_path / "out" / "graph.json").read_text())
+    names = {n["id"]: attrs(n["attrs"])["layer name"] for n in graphs["graphs"][0]["nodes"]}
+    if command == "crosscheck":
+        assert files == ["graph.json", "overlay-crosscheck-log10-max-abs-error-vs-cpu-f32.json",
+                         "overlay-crosscheck-status-vs-cpu-f32.json"]
+        assert "first divergence: layer 'pick'" in result.output  # the report first, then the files
+        status = json.loads((tmp_path / "out" / files[2]).read_text())["main"]["results"]
+        first = [names[node] for node, r in status.items() if r["value"].startswith("first divergence")]
+        assert first == ["pick"]
+    else:
+        assert files == ["graph.json", "overlay-bench-mean-ms-per-run.json", "overlay-bench-share-of-time.json"]
+        shares = json.loads((tmp_path / "out" / files[2]).read_text())["main"]["results"]
+        assert sum(r["value"] for r in shares.values()) == pytest.approx(100, abs=0.1)
