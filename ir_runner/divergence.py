@@ -51,7 +51,7 @@ from __future__ import annotations
 import math
 import os
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -60,6 +60,10 @@ from .model import Model, load
 from .record import Record
 from .state import State
 from .types import element_type_of
+
+if TYPE_CHECKING:
+    from .graph import Graph
+    from .infer import Inference
 
 AGREE, DIVERGES, INHERITED, UNOBSERVABLE = "agree", "diverges", "inherited", "not observable"
 EXPLAINED = "explained"
@@ -355,7 +359,11 @@ def decompressions(model: Model) -> list[Decompression]:
     Subtract -> Multiply -> Convert f32`` weights) and read by a computed layer. ir-run computes them in the
     IR's types, OpenVINO's devices in their inference precision. What ``run --ref`` says when outputs
     differ."""
-    inference, graph = model.inference, model.graph
+    return decompression_results(model.graph, model.inference)
+
+
+def decompression_results(graph: Graph, inference: Inference) -> list[Decompression]:
+    """:func:`decompressions` of a graph and its inference (the viewer groups these subgraphs)."""
     narrowest: dict[str, int | None] = {}  # constant layers: the fewest float mantissa bits on their path
     found = []
     for layer_id in graph.order:

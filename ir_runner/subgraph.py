@@ -75,6 +75,13 @@ class Subgraph(Body):
             raise found.with_traceback(None)
         return found
 
+    def latest_inference(self) -> Inference | None:
+        """The body's most recent inference that succeeded (for its owner's input specs), or None: what the
+        viewer shows of a body."""
+        with self._lock:
+            found = [inference for inference in self._inferences.values() if not isinstance(inference, IRError)]
+        return found[-1] if found else None
+
     def infer(self, specs: dict[str, TensorSpec], values: dict[str, np.ndarray] | None = None
               ) -> dict[str, TensorSpec]:
         inference = self._inference(specs, values)

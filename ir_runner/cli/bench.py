@@ -20,6 +20,7 @@ from .formats import number, table
 from .inputs import bind_inputs
 from .options import InputOptions
 from .run import binding_rows, binding_text, load_model
+from .view import ViewOptions, open_view
 
 DEFAULT_ITERATIONS = 100
 
@@ -97,7 +98,20 @@ def measure(call: Callable[[], Any], iterations: int | None, seconds: float | No
     return latencies
 
 
-def bench_command(options: BenchOptions) -> None:
+def bench_command(options: BenchOptions, view: ViewOptions | None = None) -> None:
+    """Time the model and print it; with ``view`` (needs ``per_layer``), then show the times in the viewer."""
+    if view is not None:
+        from ..view.server import require_model_explorer
+
+        require_model_explorer()  # before the work: without it the result could not be shown
+    result = bench_result(options)
+    emit("bench", result, render_bench)
+    if view is not None:
+        open_view(options.model, options.weights, options.strict, view, bench=result["per_layer"])
+
+
+def bench_result(options: BenchOptions) -> dict[str, Any]:
+    """What ``bench`` prints, as JSON-ready data."""
     model = load_model(options.model, options.weights, options.strict, options.memory_limit)
     bound = bind_inputs(model, options.inputs)
     feeds = {b.info.name: b.array for b in bound.bindings}
@@ -115,7 +129,7 @@ def bench_command(options: BenchOptions) -> None:
                               "timing": _statistics(latencies, options)}
     if layers is not None:
         result["per_layer"] = layers
-    emit("bench", result, render_bench)
+    return result
 
 
 def _statistics(latencies: list[float], options: BenchOptions) -> dict[str, Any]:

@@ -9,6 +9,7 @@ import click
 
 from .common import EXIT_CODES_HELP, json_option, quiet_option
 from .options import input_options, model_options, pop_input_options
+from .view import pop_view, view_options
 
 
 def _seconds(_ctx, _param, value: str | None) -> float | None:
@@ -34,6 +35,9 @@ def _seconds(_ctx, _param, value: str | None) -> float | None:
               help="Run for this long instead (10, 10s, 500ms, 2min).")
 @click.option("--percentiles", default="50,90,95,99", show_default=True, help="Latency percentiles to report.")
 @click.option("--per-layer", is_flag=True, help="Also time each layer (ir-run runs each layer itself).")
+@click.option("--view", "show", is_flag=True, help="Then show the per-layer times in the viewer (ir-run view; needs"
+              " pip install 'ir-run[view]'); with --per-layer.")
+@view_options
 @json_option
 @quiet_option
 def bench(**kw: Any) -> None:
@@ -43,4 +47,7 @@ def bench(**kw: Any) -> None:
     if kw["iterations"] is not None and kw["seconds"] is not None:
         raise click.UsageError("give --iterations or --time, not both")
     kw["percentiles"] = parse_percentiles(kw["percentiles"])
-    bench_command(BenchOptions(inputs=pop_input_options(kw), **kw))
+    view = pop_view(kw)
+    if view is not None and not kw["per_layer"]:
+        raise click.UsageError("--view shows the per-layer times: add --per-layer")
+    bench_command(BenchOptions(inputs=pop_input_options(kw), **kw), view)

@@ -8,6 +8,7 @@ import click
 
 from .common import EXIT_CODES_HELP, json_option, quiet_option
 from .options import input_options, model_options, pop_input_options
+from .view import pop_view, view_options
 
 
 @click.command(epilog=EXIT_CODES_HELP)
@@ -24,6 +25,9 @@ from .options import input_options, model_options, pop_input_options
 @click.option("--strict-representations", is_flag=True, help="Count a layer output that differs only as the device"
               " represents it (a 64-bit integer held in 32 bits) as a divergence.")
 @click.option("--all", "show_all", is_flag=True, help="List every layer output, not only those that differ.")
+@click.option("--view", "show", is_flag=True, help="Then show the result in the viewer (ir-run view; needs"
+              " pip install 'ir-run[view]').")
+@view_options
 @json_option
 @quiet_option
 def crosscheck(**kw: Any) -> None:
@@ -41,4 +45,5 @@ def crosscheck(**kw: Any) -> None:
     """
     from .crosscheck import CrosscheckOptions, crosscheck_command
 
-    crosscheck_command(CrosscheckOptions(inputs=pop_input_options(kw), **kw))
+    view = pop_view(kw)
+    crosscheck_command(CrosscheckOptions(inputs=pop_input_options(kw), **kw), view)

@@ -26,7 +26,7 @@ from .common import (
 )
 
 COMMANDS = ("bench", "compare", "completion", "crosscheck", "gen-inputs", "generate", "inspect", "precision", "replay",
-            "run", "validate")
+            "run", "validate", "view")
 
 
 class IRRunGroup(click.Group):

@@ -23,6 +23,7 @@ from .formats import shape_text, table
 from .inputs import bind_inputs
 from .options import InputOptions
 from .run import binding_rows, binding_text, load_model
+from .view import ViewOptions, open_view
 
 
 class CrosscheckOptions(Record):
@@ -49,7 +50,22 @@ class CrosscheckOptions(Record):
         self.strict_representations = strict_representations
 
 
-def crosscheck_command(options: CrosscheckOptions) -> None:
+def crosscheck_command(options: CrosscheckOptions, view: ViewOptions | None = None) -> None:
+    """Run the crosscheck and print it; with ``view``, then show it in the viewer (before the exit code)."""
+    if view is not None:
+        from ..view.server import require_model_explorer
+
+        require_model_explorer()  # before the work: without it the result could not be shown
+    result = crosscheck_result(options)
+    try:
+        emit("crosscheck", result, lambda r: render_crosscheck(r, options.show_all))
+    finally:  # (emit exits with the result's code: the view is served first)
+        if view is not None:
+            open_view(options.model, options.weights, options.strict, view, crosscheck=result)
+
+
+def crosscheck_result(options: CrosscheckOptions) -> dict[str, Any]:
+    """What ``crosscheck`` prints, as JSON-ready data (``exit_code`` set when a layer diverges)."""
     from ..device import import_openvino
 
     import_openvino()  # before any input is read or generated: without it nothing can be compared
@@ -65,7 +81,7 @@ def crosscheck_command(options: CrosscheckOptions) -> None:
                               "inputs": binding_rows(bound), **report_data(report)}
     if not report.ok:
         result["exit_code"] = EXIT_COMPARISON
-    emit("crosscheck", result, lambda r: render_crosscheck(r, options.show_all))
+    return result
 
 
 def render_crosscheck(result: dict[str, Any], show_all: bool = False) -> str:

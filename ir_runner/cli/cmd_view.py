@@ -1,0 +1,40 @@
+"""``ir-run view MODEL``: the model's graph in Google's Model Explorer, with ir-run's findings laid over it."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+
+from .common import EXIT_CODES_HELP, quiet_option
+from .options import input_options, model_options, pop_input_options
+from .view import OVERLAYS, pop_view_options, view_options
+
+
+@click.command(epilog=EXIT_CODES_HELP)
+@model_options
+@click.option("--overlay", "overlays", multiple=True, type=click.Choice(OVERLAYS),
+              help="Lay findings over the graph (repeatable): validate (mismatching ports, unsupported layers),"
+                   " crosscheck (error per layer against --device, the first divergence selected), bench (time"
+                   " per layer and its share).")
+@input_options(fill="random")
+@click.option("--device", default="CPU", show_default=True, help="The OpenVINO device of --overlay crosscheck.")
+@click.option("--precision", type=click.Choice(["f32", "f16", "bf16"]), default="f32", show_default=True,
+              help="The device's INFERENCE_PRECISION_HINT for --overlay crosscheck.")
+@click.option("--iterations", "-n", type=click.IntRange(min=1), default=10, show_default=True,
+              help="Runs timed per layer for --overlay bench.")
+@view_options
+@quiet_option
+def view(**kw: Any) -> None:
+    """Show MODEL's graph in Google's Model Explorer (pip install 'ir-run[view]'), served on localhost.
+
+    Every layer with its type-version, attributes and declared and inferred port specs; groups from the
+    layer names' module prefixes; Const weights folded into their consumers; decompression subgraphs as one
+    group; bodies as subgraphs; variable readers and writers linked. Each --overlay is a node data layer
+    (pick it in the viewer's node data panel). Inputs for crosscheck and bench are random unless given.
+    Exit 5 when the view extra is not installed (--export needs no extra).
+    """
+    from .view import show_model
+
+    show_model(kw.pop("model"), kw.pop("weights"), kw.pop("strict"), kw.pop("memory_limit"), pop_input_options(kw),
+               pop_view_options(kw), **kw)

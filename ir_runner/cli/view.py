@@ -1,0 +1,127 @@
+"""``view``: a model's graph in Model Explorer with ``validate``, ``crosscheck`` and ``bench --per-layer`` laid
+over it; also what ``crosscheck --view`` and ``bench --per-layer --view`` call with their own results."""
+
+from __future__ import annotations
+
+import socket
+from pathlib import Path
+from typing import Any
+
+import click
+
+from ..record import Record
+from .common import info, write_stdout
+from .options import InputOptions
+
+OVERLAYS = ("validate", "crosscheck", "bench")
+FIRST_PORT = 8080  # Model Explorer's own default; the first free port from here on is taken
+
+
+class ViewOptions(Record):
+    """How to show a view: the server's ``port`` (None: the first free one from 8080), whether to open a
+    browser, and ``export``: a folder to write the JSON files to instead of serving them."""
+
+    __slots__ = ("port", "open_browser", "export")
+
+    def __init__(self, port: int | None = None, open_browser: bool = True, export: str | None = None) -> None:
+        self.port = port
+        self.open_browser = open_browser
+        self.export = export
+
+
+def view_options(function):
+    """``--port``, ``--no-browser`` and ``--export DIR``."""
+    decorators = [
+        click.option("--port", type=click.IntRange(1, 65535), help="The viewer's port (default: the first free one"
+                     f" from {FIRST_PORT})."),
+        click.option("--no-browser", is_flag=True, help="Serve the view without opening a browser."),
+        click.option("--export", type=click.Path(file_okay=False), metavar="DIR",
+                     help="Write graph.json and one overlay-*.json per overlay into DIR instead of serving them"
+                          " (Model Explorer loads them later; needs no viewer installed)."),
+    ]
+    for decorator in reversed(decorators):
+        function = decorator(function)
+    return function
+
+
+def pop_view_options(kw: dict[str, Any]) -> ViewOptions:
+    """The ``view_options`` values, taken out of a command's keyword arguments."""
+    return ViewOptions(kw.pop("port"), not kw.pop("no_browser"), kw.pop("export"))
+
+
+def pop_view(kw: dict[str, Any]) -> ViewOptions | None:
+    """``--view`` and the ``view_options`` of ``crosscheck`` and ``bench``, taken out of their keyword arguments:
+    None without ``--view`` (the view options then are a usage error)."""
+    show, options = kw.pop("show"), pop_view_options(kw)
+    if not show and (options.port is not None or not options.open_browser or options.export is not None):
+        raise click.UsageError("--port, --no-browser and --export go with --view")
+    return options if show else None
+
+
+def show_model(model: str, weights: str | None, strict: bool, memory_limit: int | None, inputs: InputOptions,
+               options: ViewOptions, overlays: tuple[str, ...], device: str, precision: str, iterations: int) -> None:
+    """``ir-run view``: run what the overlays need, then :func:`open_view`."""
+    if options.export is None:
+        from ..view.server import require_model_explorer
+
+        require_model_explorer()  # before the work: without it nothing can be shown
+    crosscheck = bench = None
+    if "crosscheck" in overlays:
+        from .crosscheck import CrosscheckOptions, crosscheck_result
+
+        crosscheck = crosscheck_result(CrosscheckOptions(model, weights, strict, memory_limit, inputs, device,
+                                                         precision))
+        first = crosscheck["first_divergence"]
+        info(f"crosscheck: first divergence: layer '{first['layer']}' (id {first['id']})" if first
+             else "crosscheck: no divergence")
+    if "bench" in overlays:
+        from .bench import BenchOptions, bench_result
+
+        bench = bench_result(BenchOptions(model, weights, strict, memory_limit, inputs, warmup=1,
+                                          iterations=iterations, per_layer=True))["per_layer"]
+    open_view(model, weights, strict, options, validate="validate" in overlays, crosscheck=crosscheck, bench=bench)
+
+
+def open_view(model: str, weights: str | None, strict: bool, options: ViewOptions, *, validate: bool = False,
+              crosscheck: dict[str, Any] | None = None, bench: list[dict[str, Any]] | None = None) -> None:
+    """Build the view of ``model`` with the overlays asked for (``crosscheck``: its result; ``bench``: its
+    per-layer rows), then export it or serve it until interrupted."""
+    from ..report import analyse, validation_data
+    from ..view.graph_json import model_graphs
+    from ..view.overlays import Overlay, bench_overlays, crosscheck_overlays, node_ids, validation_overlay
+    from ..view.server import View, export, require_model_explorer, serve
+
+    if options.export is None:
+        require_model_explorer()
+    analysis = analyse(model, weights, strict=strict)
+    if analysis.graph is None:
+        raise analysis.errors[0]
+    first = crosscheck["first_divergence"] if crosscheck else None
+    graphs = model_graphs(analysis)
+    selected = node_ids(graphs).get(first["id"]) if first else None
+    overlays: list[Overlay] = []
+    if validate:
+        overlays.append(validation_overlay(validation_data(analysis), graphs))
+    if crosscheck is not None:
+        overlays += crosscheck_overlays(crosscheck, graphs)
+    if bench is not None:
+        overlays += bench_overlays(bench, graphs)
+    view = View(Path(model).name, graphs, overlays, selected)
+    if options.export is not None:
+        for path in export(view, options.export):
+            write_stdout(str(path))
+        return
+    port = options.port if options.port is not None else free_port()
+    info(f"serving the view on port {port}; Ctrl+C stops it")
+    serve(view, port, options.open_browser, announce=lambda address: write_stdout(f"view: {address}"))
+
+
+def free_port() -> int:
+    """The first port from 8080 nothing listens on (else one the system picks)."""
+    for port in range(FIRST_PORT, FIRST_PORT + 20):
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+            if probe.connect_ex(("localhost", port)) != 0:
+                return port
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        probe.bind(("localhost", 0))
+        return probe.getsockname()[1]
