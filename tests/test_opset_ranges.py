@@ -130,3 +130,16 @@ def test_opset16_still_serves_every_operation_and_opset17_its_own():
                      name="to_int"))
     (converted,) = ir_runner.load(*b.build()).run({"x": np.array([1.5, -2], np.float32)}).values()
     assert converted.tolist() == [1, -2]
+
+
+def test_every_operation_of_every_opset_openvino_can_build_is_declared(tables):
+    """Issue 23: no gap. Every (type, opset) pair of OpenVINO's tables is served by some declaration of ir-run, so
+    an operation OpenVINO adds (or one never implemented) fails here, naming the class and the opsets."""
+    missing: dict[str, list[int]] = {}
+    for number, table in sorted(tables.items()):
+        for name, version_id in table.items():
+            type_name = {v: k for k, v in _NAMES.items()}.get(name, name)
+            if lookup(type_name, f"opset{number}") is None:
+                missing.setdefault(f"{name}-{version_id.removeprefix('opset')}", []).append(number)
+    assert not missing, "not declared: " + ", ".join(f"{label} (opset{opsets[0]}..opset{opsets[-1]})"
+                                                     for label, opsets in sorted(missing.items()))
