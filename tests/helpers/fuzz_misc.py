@@ -6,7 +6,7 @@ Multinomial, ErfInv, ...): registered into ``fuzz_ops.GENERATORS``, so ``scripts
 from __future__ import annotations
 
 import numpy as np
-from openvino import opset16
+from openvino import opset16, opset17
 
 from tests.helpers.fuzz_ops import CPU_TYPES, Case, exact, op
 
@@ -26,3 +26,22 @@ def gen_sparse_fill(case: Case, name: str):
         case.input(et, case.values(et, [count], finite=True), p_const=0.1),
         case.input(it, np.array([rows, cols]), p_const=0.5, p_dyn=0.3),
         case.input(it, pairs, p_const=0.5, p_dyn=0.3), case.input(et, case.values(et, [], finite=True)))]
+
+
+@op("ErfInv")
+def gen_erfinv(case: Case, name: str):
+    """Random f32 tensors in and around [-1, 1] (ones, zeros, NaN, infinities) against the CPU plugin, within its
+    measured 2e-4 relative of the reference's formula (tests/ops/test_erfinv.py compares with the formula itself)."""
+    case.oracle = "cpu"
+    shape = case.shape(3)
+    x = case.np.uniform(-1.05, 1.05, shape)
+    x = np.where(case.np.random(shape) < 0.05, case.np.choice([0.0, 1.0, -1.0, np.nan, np.inf], shape), x)
+
+    def compare(got, want, _index):
+        g, w = got.astype(np.float64), want.astype(np.float64)
+        assert np.array_equal(np.isnan(g), np.isnan(w)), "NaNs differ"
+        finite = np.isfinite(g)
+        assert np.array_equal(g[~finite & ~np.isnan(g)], w[~finite & ~np.isnan(g)]), "infinities differ"
+        np.testing.assert_allclose(w[finite], g[finite], rtol=2e-4, atol=0)
+    case.compare = compare
+    return [opset17.erfinv(case.input("f32", x.astype(np.float32), p_const=0.1))]
