@@ -6,9 +6,10 @@ Multinomial, ErfInv, ...): registered into ``fuzz_ops.GENERATORS``, so ``scripts
 from __future__ import annotations
 
 import numpy as np
-from openvino import opset16, opset17
+from openvino import opset4, opset16, opset17
 
-from tests.helpers.fuzz_ops import CPU_TYPES, Case, exact, op
+from ir_runner.ops.ctc_loss import BOUND
+from tests.helpers.fuzz_ops import CPU_TYPES, NP, Case, exact, op
 
 
 @op("SparseFillEmptyRows")
@@ -45,3 +46,29 @@ def gen_erfinv(case: Case, name: str):
         np.testing.assert_allclose(w[finite], g[finite], rtol=2e-4, atol=0)
     case.compare = compare
     return [opset17.erfinv(case.input("f32", x.astype(np.float32), p_const=0.1))]
+
+
+@op("CTCLoss")
+def gen_ctc_loss(case: Case, name: str):
+    """Random f32 logits, lengths, labels (never blank), every attribute, with or without blank_index, against
+    the CPU plugin within ctc_loss.BOUND. Label lengths are at least 1: the CPU plugin crashes on 0 (2026.4.1)."""
+    case.oracle = "cpu"
+    batch, time, classes = case.rng.randint(1, 3), case.rng.randint(1, 8), case.rng.randint(2, 6)
+    blank = case.rng.randrange(classes)
+    it = case.rng.choice(["i32", "i64"])
+    frames = case.np.integers(1, time + 1, batch)
+    labels = case.np.integers(0, classes, (batch, time))
+    labels = np.where(labels == blank, (blank + 1) % classes, labels)
+    counts = np.array([case.rng.randint(1, f) for f in frames])
+    args = [case.input("f32", (case.np.standard_normal((batch, time, classes)) * 3).astype(np.float32), p_const=0),
+            case.input(it, frames.astype(NP[it])), case.input(it, labels.astype(NP[it])),
+            case.input(it, counts.astype(NP[it])),
+            case.input(it, np.array(blank, NP[it]), p_dyn=0) if blank != classes - 1 or case.rng.random() < 0.5
+            else None]
+
+    def compare(got, want, _index):
+        assert np.array_equal(np.isinf(got), np.isinf(want)), (got, want)
+        finite = np.isfinite(want)
+        np.testing.assert_allclose(got[finite], want[finite], rtol=BOUND, atol=1e-6)
+    case.compare = compare
+    return [opset4.ctc_loss(*args, case.rng.random() < 0.5, case.rng.random() < 0.5, case.rng.random() < 0.3)]
