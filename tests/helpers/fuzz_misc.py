@@ -6,10 +6,14 @@ Multinomial, ErfInv, ...): registered into ``fuzz_ops.GENERATORS``, so ``scripts
 from __future__ import annotations
 
 import numpy as np
-from openvino import opset4, opset16, opset17
+import openvino as ov
+from openvino import opset1, opset4, opset8, opset13, opset16, opset17
 
 from ir_runner.ops.ctc_loss import BOUND
+from ir_runner.ops.roi_align import Arith
 from tests.helpers.fuzz_ops import CPU_TYPES, NP, Case, exact, op
+from tests.helpers.node_eval import BF16, evaluate
+from tests.helpers.optest import _tensor
 
 
 @op("SparseFillEmptyRows")
@@ -72,3 +76,57 @@ def gen_ctc_loss(case: Case, name: str):
         np.testing.assert_allclose(got[finite], want[finite], rtol=BOUND, atol=1e-6)
     case.compare = compare
     return [opset4.ctc_loss(*args, case.rng.random() < 0.5, case.rng.random() < 0.5, case.rng.random() < 0.3)]
+
+
+def _uniform(et, shape, seeds):
+    """OpenVINO's RandomUniform-8 reference: the numbers the Multinomial reference draws."""
+    low, high = (ov.op.Constant(_tensor(np.array(v, NP[et]))) for v in (0, 1))
+    node = opset8.random_uniform(opset1.constant(np.array(shape, np.int64)), low, high, et, *seeds)
+    return evaluate(node, []).reshape(shape)
+
+
+def multinomial_reference(probs, count, replacement, log_probs, seeds, et):
+    """The reference's loop, element by element in T (f16/bf16: each operation through float)."""
+    t = NP[et]
+
+    def r(v):  # (bf16: ov::bfloat16's rounding, which roi_align.Arith reproduces, checked there against evaluate)
+        wide = np.array(v, np.float64 if t == np.float64 else np.float32)
+        return Arith(BF16).of(wide) if t == BF16 else wide.astype(t)
+
+    batch, classes = probs.shape
+    uniform = _uniform(et, [batch, count], seeds)
+    out = np.zeros((batch, count), np.int64)
+    for i in range(batch):
+        values = [r(np.exp(np.float64(v)) if t == np.float64 else np.exp(np.float32(v))) if log_probs else v
+                  for v in probs[i]]
+        cdf = [values[0]]
+        for v in values[1:]:
+            cdf.append(r(float(cdf[-1]) + float(v)))
+        cdf = [r(float(c) / float(cdf[-1])) for c in cdf]
+        for j in range(count):
+            chosen = next((k for k in range(classes) if float(uniform[i, j]) <= float(cdf[k])), None)
+            out[i, j] = chosen or 0
+            if replacement or chosen is None:
+                continue
+            p = r(float(cdf[chosen]) - float(cdf[chosen - 1])) if chosen else cdf[0]
+            divisor = r(1 - float(p))
+            with np.errstate(all="ignore"):  # (the last class drawn: 0 / 0, as in C++)
+                cdf = [r(np.float64(r(float(c) - float(p)) if k >= chosen else c) / np.float64(divisor))
+                       for k, c in enumerate(cdf)]
+    return out
+
+
+@op("Multinomial")
+def gen_multinomial(case: Case, name: str):
+    """Random probabilities or log-probabilities of every float type, seeds, counts, with or without replacement,
+    bit for bit against the reference's loop (:func:`multinomial_reference`, OpenVINO's RandomUniform numbers)."""
+    et = case.rng.choice(["f32", "f16", "bf16", "f64"])
+    replacement, log_probs = case.rng.random() < 0.5, case.rng.random() < 0.5
+    batch, classes = case.rng.randint(1, 3), case.rng.randint(1, 6)
+    count = case.rng.randint(1, 8 if replacement else classes)
+    probs = case.np.random((batch, classes)) + 0.01
+    probs = (np.log(probs) if log_probs else probs).astype(NP[et])
+    seeds = (case.rng.randrange(1, 2**40), case.rng.randrange(2**40))
+    case.oracle = lambda xml, feeds: [multinomial_reference(probs, count, replacement, log_probs, seeds, et)]
+    return [opset13.multinomial(case.input(et, probs, p_const=0), case.index_input(np.array([count])), "i64",
+                                replacement, log_probs, *seeds)]
