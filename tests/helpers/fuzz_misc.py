@@ -8,6 +8,7 @@ from __future__ import annotations
 import numpy as np
 import openvino as ov
 from openvino import opset1, opset4, opset8, opset13, opset16, opset17
+from openvino.utils.node_factory import NodeFactory
 
 from ir_runner.ops.ctc_loss import BOUND
 from ir_runner.ops.roi_align import Arith
@@ -130,3 +131,23 @@ def gen_multinomial(case: Case, name: str):
     case.oracle = lambda xml, feeds: [multinomial_reference(probs, count, replacement, log_probs, seeds, et)]
     return [opset13.multinomial(case.input(et, probs, p_const=0), case.index_input(np.array([count])), "i64",
                                 replacement, log_probs, *seeds)]
+
+
+@op("OneHot16")
+def gen_one_hot16(case: Case, name: str):
+    """OneHot-16 in both negative_indices_modes against the reference: indices from -depth-2 to depth+1."""
+    et, it = case.rng.choice(["f32", "i32", "f16", "i64", "boolean"]), case.rng.choice(["i32", "i64"])
+    shape, depth = case.shape(3), case.rng.randint(0, 5)
+    indices = case.values(it, shape, low=-depth - 2, high=depth + 1)
+    return [opset16.one_hot(case.input(it, indices), case.const(it, depth), case.const(et, case.values(et, [])),
+                            case.const(et, case.values(et, [])), case.rng.randint(-len(shape) - 1, len(shape)),
+                            negative_indices_mode=case.rng.choice(["ignore_negative", "normalize"]))]
+
+
+@op("Xor")
+def gen_xor(case: Case, name: str):
+    """opset1's Xor on broadcast boolean tensors against the reference."""
+    shape = case.shape(4)
+    other = [1 if case.rng.random() < 0.3 else d for d in shape[case.rng.randint(0, len(shape)):]]
+    a, b = (case.input("boolean", case.values("boolean", s)) for s in (shape, other))
+    return [NodeFactory("opset1").create("Xor", [a, b], {"auto_broadcast": "numpy"})]
