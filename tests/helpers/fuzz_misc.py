@@ -11,6 +11,7 @@ from openvino import opset1, opset4, opset8, opset13, opset16, opset17
 from openvino.utils.node_factory import NodeFactory
 
 from ir_runner.ops.ctc_loss import BOUND
+from ir_runner.ops.istft import BOUND as ISTFT_BOUND
 from ir_runner.ops.roi_align import Arith
 from tests.helpers.fuzz_ops import CPU_TYPES, NP, Case, exact, op
 from tests.helpers.node_eval import BF16, evaluate
@@ -151,3 +152,23 @@ def gen_xor(case: Case, name: str):
     other = [1 if case.rng.random() < 0.3 else d for d in shape[case.rng.randint(0, len(shape)):]]
     a, b = (case.input("boolean", case.values("boolean", s)) for s in (shape, other))
     return [NodeFactory("opset1").create("Xor", [a, b], {"auto_broadcast": "numpy"})]
+
+
+@op("ISTFT")
+def gen_istft(case: Case, name: str):
+    """Random f32 frames, windows, frame sizes and steps (constant or fed), center, normalized, signal_length,
+    against the CPU plugin within istft.BOUND of the largest output."""
+    case.oracle = "cpu"
+    size, frames = case.rng.randint(1, 12), case.rng.randint(1, 6)
+    step, window = case.rng.randint(1, size + 2), case.rng.randint(1, size)
+    batch = [case.rng.randint(1, 3)] if case.rng.random() < 0.5 else []
+    data = case.np.standard_normal([*batch, size // 2 + 1, frames, 2]).astype(np.float32)
+    length = case.index_input(np.int64(case.rng.randint(0, 30))) if case.rng.random() < 0.3 else None
+
+    def compare(got, want, _index):
+        assert got.shape == want.shape
+        assert np.abs(got - want).max(initial=0) <= ISTFT_BOUND * np.abs(want).max(initial=0), (got, want)
+    case.compare = compare
+    return [opset16.istft(case.input("f32", data, p_const=0), case.input("f32", case.np.random(window).astype(
+        np.float32) + 0.1, p_const=0.3), case.index_input(np.int64(size)), case.index_input(np.int64(step)),
+        case.rng.random() < 0.5, case.rng.random() < 0.5, length)]
