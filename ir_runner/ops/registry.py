@@ -34,7 +34,8 @@ BUILTIN_MODULES = ("io", "convert", "select", "gather", "reduce", "matmul", "con
                    "embedding", "grid_sample", "col2im", "search", "nms", "batch_space", "sequence", "scatter_extra",
                    "inverse", "roi_align", "roi_pool", "random_uniform", "unique", "quantize", "convert_like",
                    "prior_box", "yolo", "detection_output", "color", "decode", "variables", "strings",
-                   "sparse_fill", "erfinv", "ctc_loss", "multinomial", "one_hot", "legacy", "istft")
+                   "sparse_fill", "erfinv", "ctc_loss", "multinomial", "one_hot", "legacy", "istft",
+                   "binary_conv")
 
 _REGISTRY: dict[str, list[OpDef]] = {}
 _loaded = False

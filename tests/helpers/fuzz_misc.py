@@ -172,3 +172,56 @@ def gen_istft(case: Case, name: str):
     return [opset16.istft(case.input("f32", data, p_const=0), case.input("f32", case.np.random(window).astype(
         np.float32) + 0.1, p_const=0.3), case.index_input(np.int64(size)), case.index_input(np.int64(step)),
         case.rng.random() < 0.5, case.rng.random() < 0.5, length)]
+
+
+def u1_constant(bits):
+    """A u1 Constant of these bits (OpenVINO's packing: the first element in the most significant bit)."""
+    tensor = ov.Tensor(ov.Type.u1, ov.Shape(list(bits.shape)))
+    packed = np.packbits(bits.reshape(-1).astype(np.uint8))  # (the first element in the most significant bit)
+    tensor.data.view(np.uint8)[: packed.size] = packed
+    return ov.op.Constant(tensor)
+
+
+def binary_conv_reference(x, bits, strides, pads, dilations, pad_value):
+    """The reference's loop: per output, per input channel, popcount of equal bits, ``sum += 2 * popcount - K``
+    (f32 data: every count exact)."""
+    n, c, h, w = x.shape
+    o, _, kh, kw = bits.shape
+    (pb_h, pb_w), (pe_h, pe_w) = pads
+    oh = (h + pb_h + pe_h - (dilations[0] * (kh - 1) + 1)) // strides[0] + 1
+    ow = (w + pb_w + pe_w - (dilations[1] * (kw - 1) + 1)) // strides[1] + 1
+    out = np.zeros((n, o, oh, ow), np.float32)
+    for b in range(n):
+        for f in range(o):
+            for i in range(oh):
+                for j in range(ow):
+                    total = 0
+                    for ch in range(c):
+                        count = 0
+                        for y in range(kh):
+                            for z in range(kw):
+                                r = i * strides[0] - pb_h + y * dilations[0]
+                                s = j * strides[1] - pb_w + z * dilations[1]
+                                value = x[b, ch, r, s] if 0 <= r < h and 0 <= s < w else np.float32(pad_value)
+                                count += value == bits[f, ch, y, z]
+                        total += 2 * count - kh * kw
+                    out[b, f, i, j] = total
+    return out
+
+
+@op("BinaryConvolution")
+def gen_binary_convolution(case: Case, name: str):
+    """Random bits, strides, dilations, pads and pad values, 0/1 data with a few other values, against the
+    reference's loop (:func:`binary_conv_reference`)."""
+    channels, outs = case.rng.randint(1, 3), case.rng.randint(1, 3)
+    kernel = [case.rng.randint(1, 3), case.rng.randint(1, 3)]
+    strides, dilations = [case.rng.randint(1, 2) for _ in range(2)], [case.rng.randint(1, 2) for _ in range(2)]
+    pads = ((case.rng.randint(0, 1), case.rng.randint(0, 1)), (case.rng.randint(0, 1), case.rng.randint(0, 1)))
+    shape = [case.rng.randint(1, 2), channels] + [case.rng.randint(k * 2, 6) for k in kernel]
+    bits = case.np.random([outs, channels, *kernel]) < 0.5
+    x = (case.np.random(shape) < 0.5).astype(np.float32)
+    x[case.np.random(shape) < 0.05] = 0.5
+    pad_value = case.rng.choice([0.0, 1.0, -1.0])
+    case.oracle = lambda xml, feeds: [binary_conv_reference(x, bits, strides, pads, dilations, pad_value)]
+    return [opset1.binary_convolution(case.input("f32", x, p_const=0), u1_constant(bits), strides, list(pads[0]),
+                                      list(pads[1]), dilations, "xnor-popcount", pad_value)]
