@@ -225,3 +225,41 @@ def gen_binary_convolution(case: Case, name: str):
     case.oracle = lambda xml, feeds: [binary_conv_reference(x, bits, strides, pads, dilations, pad_value)]
     return [opset1.binary_convolution(case.input("f32", x, p_const=0), u1_constant(bits), strides, list(pads[0]),
                                       list(pads[1]), dilations, "xnor-popcount", pad_value)]
+
+
+@op("GroupedMatMul")
+def gen_grouped_matmul(case: Case, name: str):
+    """3-D x 3-D or 2-D x 3-D with random (sometimes empty) groups, f32 within K·2⁻²⁴·Σ|a·b| of a float64
+    computation, i32 exact (wrapping)."""
+    et = case.rng.choice(["f32", "i32"])
+    groups, rows, n, k = case.rng.randint(1, 3), case.rng.randint(0, 6), case.rng.randint(1, 4), case.rng.randint(1, 8)
+    b = case.values(et, [groups, n, k], low=-20, high=20) if et == "i32" else case.np.standard_normal(
+        [groups, n, k]).astype(np.float32)
+    three = case.rng.random() < 0.5
+    a_shape = [groups, rows, k] if three else [rows, k]
+    a = case.values(et, a_shape, low=-20, high=20) if et == "i32" else case.np.standard_normal(a_shape).astype(
+        np.float32)
+    ends = np.sort(case.np.integers(0, rows + 1, groups))
+
+    def direct(xml, feeds):
+        wa, wb = a.astype(np.float64), b.astype(np.float64)
+        if three:
+            return [np.einsum("gmk,gnk->gmn", wa, wb).astype(NP[et])]
+        out, start = np.zeros((rows, n)), 0
+        for g, end in enumerate(ends):
+            out[start:end] = wa[start:end] @ wb[g].T
+            start = end
+        return [out.astype(NP[et])]  # (f32: the float64 products rounded once; i32: exact, |values| < 2**31)
+
+    def compare(got, want, _index):
+        if et == "i32":
+            assert got.tolist() == want.tolist()
+        else:
+            size = np.abs(a).max(initial=0) * np.abs(b).max(initial=0) * k
+            assert np.abs(got - want).max(initial=0) <= (k + 1) * 2.0**-24 * size
+    case.oracle, case.compare = direct, compare
+    args = [case.input(et, a), case.input(et, b)]
+    if not three or case.rng.random() < 0.3:
+        it = case.rng.choice(["i32", "i64"])
+        args.append(case.input(it, ends.astype(NP[it]), p_const=0.5, p_dyn=0))
+    return [opset17.grouped_matmul(*args)]

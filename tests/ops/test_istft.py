@@ -13,6 +13,7 @@ from openvino import opset1, opset15, opset16  # noqa: E402
 
 import ir_runner  # noqa: E402
 from ir_runner.ops.istft import BOUND, OPS  # noqa: E402
+from ir_runner.types import ELEMENT_TYPES, PartialShape, TensorSpec  # noqa: E402
 from tests.helpers.cpu_oracle import cpu_outputs  # noqa: E402
 from tests.helpers.irbuild import IRBuilder  # noqa: E402
 from tests.helpers.optest import check_inference, check_output_shapes, write_ir  # noqa: E402
@@ -139,10 +140,8 @@ def test_invalid_models_are_refused_naming_the_layer(size, step, window, message
 
 def test_batch_rule():
     (op,) = OPS
-
-    class Spec:
-        def __init__(self, rank):
-            self.shape = type("S", (), {"rank": rank})()
-
-    assert op.batch({}, [Spec(4), Spec(1), Spec(0), Spec(0)], None, [0, None, None, None]) == [0]
-    assert isinstance(op.batch({}, [Spec(3), Spec(1), Spec(0), Spec(0)], None, [0, None, None, None]), str)
+    scalar = TensorSpec(ELEMENT_TYPES["i64"], PartialShape.of(()))
+    window = TensorSpec(ELEMENT_TYPES["f32"], PartialShape.of((4,)))
+    four, three = (TensorSpec(ELEMENT_TYPES["f32"], PartialShape.of((2, 5, 6, 2)[4 - rank:])) for rank in (4, 3))
+    assert op.batch({}, [four, window, scalar, scalar], None, [0, None, None, None]) == [0]
+    assert isinstance(op.batch({}, [three, window, scalar, scalar], None, [0, None, None, None]), str)
