@@ -5,6 +5,8 @@ Multinomial, ErfInv, ...): registered into ``fuzz_ops.GENERATORS``, so ``scripts
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import openvino as ov
 from openvino import opset1, opset4, opset8, opset13, opset16, opset17
@@ -16,6 +18,8 @@ from ir_runner.ops.roi_align import Arith
 from tests.helpers.fuzz_ops import CPU_TYPES, NP, Case, exact, op
 from tests.helpers.node_eval import BF16, evaluate
 from tests.helpers.optest import _tensor
+
+F = np.float32
 
 
 @op("SparseFillEmptyRows")
@@ -263,3 +267,61 @@ def gen_grouped_matmul(case: Case, name: str):
         it = case.rng.choice(["i32", "i64"])
         args.append(case.input(it, ends.astype(NP[it]), p_const=0.5, p_dyn=0))
     return [opset17.grouped_matmul(*args)]
+
+
+def _nv12_cast(value, dtype):
+    """``static_cast<T>(float)``: u8 truncates (values are already rounded), bf16 as ov::bfloat16 rounds."""
+    if dtype == np.uint8:
+        return np.uint8(value)
+    if dtype == BF16:
+        return Arith(np.dtype(dtype)).of(np.array([value], F))[0]
+    return np.array([value], F).astype(dtype)[0]
+
+
+def nv12_reference(image, bgr, single):
+    """The reference's loops, one pixel at a time with f32 scalars."""
+    dtype = image.dtype
+    integral = dtype == np.uint8
+
+    def rnd(a):
+        return F(math.copysign(math.floor(abs(float(a)) + 0.5), float(a))) if math.isfinite(a) else a
+
+    def clip(a):
+        a = rnd(a) if integral else a
+        a = F(0) if a < 0 else a
+        return _nv12_cast(F(255) if F(255) < a else a, dtype)
+
+    n, h, w, _ = image.shape
+    y = np.zeros((n, h, w), dtype)
+    uv = np.zeros((n, h // 2, w // 2, 2), dtype)
+    for b in range(n):
+        for i in range(0, h, 2):
+            for j in range(0, w, 2):
+                sums = [F(0), F(0)]
+                for di in range(2):
+                    for dj in range(2):
+                        px = image[b, i + di, j + dj].astype(F)
+                        r, g, bl = (px[2], px[1], px[0]) if bgr else (px[0], px[1], px[2])
+                        y[b, i + di, j + dj] = clip(F(0.257) * r + F(0.504) * g + F(0.098) * bl + F(16))
+                        u = clip(F(-0.148) * r - F(0.291) * g + F(0.439) * bl + F(128))
+                        v = clip(F(0.439) * r - F(0.368) * g - F(0.071) * bl + F(128))
+                        sums = [sums[0] + F(u), sums[1] + F(v)]
+                for k in range(2):
+                    mean = sums[k] / F(4)
+                    uv[b, i // 2, j // 2, k] = _nv12_cast(rnd(mean) if integral else mean, dtype)
+    if not single:
+        return [y[..., None], uv]
+    return [np.concatenate([y, uv.reshape(n, h // 2, w)], axis=1)[..., None]]
+
+
+@op("RGBtoNV12", "BGRtoNV12")
+def gen_to_nv12(case: Case, name: str):
+    """Random images of every computed type (u8 0..255, floats around [0, 255] with NaN), both plane layouts,
+    against the reference's loop (:func:`nv12_reference`)."""
+    et = case.rng.choice(["u8", "f32", "f16", "bf16", "f64"])
+    shape = [case.rng.randint(1, 2), 2 * case.rng.randint(1, 3), 2 * case.rng.randint(1, 3), 3]
+    image = case.values(et, shape, low=0, high=255) if et == "u8" else \
+        case.np.uniform(-10, 270, shape).astype(NP[et])
+    single = case.rng.random() < 0.5
+    case.oracle = lambda xml, feeds: nv12_reference(image, name.startswith("BGR"), single)
+    return [NodeFactory("opset17").create(name, [case.input(et, image, p_const=0)], {"single_plane": single})]
