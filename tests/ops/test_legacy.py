@@ -1,6 +1,7 @@
 """Older versions served by newer declarations: Xor-1 (opset1's LogicalXor; served in opset1 only, inferred as
 OpenVINO infers it, values bit for bit against its reference with broadcasting, non-boolean inputs refused naming
-the layer) and DeformableConvolution-1 (opset1..opset7; against the CPU plugin within v8's bound)."""
+the layer), DeformableConvolution-1 (opset1..opset7; against the CPU plugin within v8's bound) and Interpolate-1
+(opset1..opset3; against the CPU plugin, which runs it as Interpolate-4)."""
 
 from __future__ import annotations
 
@@ -79,3 +80,49 @@ def test_deformable_convolution_1_near_the_cpu_plugins(group, dgroup, strides, p
     assert np.abs(got - want).max() <= bound
     assert lookup("DeformableConvolution", "opset7").label == "DeformableConvolution-1"
     assert lookup("DeformableConvolution", "opset8").label == "DeformableConvolution-8"
+
+
+def _interpolate1(tmp_path, shape, target, attrs):
+    x = opset1.parameter(shape, ov.Type.f32, name="x")
+    x.output(0).get_tensor().set_names({"x"})
+    node = opset1.interpolate(x, opset1.constant(np.array(target, np.int64)), attrs)
+    return write_ir(node, [x], tmp_path), node
+
+
+@pytest.mark.parametrize("mode", ["nearest", "linear", "cubic"])
+@pytest.mark.parametrize("align_corners", [True, False])
+@pytest.mark.parametrize(("shape", "axes", "target", "pads"), [
+    ([1, 2, 4, 5], [2, 3], [7, 3], None), ([2, 3, 6], [2], [10], None),
+    ([1, 2, 4, 5], [3], [9], ([0, 0, 0, 1], [0, 0, 0, 2])),
+    ([1, 1, 3, 4, 5], [2, 4], [5, 8], None), ([3, 5], [0, 1], [2, 8], None),
+])
+def test_interpolate_1_near_the_cpu_plugins(mode, align_corners, shape, axes, target, pads, tmp_path):
+    """As the CPU plugin runs it (converted to Interpolate-4): every mode, align_corners or not, with and without
+    pads on resized axes, ranks 2 to 5; within 1e-5 (a few f32 ULP of the weights' sums)."""
+    attrs = {"axes": axes, "mode": mode, "align_corners": align_corners}
+    if pads:
+        attrs.update(pads_begin=pads[0], pads_end=pads[1])
+    path, node = _interpolate1(tmp_path, shape, target, attrs)
+    check_inference(path)
+    x = np.random.default_rng(len(shape)).standard_normal(shape).astype(np.float32)
+    (got,) = ir_runner.load(str(path)).run({"x": x}).values()
+    (want,) = cpu_outputs(path, {"x": x})
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("shape", [[1, 2, -1, 4], [1, 2, ov.Dimension(2, 5), 4], ov.PartialShape.dynamic()])
+def test_interpolate_1_shapes_as_openvino_infers_them(shape, tmp_path):
+    path, node = _interpolate1(tmp_path, ov.PartialShape(shape) if isinstance(shape, list) else shape, [8],
+                               {"axes": [3], "mode": "linear"})
+    check_inference(path)
+    check_output_shapes(path, node)
+
+
+@pytest.mark.parametrize(("attrs", "message"), [
+    ({"mode": "area"}, "mode 'area': no OpenVINO plugin runs it"),
+    ({"mode": "nearest", "pads_begin": [1, 0, 0, 0]}, "pad axes that are not resized"),
+])
+def test_interpolate_1_unsupported_cases_name_the_layer(attrs, message, tmp_path):
+    path, _ = _interpolate1(tmp_path, [1, 2, 4, 4], [8], {"axes": [3], **attrs})
+    with pytest.raises(ir_runner.UnsupportedError, match=r"Interpolate-1.*" + message):
+        ir_runner.load(str(path))
