@@ -13,16 +13,28 @@
   ``half_pixel`` for linear without pads unless the axes are {2, 3} of a 4-D input, else ``asymmetric``.
   ``area`` (which no plugin runs) and pads on axes that are not resized (which the shapes of Interpolate-1 and
   Interpolate-4 disagree on) are refused as unsupported. Within Interpolate-4's bound of the CPU plugin.
+- NonMaxSuppression-1 (opset1..opset2), -3 (opset3) and -4 (opset4): NonMaxSuppression-5's selection (OpenVINO's
+  plugins convert them to it), ``selected_indices`` only (i64; -3 and -4: ``output_type``), one row per selected
+  box, as the CPU plugin returns it. OpenVINO declares a static row count: ``min(boxes, max_output_boxes_per_class
+  * classes)`` for -1 and -3, ``min(boxes, max_output_boxes_per_class) * batches * classes`` for -4 (with no -1
+  padding of the unused rows at run time, in the CPU plugin): ir-run infers those counts at load and the exact
+  count once the inputs' values are known, as for version 5. Bit-exact against the CPU plugin.
 """
 
 from __future__ import annotations
 
 from ..errors import UnsupportedError
-from ..types import DYNAMIC_DIM, DYNAMIC_SHAPE, PartialShape, TensorSpec
+from ..types import DYNAMIC_DIM, DYNAMIC_SHAPE, Dim, PartialShape, TensorSpec
 from .api import Attr, OpContext, OpDef
 from .binary import TABLE, _declare
 from .conv import _COMMON, deformable, infer_deformable
 from .interpolate import Resize, _batch_rule
+from .nms import ATTRS as NMS_ATTRS
+from .nms import NAMES as NMS_NAMES
+from .nms import ROLES as NMS_ROLES
+from .nms import _batch as _nms_batch
+from .nms import _infer as _infer_nms
+from .nms import non_max_suppression
 from .window import batch_axis_zero
 
 
@@ -82,6 +94,32 @@ def interpolate1(data, target_spatial_shape, **params):
     return Resize(data.shape, data.dtype, target_spatial_shape, None, **params)(data)
 
 
+def _infer_nms_old(version: int):
+    def infer(ctx: OpContext):
+        outputs, params = _infer_nms(ctx, 5)
+        if all(ctx.const_value(i) is not None for i in range(len(ctx.inputs))):
+            return outputs[:1], params  # (the exact count)
+        boxes, scores = ctx.inputs[0].shape.dims, ctx.inputs[1].shape.dims
+        most = ctx.const_value(2) if len(ctx.inputs) > 2 else None
+        rows = DYNAMIC_DIM
+        if boxes is not None and most is not None and boxes[1].is_static:
+            most = int(most.reshape(-1)[0])
+            if version < 4 and (scores is None or scores[1].is_static):
+                per_class = scores[1].lo if scores is not None else None
+                if per_class is not None:
+                    rows = Dim(min(boxes[1].lo, most * per_class), min(boxes[1].lo, most * per_class))
+            elif version == 4 and scores is not None and None not in (scores[0].hi, scores[1].hi):
+                count = min(boxes[1].lo, most) * scores[0].hi * scores[1].hi
+                rows = Dim(count, count)
+        return [TensorSpec(outputs[0].element_type, PartialShape((rows, Dim(3, 3))))], params
+    return infer
+
+
+def selected_indices(*inputs, **params):
+    """NonMaxSuppression-1/3/4: NonMaxSuppression-5's ``selected_indices`` (see the module docstring)."""
+    return non_max_suppression(*inputs, **params)[0]
+
+
 OPS = (
     _xor(),
     OpDef("DeformableConvolution", 1, 1, 7, ("data", "offsets", "filters"), infer_deformable, deformable,
@@ -90,4 +128,8 @@ OPS = (
           roles=("data", "sizes"), batch=_batch_rule, exact=False,
           attrs=(Attr("axes"), Attr("mode", None, INTERPOLATE1_MODES), Attr("align_corners", "true", ("true", "false")),
                  Attr("antialias", "false", ("true", "false")), Attr("pads_begin", "0"), Attr("pads_end", "0"))),
+) + tuple(
+    OpDef("NonMaxSuppression", version, first, last, NMS_NAMES[:5], _infer_nms_old(version), selected_indices,
+          roles=NMS_ROLES[:5], attrs=NMS_ATTRS if version > 1 else NMS_ATTRS[:2], min_inputs=2, batch=_nms_batch)
+    for version, first, last in ((1, 1, 2), (3, 3, 3), (4, 4, 4))
 )

@@ -1,7 +1,8 @@
 """Older versions served by newer declarations: Xor-1 (opset1's LogicalXor; served in opset1 only, inferred as
 OpenVINO infers it, values bit for bit against its reference with broadcasting, non-boolean inputs refused naming
 the layer), DeformableConvolution-1 (opset1..opset7; against the CPU plugin within v8's bound) and Interpolate-1
-(opset1..opset3; against the CPU plugin, which runs it as Interpolate-4)."""
+(opset1..opset3; against the CPU plugin, which runs it as Interpolate-4), NonMaxSuppression-1/3/4 (bit for bit
+against the CPU plugin)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import numpy as np
 import pytest
 
 ov = pytest.importorskip("openvino")
-from openvino import opset1  # noqa: E402
+from openvino import opset1, opset3, opset4  # noqa: E402
 from openvino.utils.node_factory import NodeFactory  # noqa: E402
 
 import ir_runner  # noqa: E402
@@ -126,3 +127,44 @@ def test_interpolate_1_unsupported_cases_name_the_layer(attrs, message, tmp_path
     path, _ = _interpolate1(tmp_path, [1, 2, 4, 4], [8], {"axes": [3], **attrs})
     with pytest.raises(ir_runner.UnsupportedError, match=r"Interpolate-1.*" + message):
         ir_runner.load(str(path))
+
+
+def _nms(tmp_path, version, shapes, consts, attrs):
+    make = {1: opset1.non_max_suppression, 3: opset3.non_max_suppression, 4: opset4.non_max_suppression}[version]
+    b = opset1.parameter(shapes[0], ov.Type.f32, name="boxes")
+    s = opset1.parameter(shapes[1], ov.Type.f32, name="scores")
+    for p in (b, s):
+        p.output(0).get_tensor().set_names({p.get_friendly_name()})
+    values = [opset1.constant(np.int64(consts[0])), opset1.constant(np.float32(consts[1])),
+              opset1.constant(np.float32(consts[2]))]
+    node = make(b, s, *values, *attrs)
+    return write_ir(node, [b, s], tmp_path), node
+
+
+@pytest.mark.parametrize("version", [1, 3, 4])
+@pytest.mark.parametrize("encoding", ["corner", "center"])
+@pytest.mark.parametrize("descending", [True, False])
+def test_non_max_suppression_old_versions_equal_the_cpu_plugins(version, encoding, descending, tmp_path):
+    """Versions 1, 3 and 4 select as version 5 (the plugins convert them): the CPU plugin's rows, bit for bit,
+    over random boxes, thresholds and counts; the declared row count is OpenVINO's static one."""
+    rng = np.random.default_rng(version)
+    attrs = (encoding, descending) if version == 1 else (encoding, descending, "i32" if version == 3 else "i64")
+    for trial in range(4):
+        boxes = rng.random((2, 7, 4)).astype(np.float32)
+        boxes[..., 2:] += boxes[..., :2] * (1 if encoding == "corner" else 0)
+        scores = rng.random((2, 3, 7)).astype(np.float32)
+        consts = (int(rng.integers(0, 6)), float(rng.uniform(0, 0.7)), float(rng.uniform(0, 0.9)))
+        path, node = _nms(tmp_path, version, ([2, 7, 4], [2, 3, 7]), consts, attrs)
+        check_inference(path)
+        (got,) = ir_runner.load(str(path)).run({"boxes": boxes, "scores": scores}).values()
+        (want,) = cpu_outputs(path, {"boxes": boxes, "scores": scores})
+        assert got.dtype == want.dtype and got.tolist() == want.tolist(), trial
+
+
+@pytest.mark.parametrize("version", [1, 3, 4])
+@pytest.mark.parametrize("shapes", [([2, -1, 4], [2, 3, -1]), ([-1, 7, 4], [-1, -1, 7]), ([2, 7, 4], [2, 3, 7])])
+def test_non_max_suppression_old_versions_shapes_as_openvino_infers_them(version, shapes, tmp_path):
+    attrs = ("corner", True) if version == 1 else ("corner", True, "i64")
+    path, node = _nms(tmp_path, version, shapes, (3, 0.5, 0.1), attrs)
+    check_inference(path)
+    check_output_shapes(path, node)
