@@ -325,3 +325,29 @@ def gen_to_nv12(case: Case, name: str):
     single = case.rng.random() < 0.5
     case.oracle = lambda xml, feeds: nv12_reference(image, name.startswith("BGR"), single)
     return [NodeFactory("opset17").create(name, [case.input(et, image, p_const=0)], {"single_plane": single})]
+
+
+@op("ExperimentalDetectronTopKROIs")
+def gen_topk_rois(case: Case, name: str):
+    """Random rois with distinct probabilities (ties have no specified order), max_rois up to N (past N the CPU
+    plugin's rows are unwritten memory), against the CPU plugin."""
+    case.oracle, case.compare = "cpu", exact
+    count = case.rng.randint(1, 9)
+    probs = (case.np.permutation(count) / count).astype(np.float32)
+    rois = case.np.standard_normal((count, 4)).astype(np.float32)
+    return [NodeFactory("opset6").create("ExperimentalDetectronTopKROIs", [case.input("f32", rois),
+                                         case.input("f32", probs)], {"max_rois": case.rng.randint(0, count)})]
+
+
+@op("ExperimentalDetectronPriorGridGenerator")
+def gen_prior_grid(case: Case, name: str):
+    """Random priors, feature map and image sizes, strides or none, flattened or not, against the CPU plugin."""
+    case.oracle, case.compare = "cpu", exact
+    height, width = case.rng.randint(1, 5), case.rng.randint(1, 5)
+    attrs = {"flatten": case.rng.random() < 0.5, "h": 0, "w": 0,
+             "stride_x": case.rng.choice([0.0, 0.0, 2.5, 7.0]), "stride_y": case.rng.choice([0.0, 0.0, 1.75])}
+    inputs = [case.input("f32", case.np.standard_normal((case.rng.randint(1, 4), 4)).astype(np.float32) * 8),
+              case.input("f32", np.zeros((1, 2, height, width), np.float32), p_const=0),
+              case.input("f32", np.zeros((1, 3, case.rng.randint(8, 50), case.rng.randint(8, 50)), np.float32),
+                         p_const=0)]
+    return [NodeFactory("opset6").create("ExperimentalDetectronPriorGridGenerator", inputs, attrs)]

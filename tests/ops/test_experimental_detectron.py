@@ -1,0 +1,111 @@
+"""ExperimentalDetectronTopKROIs-6 and ExperimentalDetectronPriorGridGenerator-6: shapes as OpenVINO infers them,
+values bit for bit against its CPU plugin (the core nodes have no evaluate), the corners (fewer rois than
+max_rois, strides, grids that differ from the feature map), errors naming the layer."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+ov = pytest.importorskip("openvino")
+from openvino import opset1  # noqa: E402
+from openvino.utils.node_factory import NodeFactory  # noqa: E402
+
+import ir_runner  # noqa: E402
+from tests.helpers.cpu_oracle import cpu_outputs  # noqa: E402
+from tests.helpers.irbuild import IRBuilder  # noqa: E402
+from tests.helpers.optest import check_inference, check_output_shapes, write_ir  # noqa: E402
+
+D = ov.Dimension
+
+
+def _params(**shapes):
+    params = []
+    for name, shape in shapes.items():
+        p = opset1.parameter(ov.PartialShape.dynamic() if shape is None else shape, ov.Type.f32, name=name)
+        p.output(0).get_tensor().set_names({name})
+        params.append(p)
+    return params
+
+
+def _topk(tmp_path, rois_shape, probs_shape, k):
+    params = _params(rois=rois_shape, probs=probs_shape)
+    node = NodeFactory("opset6").create("ExperimentalDetectronTopKROIs", [p.output(0) for p in params],
+                                        {"max_rois": k})
+    return write_ir(node, params, tmp_path), node
+
+
+@pytest.mark.parametrize(("count", "k"), [(9, 4), (6, 6), (3, 5), (1, 1)])
+def test_topk_rois_equal_the_cpu_plugins(count, k, tmp_path):
+    rng = np.random.default_rng(count)
+    path, _ = _topk(tmp_path, [count, 4], [count], k)
+    check_inference(path)
+    rois = rng.standard_normal((count, 4)).astype(np.float32)
+    probs = rng.permutation(count).astype(np.float32) / count  # (distinct: the order of ties is unspecified)
+    (got,) = ir_runner.load(str(path)).run({"rois": rois, "probs": probs}).values()
+    (want,) = cpu_outputs(path, {"rois": rois, "probs": probs})
+    kept = min(count, k)
+    assert got.shape == want.shape and got[:kept].tolist() == want[:kept].tolist()
+    assert not got[kept:].any()  # (the CPU plugin leaves those rows unwritten)
+
+
+def test_topk_rois_ties_keep_the_input_order(tmp_path):
+    path, _ = _topk(tmp_path, [4, 4], [4], 3)
+    rois = np.arange(16, dtype=np.float32).reshape(4, 4)
+    (got,) = ir_runner.load(str(path)).run({"rois": rois, "probs": np.array([0.5, 0.9, 0.5, 0.5], np.float32)}
+                                           ).values()
+    assert got[:, 0].tolist() == [4, 0, 8]
+
+
+@pytest.mark.parametrize(("rois", "probs"), [([-1, 4], [-1]), (None, [5]), ([D(2, 6), 4], None)])
+def test_topk_rois_shapes_as_openvino_infers_them(rois, probs, tmp_path):
+    path, node = _topk(tmp_path, rois, probs, 3)
+    check_inference(path)
+    check_output_shapes(path, node)
+
+
+def _grid(tmp_path, shapes, attrs):
+    params = _params(priors=shapes[0], feature=shapes[1], image=shapes[2])
+    node = NodeFactory("opset6").create("ExperimentalDetectronPriorGridGenerator", [p.output(0) for p in params],
+                                        {"flatten": True, "h": 0, "w": 0, "stride_x": 0.0, "stride_y": 0.0, **attrs})
+    return write_ir(node, params, tmp_path), node
+
+
+@pytest.mark.parametrize("attrs", [{}, {"flatten": False}, {"stride_x": 3.5}, {"stride_y": 2.25, "flatten": False},
+                                   {"h": 4, "w": 5}])
+def test_prior_grid_equals_the_cpu_plugins(attrs, tmp_path):
+    path, node = _grid(tmp_path, ([3, 4], [1, 2, 4, 5], [1, 3, 30, 41]), attrs)
+    check_inference(path)
+    feeds = {"priors": np.random.default_rng(0).standard_normal((3, 4)).astype(np.float32) * 9,
+             "feature": np.zeros((1, 2, 4, 5), np.float32), "image": np.zeros((1, 3, 30, 41), np.float32)}
+    (got,) = ir_runner.load(str(path)).run(feeds).values()
+    (want,) = cpu_outputs(path, feeds)
+    assert got.shape == want.shape and got.tobytes() == want.tobytes()
+
+
+@pytest.mark.parametrize("shapes", [([-1, 4], [1, 2, -1, 5], [1, 3, 32, 40]), ([3, 4], [1, 2, D(2, 4), 5], None),
+                                    (None, None, None)])
+@pytest.mark.parametrize("flatten", [True, False])
+def test_prior_grid_shapes_as_openvino_infers_them(shapes, flatten, tmp_path):
+    path, node = _grid(tmp_path, shapes, {"flatten": flatten})
+    check_inference(path)
+    check_output_shapes(path, node)
+
+
+def test_a_grid_other_than_the_feature_map_is_refused(tmp_path):
+    path, _ = _grid(tmp_path, ([3, 4], [1, 2, 4, 5], [1, 3, 32, 40]), {"h": 2, "w": 3})
+    with pytest.raises(ir_runner.UnsupportedError, match=r"ExperimentalDetectronPriorGridGenerator-6.*h=2 differs"):
+        ir_runner.load(str(path))
+
+
+@pytest.mark.parametrize(("shapes", "message"), [
+    (("5,4", "6"), r"rois has 5 rows, rois_probs 6"), (("5,3", "5"), "rois must have 4 coordinates"),
+    (("5,4", "5,1"), r"rois_probs must be 1-D \[N\]"),
+])
+def test_topk_rois_invalid_models_are_refused_naming_the_layer(shapes, message):
+    b = IRBuilder("topk")
+    inputs = [b.parameter("rois", "f32", shapes[0]), b.parameter("probs", "f32", shapes[1])]
+    b.result(b.layer("ExperimentalDetectronTopKROIs", "opset6", inputs, attrs={"max_rois": "3"},
+                     out_specs=[("FP32", [3, 4])], name="top"))
+    with pytest.raises(ir_runner.InferenceError, match=r"layer 'top' \(ExperimentalDetectronTopKROIs-6.*" + message):
+        ir_runner.load(*b.build())
