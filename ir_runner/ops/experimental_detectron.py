@@ -11,6 +11,13 @@
   OpenVINO's shape uses the feature map while its kernels loop over ``h``/``w`` (writing past the output, or
   leaving rows unwritten).
 
+- ExperimentalDetectronROIFeatureExtractor-6: each roi (``[N, 4]``, x0 y0 x1 y1) is pooled from one pyramid level
+  (``feature_maps``: ``[1, C, H_l, W_l]``): ``floor(log2(sqrt(area) / 224 + 1e-6) + 2)`` clamped to the levels, by
+  Caffe2's ROIAlign (spatial scale ``1 / pyramid_scales[l]``, ``output_size`` bins a side, ``sampling_ratio``
+  samples a bin side or ``ceil(size / output_size)``, ``aligned``: half-pixel offset; rois at least 1x1; samples
+  more than one pixel outside count 0), every step in f32 in the reference's order; a roi of area <= 0 has zero
+  features. Outputs: the features ``[N, C, output_size, output_size]`` and the rois, copied.
+
 OpenVINO's core nodes have no ``evaluate``: values equal its CPU plugin's, bit for bit.
 """
 
@@ -114,6 +121,111 @@ def prior_grid(priors: np.ndarray, feature_map: np.ndarray, im_data: np.ndarray,
     return out.reshape(-1, 4) if flatten else out
 
 
+# -- ExperimentalDetectronROIFeatureExtractor-6 -------------------------------------------------------------------
+
+def infer_roi_feature(ctx: OpContext):
+    et = _float_inputs(ctx, tuple(range(len(ctx.inputs))))
+    rois = _rank(ctx, 0, 2, "[N, 4]")
+    if rois is not None and not rois[1].contains(4):
+        ctx.fail(f"rois must have 4 coordinates (dim 1), got {rois[1]}", position=0)
+    channels = DYNAMIC_DIM
+    for position in range(1, len(ctx.inputs)):
+        shape = ctx.inputs[position].shape
+        if shape.rank not in (None, 4):
+            ctx.fail(f"feature map {position - 1} must be 4-D [1, C, H, W], got {shape.brief()}", position=position)
+        if shape.rank is None:
+            continue
+        if not shape.dims[0].contains(1):
+            ctx.fail(f"feature map {position - 1} must have batch 1, got {shape.dims[0]}", position=position)
+        merged = merge_dims(channels, shape.dims[1])
+        if merged is None:
+            ctx.fail(f"every pyramid level must have the same channels, got {channels} and {shape.dims[1]}",
+                     position=position)
+        channels = merged
+    size = ctx.attr_int("output_size", 0)
+    scales = ctx.attr_floats("pyramid_scales")
+    if len(scales) < len(ctx.inputs) - 1:
+        ctx.fail(f"pyramid_scales={scales} has fewer scales than the {len(ctx.inputs) - 1} feature maps")
+    count = rois[0] if rois is not None else DYNAMIC_DIM
+    params = {"output_size": size, "sampling_ratio": ctx.attr_int("sampling_ratio", 0), "scales": tuple(scales),
+              "aligned": ctx.attr_bool("aligned", False)}
+    return [TensorSpec(et, PartialShape((count, channels, Dim(size, size), Dim(size, size)))),
+            TensorSpec(et, PartialShape((count, Dim(4, 4))))], params
+
+
+def _levels(rois: np.ndarray, levels: int) -> np.ndarray:
+    f32 = np.float32
+    with np.errstate(invalid="ignore", divide="ignore"):
+        area = (rois[:, 2] - rois[:, 0]) * (rois[:, 3] - rois[:, 1])
+        scaled = np.log2(np.sqrt(area) / f32(224) + f32(1e-6))  # (f32: sqrtf, log2f in double rounded once)
+        level = np.clip(np.floor(scaled + f32(2)), 0, levels - 1)
+    return np.where(area > 0, level, levels).astype(np.int64)
+
+
+def _samples(start: np.float32, step: np.float32, bins: np.ndarray, grid: int) -> np.ndarray:
+    """``start + bin * step + (i + 0.5) * step / grid`` per (bin, i), in f32 and the reference's order."""
+    f32 = np.float32
+    return (start + bins[:, None] * step) + (np.arange(grid, dtype=f32)[None, :] + f32(0.5)) * step / f32(grid)
+
+
+def _align(feature: np.ndarray, rois: np.ndarray, scale: np.float32, size: int, ratio: int, aligned: bool):
+    """Caffe2's ROIAlign of ``rois`` [n, 4] on ``feature`` [C, H, W], in f32 as the reference -> [n, C, size, size]."""
+    f32 = np.float32
+    channels, height, width = feature.shape
+    offset = f32(0.5) if aligned else f32(0)
+    flat = feature.reshape(channels, -1)
+    out = np.zeros((rois.shape[0], channels, size, size), f32)
+    bins = np.arange(size, dtype=f32)
+    for n, (x0, y0, x1, y1) in enumerate(rois):
+        start_w, start_h, end_w, end_h = x0 * scale - offset, y0 * scale - offset, x1 * scale - offset, \
+            y1 * scale - offset
+        roi_w, roi_h = max(end_w - start_w, f32(1)), max(end_h - start_h, f32(1))
+        bin_h, bin_w = roi_h / f32(size), roi_w / f32(size)
+        grid_h = ratio if ratio > 0 else int(np.ceil(roi_h / f32(size)))
+        grid_w = ratio if ratio > 0 else int(np.ceil(roi_w / f32(size)))
+        y = _samples(start_h, bin_h, bins, grid_h).reshape(size, 1, grid_h, 1)
+        x = _samples(start_w, bin_w, bins, grid_w).reshape(1, size, 1, grid_w)
+        y, x = np.broadcast_arrays(y, x)  # [size, size, grid_h, grid_w]
+        outside = (y < -1) | (y > height) | (x < -1) | (x > width)
+        y, x = np.maximum(y, f32(0)), np.maximum(x, f32(0))
+        y_low, x_low = y.astype(np.int64), x.astype(np.int64)
+        y_edge, x_edge = y_low >= height - 1, x_low >= width - 1
+        y_low, x_low = np.where(y_edge, height - 1, y_low), np.where(x_edge, width - 1, x_low)
+        y_high, x_high = np.where(y_edge, y_low, y_low + 1), np.where(x_edge, x_low, x_low + 1)
+        y, x = np.where(y_edge, y_low.astype(f32), y), np.where(x_edge, x_low.astype(f32), x)
+        ly, lx = y - y_low.astype(f32), x - x_low.astype(f32)
+        hy, hx = f32(1) - ly, f32(1) - lx
+        weights = [np.where(outside, f32(0), w) for w in (hy * hx, hy * lx, ly * hx, ly * lx)]
+        places = [np.where(outside, 0, p) for p in (y_low * width + x_low, y_low * width + x_high,
+                                                      y_high * width + x_low, y_high * width + x_high)]
+        total = np.zeros((channels, size, size), f32)
+        for iy in range(grid_h):
+            for ix in range(grid_w):
+                term = weights[0][:, :, iy, ix] * flat[:, places[0][:, :, iy, ix]]
+                for k in (1, 2, 3):
+                    term = term + weights[k][:, :, iy, ix] * flat[:, places[k][:, :, iy, ix]]
+                total = total + term
+        out[n] = total / f32(grid_h * grid_w)
+    return out
+
+
+def roi_feature_extractor(rois: np.ndarray, *feature_maps: np.ndarray, output_size: int, sampling_ratio: int,
+                          scales: tuple[float, ...], aligned: bool) -> tuple[np.ndarray, np.ndarray]:
+    """ExperimentalDetectronROIFeatureExtractor-6 (see the module docstring)."""
+    f32 = np.float32
+    boxes = rois.astype(f32)
+    level = _levels(boxes, len(feature_maps))
+    channels = feature_maps[0].shape[1]
+    out = np.zeros((rois.shape[0], channels, output_size, output_size), f32)
+    for index, feature in enumerate(feature_maps):
+        chosen = np.flatnonzero(level == index)
+        if chosen.size:
+            out[chosen] = _align(feature[0].astype(f32), boxes[chosen], f32(1) / f32(scales[index]), output_size,
+                                 sampling_ratio, aligned)
+    cast = Arith(rois.dtype).of if rois.dtype.itemsize < 4 else (lambda a: a.astype(rois.dtype))
+    return cast(out), rois.copy()
+
+
 OPS = (
     OpDef("ExperimentalDetectronTopKROIs", 6, 6, LATEST_OPSET, ("rois", "rois_probs"), infer_topk_rois, topk_rois,
           attrs=(Attr("max_rois", "0"),),
@@ -123,4 +235,9 @@ OPS = (
           attrs=(Attr("flatten", "true", ("true", "false")), Attr("h", "0"), Attr("w", "0"), Attr("stride_x", "0"),
                  Attr("stride_y", "0")),
           batch=lambda *a: "the grid does not depend on the batch (its output has no batch axis)"),
+    OpDef("ExperimentalDetectronROIFeatureExtractor", 6, 6, LATEST_OPSET, ("rois", "feature_maps"), infer_roi_feature,
+          roi_feature_extractor, variadic=True,
+          attrs=(Attr("output_size"), Attr("sampling_ratio"), Attr("pyramid_scales"), Attr("aligned", "false",
+                                                                                        ("true", "false"))),
+          batch=lambda *a: "rois are assigned to pyramid levels of one image (their rows are not a batch)"),
 )

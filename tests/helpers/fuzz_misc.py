@@ -351,3 +351,17 @@ def gen_prior_grid(case: Case, name: str):
               case.input("f32", np.zeros((1, 3, case.rng.randint(8, 50), case.rng.randint(8, 50)), np.float32),
                          p_const=0)]
     return [NodeFactory("opset6").create("ExperimentalDetectronPriorGridGenerator", inputs, attrs)]
+
+
+@op("ExperimentalDetectronROIFeatureExtractor")
+def gen_roi_feature_extractor(case: Case, name: str):
+    """Random pyramids, rois of every size (some empty), sampling ratios and alignment, against the CPU plugin."""
+    case.oracle, case.compare = "cpu", exact
+    levels, channels, count = case.rng.randint(1, 3), case.rng.randint(1, 3), case.rng.randint(1, 6)
+    corner, size = case.np.uniform(0, 200, (count, 2)), case.np.uniform(-5, 300, (count, 2))
+    inputs = [case.input("f32", np.concatenate([corner, corner + size], axis=1).astype(np.float32), p_const=0)]
+    inputs += [case.input("f32", case.np.standard_normal((1, channels, case.rng.randint(4, 30), case.rng.randint(
+        4, 30))).astype(np.float32), p_const=0) for _ in range(levels)]
+    attrs = {"output_size": case.rng.randint(1, 3), "sampling_ratio": case.rng.randint(0, 2),
+             "pyramid_scales": [4 * 2**i for i in range(levels)], "aligned": case.rng.random() < 0.5}
+    return [NodeFactory("opset6").create(name, inputs, attrs)]

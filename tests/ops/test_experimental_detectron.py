@@ -1,4 +1,5 @@
-"""ExperimentalDetectronTopKROIs-6 and ExperimentalDetectronPriorGridGenerator-6: shapes as OpenVINO infers them,
+"""ExperimentalDetectronTopKROIs-6, ExperimentalDetectronPriorGridGenerator-6 and
+ExperimentalDetectronROIFeatureExtractor-6: shapes as OpenVINO infers them,
 values bit for bit against its CPU plugin (the core nodes have no evaluate), the corners (fewer rois than
 max_rois, strides, grids that differ from the feature map), errors naming the layer."""
 
@@ -108,4 +109,55 @@ def test_topk_rois_invalid_models_are_refused_naming_the_layer(shapes, message):
     b.result(b.layer("ExperimentalDetectronTopKROIs", "opset6", inputs, attrs={"max_rois": "3"},
                      out_specs=[("FP32", [3, 4])], name="top"))
     with pytest.raises(ir_runner.InferenceError, match=r"layer 'top' \(ExperimentalDetectronTopKROIs-6.*" + message):
+        ir_runner.load(*b.build())
+
+
+def _extractor(tmp_path, rois_shape, maps, attrs):
+    params = _params(rois=rois_shape, **{f"level{i}": shape for i, shape in enumerate(maps)})
+    node = NodeFactory("opset6").create("ExperimentalDetectronROIFeatureExtractor", [p.output(0) for p in params],
+                                        attrs)
+    return write_ir(node, params, tmp_path), node
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_roi_feature_extractor_equals_the_cpu_plugins(seed, tmp_path):
+    """Random pyramids (1-3 levels), rois of every size (some empty or inverted: zero features), sampling ratios
+    0-2, aligned or not: features and rois bit for bit."""
+    rng = np.random.default_rng(seed)
+    levels, channels, count = int(rng.integers(1, 4)), int(rng.integers(1, 4)), int(rng.integers(1, 9))
+    maps = [[1, channels, int(rng.integers(4, 40)), int(rng.integers(4, 40))] for _ in range(levels)]
+    attrs = {"output_size": int(rng.integers(1, 4)), "sampling_ratio": int(rng.integers(0, 3)),
+             "pyramid_scales": [4 * 2**i for i in range(levels)], "aligned": bool(seed % 2)}
+    path, _ = _extractor(tmp_path, [count, 4], maps, attrs)
+    check_inference(path)
+    corner, size = rng.uniform(0, 300, (count, 2)), rng.uniform(-5, 400, (count, 2))
+    feeds = {"rois": np.concatenate([corner, corner + size], axis=1).astype(np.float32),
+             **{f"level{i}": rng.standard_normal(shape).astype(np.float32) for i, shape in enumerate(maps)}}
+    got = list(ir_runner.load(str(path)).run(feeds).values())
+    want = cpu_outputs(path, feeds)
+    assert [g.tobytes() for g in got] == [w.tobytes() for w in want]
+
+
+@pytest.mark.parametrize(("rois", "maps"), [([-1, 4], [[1, -1, 16, 16], [1, 6, 8, 8]]), (None, [[1, 6, 16, 16]]),
+                                            ([D(2, 9), 4], [[1, D(2, 8), 16, 16], [1, D(4, 9), 8, 8]])])
+def test_roi_feature_extractor_shapes_as_openvino_infers_them(rois, maps, tmp_path):
+    path, node = _extractor(tmp_path, rois, maps, {"output_size": 3, "sampling_ratio": 2, "pyramid_scales": [4, 8],
+                                                  "aligned": False})
+    check_inference(path)
+    check_output_shapes(path, node)
+
+
+@pytest.mark.parametrize(("maps", "message"), [
+    (("1,6,16,16", "1,7,8,8"), "every pyramid level must have the same channels"),
+    (("2,6,16,16", "1,6,8,8"), "feature map 0 must have batch 1"),
+    (("1,6,16", "1,6,8,8"), r"feature map 0 must be 4-D \[1, C, H, W\]"),
+])
+def test_roi_feature_extractor_invalid_models_are_refused_naming_the_layer(maps, message):
+    b = IRBuilder("extractor")
+    inputs = [b.parameter("rois", "f32", "5,4")] + [b.parameter(f"m{i}", "f32", s) for i, s in enumerate(maps)]
+    b.result(b.layer("ExperimentalDetectronROIFeatureExtractor", "opset6", inputs, name="pool",
+                     attrs={"output_size": "3", "sampling_ratio": "2", "pyramid_scales": "4,8", "aligned": "false"},
+                     out_specs=[("FP32", [5, 6, 3, 3]), ("FP32", [5, 4])]))
+    with pytest.raises(ir_runner.InferenceError, match=r"layer 'pool' \(ExperimentalDetectronROIFeatureExtractor-6.*"
+                                                       + message):
         ir_runner.load(*b.build())
