@@ -17,6 +17,13 @@
   samples a bin side or ``ceil(size / output_size)``, ``aligned``: half-pixel offset; rois at least 1x1; samples
   more than one pixel outside count 0), every step in f32 in the reference's order; a roi of area <= 0 has zero
   features. Outputs: the features ``[N, C, output_size, output_size]`` and the rois, copied.
+- ExperimentalDetectronGenerateProposalsSingleImage-6 (as OpenVINO's CPU plugin computes it): each anchor
+  (``[H * W * A, 4]``, rows (h, w, a)) refined by its deltas (``[A * 4, H, W]``: dx, dy, log dw, log dh, the
+  log sizes capped at ``log(1000 / 16)``, box sizes ``x1 - x0 + 1``), clipped to the image (``im_info``: H, W),
+  its score (``[A, H, W]``) zeroed when a side is below ``min_size``; the ``pre_nms_count`` best by score (equal
+  scores in the order libstdc++'s ``std::partial_sort`` leaves them, as the CPU plugin), greedy NMS (IoU with sizes
+  ``x1 - x0``, above ``nms_threshold`` suppressed, overlapping boxes only) up to ``post_nms_count``. Outputs rois
+  ``[post_nms_count, 4]`` and scores ``[post_nms_count]``, zero past the kept ones. All in f32.
 
 OpenVINO's core nodes have no ``evaluate``: values equal its CPU plugin's, bit for bit.
 """
@@ -25,11 +32,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import UnsupportedError
+from ..errors import InputError, UnsupportedError
 from ..types import DYNAMIC_DIM, Dim, ElementType, PartialShape, TensorSpec, merge_dims
 from .api import LATEST_OPSET, Attr, OpContext, OpDef
 from .partial import dim_mul
 from .roi_align import Arith
+from .stl_order import adjust_heap, heap_select
+from .unary import _expf
 
 FLOATS = ("f16", "bf16", "f32", "f64")
 
@@ -226,6 +235,105 @@ def roi_feature_extractor(rois: np.ndarray, *feature_maps: np.ndarray, output_si
     return cast(out), rois.copy()
 
 
+# -- ExperimentalDetectronGenerateProposalsSingleImage-6 -------------------------------------------------------
+
+PROPOSAL_NAMES = ("im_info", "anchors", "deltas", "scores")
+
+
+def infer_proposals(ctx: OpContext):
+    et = _float_inputs(ctx, (0, 1, 2, 3))
+    info, anchors = _rank(ctx, 0, 1, "[3]"), _rank(ctx, 1, 2, "[H * W * A, 4]")
+    deltas, scores = _rank(ctx, 2, 3, "[A * 4, H, W]"), _rank(ctx, 3, 3, "[A, H, W]")
+    if info is not None and not info[0].contains(3):
+        ctx.fail(f"im_info must have 3 elements (height, width, scale), got {info[0]}", position=0)
+    if anchors is not None and not anchors[1].contains(4):
+        ctx.fail(f"anchors must have 4 coordinates (dim 1), got {anchors[1]}", position=1)
+    if deltas is not None and scores is not None:
+        for axis, name in ((1, "heights"), (2, "widths")):
+            if merge_dims(deltas[axis], scores[axis]) is None:
+                ctx.fail(f"the {name} of deltas ({deltas[axis]}) and scores ({scores[axis]}) differ", position=3)
+    post = ctx.attr_int("post_nms_count", 0)
+    params = {"min_size": ctx.attr_float("min_size", 0.0), "nms_threshold": ctx.attr_float("nms_threshold", 0.0),
+              "pre_nms_count": ctx.attr_int("pre_nms_count", 0), "post_nms_count": post}
+    return [TensorSpec(et, PartialShape.of((post, 4))), TensorSpec(et, PartialShape.of((post,)))], params
+
+
+def _refined(anchors, deltas, scores, image_h, image_w, min_size):
+    """The refined boxes [P, 4] and scores [P] in the (h, w, a) order of the anchors, in f32."""
+    f32 = np.float32
+    count, height, width = scores.shape
+    d = deltas.reshape(count, 4, height, width).transpose(2, 3, 0, 1).reshape(-1, 4)  # [(h, w, a), 4]
+    x0, y0, x1, y1 = (anchors[:, i] for i in range(4))
+    ww, hh = x1 - x0 + f32(1), y1 - y0 + f32(1)
+    cx, cy = x0 + f32(0.5) * ww, y0 + f32(0.5) * hh
+    px, py = d[:, 0] * ww + cx, d[:, 1] * hh + cy
+    cap = f32(np.log(1000.0 / 16.0))
+    pw, ph = _expf(np.minimum(d[:, 2], cap)) * ww, _expf(np.minimum(d[:, 3], cap)) * hh
+    boxes = np.stack([px - f32(0.5) * pw, py - f32(0.5) * ph, px + f32(0.5) * pw - f32(1),
+                      py + f32(0.5) * ph - f32(1)], axis=1)
+    limits = np.array([image_w - f32(1), image_h - f32(1)] * 2, f32)
+    boxes = np.maximum(f32(0), np.minimum(boxes, limits))  # (std::max(0, std::min(v, limit)))
+    kept = (f32(min_size) <= boxes[:, 2] - boxes[:, 0] + f32(1)) & (f32(min_size) <= boxes[:, 3] - boxes[:, 1] + f32(1))
+    return boxes, kept.astype(f32) * scores.transpose(1, 2, 0).reshape(-1)
+
+
+def _nms(boxes: np.ndarray, threshold: np.float32, most: int) -> list[int]:
+    """Greedy NMS of the CPU plugin (boxes sorted by score; sizes ``x1 - x0``): the kept positions."""
+    dead = np.zeros(boxes.shape[0], bool)
+    kept: list[int] = []
+    x0, y0, x1, y1 = (boxes[:, i] for i in range(4))
+    area = (x1 - x0) * (y1 - y0)
+    for box in range(boxes.shape[0]):
+        if dead[box]:
+            continue
+        kept.append(box)
+        if len(kept) == most:
+            break
+        tail = slice(box + 1, None)
+        overlap = (x0[box] <= x1[tail]) & (y0[box] <= y1[tail]) & (x0[tail] <= x1[box]) & (y0[tail] <= y1[box])
+        inter = np.maximum(np.float32(0), np.minimum(x1[box], x1[tail]) - np.maximum(x0[box], x0[tail])) * \
+            np.maximum(np.float32(0), np.minimum(y1[box], y1[tail]) - np.maximum(y0[box], y0[tail]))
+        with np.errstate(divide="ignore", invalid="ignore"):
+            iou = inter / (area[box] + area[tail] - inter)
+        dead[tail] |= overlap & (threshold < iou)
+    return kept
+
+
+def _best(score: np.ndarray, count: int) -> np.ndarray:
+    """The positions of the ``count`` best scores in the order libstdc++'s ``std::partial_sort`` (a heap select,
+    then a heap sort) leaves them, equal scores included."""
+    values = score.tolist()
+    order = list(range(len(values)))
+
+    def less(i: int, j: int) -> bool:
+        return values[i] > values[j]
+
+    heap_select(order, 0, count, len(order), less)
+    for last in range(count - 1, 0, -1):  # (std::__sort_heap)
+        value = order[last]
+        order[last] = order[0]
+        adjust_heap(order, 0, 0, last, value, less)
+    return np.array(order[:count], np.int64)
+
+
+def generate_proposals(im_info: np.ndarray, anchors: np.ndarray, deltas: np.ndarray, scores: np.ndarray, *,
+                       min_size: float, nms_threshold: float, pre_nms_count: int, post_nms_count: int):
+    """ExperimentalDetectronGenerateProposalsSingleImage-6 (see the module docstring)."""
+    f32 = np.float32
+    if anchors.shape[0] * 4 != deltas.size or deltas.size != 4 * scores.size:
+        raise InputError(f"anchors {list(anchors.shape)}, deltas {list(deltas.shape)} and scores"
+                         f" {list(scores.shape)} do not hold one box per anchor", port="input 1 (anchors)")
+    info = im_info.astype(f32).reshape(-1)
+    boxes, score = _refined(anchors.astype(f32), deltas.astype(f32), scores.astype(f32), info[0], info[1], min_size)
+    order = _best(score, min(score.size, pre_nms_count))
+    kept = order[_nms(boxes[order], f32(nms_threshold), post_nms_count)]
+    rois = np.zeros((post_nms_count, 4), f32)
+    best = np.zeros(post_nms_count, f32)
+    rois[:kept.size], best[:kept.size] = boxes[kept], score[kept]
+    cast = Arith(anchors.dtype).of if anchors.dtype.itemsize < 4 else (lambda a: a.astype(anchors.dtype))
+    return cast(rois), cast(best)
+
+
 OPS = (
     OpDef("ExperimentalDetectronTopKROIs", 6, 6, LATEST_OPSET, ("rois", "rois_probs"), infer_topk_rois, topk_rois,
           attrs=(Attr("max_rois", "0"),),
@@ -240,4 +348,8 @@ OPS = (
           attrs=(Attr("output_size"), Attr("sampling_ratio"), Attr("pyramid_scales"), Attr("aligned", "false",
                                                                                         ("true", "false"))),
           batch=lambda *a: "rois are assigned to pyramid levels of one image (their rows are not a batch)"),
+    OpDef("ExperimentalDetectronGenerateProposalsSingleImage", 6, 6, LATEST_OPSET, PROPOSAL_NAMES, infer_proposals,
+          generate_proposals,
+          attrs=(Attr("min_size"), Attr("nms_threshold"), Attr("pre_nms_count"), Attr("post_nms_count")),
+          batch=lambda *a: "one image's proposals are ranked together (SingleImage)"),
 )

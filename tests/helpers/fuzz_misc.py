@@ -365,3 +365,19 @@ def gen_roi_feature_extractor(case: Case, name: str):
     attrs = {"output_size": case.rng.randint(1, 3), "sampling_ratio": case.rng.randint(0, 2),
              "pyramid_scales": [4 * 2**i for i in range(levels)], "aligned": case.rng.random() < 0.5}
     return [NodeFactory("opset6").create(name, inputs, attrs)]
+
+
+@op("ExperimentalDetectronGenerateProposalsSingleImage")
+def gen_proposals_single_image(case: Case, name: str):
+    """Random anchors, deltas, scores, min sizes, thresholds and counts against the CPU plugin, bit for bit."""
+    case.oracle, case.compare = "cpu", exact
+    count, height, width = case.rng.randint(1, 3), case.rng.randint(1, 5), case.rng.randint(1, 5)
+    total = count * height * width
+    corner, size = case.np.uniform(0, 200, (total, 2)), case.np.uniform(1, 120, (total, 2))
+    inputs = [case.input("f32", np.array([240, 320, 1], np.float32)),
+              case.input("f32", np.concatenate([corner, corner + size], axis=1).astype(np.float32)),
+              case.input("f32", (case.np.standard_normal((count * 4, height, width)) * 0.5).astype(np.float32)),
+              case.input("f32", case.np.random((count, height, width)).astype(np.float32))]
+    attrs = {"min_size": case.rng.choice([0.0, 4.0, 30.0]), "nms_threshold": case.rng.uniform(0.2, 0.9),
+             "post_nms_count": case.rng.randint(1, 20), "pre_nms_count": case.rng.randint(1, 40)}
+    return [NodeFactory("opset6").create(name, inputs, attrs)]

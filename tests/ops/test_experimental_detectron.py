@@ -1,5 +1,6 @@
-"""ExperimentalDetectronTopKROIs-6, ExperimentalDetectronPriorGridGenerator-6 and
-ExperimentalDetectronROIFeatureExtractor-6: shapes as OpenVINO infers them,
+"""ExperimentalDetectronTopKROIs-6, ExperimentalDetectronPriorGridGenerator-6,
+ExperimentalDetectronROIFeatureExtractor-6 and ExperimentalDetectronGenerateProposalsSingleImage-6:
+shapes as OpenVINO infers them,
 values bit for bit against its CPU plugin (the core nodes have no evaluate), the corners (fewer rois than
 max_rois, strides, grids that differ from the feature map), errors naming the layer."""
 
@@ -161,3 +162,54 @@ def test_roi_feature_extractor_invalid_models_are_refused_naming_the_layer(maps,
     with pytest.raises(ir_runner.InferenceError, match=r"layer 'pool' \(ExperimentalDetectronROIFeatureExtractor-6.*"
                                                        + message):
         ir_runner.load(*b.build())
+
+
+def _proposals(tmp_path, shapes, attrs):
+    params = _params(info=shapes[0], anchors=shapes[1], deltas=shapes[2], scores=shapes[3])
+    node = NodeFactory("opset6").create("ExperimentalDetectronGenerateProposalsSingleImage",
+                                        [p.output(0) for p in params], attrs)
+    return write_ir(node, params, tmp_path), node
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_generate_proposals_equal_the_cpu_plugins(seed, tmp_path):
+    """Random anchors, deltas and scores; min sizes that zero many scores (the ties then follow libstdc++'s
+    partial_sort, as in the CPU plugin); any thresholds and counts: rois and scores bit for bit."""
+    rng = np.random.default_rng(seed)
+    count, height, width = int(rng.integers(1, 4)), int(rng.integers(1, 6)), int(rng.integers(1, 6))
+    attrs = {"min_size": float(rng.choice([0.0, 4.0, 30.0])), "nms_threshold": float(rng.uniform(0.2, 0.9)),
+             "post_nms_count": int(rng.integers(1, 30)), "pre_nms_count": int(rng.integers(1, 60))}
+    path, _ = _proposals(tmp_path, ([3], [height * width * count, 4], [count * 4, height, width],
+                                    [count, height, width]), attrs)
+    check_inference(path)
+    corner, size = rng.uniform(0, 200, (height * width * count, 2)), rng.uniform(1, 120, (height * width * count, 2))
+    feeds = {"info": np.array([240, 320, 1], np.float32),
+             "anchors": np.concatenate([corner, corner + size], axis=1).astype(np.float32),
+             "deltas": (rng.standard_normal((count * 4, height, width)) * 0.5).astype(np.float32),
+             "scores": rng.random((count, height, width)).astype(np.float32)}
+    got = list(ir_runner.load(str(path)).run(feeds).values())
+    assert [g.tobytes() for g in got] == [w.tobytes() for w in cpu_outputs(path, feeds)]
+
+
+@pytest.mark.parametrize(("shapes", "message"), [
+    (("4", "24,4", "12,2,4", "3,2,4"), "im_info must have 3 elements"),
+    (("3", "24,5", "12,2,4", "3,2,4"), "anchors must have 4 coordinates"),
+    (("3", "24,4", "12,2,4", "3,3,4"), r"the heights of deltas \(2\) and scores \(3\) differ"),
+    (("3", "24,4", "12,2", "3,2,4"), r"deltas must be 3-D \[A \* 4, H, W\]"),
+])
+def test_generate_proposals_invalid_models_are_refused_naming_the_layer(shapes, message):
+    b = IRBuilder("proposals")
+    inputs = [b.parameter(n, "f32", s) for n, s in zip(("info", "anchors", "deltas", "scores"), shapes)]
+    b.result(b.layer("ExperimentalDetectronGenerateProposalsSingleImage", "opset6", inputs, name="rpn",
+                     attrs={"min_size": "0", "nms_threshold": "0.7", "pre_nms_count": "20", "post_nms_count": "5"},
+                     out_specs=[("FP32", [5, 4]), ("FP32", [5])]))
+    with pytest.raises(ir_runner.InferenceError, match=r"layer 'rpn' \(ExperimentalDetectronGenerateProposals"
+                                                       r"SingleImage-6.*" + message):
+        ir_runner.load(*b.build())
+
+
+def test_generate_proposals_shapes_as_openvino_infers_them(tmp_path):
+    path, node = _proposals(tmp_path, (None, [-1, 4], [-1, -1, -1], None),
+                            {"min_size": 0.0, "nms_threshold": 0.7, "pre_nms_count": 20, "post_nms_count": 5})
+    check_inference(path)
+    check_output_shapes(path, node)
