@@ -24,6 +24,15 @@
   scores in the order libstdc++'s ``std::partial_sort`` leaves them, as the CPU plugin), greedy NMS (IoU with sizes
   ``x1 - x0``, above ``nms_threshold`` suppressed, overlapping boxes only) up to ``post_nms_count``. Outputs rois
   ``[post_nms_count, 4]`` and scores ``[post_nms_count]``, zero past the kept ones. All in f32.
+- ExperimentalDetectronDetectionOutput-6 (as OpenVINO's CPU plugin computes it): per class but 0, each roi
+  (``[N, 4]``; those with a side <= 0 skipped) refined by its deltas (``[N, 4 * num_classes]``, divided by
+  ``deltas_weights``, log sizes capped at ``max_delta_log_wh``, sizes ``x1 - x0 + 1``, corners clamped at 0 only);
+  the rois scoring above ``score_threshold`` (``[N, num_classes]``) by descending score (ties: lower index first),
+  greedy NMS (IoU with ``+ 1`` sizes, above ``nms_threshold`` suppressed) keeping ``post_nms_count``; the classes'
+  detections in class order, or when more than ``max_detections_per_image``, that many in the order libstdc++'s
+  ``std::partial_sort`` leaves them (score, then roi index). Outputs boxes ``[M, 4]``, classes ``[M]`` (i32) and
+  scores ``[M]`` (M = ``max_detections_per_image``), zero past the detections. ``class_agnostic_box_regression``
+  is refused (the CPU plugin ignores it; OpenVINO's shapes still want a delta per class).
 
 OpenVINO's core nodes have no ``evaluate``: values equal its CPU plugin's, bit for bit.
 """
@@ -33,7 +42,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import InputError, UnsupportedError
-from ..types import DYNAMIC_DIM, Dim, ElementType, PartialShape, TensorSpec, merge_dims
+from ..types import DYNAMIC_DIM, ELEMENT_TYPES, Dim, ElementType, PartialShape, TensorSpec, merge_dims
 from .api import LATEST_OPSET, Attr, OpContext, OpDef
 from .partial import dim_mul
 from .roi_align import Arith
@@ -299,21 +308,22 @@ def _nms(boxes: np.ndarray, threshold: np.float32, most: int) -> list[int]:
     return kept
 
 
-def _best(score: np.ndarray, count: int) -> np.ndarray:
-    """The positions of the ``count`` best scores in the order libstdc++'s ``std::partial_sort`` (a heap select,
-    then a heap sort) leaves them, equal scores included."""
-    values = score.tolist()
-    order = list(range(len(values)))
-
-    def less(i: int, j: int) -> bool:
-        return values[i] > values[j]
-
-    heap_select(order, 0, count, len(order), less)
+def partial_sort(items: list, count: int, less) -> list:
+    """The first ``count`` of ``items`` as libstdc++'s ``std::partial_sort`` leaves them (a heap select, then a
+    heap sort), equal items included."""
+    items = list(items)
+    heap_select(items, 0, count, len(items), less)
     for last in range(count - 1, 0, -1):  # (std::__sort_heap)
-        value = order[last]
-        order[last] = order[0]
-        adjust_heap(order, 0, 0, last, value, less)
-    return np.array(order[:count], np.int64)
+        value = items[last]
+        items[last] = items[0]
+        adjust_heap(items, 0, 0, last, value, less)
+    return items[:count]
+
+
+def _best(score: np.ndarray, count: int) -> np.ndarray:
+    """The positions of the ``count`` best scores in ``std::partial_sort``'s order, equal scores included."""
+    values = score.tolist()
+    return np.array(partial_sort(range(len(values)), count, lambda i, j: values[i] > values[j]), np.int64)
 
 
 def generate_proposals(im_info: np.ndarray, anchors: np.ndarray, deltas: np.ndarray, scores: np.ndarray, *,
@@ -334,6 +344,106 @@ def generate_proposals(im_info: np.ndarray, anchors: np.ndarray, deltas: np.ndar
     return cast(rois), cast(best)
 
 
+# -- ExperimentalDetectronDetectionOutput-6 --------------------------------------------------------------------
+
+DETECTION_NAMES = ("rois", "deltas", "scores", "im_info")
+
+
+def infer_detection_output(ctx: OpContext):
+    et = _float_inputs(ctx, (0, 1, 2, 3))
+    classes = ctx.attr_int("num_classes", 0)
+    most = ctx.attr_int("max_detections_per_image", 0)
+    if ctx.attr_bool("class_agnostic_box_regression", False):
+        raise UnsupportedError("class_agnostic_box_regression=true: OpenVINO's CPU plugin ignores it and its shapes"
+                               " still take a delta per class; ir-run does not guess its meaning", layer=ctx.ref)
+    rois, deltas = _rank(ctx, 0, 2, "[N, 4]"), _rank(ctx, 1, 2, "[N, 4 * num_classes]")
+    scores, info = _rank(ctx, 2, 2, "[N, num_classes]"), _rank(ctx, 3, 2, "[1, 3]")
+    for position, dims, last in ((0, rois, 4), (1, deltas, 4 * classes), (2, scores, classes), (3, info, 3)):
+        if dims is not None and not dims[1].contains(last):
+            ctx.fail(f"{DETECTION_NAMES[position]} must have {last} columns (num_classes={classes}), got {dims[1]}",
+                     position=position)
+    count = DYNAMIC_DIM
+    for position, dims in ((0, rois), (1, deltas), (2, scores)):
+        if dims is not None:
+            merged = merge_dims(count, dims[0])
+            if merged is None:
+                ctx.fail(f"rois, deltas and scores must have one row count, got {count} and {dims[0]}",
+                         position=position)
+            count = merged
+    weights = ctx.attr_floats("deltas_weights")
+    if len(weights) != 4:
+        ctx.fail(f"deltas_weights must have 4 values, got {weights}")
+    params = {"score_threshold": ctx.attr_float("score_threshold", 0.0),
+              "nms_threshold": ctx.attr_float("nms_threshold", 0.0),
+              "max_delta_log_wh": ctx.attr_float("max_delta_log_wh", 0.0), "num_classes": classes,
+              "post_nms_count": ctx.attr_int("post_nms_count", 0), "most": most, "weights": tuple(weights)}
+    i32 = ELEMENT_TYPES["i32"]
+    return [TensorSpec(et, PartialShape.of((most, 4))), TensorSpec(i32, PartialShape.of((most,))),
+            TensorSpec(et, PartialShape.of((most,)))], params
+
+
+def _refine_classes(rois, deltas, weights, cap):
+    """Per (class, roi): refined boxes [C, N, 4] and their ``+ 1`` areas [C, N], in f32; rois of a side <= 0
+    stay 0."""
+    f32 = np.float32
+    x0, y0, x1, y1 = (rois[:, i] for i in range(4))
+    valid = ~((x1 - x0 <= 0) | (y1 - y0 <= 0))
+    ww, hh = x1 - x0 + f32(1), y1 - y0 + f32(1)
+    cx, cy = x0 + f32(0.5) * ww, y0 + f32(0.5) * hh
+    d = deltas.reshape(rois.shape[0], -1, 4).transpose(1, 0, 2) / np.array(weights, f32)  # [C, N, 4]
+    px, py = d[..., 0] * ww + cx, d[..., 1] * hh + cy
+    with np.errstate(over="ignore"):
+        pw, ph = _expf(np.minimum(d[..., 2], cap)) * ww, _expf(np.minimum(d[..., 3], cap)) * hh
+    boxes = np.maximum(f32(0), np.stack([px - f32(0.5) * pw, py - f32(0.5) * ph, px + f32(0.5) * pw - f32(1),
+                                          py + f32(0.5) * ph - f32(1)], axis=-1))
+    areas = (boxes[..., 2] - boxes[..., 0] + f32(1)) * (boxes[..., 3] - boxes[..., 1] + f32(1))
+    return np.where(valid[None, :, None], boxes, f32(0)), np.where(valid[None], areas, f32(0)), valid
+
+
+def _overlap(boxes: np.ndarray, areas: np.ndarray, i: int, j: int) -> np.float32:
+    """The CPU plugin's JaccardOverlap (``+ 1`` sizes, 0 for boxes apart)."""
+    f32 = np.float32
+    a, b = boxes[i], boxes[j]
+    if b[0] > a[2] or b[2] < a[0] or b[1] > a[3] or b[3] < a[1]:
+        return f32(0)
+    width = min(a[2], b[2]) - max(a[0], b[0]) + f32(1)
+    height = min(a[3], b[3]) - max(a[1], b[1]) + f32(1)
+    if width <= 0 or height <= 0:
+        return f32(0)
+    inter = width * height
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return inter / (areas[i] + areas[j] - inter)
+
+
+def detection_output(rois: np.ndarray, deltas: np.ndarray, scores: np.ndarray, im_info: np.ndarray, *,
+                     score_threshold: float, nms_threshold: float, max_delta_log_wh: float, num_classes: int,
+                     post_nms_count: int, most: int, weights: tuple[float, ...]):
+    """ExperimentalDetectronDetectionOutput-6 (see the module docstring)."""
+    f32 = np.float32
+    if scores.shape[1] != num_classes or deltas.shape[1] != 4 * num_classes:
+        raise InputError(f"scores {list(scores.shape)} and deltas {list(deltas.shape)} do not have num_classes ="
+                         f" {num_classes} columns (x4 for deltas)", port="input 2 (scores)")
+    boxes, areas, valid = _refine_classes(rois.astype(f32), deltas.astype(f32), weights, f32(max_delta_log_wh))
+    refined = np.where(valid[None], scores.astype(f32).T, f32(0))  # [C, N]
+    found = []  # (score, class, roi)
+    for c in range(1, num_classes):
+        conf = refined[c]
+        candidates = np.flatnonzero(conf > f32(score_threshold))
+        order = candidates[np.lexsort((candidates, -conf[candidates].astype(np.float64)))]
+        kept: list[int] = []
+        for idx in order.tolist():
+            if all(_overlap(boxes[c], areas[c], idx, k) <= f32(nms_threshold) for k in kept):
+                kept.append(idx)
+        found += [(float(conf[idx]), c, idx) for idx in kept[:max(post_nms_count, 0)]]
+    if len(found) > most:
+        found = partial_sort(found, most, lambda p, q: p[0] > q[0] or (p[0] == q[0] and p[2] < q[2]))
+    out_boxes, out_classes, out_scores = np.zeros((most, 4), f32), np.zeros(most, np.int32), np.zeros(most, f32)
+    for i, (score, c, idx) in enumerate(found):
+        out_boxes[i], out_classes[i], out_scores[i] = boxes[c, idx], c, score
+    cast = Arith(rois.dtype).of if rois.dtype.itemsize < 4 else (lambda a: a.astype(rois.dtype))
+    return cast(out_boxes), out_classes, cast(out_scores)
+
+
 OPS = (
     OpDef("ExperimentalDetectronTopKROIs", 6, 6, LATEST_OPSET, ("rois", "rois_probs"), infer_topk_rois, topk_rois,
           attrs=(Attr("max_rois", "0"),),
@@ -352,4 +462,10 @@ OPS = (
           generate_proposals,
           attrs=(Attr("min_size"), Attr("nms_threshold"), Attr("pre_nms_count"), Attr("post_nms_count")),
           batch=lambda *a: "one image's proposals are ranked together (SingleImage)"),
+    OpDef("ExperimentalDetectronDetectionOutput", 6, 6, LATEST_OPSET, DETECTION_NAMES, infer_detection_output,
+          detection_output,
+          attrs=(Attr("score_threshold"), Attr("nms_threshold"), Attr("max_delta_log_wh"), Attr("num_classes"),
+                 Attr("post_nms_count"), Attr("max_detections_per_image"),
+                 Attr("class_agnostic_box_regression", "false", ("true", "false")), Attr("deltas_weights")),
+          batch=lambda *a: "one image's detections are ranked together"),
 )

@@ -381,3 +381,21 @@ def gen_proposals_single_image(case: Case, name: str):
     attrs = {"min_size": case.rng.choice([0.0, 4.0, 30.0]), "nms_threshold": case.rng.uniform(0.2, 0.9),
              "post_nms_count": case.rng.randint(1, 20), "pre_nms_count": case.rng.randint(1, 40)}
     return [NodeFactory("opset6").create(name, inputs, attrs)]
+
+
+@op("ExperimentalDetectronDetectionOutput")
+def gen_detectron_detection_output(case: Case, name: str):
+    """Random rois, deltas, scores (sometimes quantised into ties), thresholds and counts against the CPU plugin."""
+    case.oracle, case.compare = "cpu", exact
+    count, classes = case.rng.randint(1, 10), case.rng.randint(2, 4)
+    corner, size = case.np.uniform(0, 200, (count, 2)), case.np.uniform(-10, 120, (count, 2))
+    scores = case.np.random((count, classes))
+    scores = np.round(scores * 4) / 4 if case.rng.random() < 0.3 else scores
+    inputs = [case.input("f32", np.concatenate([corner, corner + size], axis=1).astype(np.float32)),
+              case.input("f32", case.np.standard_normal((count, 4 * classes)).astype(np.float32)),
+              case.input("f32", scores.astype(np.float32)), case.input("f32", np.array([[240, 320, 1]], np.float32))]
+    attrs = {"score_threshold": case.rng.uniform(0, 0.5), "nms_threshold": case.rng.uniform(0.2, 0.8),
+             "max_delta_log_wh": 4.135, "num_classes": classes, "post_nms_count": case.rng.randint(1, 6),
+             "max_detections_per_image": case.rng.randint(1, 12), "class_agnostic_box_regression": False,
+             "deltas_weights": [10.0, 10.0, 5.0, 5.0]}
+    return [NodeFactory("opset6").create(name, inputs, attrs)]

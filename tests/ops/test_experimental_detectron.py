@@ -1,5 +1,6 @@
 """ExperimentalDetectronTopKROIs-6, ExperimentalDetectronPriorGridGenerator-6,
-ExperimentalDetectronROIFeatureExtractor-6 and ExperimentalDetectronGenerateProposalsSingleImage-6:
+ExperimentalDetectronROIFeatureExtractor-6, ExperimentalDetectronGenerateProposalsSingleImage-6 and
+ExperimentalDetectronDetectionOutput-6:
 shapes as OpenVINO infers them,
 values bit for bit against its CPU plugin (the core nodes have no evaluate), the corners (fewer rois than
 max_rois, strides, grids that differ from the feature map), errors naming the layer."""
@@ -213,3 +214,63 @@ def test_generate_proposals_shapes_as_openvino_infers_them(tmp_path):
                             {"min_size": 0.0, "nms_threshold": 0.7, "pre_nms_count": 20, "post_nms_count": 5})
     check_inference(path)
     check_output_shapes(path, node)
+
+
+DETECTION_ATTRS = {"score_threshold": 0.05, "nms_threshold": 0.5, "max_delta_log_wh": 4.135, "num_classes": 3,
+                   "post_nms_count": 5, "max_detections_per_image": 7, "class_agnostic_box_regression": False,
+                   "deltas_weights": [10.0, 10.0, 5.0, 5.0]}
+
+
+def _detections(tmp_path, shapes, attrs):
+    params = _params(rois=shapes[0], deltas=shapes[1], scores=shapes[2], info=shapes[3])
+    node = NodeFactory("opset6").create("ExperimentalDetectronDetectionOutput", [p.output(0) for p in params], attrs)
+    return write_ir(node, params, tmp_path), node
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_detection_output_equals_the_cpu_plugins(seed, tmp_path):
+    """Random rois (some empty), deltas and scores (every third case with many equal scores, so that the per-image
+    cut follows libstdc++'s partial_sort as the CPU plugin's does), thresholds and counts: bit for bit."""
+    rng = np.random.default_rng(seed)
+    count, classes = int(rng.integers(1, 12)), int(rng.integers(2, 5))
+    attrs = {**DETECTION_ATTRS, "num_classes": classes, "score_threshold": float(rng.uniform(0, 0.5)),
+             "nms_threshold": float(rng.uniform(0.2, 0.8)), "post_nms_count": int(rng.integers(1, 8)),
+             "max_detections_per_image": int(rng.integers(1, 15))}
+    path, _ = _detections(tmp_path, ([count, 4], [count, 4 * classes], [count, classes], [1, 3]), attrs)
+    check_inference(path)
+    corner, size = rng.uniform(0, 200, (count, 2)), rng.uniform(-10, 120, (count, 2))
+    scores = rng.random((count, classes))
+    feeds = {"rois": np.concatenate([corner, corner + size], axis=1).astype(np.float32),
+             "deltas": rng.standard_normal((count, 4 * classes)).astype(np.float32),
+             "scores": (np.round(scores * 4) / 4 if seed % 3 == 0 else scores).astype(np.float32),
+             "info": np.array([[240, 320, 1]], np.float32)}
+    got = list(ir_runner.load(str(path)).run(feeds).values())
+    assert [g.tobytes() for g in got] == [w.tobytes() for w in cpu_outputs(path, feeds)]
+    assert got[1].dtype == np.int32
+
+
+def test_detection_output_shapes_and_the_class_agnostic_refusal(tmp_path):
+    path, node = _detections(tmp_path, (None, [-1, 12], [-1, 3], None), DETECTION_ATTRS)
+    check_inference(path)
+    check_output_shapes(path, node)
+    path, _ = _detections(tmp_path, ([5, 4], [5, 12], [5, 3], [1, 3]),
+                          {**DETECTION_ATTRS, "class_agnostic_box_regression": True})
+    with pytest.raises(ir_runner.UnsupportedError, match="ExperimentalDetectronDetectionOutput-6.*class_agnostic"):
+        ir_runner.load(str(path))
+
+
+@pytest.mark.parametrize(("shapes", "message"), [
+    (("5,4", "5,12", "5,4", "1,3"), r"scores must have 3 columns \(num_classes=3\)"),
+    (("5,4", "5,8", "5,3", "1,3"), r"deltas must have 12 columns"),
+    (("5,4", "6,12", "5,3", "1,3"), "rois, deltas and scores must have one row count"),
+    (("5,4", "5,12", "5,3", "3"), r"im_info must be 2-D \[1, 3\]"),
+])
+def test_detection_output_invalid_models_are_refused_naming_the_layer(shapes, message):
+    b = IRBuilder("detections")
+    inputs = [b.parameter(n, "f32", s) for n, s in zip(("rois", "deltas", "scores", "info"), shapes)]
+    attrs = {k: ",".join(map(str, v)) if isinstance(v, list) else str(v).lower() for k, v in DETECTION_ATTRS.items()}
+    b.result(b.layer("ExperimentalDetectronDetectionOutput", "opset6", inputs, name="heads", attrs=attrs,
+                     out_specs=[("FP32", [7, 4]), ("I32", [7]), ("FP32", [7])]))
+    with pytest.raises(ir_runner.InferenceError, match=r"layer 'heads' \(ExperimentalDetectronDetectionOutput-6.*"
+                                                       + message):
+        ir_runner.load(*b.build())
