@@ -1,7 +1,10 @@
-"""Differential generators for the operations of issue 23's last batch (SparseFillEmptyRows, CTCLoss,
-Multinomial, ErfInv, ...): registered into ``fuzz_ops.GENERATORS``, so ``scripts/fuzz_ops.py`` and
+"""Differential generators for the operations of issue 23's last batch (SparseFillEmptyRows, ErfInv, CTCLoss,
+Multinomial, OneHot-16, Xor, ISTFT, BinaryConvolution, GroupedMatMul, RGBtoNV12/BGRtoNV12 and five
+ExperimentalDetectron operations): registered into ``fuzz_ops.GENERATORS``, so ``scripts/fuzz_ops.py`` and
 ``tests/ops/test_fuzz_ops.py`` run them like every other generator. Most of these operations have no
-``Node.evaluate`` in the wheel: the oracle is then the CPU plugin (``case.oracle = "cpu"``)."""
+``Node.evaluate`` in the wheel: the oracle is then the CPU plugin (``case.oracle = "cpu"``), or, where the CPU
+plugin has no kernel or a wrong one, a loop written from OpenVINO's C++ reference (``multinomial_reference``,
+``binary_conv_reference``, ``nv12_reference``) or a direct float64 computation (GroupedMatMul)."""
 
 from __future__ import annotations
 
@@ -15,6 +18,7 @@ from openvino.utils.node_factory import NodeFactory
 from ir_runner.ops.ctc_loss import BOUND
 from ir_runner.ops.istft import BOUND as ISTFT_BOUND
 from ir_runner.ops.roi_align import Arith
+from ir_runner.ops.unary import _c_expf
 from tests.helpers.fuzz_ops import CPU_TYPES, NP, Case, exact, op
 from tests.helpers.node_eval import BF16, evaluate
 from tests.helpers.optest import _tensor
@@ -103,7 +107,8 @@ def multinomial_reference(probs, count, replacement, log_probs, seeds, et):
     uniform = _uniform(et, [batch, count], seeds)
     out = np.zeros((batch, count), np.int64)
     for i in range(batch):
-        values = [r(np.exp(np.float64(v)) if t == np.float64 else np.exp(np.float32(v))) if log_probs else v
+        # (std::exp: the C library's exp for f64, expf for float, f16/bf16 converted to float)
+        values = [r(math.exp(float(v)) if t == np.float64 else _c_expf()(float(v))) if log_probs else v
                   for v in probs[i]]
         cdf = [values[0]]
         for v in values[1:]:
