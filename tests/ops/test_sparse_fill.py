@@ -146,3 +146,12 @@ def test_constant_index_outside_is_refused_at_load():
 def test_invalid_models_are_refused_naming_the_layer(kwargs, message):
     with pytest.raises(ir_runner.IRError, match=r"layer 'fill_rows' \(SparseFillEmptyRows-16[^\n]*" + message):
         ir_runner.load(*_built(**kwargs))
+
+
+def test_fed_shapes_that_do_not_match_are_refused(tmp_path):
+    path, _, feeds = _model(tmp_path, VALUES, np.array([4, 3], np.int64), INDICES, np.float32(7),
+                            shapes={"values": ov.PartialShape([-1]), "indices": ov.PartialShape([-1, 2])})
+    feeds["values"] = VALUES[:2]
+    with pytest.raises(ir_runner.InputError, match=r"SparseFillEmptyRows-16.*indices must be 2-D \[N, 2\] with N the"
+                                                   r" length of values \(2\), got \[3,2\]"):
+        ir_runner.load(str(path)).run(feeds)
