@@ -138,7 +138,7 @@ ELEMENT_TYPES: dict[str, ElementType] = {
         _et("i16", "I16", np.int16, 16, "int"),
         _et("i32", "I32", np.int32, 32, "int"),
         _et("i64", "I64", np.int64, 64, "int"),
-        _et("u1", "U1", np.uint8, 1, "uint"),
+        _et("u1", "BIN", np.uint8, 1, "uint"),  # (OpenVINO writes u1 ports as precision="BIN")
         _et("u2", "U2", np.uint8, 2, "uint"),
         _et("u3", "U3", np.uint8, 3, "uint"),
         _et("u4", "U4", "ml_dtypes.uint4", 4, "uint"),

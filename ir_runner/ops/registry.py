@@ -33,7 +33,9 @@ BUILTIN_MODULES = ("io", "convert", "select", "gather", "reduce", "matmul", "con
                    "select_k", "einsum", "control", "binary", "unary", "classify", "eye", "fourier",
                    "embedding", "grid_sample", "col2im", "search", "nms", "batch_space", "sequence", "scatter_extra",
                    "inverse", "roi_align", "roi_pool", "random_uniform", "unique", "quantize", "convert_like",
-                   "prior_box", "yolo", "detection_output", "color", "decode", "variables", "strings")
+                   "prior_box", "yolo", "detection_output", "color", "decode", "variables", "strings",
+                   "sparse_fill", "erfinv", "ctc_loss", "multinomial", "one_hot", "legacy", "istft",
+                   "binary_conv", "grouped_matmul", "color_nv12", "experimental_detectron")
 
 _REGISTRY: dict[str, list[OpDef]] = {}
 _loaded = False

@@ -1581,3 +1581,5 @@ def run_case(name: str, seed: int, workdir: Path, show: bool = False) -> tuple[s
         arbiter = "the direct computation" if case.direct else "its own run of the model made static"
         return "oracle", f"the CPU plugin differs from {arbiter}, which ir-run equals: {oracle_wrong}"
     return "pass", ""
+
+from tests.helpers import fuzz_misc  # noqa: E402, F401  (registers its generators here)
