@@ -1,4 +1,5 @@
-"""Region proposals: Proposal-1/4 (Faster R-CNN's RPN) (``docs/semantics.md``, "Detection").
+"""Region proposals: Proposal-1/4 (Faster R-CNN's RPN) and GenerateProposals-9 (``docs/semantics.md``,
+"Detection").
 
 Proposal takes ``class_probs`` [N, 2A, H, W] (background then foreground scores of A = len(ratio) * len(scale)
 anchors per cell), ``bbox_deltas`` [N, 4A, H, W] and ``image_shape`` [3 or 4] (height, width, scale_h[,
@@ -25,6 +26,9 @@ and ``exp`` is glibc's ``expf`` (ir-run: f64 rounded to f32): coordinates within
 absolute of the plugin's (measured: 1.2e-4 at most, coordinates up to ~300), scores and image indices
 exact. Refused (InputError): an
 image height or width that is not a positive normal number, a negative or non-finite scale.
+
+GenerateProposals-9 (``generate_proposals``) decodes given anchors [H, W, A, 4] the same way, per image, with
+its own rules (its docstring); same bound.
 """
 
 from __future__ import annotations
@@ -32,7 +36,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import InputError, ModelFormatError
-from ..types import DYNAMIC_DIM, Dim, PartialShape, TensorSpec, merge_dims
+from ..types import DYNAMIC_DIM, Dim, PartialShape, TensorSpec, element_type, merge_dims
 from .api import LATEST_OPSET, Attr, OpContext, OpDef
 from .stl_order import adjust_heap, heap_select
 
@@ -185,10 +189,12 @@ def _top(scores: np.ndarray, k: int) -> np.ndarray:
     return np.array(items[:k], dtype=np.int64)
 
 
-def _nms(boxes: np.ndarray, threshold: np.float32, most: int, offset: np.float32) -> list[int]:
-    """The plugin's ``nms_cpu``: greedy, a later box dead when its IoU with a taken one is above ``threshold``."""
+def _nms(boxes: np.ndarray, threshold: np.float32, most: int, offset: np.float32,
+         dead: np.ndarray | None = None) -> list[int]:
+    """The plugin's ``nms_cpu``: greedy, a later box dead when its IoU with a taken one is above ``threshold``
+    (``dead``: the boxes dead from the start)."""
     x0, y0, x1, y1 = boxes[:, 0], boxes[:, 1], boxes[:, 2], boxes[:, 3]
-    dead = np.zeros(len(boxes), bool)
+    dead = np.zeros(len(boxes), bool) if dead is None else dead.copy()
     taken = []
     with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
         for box in range(len(boxes)):
@@ -263,6 +269,131 @@ def proposal(class_probs: np.ndarray, bbox_deltas: np.ndarray, image_shape: np.n
     return (rois.astype(dtype), out_probs.astype(dtype)) if probs else rois.astype(dtype)
 
 
+# -- GenerateProposals-9 -----------------------------------------------------------------------------------------
+
+GP_NAMES = ("im_info", "anchors", "deltas", "scores")
+ROI_NUM_TYPES = {"i64": "i64", "i32": "i32"}
+MAX_DELTA_LOG_WH = np.float32(np.log(1000.0 / 16.0))
+
+
+def _infer_generate(ctx: OpContext):
+    for position in range(4):
+        et = ctx.inputs[position].element_type
+        if et.kind not in ("float", "dynamic") or 0 < et.bits < 16:
+            ctx.fail(f"{GP_NAMES[position]} must have a floating-point type, got {et}", position=position)
+    info, anchors, deltas, scores = (spec.shape for spec in ctx.inputs)
+    for position, shape, rank in ((0, info, 2), (1, anchors, 4), (2, deltas, 4), (3, scores, 4)):
+        if shape.rank not in (None, rank):
+            ctx.fail(f"{GP_NAMES[position]} must be {rank}-D, got {shape.brief()}", position=position)
+    if info.rank is not None and not (info.dims[1].contains(3) or info.dims[1].contains(4)):
+        ctx.fail(f"im_info must be [N, 3] or [N, 4], got {info.brief()}", position=0)
+    if anchors.rank is not None and not anchors.dims[3].contains(4):
+        ctx.fail(f"anchors must be [H, W, A, 4], got {anchors.brief()}", position=1)
+    batch = DYNAMIC_DIM
+    for position, shape in ((0, info), (2, deltas), (3, scores)):
+        if shape.rank is not None:
+            merged = merge_dims(batch, shape.dims[0])
+            if merged is None:
+                ctx.fail(f"im_info, deltas and scores must have the same batch, got {ctx.describe_inputs()}",
+                         position=position)
+            batch = merged
+    if deltas.rank is not None and scores.rank is not None:
+        a = scores.dims[1]
+        if merge_dims(deltas.dims[1], Dim(a.lo * 4, None if a.hi is None else a.hi * 4)) is None:
+            ctx.fail(f"deltas must have 4 channels per anchor of scores, got {deltas.brief()} and {scores.brief()}",
+                     position=2)
+        for axis, what in ((2, "height"), (3, "width")):
+            if merge_dims(deltas.dims[axis], scores.dims[axis]) is None:
+                ctx.fail(f"deltas and scores must have the same {what}, got {deltas.brief()} and {scores.brief()}",
+                         position=3)
+    if anchors.rank is not None and scores.rank is not None:
+        for axis, score_axis, what in ((0, 2, "height"), (1, 3, "width"), (2, 1, "number of anchors")):
+            if merge_dims(anchors.dims[axis], scores.dims[score_axis]) is None:
+                ctx.fail(f"anchors and scores must have the same {what}, got {anchors.brief()} and"
+                         f" {scores.brief()}", position=1)
+    params = {"min_size": float(np.float32(ctx.attr_float("min_size"))),
+              "nms_threshold": float(np.float32(ctx.attr_float("nms_threshold"))),
+              "pre_nms_count": ctx.attr_int("pre_nms_count", 0), "post_nms_count": ctx.attr_int("post_nms_count", 0),
+              "normalized": ctx.attr_bool("normalized", True),
+              "roi_num_type": ctx.attr_choice("roi_num_type", ROI_NUM_TYPES, "i64")}
+    for name in ("pre_nms_count", "post_nms_count"):
+        if ctx.attr(name) is None:
+            raise ModelFormatError(f"the required attribute '{name}' is missing", layer=ctx.ref)
+        if not 0 < params[name] <= 2**63 - 1:
+            ctx.fail(f"attribute {name}={params[name]} must be larger than 0")
+    if ctx.attr_float("nms_eta", 1.0) != 1.0:
+        ctx.fail(f"attribute {ctx.attr_shown('nms_eta')} must be 1.0 (OpenVINO implements no other)")
+    count = DYNAMIC_DIM if batch.hi is None else Dim(0, batch.hi * params["post_nms_count"])
+    values = [ctx.const_value(i) for i in range(4)]
+    if all(v is not None for v in values):  # the plan per value: the exact count
+        count = Dim(*(len(generate_proposals(*values, **params)[1]),) * 2)
+    et = ctx.inputs[0].element_type
+    return [TensorSpec(et, PartialShape((count, Dim(4, 4)))), TensorSpec(et, PartialShape((count,))),
+            TensorSpec(element_type(params["roi_num_type"]), PartialShape((batch,)))], params
+
+
+def _refine(anchors: np.ndarray, deltas: np.ndarray, scores: np.ndarray, img_h, img_w, min_h, min_w,
+            offset: np.float32) -> tuple[np.ndarray, np.ndarray]:
+    """(H * W * A, 5) boxes and scores, and whether each box is big enough, as the plugin's ``refine_anchors``."""
+    f = np.float32
+    a, h, w = scores.shape
+    box = anchors.astype(np.float32).reshape(h, w, a, 4)
+    d = deltas.reshape(a, 4, h, w).transpose(2, 3, 0, 1).astype(np.float32)
+    with np.errstate(over="ignore", invalid="ignore"):
+        bw, bh = box[..., 2] - box[..., 0] + offset, box[..., 3] - box[..., 1] + offset
+        cx, cy = box[..., 0] + f(0.5) * bw, box[..., 1] + f(0.5) * bh
+        px, py = d[..., 0] * bw + cx, d[..., 1] * bh + cy
+        dw = np.where(MAX_DELTA_LOG_WH < d[..., 2], MAX_DELTA_LOG_WH, d[..., 2])  # std::min(d, max): NaN stays
+        dh = np.where(MAX_DELTA_LOG_WH < d[..., 3], MAX_DELTA_LOG_WH, d[..., 3])
+        pw = np.exp(dw.astype(np.float64)).astype(np.float32) * bw
+        ph = np.exp(dh.astype(np.float64)).astype(np.float32) * bh
+        x0, y0 = _clip(px - f(0.5) * pw, f(img_w - offset)), _clip(py - f(0.5) * ph, f(img_h - offset))
+        x1 = _clip(px + f(0.5) * pw - offset, f(img_w - offset))
+        y1 = _clip(py + f(0.5) * ph - offset, f(img_h - offset))
+        keep = (min_w <= x1 - x0 + offset) & (min_h <= y1 - y0 + offset)
+    score = scores.transpose(1, 2, 0).astype(np.float32)
+    return np.stack([x0, y0, x1, y1, score], -1).reshape(-1, 5), keep.reshape(-1)
+
+
+def generate_proposals(im_info: np.ndarray, anchors: np.ndarray, deltas: np.ndarray, scores: np.ndarray, *,
+                       min_size: float, nms_threshold: float, pre_nms_count: int, post_nms_count: int,
+                       normalized: bool, roi_num_type: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """GenerateProposals-9 as the CPU plugin computes it (docs/semantics.md): per image, the anchors decoded
+    (log-size deltas capped at ``log(1000 / 16)``) and clipped to ``[0, size - offset]`` (offset 0 when
+    ``normalized``, else 1), the ``pre_nms_count`` best by score (libstdc++'s partial_sort), boxes smaller than
+    ``min_size * scale`` dead from the start, greedy NMS (IoU above ``nms_threshold`` goes) up to
+    ``post_nms_count``; rois [R, 4], their scores [R] and the count per image."""
+    n, a, h, w = scores.shape
+    if im_info.shape[0] != n or deltas.shape != (n, 4 * a, h, w) or anchors.shape != (h, w, a, 4):
+        raise InputError(f"im_info {list(im_info.shape)}, anchors {list(anchors.shape)}, deltas"
+                         f" {list(deltas.shape)} and scores {list(scores.shape)} do not fit together (batch,"
+                         " anchors, height, width)", port="input 3 (scores)")
+    offset = np.float32(0 if normalized else 1)
+    info = im_info.astype(np.float32)
+    rois, out_scores, counts = [], [], []
+    for image in range(n):
+        img_h, img_w = info[image, 0], info[image, 1]
+        scale_h = info[image, 2]
+        scale_w = info[image, 3] if info.shape[1] == 4 else scale_h
+        min_h = np.float32(np.float32(min_size) * scale_h)
+        min_w = np.float32(np.float32(min_size) * scale_w)
+        boxes, keep = _refine(anchors, deltas[image], scores[image], img_h, img_w, min_h, min_w, offset)
+        order = _top(boxes[:, 4], min(len(boxes), pre_nms_count))
+        taken = _nms(boxes[order], np.float32(nms_threshold), post_nms_count, offset, ~keep[order])
+        picked = boxes[order[taken]]
+        rois.append(picked[:, :4])
+        out_scores.append(picked[:, 4])
+        counts.append(len(taken))
+    dtype = im_info.dtype
+    itype = np.int32 if roi_num_type == "i32" else np.int64
+    return (np.concatenate(rois).reshape(-1, 4).astype(dtype), np.concatenate(out_scores).astype(dtype),
+            np.array(counts, itype))
+
+
+def _batch_generate(params, inputs, outputs, axes):
+    return "the rois of all images are gathered into one list of data-dependent length"
+
+
 def _batch(params, inputs, outputs, axes):
     if axes[0] == 0 and axes[1] == 0 and axes[2] is None:
         return ("the rois' first column is the image index within the batch (a value): a chunk of images would"
@@ -287,4 +418,9 @@ ATTRS = (Attr("base_size"), Attr("pre_nms_topn"), Attr("post_nms_topn"), Attr("n
 OPS = (
     OpDef("Proposal", 1, 1, 3, NAMES, _v1, proposal, attrs=ATTRS, batch=_batch, exact=False),
     OpDef("Proposal", 4, 4, LATEST_OPSET, NAMES, _v4, proposal, attrs=ATTRS, batch=_batch, exact=False),
+    OpDef("GenerateProposals", 9, 9, LATEST_OPSET, GP_NAMES, _infer_generate, generate_proposals,
+          roles=("counted",) * 4, batch=_batch_generate, exact=False,
+          attrs=(Attr("min_size"), Attr("nms_threshold"), Attr("pre_nms_count"), Attr("post_nms_count"),
+                 Attr("normalized", "true", ("true", "false")), Attr("nms_eta", "1"),
+                 Attr("roi_num_type", "i64", tuple(ROI_NUM_TYPES)))),
 )

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 ov = pytest.importorskip("openvino")
-from openvino import opset1, opset4  # noqa: E402
+from openvino import opset1, opset4, opset9  # noqa: E402
 
 import ir_runner  # noqa: E402
 from ir_runner.errors import InferenceError, InputError, IRError  # noqa: E402
@@ -241,3 +241,114 @@ def test_random_against_the_cpu_plugin(seed, tmp_path):
                     **options)
     check_inference(xml)
     _against_cpu(xml, _feeds(rng, n, anchors, h, w, info_size), post)
+
+
+# -- GenerateProposals-9 --------------------------------------------------------------------------------
+
+def _gp_model(tmp_path, info, anchors, deltas, scores, et=ov.Type.f32, name="gp", min_size=1.0, nms=0.7, pre=100,
+              post=10, **attrs):
+    shape = lambda s: ov.PartialShape.dynamic() if s == "..." else ov.PartialShape(s)  # noqa: E731
+    params = [opset9.parameter(shape(s), et, name=n)
+              for n, s in (("info", info), ("anchors", anchors), ("deltas", deltas), ("scores", scores))]
+    node = opset9.generate_proposals(*params, min_size, nms, pre, post, **attrs)
+    return write_ir(node, params, tmp_path, name), node
+
+
+def _gp_feeds(rng, n, a, h, w, info_size=3, stride=8.0):
+    yy, xx = np.meshgrid(np.arange(h), np.arange(w), indexing="ij")
+    size = rng.random((a, 2)) * 3 * stride + stride / 2
+    center = np.stack([xx * stride, yy * stride], -1)[:, :, None, :]
+    anchors = np.concatenate([center - size / 2, center + size / 2], -1).astype(np.float32)
+    return {"info": np.tile(np.array([h * stride, w * stride, 1.0, 1.0][:info_size], np.float32), (n, 1)),
+            "anchors": anchors, "deltas": (rng.standard_normal((n, 4 * a, h, w)) * 0.3).astype(np.float32),
+            "scores": rng.random((n, a, h, w)).astype(np.float32)}
+
+
+def _gp_against_cpu(xml, feeds):
+    got = list(ir_runner.load(str(xml)).run(feeds).values())
+    want = cpu_outputs(xml, feeds)
+    assert np.array_equal(got[2], want[2]) and got[2].dtype == want[2].dtype  # counts per image
+    assert np.array_equal(got[1], want[1])  # scores: the inputs' own
+    diff = np.abs(got[0].astype(np.float64) - want[0])
+    assert got[0].shape == want[0].shape and (diff <= ATOL + RTOL * np.abs(want[0])).all(), diff.max()
+    return got
+
+
+@pytest.mark.parametrize("info, anchors, deltas, scores", [
+    ([2, 3], [5, 6, 3, 4], [2, 12, 5, 6], [2, 3, 5, 6]), ([2, 4], [5, 6, 3, 4], [-1, 12, 5, 6], [-1, 3, 5, 6]),
+    ([-1, 3], [-1, -1, -1, 4], [-1, -1, -1, -1], [(1, 3), 3, 5, 6]), ("...", "...", "...", "..."),
+    ([1, -1], [5, 6, 3, -1], "...", [1, 3, 5, 6]), ([-1, 3], [5, 6, 3, 4], [-1, 12, 5, 6], "..."),
+])
+def test_generate_proposals_shapes(info, anchors, deltas, scores, tmp_path):
+    xml, node = _gp_model(tmp_path, info, anchors, deltas, scores, roi_num_type="i32")
+    check_output_shapes(xml, node)
+    check_inference(xml)
+
+
+def _gp_built(shapes=("1,3", "5,6,3,4", "1,12,5,6", "1,3,5,6"), types=("f32",) * 4, attrs=None) -> bytes:
+    b = IRBuilder()
+    inputs = [b.parameter(n, t, s) for n, t, s in zip(("info", "anchors", "deltas", "scores"), types, shapes)]
+    layer_attrs = {"min_size": 1.0, "nms_threshold": 0.7, "pre_nms_count": 100, "post_nms_count": 10}
+    layer_attrs.update(attrs or {})
+    b.result(b.layer("GenerateProposals", "opset9", inputs, attrs=layer_attrs,
+                     out_specs=[("FP32", "-1,4"), ("FP32", "-1"), ("I64", "1")]))
+    return b.build()[0]
+
+
+@pytest.mark.parametrize("kwargs, error, what", [
+    ({"shapes": ("3", "5,6,3,4", "1,12,5,6", "1,3,5,6")}, InferenceError, "im_info must be 2-D"),
+    ({"shapes": ("1,5", "5,6,3,4", "1,12,5,6", "1,3,5,6")}, InferenceError, r"\[N, 3\] or \[N, 4\]"),
+    ({"shapes": ("1,3", "5,6,3,5", "1,12,5,6", "1,3,5,6")}, InferenceError, r"\[H, W, A, 4\]"),
+    ({"shapes": ("1,3", "5,6,3,4", "1,8,5,6", "1,3,5,6")}, InferenceError, "4 channels per anchor"),
+    ({"shapes": ("1,3", "5,6,3,4", "1,12,5,7", "1,3,5,6")}, InferenceError, "same width"),
+    ({"shapes": ("1,3", "5,6,2,4", "1,12,5,6", "1,3,5,6")}, InferenceError, "number of anchors"),
+    ({"shapes": ("2,3", "5,6,3,4", "1,12,5,6", "1,3,5,6")}, InferenceError, "same batch"),
+    ({"types": ("f32", "i32", "f32", "f32")}, InferenceError, "anchors must have a floating-point"),
+    ({"attrs": {"pre_nms_count": 0}}, InferenceError, "pre_nms_count=0"),
+    ({"attrs": {"post_nms_count": -2}}, InferenceError, "post_nms_count=-2"),
+    ({"attrs": {"nms_eta": 0.5}}, InferenceError, "nms_eta"),
+    ({"attrs": {"roi_num_type": "u8"}}, IRError, "roi_num_type"),
+])
+def test_generate_proposals_refusals_name_the_layer(kwargs, error, what):
+    with pytest.raises(error, match=what) as info:
+        ir_runner.load(_gp_built(**kwargs))
+    assert "GenerateProposals-9" in str(info.value)
+
+
+@pytest.mark.parametrize("seed", range(16))
+def test_generate_proposals_random_against_the_cpu_plugin(seed, tmp_path):
+    rng = np.random.default_rng(seed)
+    n, a, h, w = int(rng.integers(1, 3)), int(rng.integers(1, 4)), int(rng.integers(2, 7)), int(rng.integers(2, 7))
+    info_size = int(rng.choice([3, 4]))
+    xml, _ = _gp_model(tmp_path, [n, info_size], [h, w, a, 4], [n, 4 * a, h, w], [n, a, h, w],
+                       min_size=float(rng.choice([0.0, 1.0, 6.0])), nms=float(rng.choice([0.5, 0.7])),
+                       pre=int(rng.choice([8, 20, 100])), post=int(rng.choice([3, 10, 50])),
+                       normalized=bool(rng.integers(2)), roi_num_type=str(rng.choice(["i32", "i64"])))
+    check_inference(xml)
+    _gp_against_cpu(xml, _gp_feeds(rng, n, a, h, w, info_size))
+
+
+def test_generate_proposals_small_boxes_and_ties(tmp_path):
+    """Boxes under min_size are dead before NMS but still take a place among the pre_nms_count best (sorted by
+    score, ties in partial_sort's order); large deltas are capped at log(1000 / 16)."""
+    rng = np.random.default_rng(7)
+    xml, _ = _gp_model(tmp_path, [2, 4], [6, 6, 3, 4], [2, 12, 6, 6], [2, 3, 6, 6], min_size=12.0, pre=40, post=30,
+                       nms=0.9)
+    feeds = _gp_feeds(rng, 2, 3, 6, 6, 4)
+    feeds["scores"] = np.round(feeds["scores"], 1)
+    feeds["deltas"][:, 2::4] *= 30  # exp(9): capped
+    rois, scores, counts = _gp_against_cpu(xml, feeds)
+    assert 0 < counts.sum() < 60 and len(rois) == counts.sum()
+
+
+def test_generate_proposals_f16_types(tmp_path):
+    xml, _ = _gp_model(tmp_path, [1, 3], [4, 4, 2, 4], [1, 8, 4, 4], [1, 2, 4, 4], et=ov.Type.f16)
+    feeds = {k: v.astype(np.float16) for k, v in _gp_feeds(np.random.default_rng(8), 1, 2, 4, 4).items()}
+    rois, scores, counts = ir_runner.load(str(xml)).run(feeds).values()
+    assert rois.dtype == np.float16 and scores.dtype == np.float16 and counts.dtype == np.int64
+
+
+def test_generate_proposals_batch_rule():
+    from ir_runner.ops.proposals import OPS
+
+    assert "data-dependent" in OPS[2].batch(None, [], [], [0, None, 0, 0])
