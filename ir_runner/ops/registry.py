@@ -34,7 +34,8 @@ BUILTIN_MODULES = ("io", "convert", "select", "gather", "reduce", "matmul", "con
                    "embedding", "grid_sample", "col2im", "search", "nms", "batch_space", "sequence", "scatter_extra",
                    "inverse", "roi_align", "roi_pool", "random_uniform", "unique", "quantize", "convert_like",
                    "prior_box", "yolo", "detection_output", "color", "decode", "variables", "strings",
-                   "nms_multiclass", "proposals", "roi_rotated")
+                   "nms_multiclass", "proposals", "roi_rotated",
+                   "nms_rotated")
 
 _REGISTRY: dict[str, list[OpDef]] = {}
 _loaded = False
