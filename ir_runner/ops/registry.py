@@ -35,7 +35,7 @@ BUILTIN_MODULES = ("io", "convert", "select", "gather", "reduce", "matmul", "con
                    "inverse", "roi_align", "roi_pool", "random_uniform", "unique", "quantize", "convert_like",
                    "prior_box", "yolo", "detection_output", "color", "decode", "variables", "strings",
                    "nms_multiclass", "proposals", "roi_rotated",
-                   "nms_rotated")
+                   "nms_rotated", "deformable_psroi")
 
 _REGISTRY: dict[str, list[OpDef]] = {}
 _loaded = False
