@@ -35,7 +35,9 @@ deciding role, so the plan is made per value and the outputs are concrete at run
 
 from __future__ import annotations
 
+import hashlib
 import heapq
+import threading
 
 import numpy as np
 
@@ -48,6 +50,7 @@ FLOATS = ("f32", "f16", "bf16")
 INDEX_TYPES = {"i64": "i64", "i32": "i32"}
 SORTS = {"none": "none", "score": "score", "classid": "classid"}
 DECAYS = {"linear": "linear", "gaussian": "gaussian"}
+BLOCK = 1 << 20  # IoUs computed at once (candidate rows x candidates)
 
 
 def _max_len(d: Dim) -> int:
@@ -132,6 +135,28 @@ def _ranks(ctx: OpContext) -> bool:
     return with_rois
 
 
+def memo(kernel):
+    """``kernel`` remembering its last result: the plan made per value runs it once in inference (for the output
+    length) and once more as the layer's kernel, on the same inputs. Returns copies (the caller owns them)."""
+    last: dict = {}
+    lock = threading.Lock()
+
+    def run(*inputs: np.ndarray, **params):
+        key = (tuple(sorted(params.items())), tuple((a.shape, a.dtype.str, hashlib.sha1(
+            np.ascontiguousarray(a).tobytes()).digest()) for a in inputs))
+        with lock:
+            found = last.get(key)
+        if found is None:
+            found = kernel(*inputs, **params)
+            with lock:
+                last.clear()
+                last[key] = found
+        return tuple(a.copy() for a in found)
+
+    run.__doc__ = kernel.__doc__
+    return run
+
+
 def _outputs(ctx: OpContext, params: dict, count: Dim, images: Dim, kernel) -> tuple[list, dict]:
     values = [ctx.const_value(i) for i in range(len(ctx.inputs))]
     if all(v is not None for v in values):  # the plan per value: the exact count
@@ -161,7 +186,7 @@ def _infer_multiclass(ctx: OpContext, version: int):
         selected = _times(selected, images)
         count = Dim(0, selected.hi)
         images = rois.dims[0] if with_rois else boxes.dims[0]
-    return _outputs(ctx, params, count, images, multiclass_nms)
+    return _outputs(ctx, params, count, images, MULTICLASS)
 
 
 def _infer_matrix(ctx: OpContext):
@@ -179,20 +204,22 @@ def _infer_matrix(ctx: OpContext):
                 selected = _of_len(min(_max_len(selected), keep))
             count = Dim(0, _times(selected, scores.dims[0]).hi)
         images = boxes.dims[0]
-    return _outputs(ctx, params, count, images, matrix_nms)
+    return _outputs(ctx, params, count, images, MATRIX)
 
 
 # -- kernels ------------------------------------------------------------------------------------------------
 
 def _iou_many(box: np.ndarray, others: np.ndarray, norm: np.float32) -> np.ndarray:
-    """MulticlassNms' IoU of one box with many, in f32 (``std::min``/``std::max`` as the plugin writes them)."""
+    """MulticlassNms' IoU of each of the boxes ``box`` (B, 4) with each of ``others`` (K, 4) -> (B, K), in f32
+    (``std::min``/``std::max`` as the plugin writes them)."""
+    a, b = box[:, None, :], others[None, :, :]
     with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
-        area = (box[2] - box[0] + norm) * (box[3] - box[1] + norm)
-        areas = (others[:, 2] - others[:, 0] + norm) * (others[:, 3] - others[:, 1] + norm)
-        h = np.where(others[:, 2] < box[2], others[:, 2], box[2]) - np.where(box[0] < others[:, 0], others[:, 0],
-                                                                           box[0]) + norm
-        w = np.where(others[:, 3] < box[3], others[:, 3], box[3]) - np.where(box[1] < others[:, 1], others[:, 1],
-                                                                           box[1]) + norm
+        area = (a[..., 2] - a[..., 0] + norm) * (a[..., 3] - a[..., 1] + norm)
+        areas = (b[..., 2] - b[..., 0] + norm) * (b[..., 3] - b[..., 1] + norm)
+        h = np.where(b[..., 2] < a[..., 2], b[..., 2], a[..., 2]) - np.where(a[..., 0] < b[..., 0], b[..., 0],
+                                                                           a[..., 0]) + norm
+        w = np.where(b[..., 3] < a[..., 3], b[..., 3], a[..., 3]) - np.where(a[..., 1] < b[..., 1], b[..., 1],
+                                                                           a[..., 1]) + norm
         inter = np.where(h < 0, np.float32(0), h) * np.where(w < 0, np.float32(0), w)
         iou = inter / (area + areas - inter)
     return np.where((area <= 0) | (areas <= 0), np.float32(0), iou).astype(np.float32)
@@ -215,17 +242,17 @@ def _multiclass_one(boxes: np.ndarray, scores: np.ndarray, p: dict) -> list[int]
     norm = np.float32(0 if p["normalized"] else 1)
     iou_threshold = np.float32(p["iou_threshold"])
     if not 0 <= p["eta"] < 1:  # the plugin's loop without eta: the first `limit` candidates, hard NMS
-        order = order[:limit]
-        picked = boxes[order]
+        picked = boxes[order[:limit]]
         alive = np.ones(limit, bool)
-        taken = []
-        for pos in range(limit):
-            if alive[pos]:
-                taken.append(int(order[pos]))
-                later = picked[pos + 1:]
-                with np.errstate(invalid="ignore"):
-                    alive[pos + 1:] &= ~(_iou_many(picked[pos], later, norm) >= iou_threshold)
-        return taken
+        rows = max(1, BLOCK // limit)
+        for first in range(0, limit, rows):  # the IoUs of a block of rows at once; a taken row kills later ones
+            live = first + np.flatnonzero(alive[first:first + rows])
+            with np.errstate(invalid="ignore"):
+                kills = _iou_many(picked[live], picked[first:], norm) >= iou_threshold
+            for row, pos in enumerate(live.tolist()):
+                if alive[pos]:
+                    alive[pos + 1:] &= ~kills[row, pos + 1 - first:]
+        return order[:limit][alive].tolist()
     return _with_eta(boxes, scores, order, limit, iou_threshold, threshold, np.float32(p["eta"]), norm)
 
 
@@ -240,7 +267,7 @@ def _with_eta(boxes, scores, order, limit, iou_threshold, threshold, eta, norm) 
             _, index, score, begin = heapq.heappop(queue)
             limit -= 1
             original = score
-            ious = _iou_many(boxes[index], boxes[taken[begin:]], norm) if len(taken) > begin else ()
+            ious = _iou_many(boxes[index][None], boxes[taken[begin:]], norm)[0] if len(taken) > begin else ()
             selected = True
             for iou in ious[::-1]:
                 score = np.float32(score * (np.float32(1) if iou <= adaptive else np.float32(0)))
@@ -337,9 +364,15 @@ def multiclass_nms(boxes: np.ndarray, scores: np.ndarray, *roisnum: np.ndarray, 
     return _finish(found, images, p, True, index_type, boxes.dtype)
 
 
-def _matrix_iou(boxes: np.ndarray, norm: np.float32) -> np.ndarray:
-    """MatrixNms' IoU of every pair (i, j) of ``boxes`` (K, 4), in f32: 0 when apart, areas 0 when inverted."""
-    a, b = boxes[:, None, :], boxes[None, :, :]
+def _matrix_iou(a: np.ndarray, b: np.ndarray, norm: np.float32) -> np.ndarray:
+    """MatrixNms' IoU of each box of ``a`` (A, 4) with each of ``b`` (B, 4) -> (A, B), in f32: 0 when apart,
+    an inverted box's area 0."""
+    def area(boxes):
+        inverted = (boxes[..., 2] < boxes[..., 0]) | (boxes[..., 3] < boxes[..., 1])
+        return np.where(inverted, np.float32(0),
+                        (boxes[..., 2] - boxes[..., 0] + norm) * (boxes[..., 3] - boxes[..., 1] + norm))
+
+    a, b = a[:, None, :], b[None, :, :]
     with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
         apart = (b[..., 0] > a[..., 2]) | (b[..., 2] < a[..., 0]) | (b[..., 1] > a[..., 3]) | (b[..., 3] < a[..., 1])
         w = np.where(a[..., 2] > b[..., 2], b[..., 2], a[..., 2]) - np.where(a[..., 0] < b[..., 0], b[..., 0],
@@ -347,10 +380,7 @@ def _matrix_iou(boxes: np.ndarray, norm: np.float32) -> np.ndarray:
         h = np.where(a[..., 3] > b[..., 3], b[..., 3], a[..., 3]) - np.where(a[..., 1] < b[..., 1], b[..., 1],
                                                                            a[..., 1]) + norm
         inter = w * h
-        inverted = (boxes[:, 2] < boxes[:, 0]) | (boxes[:, 3] < boxes[:, 1])
-        area = np.where(inverted, np.float32(0),
-                        (boxes[:, 2] - boxes[:, 0] + norm) * (boxes[:, 3] - boxes[:, 1] + norm))
-        iou = inter / (area[:, None] + area[None, :] - inter)
+        iou = inter / (area(a) + area(b) - inter)
     return np.where(apart, np.float32(0), iou).astype(np.float32)
 
 
@@ -359,20 +389,30 @@ def _matrix_one(boxes: np.ndarray, scores: np.ndarray, p: dict) -> list[tuple[in
         order = _by_score(scores, np.flatnonzero(~(scores <= np.float32(p["score_threshold"]))))
     if p["nms_top_k"] > -1:
         order = order[:p["nms_top_k"]]
-    if not len(order):
+    count = len(order)
+    if not count:
         return []
     norm = np.float32(0 if p["normalized"] else 1)
-    iou = np.tril(_matrix_iou(boxes[order], norm), -1)  # iou[i, j] for j < i
-    lower = np.tri(len(order), k=-1, dtype=bool)
-    iou_max = np.fmax.reduce(np.where(lower, iou, np.float32(0)), axis=1, initial=np.float32(0))
+    picked = boxes[order]
+    rows = max(1, BLOCK // count)
+    blocks = [(first, min(first + rows, count)) for first in range(0, count, rows)]
+    iou = np.zeros((count, count), np.float32)  # iou[i, j] for j < i, in blocks of rows (the lower triangle)
+    for first, end in blocks:
+        iou[first:end, :end] = np.tril(_matrix_iou(picked[first:end], picked[:end], norm), first - 1)
+    iou_max = np.fmax.reduce(iou, axis=1, initial=np.float32(0))  # (zeros above the diagonal change nothing)
+    smallest = np.ones(count, np.float32)
     with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
-        if p["decay"] == "linear":
-            decay = ((1.0 - iou.astype(np.float64)) / (1.0 - iou_max.astype(np.float64)[None, :]
-                                                      + float(np.float32(1e-10)))).astype(np.float32)
-        else:
-            exponent = (iou_max[None, :] * iou_max[None, :] - iou * iou) * np.float32(p["sigma"])
-            decay = np.exp(exponent.astype(np.float64)).astype(np.float32)
-        smallest = np.fmin.reduce(np.where(lower, decay, np.float32(1)), axis=1, initial=np.float32(1))
+        for first, end in blocks:
+            block, top = iou[first:end, :end], iou_max[None, :end]
+            if p["decay"] == "linear":
+                decay = ((1.0 - block.astype(np.float64)) / (1.0 - top.astype(np.float64)
+                                                            + float(np.float32(1e-10)))).astype(np.float32)
+            else:
+                exponent = (top * top - block * block) * np.float32(p["sigma"])
+                decay = np.exp(exponent.astype(np.float64)).astype(np.float32)
+            lower = np.arange(end)[None, :] < np.arange(first, end)[:, None]
+            smallest[first:end] = np.fmin.reduce(np.where(lower, decay, np.float32(1)), axis=1,
+                                                 initial=np.float32(1))
         decayed = (smallest * scores[order]).astype(np.float32)
     post = np.float32(p["post_threshold"])
     keep = ~(decayed <= post)  # (a NaN decayed score is kept, as in both implementations)
@@ -414,17 +454,18 @@ def _v9(ctx):
     return _infer_multiclass(ctx, 9)
 
 
+MULTICLASS, MATRIX = memo(multiclass_nms), memo(matrix_nms)
 BOOL = ("true", "false")
 COMMON = (Attr("sort_result_type", "none", tuple(SORTS)), Attr("output_type", "i64", tuple(INDEX_TYPES)),
           Attr("nms_top_k", "-1"), Attr("keep_top_k", "-1"), Attr("sort_result_across_batch", "false", BOOL),
           Attr("score_threshold", "0"), Attr("background_class", "-1"), Attr("normalized", "true", BOOL))
 MULTICLASS_ATTRS = COMMON + (Attr("iou_threshold", "0"), Attr("nms_eta", "1"))
 OPS = (
-    OpDef("MulticlassNms", 8, 8, 8, ("boxes", "scores"), _v8, multiclass_nms, roles=("counted", "counted"),
+    OpDef("MulticlassNms", 8, 8, 8, ("boxes", "scores"), _v8, MULTICLASS, roles=("counted", "counted"),
           attrs=MULTICLASS_ATTRS, batch=_batch),
-    OpDef("MulticlassNms", 9, 9, LATEST_OPSET, ("boxes", "scores", "roisnum"), _v9, multiclass_nms,
+    OpDef("MulticlassNms", 9, 9, LATEST_OPSET, ("boxes", "scores", "roisnum"), _v9, MULTICLASS,
           roles=("counted", "counted", "counted"), attrs=MULTICLASS_ATTRS, min_inputs=2, batch=_batch),
-    OpDef("MatrixNms", 8, 8, LATEST_OPSET, ("boxes", "scores"), _infer_matrix, matrix_nms,
+    OpDef("MatrixNms", 8, 8, LATEST_OPSET, ("boxes", "scores"), _infer_matrix, MATRIX,
           roles=("counted", "counted"), batch=_batch, exact=False,
           attrs=COMMON + (Attr("decay_function", "linear", tuple(DECAYS)), Attr("gaussian_sigma", "2"),
                           Attr("post_threshold", "0"))),

@@ -34,6 +34,7 @@ from ..errors import InputError
 from ..types import DYNAMIC_DIM, Dim, PartialShape, TensorSpec, element_type
 from .api import LATEST_OPSET, Attr, OpContext, OpDef
 from .nms import INDEX_TYPES, _batch, _disjoint
+from .nms_multiclass import memo
 from .stl_order import std_sort
 
 NAMES = ("boxes", "scores", "max_output_boxes_per_class", "iou_threshold", "score_threshold")
@@ -73,7 +74,7 @@ def _infer(ctx: OpContext):
               "clockwise": ctx.attr_bool("clockwise", True)}
     values = [ctx.const_value(i) for i in range(5)]
     if all(v is not None for v in values):  # the plan per value: the exact count
-        count = Dim(*(len(nms_rotated(*values, **params)[0]),) * 2)
+        count = Dim(*(len(KERNEL(*values, **params)[0]),) * 2)
     else:
         count = _bound(boxes, scores, values[2])
     it = element_type(params["index_type"])
@@ -252,8 +253,9 @@ def nms_rotated(boxes: np.ndarray, scores: np.ndarray, max_output_boxes_per_clas
     return indices, selected, np.array([len(found)], dtype=itype)
 
 
+KERNEL = memo(nms_rotated)
 OPS = (
-    OpDef("NMSRotated", 13, 13, LATEST_OPSET, NAMES, _infer, nms_rotated, batch=_batch, exact=False,
+    OpDef("NMSRotated", 13, 13, LATEST_OPSET, NAMES, _infer, KERNEL, batch=_batch, exact=False,
           roles=("counted", "counted", "k", "counted", "counted"),
           attrs=(Attr("sort_result_descending", "true", ("true", "false")), Attr("output_type", "i64",
                                                                                  tuple(INDEX_TYPES)),

@@ -38,6 +38,7 @@ import numpy as np
 from ..errors import InputError, ModelFormatError
 from ..types import DYNAMIC_DIM, Dim, PartialShape, TensorSpec, element_type, merge_dims
 from .api import LATEST_OPSET, Attr, OpContext, OpDef
+from .nms_multiclass import memo
 from .stl_order import adjust_heap, heap_select
 
 FRAMEWORKS = {"": "caffe", "tensorflow": "tensorflow"}
@@ -326,7 +327,7 @@ def _infer_generate(ctx: OpContext):
     count = DYNAMIC_DIM if batch.hi is None else Dim(0, batch.hi * params["post_nms_count"])
     values = [ctx.const_value(i) for i in range(4)]
     if all(v is not None for v in values):  # the plan per value: the exact count
-        count = Dim(*(len(generate_proposals(*values, **params)[1]),) * 2)
+        count = Dim(*(len(GENERATE(*values, **params)[1]),) * 2)
     et = ctx.inputs[0].element_type
     return [TensorSpec(et, PartialShape((count, Dim(4, 4)))), TensorSpec(et, PartialShape((count,))),
             TensorSpec(element_type(params["roi_num_type"]), PartialShape((batch,)))], params
@@ -411,6 +412,7 @@ def _v4(ctx):
     return _infer(ctx, 4)
 
 
+GENERATE = memo(generate_proposals)
 ATTRS = (Attr("base_size"), Attr("pre_nms_topn"), Attr("post_nms_topn"), Attr("nms_thresh"), Attr("feat_stride"),
          Attr("min_size"), Attr("ratio"), Attr("scale"), Attr("clip_before_nms", "true", ("true", "false")),
          Attr("clip_after_nms", "false", ("true", "false")), Attr("normalize", "false", ("true", "false")),
@@ -418,7 +420,7 @@ ATTRS = (Attr("base_size"), Attr("pre_nms_topn"), Attr("post_nms_topn"), Attr("n
 OPS = (
     OpDef("Proposal", 1, 1, 3, NAMES, _v1, proposal, attrs=ATTRS, batch=_batch, exact=False),
     OpDef("Proposal", 4, 4, LATEST_OPSET, NAMES, _v4, proposal, attrs=ATTRS, batch=_batch, exact=False),
-    OpDef("GenerateProposals", 9, 9, LATEST_OPSET, GP_NAMES, _infer_generate, generate_proposals,
+    OpDef("GenerateProposals", 9, 9, LATEST_OPSET, GP_NAMES, _infer_generate, GENERATE,
           roles=("counted",) * 4, batch=_batch_generate, exact=False,
           attrs=(Attr("min_size"), Attr("nms_threshold"), Attr("pre_nms_count"), Attr("post_nms_count"),
                  Attr("normalized", "true", ("true", "false")), Attr("nms_eta", "1"),
