@@ -396,22 +396,24 @@ def _matrix_one(boxes: np.ndarray, scores: np.ndarray, p: dict) -> list[tuple[in
     picked = boxes[order]
     rows = max(1, BLOCK // count)
     blocks = [(first, min(first + rows, count)) for first in range(0, count, rows)]
-    iou = np.zeros((count, count), np.float32)  # iou[i, j] for j < i, in blocks of rows (the lower triangle)
-    for first, end in blocks:
-        iou[first:end, :end] = np.tril(_matrix_iou(picked[first:end], picked[:end], norm), first - 1)
-    iou_max = np.fmax.reduce(iou, axis=1, initial=np.float32(0))  # (zeros above the diagonal change nothing)
+
+    def lower(first: int, end: int) -> np.ndarray:  # iou[i, j] of the rows first..end for j < i, 0 elsewhere
+        return np.tril(_matrix_iou(picked[first:end], picked[:end], norm), first - 1)
+
+    iou_max = np.concatenate([np.fmax.reduce(lower(first, end), axis=1, initial=np.float32(0))
+                              for first, end in blocks])  # (zeros above the diagonal change nothing)
     smallest = np.ones(count, np.float32)
     with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
-        for first, end in blocks:
-            block, top = iou[first:end, :end], iou_max[None, :end]
+        for first, end in blocks:  # (the IoUs again, block by block: memory stays within BLOCK)
+            block, top = lower(first, end), iou_max[None, :end]
             if p["decay"] == "linear":
                 decay = ((1.0 - block.astype(np.float64)) / (1.0 - top.astype(np.float64)
                                                             + float(np.float32(1e-10)))).astype(np.float32)
             else:
                 exponent = (top * top - block * block) * np.float32(p["sigma"])
                 decay = np.exp(exponent.astype(np.float64)).astype(np.float32)
-            lower = np.arange(end)[None, :] < np.arange(first, end)[:, None]
-            smallest[first:end] = np.fmin.reduce(np.where(lower, decay, np.float32(1)), axis=1,
+            below = np.arange(end)[None, :] < np.arange(first, end)[:, None]
+            smallest[first:end] = np.fmin.reduce(np.where(below, decay, np.float32(1)), axis=1,
                                                  initial=np.float32(1))
         decayed = (smallest * scores[order]).astype(np.float32)
     post = np.float32(p["post_threshold"])
