@@ -43,7 +43,7 @@ import numpy as np
 
 from ..errors import InputError
 from ..types import DYNAMIC_DIM, Dim, PartialShape, TensorSpec, element_type
-from .api import LATEST_OPSET, Attr, OpContext, OpDef
+from .api import LATEST_OPSET, Attr, InputFit, OpContext, OpDef
 from .nms import _disjoint
 
 FLOATS = ("f32", "f16", "bf16")
@@ -443,6 +443,16 @@ def matrix_nms(boxes: np.ndarray, scores: np.ndarray, *, sort: str, index_type: 
     return _finish(found, images, p, False, index_type, boxes.dtype)
 
 
+def _fit(params, inputs: list[TensorSpec], position: int) -> InputFit | None:
+    """MulticlassNms-9's roisnum: counts of at most M / N rows each, so that they add up to at most M."""
+    boxes, rois = inputs[0].shape.dims, inputs[2].shape.dims if len(inputs) > 2 else None
+    if position != 2 or boxes is None or rois is None or not (boxes[1].is_static and rois[0].is_static):
+        return None
+    most = boxes[1].lo // max(rois[0].lo, 1)
+    return InputFit("index", 0, most, f"rows per image: the {rois[0].lo} images share the {boxes[1].lo} rows of"
+                    " boxes")
+
+
 def _batch(params, inputs, outputs, axes):
     return ("the boxes of all images are gathered into one list of data-dependent length, with the image index"
             " written as a value (and sorted across images with sort_result_across_batch)")
@@ -466,7 +476,7 @@ OPS = (
     OpDef("MulticlassNms", 8, 8, 8, ("boxes", "scores"), _v8, MULTICLASS, roles=("counted", "counted"),
           attrs=MULTICLASS_ATTRS, batch=_batch),
     OpDef("MulticlassNms", 9, 9, LATEST_OPSET, ("boxes", "scores", "roisnum"), _v9, MULTICLASS,
-          roles=("counted", "counted", "counted"), attrs=MULTICLASS_ATTRS, min_inputs=2, batch=_batch),
+          roles=("counted", "counted", "counted"), attrs=MULTICLASS_ATTRS, min_inputs=2, batch=_batch, fit=_fit),
     OpDef("MatrixNms", 8, 8, LATEST_OPSET, ("boxes", "scores"), _infer_matrix, MATRIX,
           roles=("counted", "counted"), batch=_batch, exact=False,
           attrs=COMMON + (Attr("decay_function", "linear", tuple(DECAYS)), Attr("gaussian_sigma", "2"),

@@ -28,13 +28,21 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import InputError
-from .api import LATEST_OPSET, Attr, OpContext, OpDef
+from ..types import TensorSpec
+from .api import LATEST_OPSET, Attr, InputFit, OpContext, OpDef
 from .roi_align import MAX_SAMPLES, Arith, checked_indices, infer_boxes
 from .roi_align import _batch as roi_batch
 
 
 def _infer(ctx: OpContext):
     return infer_boxes(ctx, 5, "cx, cy, w, h, angle", {"clockwise": ctx.attr_bool("clockwise_mode", False)})
+
+
+def _fit(params, inputs: list[TensorSpec], position: int) -> InputFit | None:
+    dims = inputs[0].shape.dims
+    if position == 2 and dims is not None and dims[0].is_static and dims[0].lo:
+        return InputFit("index", 0, dims[0].lo - 1, f"an image of data: N (dim 0 of data) is {dims[0].lo}")
+    return None
 
 
 def _ratio(size: np.ndarray, fixed: int, r: int) -> int:
@@ -122,7 +130,7 @@ def _axis(ar: Arith, s: np.ndarray, size: int) -> tuple[np.ndarray, np.ndarray, 
 
 OPS = (
     OpDef("ROIAlignRotated", 15, 15, LATEST_OPSET, ("data", "rois", "batch_indices"), _infer, roi_align_rotated,
-          batch=roi_batch, exact=False,
+          batch=roi_batch, exact=False, fit=_fit,
           attrs=(Attr("pooled_h"), Attr("pooled_w"), Attr("sampling_ratio"), Attr("spatial_scale"),
                  Attr("clockwise_mode", "false", ("true", "false")))),
 )

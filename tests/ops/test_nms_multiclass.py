@@ -295,3 +295,14 @@ def test_random_against_the_cpu_plugin(seed, tmp_path):
     check_inference(xml)
     _against_cpu(xml, feeds, kind)
 
+
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_generated_roisnum_fits_the_boxes(seed, tmp_path):
+    """``--fill random`` draws roisnum counts of at most M / N, so that they never overrun the boxes."""
+    from tests.cli.clikit import invoke
+
+    xml, _ = _model(tmp_path, "mc9", [3, 20, 4], [3, 20], [4])
+    result = invoke("run", xml, "--fill", "random", "--seed", str(seed))
+    assert result.exit_code == 0 and "random [0,5] (roisnum of MulticlassNms-9" in result.stdout

@@ -177,3 +177,11 @@ def test_random_against_the_cpu_plugin(seed, tmp_path):
     check_inference(xml)
     _against_cpu(xml, {"data": rng.standard_normal((n, c, h, w)).astype(np.float32),
                        "rois": _rois(rng, r, h, w, scale), "indices": rng.integers(0, n, r).astype(np.int32)})
+
+
+def test_generated_batch_indices_name_images(tmp_path):
+    from tests.cli.clikit import invoke
+
+    xml, _ = _model(tmp_path, [3, 2, 6, 6], [5, 5], [5])
+    result = invoke("run", xml, "--fill", "random")
+    assert result.exit_code == 0 and "random [0,2] (batch_indices of ROIAlignRotated-15" in result.stdout
