@@ -76,7 +76,8 @@ def _built(boxes="1,6,5", scores="1,2,6", types=("f32", "f32", "i64", "f32", "f3
     ({"scores": "2,2,6"}, InferenceError, r"\(scores\): .*same batch"),
     ({"scores": "1,2,7"}, InferenceError, r"\(scores\): .*number of boxes"),
     ({"types": ("f32", "f32", "f32", "f32", "f32")}, InferenceError, "integer element type"),
-    ({"types": ("i32", "f32", "i64", "f32", "f32")}, InferenceError, r"\(boxes\): boxes must be f32, f16 or bf16"),
+    ({"types": ("i32", "f32", "i64", "f32", "f32")}, InferenceError, r"\(boxes\): boxes must have a floating-point"),
+    ({"types": ("f32", "f32", "i64", "i32", "f32")}, InferenceError, r"iou_threshold must have a floating-point"),
     ({"attrs": {"clockwise": "sometimes"}}, IRError, "clockwise"),
     ({"attrs": {"output_type": "u8"}}, IRError, "output_type"),
 ])
@@ -142,6 +143,15 @@ def test_sorting_across_rows(descending, tmp_path):
     feeds = {"boxes": _boxes(rng, 2, 20), "scores": np.round(rng.random((2, 3, 20)), 1).astype(np.float32)}
     _, scores, _ = check_run(xml, feeds, oracle="cpu").values()
     assert descending == bool((np.diff(scores[:, 2]) <= 0).all())
+
+
+def test_f64_inputs_as_openvino_accepts_them(tmp_path):
+    """OpenVINO takes any real type for NMSRotated (the plugin computes in f32, as ir-run)."""
+    rng = np.random.default_rng(8)
+    xml, _ = _model(tmp_path, [1, 10, 5], [1, 2, 10], et=ov.Type.f64)
+    check_inference(xml)
+    feeds = {"boxes": _boxes(rng, 1, 10).astype(np.float64), "scores": rng.random((1, 2, 10))}
+    check_run(xml, feeds, oracle="cpu")
 
 
 def test_f16_inputs(tmp_path):
