@@ -25,9 +25,15 @@ def _rotated(o, x, rois, scale):
     return o["opset15"].roi_align_rotated(x, rois, indices, 2, 2, 2, scale, False)
 
 
+def _binary(o, x, rois, scale):
+    weights = o["opset1"].constant(np.ones((4, 8, 3, 3), np.float32))
+    return o["opset1"].binary_convolution(x, weights, [1, 1], [0, 0], [0, 0], [1, 1], "xnor-popcount", scale)
+
+
 # operations ir-run does not implement yet, each built on x [1, 8, 6, 6] and rois [2, 5]: the first one still
 # missing is used (they are being implemented one by one)
-CANDIDATES = (("DeformablePSROIPooling", "opset1", _deformable), ("ROIAlignRotated", "opset15", _rotated))
+CANDIDATES = (("DeformablePSROIPooling", "opset1", _deformable), ("ROIAlignRotated", "opset15", _rotated),
+              ("BinaryConvolution", "opset1", _binary))
 
 
 @pytest.fixture(scope="module")

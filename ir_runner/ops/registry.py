@@ -35,7 +35,9 @@ BUILTIN_MODULES = ("io", "convert", "select", "gather", "reduce", "matmul", "con
                    "inverse", "roi_align", "roi_pool", "random_uniform", "unique", "quantize", "convert_like",
                    "prior_box", "yolo", "detection_output", "color", "decode", "variables", "strings",
                    "sparse_fill", "erfinv", "ctc_loss", "multinomial", "one_hot", "legacy", "istft",
-                   "binary_conv", "grouped_matmul", "color_nv12", "experimental_detectron")
+                   "binary_conv", "grouped_matmul", "color_nv12", "experimental_detectron",
+                   "nms_multiclass", "proposals", "roi_rotated",
+                   "nms_rotated", "deformable_psroi")
 
 _REGISTRY: dict[str, list[OpDef]] = {}
 _loaded = False

@@ -47,6 +47,15 @@ CHUNK = 1 << 20  # elements of one sample's gathered values (boxes x bins x chan
 
 
 def _infer(ctx: OpContext, version: int):
+    params = {"mode": ctx.attr_choice("mode", MODES, "avg"),
+              "aligned_mode": ctx.attr_choice("aligned_mode", ALIGNED, "asymmetric") if version == 9 else "asymmetric"}
+    return infer_boxes(ctx, 4, "x1, y1, x2, y2", params)
+
+
+def infer_boxes(ctx: OpContext, coordinates: int, meaning: str, params: dict) -> tuple[list[TensorSpec], dict]:
+    """The output spec of an ROIAlign-like layer (data [N, C, H, W], rois [R, ``coordinates``], batch_indices [R]
+    -> [R, C, pooled_h, pooled_w]), OpenVINO's ``roi_align::shape_infer``; adds the pooling attributes to
+    ``params``."""
     data, rois, indices = ctx.inputs
     et = data.element_type
     if et.kind == "dynamic":
@@ -62,19 +71,18 @@ def _infer(ctx: OpContext, version: int):
         shape = ctx.inputs[position].shape
         if shape.rank is not None and shape.rank != rank:
             ctx.fail(f"{NAMES[position]} must be {rank}-D, got {shape.brief()}", position=position)
-    params = {"pooled_h": ctx.attr_int("pooled_h", 1), "pooled_w": ctx.attr_int("pooled_w", 1),
-              "sampling_ratio": ctx.attr_int("sampling_ratio", 0),
-              "spatial_scale": float(np.float32(ctx.attr_float("spatial_scale", 1.0))),
-              "mode": ctx.attr_choice("mode", MODES, "avg"),
-              "aligned_mode": ctx.attr_choice("aligned_mode", ALIGNED, "asymmetric") if version == 9 else "asymmetric"}
+    params.update(pooled_h=ctx.attr_int("pooled_h", 1), pooled_w=ctx.attr_int("pooled_w", 1),
+                  sampling_ratio=ctx.attr_int("sampling_ratio", 0),
+                  spatial_scale=float(np.float32(ctx.attr_float("spatial_scale", 1.0))))
     for name in ("pooled_h", "pooled_w", "sampling_ratio"):
         if params[name] < 0 or params[name] > 2**31 - 1:
             ctx.fail(f"attribute {name}={params[name]} must be a non-negative int32",
                      hint="OpenVINO's reference cannot run a negative size or sampling ratio")
     count = DYNAMIC_DIM
     if rois.shape.rank is not None:
-        if not rois.shape.dims[1].contains(4):
-            ctx.fail(f"the second dim of rois must be 4 (x1, y1, x2, y2), got {rois.shape.brief()}", position=1)
+        if not rois.shape.dims[1].contains(coordinates):
+            ctx.fail(f"the second dim of rois must be {coordinates} ({meaning}), got {rois.shape.brief()}",
+                     position=1)
         count = rois.shape.dims[0]
     if indices.shape.rank is not None:
         merged = merge_dims(count, indices.shape.dims[0])
@@ -143,14 +151,10 @@ def _axis(ar: Arith, start, size, steps, pooled: int, ratio: int, extent: int):
     return low, high, frac, ar.sub(ar.of(1.0), frac), outside
 
 
-def roi_align(data: np.ndarray, rois: np.ndarray, batch_indices: np.ndarray, *, pooled_h: int, pooled_w: int,
-              sampling_ratio: int, spatial_scale: float, mode: str, aligned_mode: str) -> np.ndarray:
-    """ROIAlign-3/9 as OpenVINO's reference computes it (see the module docstring)."""
-    n, c, h, w = data.shape
-    count = rois.shape[0]
-    out = np.zeros((count, c, pooled_h, pooled_w), data.dtype)
-    if out.size == 0:
-        return out
+def checked_indices(data: np.ndarray, batch_indices: np.ndarray) -> np.ndarray:
+    """The batch indices as int64; an InputError for one outside ``[0, N)`` or an empty image (the reference would
+    read outside the data)."""
+    n, _, h, w = data.shape
     wide = batch_indices.astype(np.int64)
     bad = np.flatnonzero((wide < 0) | (wide >= n))
     if bad.size:
@@ -160,6 +164,18 @@ def roi_align(data: np.ndarray, rois: np.ndarray, batch_indices: np.ndarray, *, 
     if h == 0 or w == 0:
         raise InputError(f"data {list(data.shape)} has an empty image: OpenVINO's reference would read outside it",
                          port="input 0 (data)")
+    return wide
+
+
+def roi_align(data: np.ndarray, rois: np.ndarray, batch_indices: np.ndarray, *, pooled_h: int, pooled_w: int,
+              sampling_ratio: int, spatial_scale: float, mode: str, aligned_mode: str) -> np.ndarray:
+    """ROIAlign-3/9 as OpenVINO's reference computes it (see the module docstring)."""
+    n, c, h, w = data.shape
+    count = rois.shape[0]
+    out = np.zeros((count, c, pooled_h, pooled_w), data.dtype)
+    if out.size == 0:
+        return out
+    wide = checked_indices(data, batch_indices)
     ar = Arith(data.dtype)
     src, dst = OFFSETS[aligned_mode]
     scale = np.float32(spatial_scale)

@@ -109,9 +109,10 @@ def convert_cond_model(folder: Path) -> Path:
 
 
 def unsupported_model(folder: Path) -> Path:
+    """A layer of a type no opset defines (so that no implementation ever makes it supported)."""
     b = IRBuilder("unsupported")
     x = b.parameter("x", "f32", "2")
-    relu = b.layer("Proposal", "opset1", [x], name="relu")
+    relu = b.layer("Frobnicate", "opset1", [x], name="relu")
     b.result(relu, "out")
     return b.write(folder, "unsupported")
 

@@ -55,7 +55,7 @@ def test_inspect_markdown_and_dot(tmp_path):
 
 def test_inspect_shows_unsupported_and_mismatch_without_failing(tmp_path):
     unsupported = invoke("inspect", unsupported_model(tmp_path))
-    assert unsupported.exit_code == 0 and "Proposal opset1 (unsupported)" in unsupported.stdout
+    assert unsupported.exit_code == 0 and "Frobnicate opset1 (unsupported)" in unsupported.stdout
     assert "problems" not in unsupported.stdout  # an unsupported layer is marked, not counted as a problem
     mismatch = invoke("inspect", mismatch_model(tmp_path))
     assert "f32[2,4] (declared FP32[2,5]: MISMATCH)" in mismatch.stdout
@@ -94,7 +94,7 @@ def test_validate_mismatch_exit_3_text_json_md(tmp_path):
 
 def test_validate_unsupported_exit_5(tmp_path):
     result = invoke("validate", unsupported_model(tmp_path))
-    assert result.exit_code == 5 and "operation type 'Proposal' is not implemented" in result.stdout
+    assert result.exit_code == 5 and "operation type 'Frobnicate' is not implemented" in result.stdout
     assert "not fully checked (1 layer(s) of 1 unsupported type(s)); no problem found" in result.stdout
 
 
