@@ -30,6 +30,7 @@ from .errors import (
 if TYPE_CHECKING:
     from .divergence import CrosscheckReport, crosscheck
     from .extension import OpDef, register_op
+    from .extract import extract
     from .model import DEFAULT_MEMORY_LIMIT, LayerTrace, Model, Trace, ValidationReport, load, run, validate
     from .runtime import CastWarning, TensorInfo
     from .types import Dim, ElementType, PartialShape
@@ -39,6 +40,7 @@ __version__ = "0.1.0"
 _LAZY = {
     "OpDef": "extension",
     "register_op": "extension",
+    "extract": "extract",
     "CrosscheckReport": "divergence",
     "crosscheck": "divergence",
     "DEFAULT_MEMORY_LIMIT": "model",
@@ -96,6 +98,7 @@ __all__ = [
     "WeightsFileNotFoundError",
     "__version__",
     "crosscheck",
+    "extract",
     "load",
     "register_op",
     "run",

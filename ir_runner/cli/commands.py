@@ -25,8 +25,8 @@ from .common import (
     settings,
 )
 
-COMMANDS = ("bench", "compare", "completion", "crosscheck", "gen-inputs", "generate", "inspect", "replay", "run",
-            "validate")
+COMMANDS = ("bench", "compare", "completion", "crosscheck", "extract", "gen-inputs", "generate", "inspect", "replay",
+            "run", "validate")
 
 
 class IRRunGroup(click.Group):
