@@ -126,7 +126,7 @@ class CrosscheckReport(Record):
     """Every layer output compared (``layers``, in execution order), the ``first_divergence`` (a LayerRef, or
     None; ``first`` is its row) and ``ok`` (nothing diverged, or only what an operation explains)."""
 
-    __slots__ = ("device", "precision", "tolerance", "openvino_version", "layers", "first")
+    __slots__ = ("device", "precision", "tolerance", "openvino_version", "layers", "first", "reduction")
 
     def __init__(self, device: str, precision: str, tolerance: Tolerance, openvino_version: str,
                  layers: list[LayerComparison]) -> None:
@@ -136,6 +136,7 @@ class CrosscheckReport(Record):
         self.openvino_version = openvino_version
         self.layers = layers
         self.first = next((row for row in layers if row.status == DIVERGES), None)
+        self.reduction = None  # a reduce.Reduction when asked for (crosscheck(..., reduce=True))
 
     @property
     def first_divergence(self) -> LayerRef | None:
@@ -157,8 +158,8 @@ class CrosscheckReport(Record):
 
 def crosscheck(model: Model | str | os.PathLike | bytes, feeds: Mapping[str, object] | Sequence | None = None,
                device: str = "CPU", precision: str = "f32", *, weights=None, tolerance: Tolerance | None = None,
-               cast: str | None = None, strict_representations: bool = False, state: State | None = None
-               ) -> CrosscheckReport:
+               cast: str | None = None, strict_representations: bool = False, state: State | None = None,
+               reduce: bool = False, output: str | os.PathLike = "repro") -> CrosscheckReport:
     """Run ``model`` (a loaded Model, or what :func:`ir_runner.load` takes) on ``feeds`` in ir-run and in
     OpenVINO on ``device`` with ``INFERENCE_PRECISION_HINT=precision``, and compare every layer output.
 
@@ -167,6 +168,8 @@ def crosscheck(model: Model | str | os.PathLike | bytes, feeds: Mapping[str, obj
     device representation (see the module docstring) is a divergence (the model's own ``strict``, given to
     :func:`ir_runner.load`, is about index values, as everywhere). A stateful model runs on ``state`` (a new one
     when None), which the run updates; OpenVINO's infer request starts from the same variable values.
+    ``reduce``: on a divergence, write the smallest part of the model that still diverges to the directory
+    ``output`` (:mod:`ir_runner.reduce`; ``report.reduction`` says what was written).
     """
     from .device import PRECISIONS, run_on_device
 
@@ -258,7 +261,21 @@ def crosscheck(model: Model | str | os.PathLike | bytes, feeds: Mapping[str, obj
         if row.diverged or (row.status == UNOBSERVABLE and row.cause is not None):
             tainted[(record.layer.id, record.position)] = row.cause
         rows.append(row)
-    return CrosscheckReport(device, precision, bound, device_run.version, rows)
+    report = CrosscheckReport(device, precision, bound, device_run.version, rows)
+    if reduce and report.first is not None:
+        report.reduction = _reduce(model, report, trace, output, device=device, precision=precision,
+                                   tolerance=tolerance, strict_representations=strict_representations)
+    return report
+
+
+def _reduce(model: Model, report: CrosscheckReport, trace, output, **check):
+    from .reduce import reduce_divergence
+
+    if model.variables:
+        raise InputError("--reduce works on models without state (variables): a part would lose the values the"
+                         " model's Assign/ReadValue pairs carry")
+    values = {(record.layer.id, record.position): record.value for record in trace.layers}
+    return reduce_divergence(model, report, values, output, **check)
 
 
 def _first_cause(causes: list[LayerRef], rows: list[LayerComparison], causes_at: dict[str, int]) -> LayerRef:
@@ -594,7 +611,17 @@ def report_data(report: CrosscheckReport) -> dict[str, Any]:
         "counts": {status: report.count(status) for status in (AGREE, DIVERGES, EXPLAINED, INHERITED, UNOBSERVABLE,
                                                                    REPRESENTED)},
         "layers": [row_data(row) for row in report.layers],
+        **({} if report.reduction is None else {"reduction": _reduction_data(report.reduction)}),
     }
+
+
+def _reduction_data(reduction) -> dict[str, Any]:
+    found = reduction.directory is not None
+    return {"directory": str(reduction.directory) if found else None, "layers": reduction.layers,
+            "command": reduction.command, "probes": reduction.probes, "reason": reduction.reason,
+            "first_divergence": None if not found else {
+                "layer": reduction.report.first.layer.name, "type": reduction.report.first.layer.type_version,
+                "mismatches": reduction.report.first.mismatches, "size": reduction.report.first.size}}
 
 
 def row_data(row: LayerComparison) -> dict[str, Any]:

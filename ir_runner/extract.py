@@ -17,13 +17,15 @@ from collections.abc import Collection, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from .errors import MESSAGE_ITEMS, InputError, clip_text
 from .graph import Graph
 from .ir.reader import _split_names
 from .ir.writer import Cut, Slot, ir_bytes, write_ir
 from .model import Model, load
 from .suggest import closest
-from .types import TensorSpec
+from .types import PartialShape, TensorSpec, element_type_of
 
 _WEIGHTS_KEYS = ("offset", "size", "element_type")
 
@@ -87,10 +89,10 @@ def part_between(graph: Graph, starts: Collection[str], stops: Collection[str]) 
 
 
 def cut_of(model: Model, keep: Collection[str], outputs: Sequence[Slot],
-           specs: Mapping[Slot, TensorSpec] | None = None) -> Cut:
+           values: Mapping[Slot, np.ndarray] | None = None) -> Cut:
     """The :class:`Cut` keeping ``keep`` plus the constants it reads (with their own constant inputs), a
-    Parameter for every other tensor it reads from outside (of the spec in ``specs``, else the inferred one),
-    and a Result for each of ``outputs``."""
+    Parameter for every other tensor it reads from outside (of the type and static shape of its array in
+    ``values`` when given, else of the inferred spec), and a Result for each of ``outputs``."""
     graph = model.graph
     constant: dict[str, bool] = {}
     kept = set(keep)
@@ -105,7 +107,8 @@ def cut_of(model: Model, keep: Collection[str], outputs: Sequence[Slot],
                 kept.add(slot[0])
                 pending.append(slot[0])
             else:
-                inputs[slot] = (specs or {}).get(slot) or model.inference.output_spec(*slot)
+                inputs[slot] = model.inference.output_spec(*slot) if values is None else TensorSpec(
+                    element_type_of(values[slot].dtype), PartialShape.of(values[slot].shape))
     place = {layer_id: index for index, layer_id in enumerate(graph.order)}
     ordered = dict(sorted(inputs.items(), key=lambda item: (place[item[0][0]], item[0][1])))
     return Cut(kept, ordered, outputs)

@@ -24,6 +24,11 @@ from .options import input_options, model_options, pop_input_options
 @click.option("--strict-representations", is_flag=True, help="Count a layer output that differs only as the device"
               " represents it (a 64-bit integer held in 32 bits) as a divergence.")
 @click.option("--all", "show_all", is_flag=True, help="List every layer output, not only those that differ.")
+@click.option("--reduce", is_flag=True, help="On a divergence, write the smallest part of MODEL that still diverges"
+              " (model.xml, model.bin, inputs.npz of the reference's values at the cut, README.md with the command"
+              " that shows it) to the -o folder.")
+@click.option("-o", "--output", type=click.Path(file_okay=False), default="repro", show_default=True,
+              help="The folder --reduce writes.")
 @json_option
 @quiet_option
 def crosscheck(**kw: Any) -> None:

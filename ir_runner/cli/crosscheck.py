@@ -29,12 +29,13 @@ class CrosscheckOptions(Record):
     """What ``crosscheck`` was asked to do, as given on the command line."""
 
     __slots__ = ("model", "weights", "strict", "memory_limit", "inputs", "device", "precision", "atol", "rtol",
-                 "ulp", "show_all", "strict_representations")
+                 "ulp", "show_all", "strict_representations", "reduce", "output")
 
     def __init__(self, model: str, weights: str | None = None, strict: bool = False, memory_limit: int | None = None,
                  inputs: InputOptions | None = None, device: str = "CPU", precision: str = "f32",
                  atol: float | None = None, rtol: float | None = None, ulp: int | None = None,
-                 show_all: bool = False, strict_representations: bool = False) -> None:
+                 show_all: bool = False, strict_representations: bool = False, reduce: bool = False,
+                 output: str = "repro") -> None:
         self.model = model
         self.weights = weights
         self.strict = strict
@@ -47,6 +48,8 @@ class CrosscheckOptions(Record):
         self.ulp = ulp
         self.show_all = show_all
         self.strict_representations = strict_representations
+        self.reduce = reduce
+        self.output = output
 
 
 def crosscheck_command(options: CrosscheckOptions) -> None:
@@ -60,7 +63,8 @@ def crosscheck_command(options: CrosscheckOptions) -> None:
                           default.rtol if options.rtol is None else options.rtol,
                           default.ulp if options.ulp is None else options.ulp)
     report = crosscheck(bound.model, bound.arrays, options.device, options.precision, tolerance=tolerance,
-                        strict_representations=options.strict_representations)
+                        strict_representations=options.strict_representations, reduce=options.reduce,
+                        output=options.output)
     result: dict[str, Any] = {"model": {"path": options.model, "weights": options.weights}, "seed": bound.seed,
                               "inputs": binding_rows(bound), **report_data(report)}
     if not report.ok:
@@ -120,6 +124,11 @@ def render_crosscheck(result: dict[str, Any], show_all: bool = False) -> str:
                      f" {result['device']} gives {_value(row['device'])}")
         if counts[INHERITED]:
             parts.append(f"{counts[INHERITED]} later layer output(s) diverge only because their inputs did (inherited)")
+    reduction = result.get("reduction")
+    if reduction is not None:
+        parts.append(f"reduced: {reduction['directory']}/model.xml, {len(reduction['layers'])} layer(s) of the model"
+                     f" ({', '.join(reduction['layers'])}) still diverge; {reduction['directory']}/README.md:"
+                     f" {reduction['command']}" if reduction["directory"] else f"not reduced: {reduction['reason']}")
     return "\n".join(part for part in parts if part)
 
 

@@ -1,0 +1,118 @@
+"""Reduce a crosscheck's first divergence to a small standalone IR that still diverges on the device.
+
+The search starts from the diverging layer alone, fed the reference's values (ir-run's) of what it reads, and
+grows the part backwards one producer level at a time (constants always come along, the model's inputs never:
+their values are fed) until the device's result of the part diverges from ir-run's, by the same rules as the
+whole model's crosscheck (:func:`ir_runner.crosscheck` on the part). The first part that diverges is written
+to the directory: ``model.xml`` + ``model.bin`` (:mod:`ir_runner.ir.writer`), ``inputs.npz`` (the values at
+the cut, keyed by the part's input names) and ``README.md`` with the command that shows the divergence. A fault
+that shows only inside a larger context (a device fusing the layer with later ones) is not reduced: the
+search ends at the model's inputs and says so.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from pathlib import Path
+
+import numpy as np
+
+from .extract import cut_of, sub_ir
+from .model import Model, load
+from .record import Record
+
+Slot = tuple[str, int]
+
+
+class Reduction(Record):
+    """The outcome of a reduction: ``directory`` with the files (None when no part diverges, ``reason`` then
+    says why), the ``layers`` of the part (names, constants and the added Parameters and Result not counted),
+    the ``command`` that shows the divergence, the part's own crosscheck ``report``, and the ``probes`` run."""
+
+    __slots__ = ("directory", "layers", "command", "report", "probes", "reason")
+
+    def __init__(self, directory: Path | None, layers: list[str], command: str | None, report, probes: int,
+                 reason: str | None = None) -> None:
+        self.directory = directory
+        self.layers = layers
+        self.command = command
+        self.report = report
+        self.probes = probes
+        self.reason = reason
+
+
+def reduce_divergence(model: Model, report, values: Mapping[Slot, np.ndarray], directory: str | os.PathLike,
+                      **check) -> Reduction:
+    """Search the smallest part of ``model`` ending at ``report``'s first divergence that still diverges on the
+    device when fed ``values`` (ir-run's, by (layer id, output position)); ``check``: what the part's crosscheck
+    is given (device, precision, tolerance, strict_representations)."""
+    from .divergence import crosscheck
+
+    graph = model.graph
+    first = report.first
+    target = first.layer.id
+    fed = {layer.id for layer in graph.parameters}
+    keep, frontier, probes = {target}, {target}, 0
+    while True:
+        cut = cut_of(model, keep, [(target, first.position)], values)
+        xml, weights = sub_ir(model, cut)
+        part = load(xml, weights)
+        probes += 1
+        part_report = crosscheck(part, [np.asarray(values[slot]) for slot in cut.inputs], **check)
+        if not part_report.ok:
+            return _write(Path(directory), model, part, cut, xml, weights, values, part_report, probes, check)
+        frontier = {source for layer_id in frontier for source, _ in graph.sources[layer_id]
+                    if source not in keep and source not in fed and source not in cut.keep}
+        if not frontier:
+            return Reduction(None, [], None, part_report, probes,
+                             f"no part of the model ending at {first.layer} diverges when fed the reference's values"
+                             f" ({probes} parts tried, up to the model's inputs): the device differs only with the"
+                             " layers after it (fused), or with its own values upstream")
+        keep |= frontier
+
+
+def _write(directory: Path, model: Model, part: Model, cut, xml: bytes, weights: bytes, values, part_report,
+           probes: int, check: dict) -> Reduction:
+    directory.mkdir(parents=True, exist_ok=True)
+    (directory / "model.xml").write_bytes(xml)
+    (directory / "model.bin").write_bytes(weights)
+    np.savez(directory / "inputs.npz", **{info.name: np.asarray(values[slot])
+                                          for info, slot in zip(part.inputs, cut.inputs)})
+    command = _command(check)
+    first = part_report.first
+    target = first.layer.name
+    layers = [model.graph.layers[layer_id].name for layer_id in model.graph.order if layer_id in cut.keep and (
+        "offset" not in model.graph.layers[layer_id].data or model.graph.layers[layer_id].name == target)]
+    lines = [f"# {first.layer.type_version} diverges on {part_report.device}",
+             "",
+             "    " + command,
+             "",
+             f"shows it (exit code 1): {first.mismatches} of {first.size} elements of layer '{first.layer.name}'"
+             f" ({first.layer.type_version}) differ; at {list(first.worst_index or ())} ir-run (OpenVINO's"
+             f" reference semantics) gives {first.ours}, {part_report.device} gives {first.device}"
+             f" (OpenVINO {part_report.openvino_version.split('-')[0]},"
+             f" INFERENCE_PRECISION_HINT {part_report.precision}).",
+             "",
+             f"`model.xml` is the part of '{model.name}' made of {', '.join(repr(name) for name in layers)}"
+             f" ({len(part.graph.layers)} layers with its constants, inputs and output), reduced by"
+             f" `ir-run crosscheck --reduce` in {probes} step(s); `inputs.npz` holds the reference's values of"
+             " the tensors where it was cut from the model."]
+    (directory / "README.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return Reduction(directory, layers, command, part_report, probes)
+
+
+def _command(check: dict) -> str:
+    from .divergence import DEFAULT_TOLERANCES
+
+    precision = check.get("precision", "f32")
+    words = ["ir-run crosscheck model.xml --input inputs.npz", f"--device {check.get('device', 'CPU')}",
+             f"--precision {precision}"]
+    tolerance, default = check.get("tolerance"), DEFAULT_TOLERANCES[precision]
+    if tolerance is not None:
+        for name in ("atol", "rtol", "ulp"):
+            if getattr(tolerance, name) != getattr(default, name) and getattr(tolerance, name) is not None:
+                words.append(f"--{name} {getattr(tolerance, name):g}")
+    if check.get("strict_representations"):
+        words.append("--strict-representations")
+    return " ".join(words)

@@ -1,0 +1,73 @@
+"""``crosscheck(..., reduce=True)`` and ``ir-run crosscheck --reduce``: each CPU-plugin fault, planted inside a
+larger graph, is reduced to a part of at most a few layers that OpenVINO reads and that still diverges, written
+with the reference's values at the cut and the command that shows the divergence."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import ir_runner
+from tests.cli.clikit import as_json, invoke
+from tests.helpers.cpu_features import require as require_cpu
+from tests.helpers.crosscheck_models import DEEP_FAULTS, FAULTS, deep_negative_gather, negative_gather
+
+ov = pytest.importorskip("openvino")
+ALL = {**FAULTS, **DEEP_FAULTS}
+
+
+@pytest.mark.parametrize("fault", list(ALL))
+def test_the_reduced_part_is_small_openvino_reads_it_and_it_still_diverges(tmp_path, fault):
+    if fault == "bf16 denormals":
+        require_cpu("bf16")
+    builder, feeds, faulty, _ = ALL[fault]()
+    model = ir_runner.load(*builder.build())
+    report = ir_runner.crosscheck(model, feeds, reduce=True, output=tmp_path / "repro")
+    reduction = report.reduction
+    assert reduction.directory == tmp_path / "repro" and reduction.layers == [faulty]
+    files = sorted(path.name for path in reduction.directory.iterdir())
+    assert files == ["README.md", "inputs.npz", "model.bin", "model.xml"]
+    xml = reduction.directory / "model.xml"
+    part = ov.Core().read_model(str(xml))
+    computed = [op for op in part.get_ordered_ops() if op.get_type_name() not in ("Parameter", "Constant", "Result")]
+    assert len(computed) <= 1 and len(part.get_ordered_ops()) <= 5
+    assert len(part.get_ordered_ops()) < len(model.graph.layers)
+    again = ir_runner.crosscheck(str(xml), dict(np.load(reduction.directory / "inputs.npz")))
+    assert not again.ok and again.first_divergence.name == faulty
+    readme = (reduction.directory / "README.md").read_text()
+    assert "    ir-run crosscheck model.xml --input inputs.npz --device CPU --precision f32\n" in readme
+    assert reduction.command in readme and f"'{faulty}'" in readme
+
+
+def test_the_inputs_are_the_reference_values_at_the_cut(tmp_path):
+    builder, feeds, _, _ = deep_negative_gather()
+    model = ir_runner.load(*builder.build())
+    report = ir_runner.crosscheck(model, feeds, reduce=True, output=tmp_path)
+    values = {(row.layer.name, row.position): np.asarray(row.value) for row in model.trace(feeds).layers}
+    with np.load(tmp_path / "inputs.npz") as saved:
+        part = ir_runner.load(tmp_path / "model.xml")
+        # the Gather's data and indices, as ir-run computed them 12 and 6 layers after the model's inputs
+        assert [info.layer_name for info in part.inputs] == ["head_11", "to_index"]
+        for info in part.inputs:
+            assert np.array_equal(saved[info.name], values[(info.layer_name, 0)])
+    assert report.reduction.probes == 1
+
+
+def test_nothing_is_written_when_nothing_diverges(tmp_path):
+    builder, feeds, _, _ = negative_gather("opset7", indices=(5, 0, 4, 2))
+    report = ir_runner.crosscheck(ir_runner.load(*builder.build()), feeds, reduce=True, output=tmp_path / "repro")
+    assert report.ok and report.reduction is None and not (tmp_path / "repro").exists()
+
+
+def test_cli_reduce_writes_the_folder_and_its_command_shows_the_divergence(tmp_path):
+    builder, feeds, _, _ = deep_negative_gather()
+    path = builder.write(tmp_path)
+    np.savez(tmp_path / "inputs.npz", **feeds)
+    repro = tmp_path / "repro"
+    result = invoke("crosscheck", path, "--input", tmp_path / "inputs.npz", "--reduce", "-o", repro)
+    assert result.exit_code == 1
+    assert f"reduced: {repro}/model.xml, 1 layer(s) of the model (pick) still diverge;" in result.stdout
+    data = as_json(invoke("crosscheck", path, "--input", tmp_path / "inputs.npz", "--reduce", "-o", repro, "--json"))
+    assert data["reduction"]["layers"] == ["pick"] and data["reduction"]["first_divergence"]["layer"] == "pick"
+    shown = invoke("crosscheck", repro / "model.xml", "--input", repro / "inputs.npz")
+    assert shown.exit_code == 1 and "first divergence: layer 'pick' (Gather-7" in shown.stdout
