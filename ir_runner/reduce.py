@@ -1,19 +1,20 @@
 """Reduce a crosscheck's first divergence to a small standalone IR that still diverges on the device.
 
-The search starts from the diverging layer alone, fed the reference's values (ir-run's) of what it reads, and
-grows the part backwards one producer level at a time (constants always come along, the model's inputs never:
-their values are fed) until the device's result of the part diverges from ir-run's, by the same rules as the
-whole model's crosscheck (:func:`ir_runner.crosscheck` on the part). The first part that diverges is written
-to the directory: ``model.xml`` + ``model.bin`` (:mod:`ir_runner.ir.writer`), ``inputs.npz`` (the values at
-the cut, keyed by the part's input names) and ``README.md`` with the command that shows the divergence. A fault
-that shows only inside a larger context (a device fusing the layer with later ones) is not reduced: the
-search ends at the model's inputs and says so.
+The search first tries each layer of the diverging fused group, and each layer it reads that the device did not
+show, alone (in execution order), fed the reference's values (ir-run's) of what it reads; then it grows the part
+ending at the first divergence backwards one producer level at a time (constants always come along, the
+model's inputs never: their values are fed), until the device's result of the part diverges from ir-run's, by
+the same rules as the whole model's crosscheck (:func:`ir_runner.crosscheck` on the part). The first part that
+diverges is written to the directory: ``model.xml`` + ``model.bin`` (:mod:`ir_runner.ir.writer`), ``inputs.npz``
+(the values at the cut, keyed by the part's input names) and ``README.md`` with the command that shows the
+divergence. A fault that shows only inside a larger context (a device fusing the layer with later ones) is not
+reduced: the search ends at the model's inputs and says so.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -27,7 +28,7 @@ Slot = tuple[str, int]
 
 class Reduction(Record):
     """The outcome of a reduction: ``directory`` with the files (None when no part diverges, ``reason`` then
-    says why), the ``layers`` of the part (names, constants and the added Parameters and Result not counted),
+    says why), the ``layers`` of the model in the part (names, constants included),
     the ``command`` that shows the divergence, the part's own crosscheck ``report``, and the ``probes`` run."""
 
     __slots__ = ("directory", "layers", "command", "report", "probes", "reason")
@@ -42,24 +43,43 @@ class Reduction(Record):
         self.reason = reason
 
 
+MAX_SINGLES = 24  # layers of a diverging group (and what it reads unseen) tried alone, at most
+
+
 def reduce_divergence(model: Model, report, values: Mapping[Slot, np.ndarray], directory: str | os.PathLike,
-                      **check) -> Reduction:
-    """Search the smallest part of ``model`` ending at ``report``'s first divergence that still diverges on the
-    device when fed ``values`` (ir-run's, by (layer id, output position)); ``check``: what the part's crosscheck
-    is given (device, precision, tolerance, strict_representations)."""
+                      suspects: Sequence[str] = (), **check) -> Reduction:
+    """Search the smallest part of ``model`` that still diverges on the device when fed ``values`` (ir-run's, by
+    (layer id, output position)): each of ``suspects`` (layer ids, in execution order: the layers of the
+    diverging fused group and those it reads that the device did not show) alone first, then the part ending at
+    ``report``'s first divergence, grown backwards. ``check``: what each part's crosscheck is given (device,
+    precision, tolerance, strict_representations)."""
     from .divergence import crosscheck
 
     graph = model.graph
     first = report.first
     target = first.layer.id
     fed = {layer.id for layer in graph.parameters}
-    keep, frontier, probes = {target}, {target}, 0
-    while True:
-        cut = cut_of(model, keep, [(target, first.position)], values)
+    probes = 0
+
+    def attempt(keep: set[str], outputs: list[Slot]):
+        nonlocal probes
+        cut = cut_of(model, keep, outputs, values)
         xml, weights = sub_ir(model, cut)
         part = load(xml, weights)
         probes += 1
-        part_report = crosscheck(part, [np.asarray(values[slot]) for slot in cut.inputs], **check)
+        return cut, xml, weights, part, crosscheck(part, [np.asarray(values[slot]) for slot in cut.inputs], **check)
+
+    computing = [layer_id for layer_id in suspects if layer_id != target and graph.sources[layer_id]]
+    for suspect in computing[:MAX_SINGLES]:  # (a constant alone is its bytes: a fault shows in what reads it)
+        outputs = [(suspect, position) for position in range(len(graph.layers[suspect].outputs))
+                   if (suspect, position) in values]
+        if outputs:
+            cut, xml, weights, part, part_report = attempt({suspect}, outputs)
+            if not part_report.ok:
+                return _write(Path(directory), model, part, cut, xml, weights, values, part_report, probes, check)
+    keep, frontier = {target}, {target}
+    while True:
+        cut, xml, weights, part, part_report = attempt(keep, [(target, first.position)])
         if not part_report.ok:
             return _write(Path(directory), model, part, cut, xml, weights, values, part_report, probes, check)
         frontier = {source for layer_id in frontier for source, _ in graph.sources[layer_id]
@@ -81,9 +101,7 @@ def _write(directory: Path, model: Model, part: Model, cut, xml: bytes, weights:
                                           for info, slot in zip(part.inputs, cut.inputs)})
     command = _command(check)
     first = part_report.first
-    target = first.layer.name
-    layers = [model.graph.layers[layer_id].name for layer_id in model.graph.order if layer_id in cut.keep and (
-        "offset" not in model.graph.layers[layer_id].data or model.graph.layers[layer_id].name == target)]
+    layers = [model.graph.layers[layer_id].name for layer_id in model.graph.order if layer_id in cut.keep]
     lines = [f"# {first.layer.type_version} diverges on {part_report.device}",
              "",
              "    " + command,

