@@ -30,8 +30,8 @@ from .errors import (
 if TYPE_CHECKING:
     from .divergence import CrosscheckReport, crosscheck
     from .extension import OpDef, register_op
-    from .extract import extract
     from .model import DEFAULT_MEMORY_LIMIT, LayerTrace, Model, Trace, ValidationReport, load, run, validate
+    from .parts import extract
     from .runtime import CastWarning, TensorInfo
     from .types import Dim, ElementType, PartialShape
 
@@ -40,7 +40,7 @@ __version__ = "0.1.0"
 _LAZY = {
     "OpDef": "extension",
     "register_op": "extension",
-    "extract": "extract",
+    "extract": "parts",
     "CrosscheckReport": "divergence",
     "crosscheck": "divergence",
     "DEFAULT_MEMORY_LIMIT": "model",

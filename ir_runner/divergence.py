@@ -300,7 +300,8 @@ def _reduce(model: Model, report: CrosscheckReport, trace, output, **check):
     named = set(group.upstream + group.layers) if group is not None else set()
     suspects = [layer_id for layer_id in model.graph.order if model.graph.layers[layer_id].name in named
                 and ids.get(model.graph.layers[layer_id].name) == layer_id]
-    return reduce_divergence(model, report, values, output, suspects, **check)
+    return reduce_divergence(model, report, values, output, suspects, crosscheck,
+                             default_tolerance=DEFAULT_TOLERANCES[check["precision"]], **check)
 
 
 MAX_ISOLATED = 8  # diverging groups run alone, at most

@@ -100,7 +100,7 @@ def observe(model: Model, keys: list[Key], fed: dict[str, np.ndarray], device: s
 def group_boundaries(model: Model, keys: list[Key], groups: list[RuntimeGroup], constant: set[str],
                      disturbed: list[RuntimeGroup] = ()) -> list[Key]:
     """The layer outputs (of ``keys``, in their order) that the device materialises: an output of a group's IR
-    layer read by a layer outside that group (or returned by a Result). Not the ``constant`` layers' (ids):
+    layer read by a layer outside that group, and every output the model returns. Not the ``constant`` layers' (ids):
     made an output, a constant can no longer be fused into the layer reading it (weights reordered for a
     convolution), and its value is the IR's. Nor the outputs of ``disturbed`` groups or the outputs they read
     (an earlier instrumentation changed them), unless a Result returns them anyway."""
@@ -114,7 +114,7 @@ def group_boundaries(model: Model, keys: list[Key], groups: list[RuntimeGroup], 
     results = {layer.id for layer in graph.results}
     returned = {graph.sources[result][0] for result in results}
     touched = _neighbourhood(graph, ids, disturbed)
-    found = set()
+    found = {(graph.layers[layer_id].name, position) for layer_id, position in returned}  # the model's outputs
     for layer_id, index in member_of.items():
         for position in range(len(graph.layers[layer_id].outputs)):
             if (layer_id, position) in returned or (
@@ -188,8 +188,8 @@ def isolate(model: Model, row, groups: list[RuntimeGroup], ours: Mapping[tuple[s
     upstream of it that nothing ``observed`` (layer name, output position) shows, where an inherited error comes
     from."""
     from .errors import IRError
-    from .extract import cut_of, sub_ir
     from .model import load
+    from .parts import cut_of, sub_ir
 
     graph = model.graph
     group = group_of(model, groups, row.layer.name)

@@ -14,13 +14,13 @@ reduced: the search ends at the model's inputs and says so.
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 import numpy as np
 
-from .extract import cut_of, sub_ir
 from .model import Model, load
+from .parts import cut_of, sub_ir
 from .record import Record
 
 Slot = tuple[str, int]
@@ -47,14 +47,12 @@ MAX_SINGLES = 24  # layers of a diverging group (and what it reads unseen) tried
 
 
 def reduce_divergence(model: Model, report, values: Mapping[Slot, np.ndarray], directory: str | os.PathLike,
-                      suspects: Sequence[str] = (), **check) -> Reduction:
+                      suspects: Sequence[str], crosscheck: Callable, **check) -> Reduction:
     """Search the smallest part of ``model`` that still diverges on the device when fed ``values`` (ir-run's, by
     (layer id, output position)): each of ``suspects`` (layer ids, in execution order: the layers of the
     diverging fused group and those it reads that the device did not show) alone first, then the part ending at
-    ``report``'s first divergence, grown backwards. ``check``: what each part's crosscheck is given (device,
-    precision, tolerance, strict_representations)."""
-    from .divergence import crosscheck
-
+    ``report``'s first divergence, grown backwards. ``crosscheck`` is :func:`ir_runner.crosscheck`, and
+    ``check`` what each part's crosscheck is given (device, precision, tolerance, strict_representations)."""
     graph = model.graph
     first = report.first
     target = first.layer.id
@@ -67,7 +65,9 @@ def reduce_divergence(model: Model, report, values: Mapping[Slot, np.ndarray], d
         xml, weights = sub_ir(model, cut)
         part = load(xml, weights)
         probes += 1
-        return cut, xml, weights, part, crosscheck(part, [np.asarray(values[slot]) for slot in cut.inputs], **check)
+        options = {key: value for key, value in check.items() if key != "default_tolerance"}
+        return cut, xml, weights, part, crosscheck(part, [np.asarray(values[slot]) for slot in cut.inputs],
+                                                   **options)
 
     computing = [layer_id for layer_id in suspects if layer_id != target and graph.sources[layer_id]]
     for suspect in computing[:MAX_SINGLES]:  # (a constant alone is its bytes: a fault shows in what reads it)
@@ -121,12 +121,9 @@ def _write(directory: Path, model: Model, part: Model, cut, xml: bytes, weights:
 
 
 def _command(check: dict) -> str:
-    from .divergence import DEFAULT_TOLERANCES
-
-    precision = check.get("precision", "f32")
-    words = ["ir-run crosscheck model.xml --input inputs.npz", f"--device {check.get('device', 'CPU')}",
-             f"--precision {precision}"]
-    tolerance, default = check.get("tolerance"), DEFAULT_TOLERANCES[precision]
+    words = ["ir-run crosscheck model.xml --input inputs.npz", f"--device {check['device']}",
+             f"--precision {check['precision']}"]
+    tolerance, default = check.get("tolerance"), check["default_tolerance"]
     if tolerance is not None:
         for name in ("atol", "rtol", "ulp"):
             if getattr(tolerance, name) != getattr(default, name) and getattr(tolerance, name) is not None:

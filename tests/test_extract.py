@@ -130,3 +130,6 @@ def test_cli_writes_the_part_and_exits_4_on_an_unknown_layer(tmp_path):
     assert data["bin_bytes"] == 2368 and Path(data["bin"]).is_file()
     result = invoke("extract", RESNET, "--to", "relu", "-o", tmp_path / "x.xml")
     assert result.exit_code == 4 and "'relu': the model has no layer" in result.output
+    (tmp_path / "file").write_text("")
+    result = invoke("extract", RESNET, "--to", "aten::relu/Relu", "-o", tmp_path / "file" / "x.xml", debug=False)
+    assert result.exit_code == 74 and "cannot write" in result.output and not list(tmp_path.glob("**/.x*"))

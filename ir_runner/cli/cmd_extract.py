@@ -25,11 +25,16 @@ def extract(model: str, weights: str | None, from_: tuple[str, ...], to: tuple[s
     The part holds every layer reached from a --from layer that reaches a --to layer. What it reads from
     outside becomes a Parameter (the tensor's element type and shape, named as the layer that produced it);
     constants it reads are copied with their bytes into its own .bin. Exit 0 when written, 4 when a layer
-    is unknown or a --to layer is not reached from the --from layers.
+    is unknown or a --to layer is not reached from the --from layers, 74 when the files cannot be written.
     """
-    from ..extract import extract_summary
+    from ..parts import extract_summary
+    from .common import OutputError
 
-    emit("extract", extract_summary(model, weights, from_, to, output), _render)
+    try:
+        summary = extract_summary(model, weights, from_, to, output)
+    except OSError as error:
+        raise OutputError(f"cannot write '{output}': {error.strerror or error}") from None
+    emit("extract", summary, _render)
 
 
 def _render(result: dict) -> str:

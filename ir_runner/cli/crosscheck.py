@@ -18,7 +18,7 @@ from ..divergence import (
     report_data,
 )
 from ..record import Record
-from .common import EXIT_COMPARISON, emit
+from .common import EXIT_COMPARISON, OutputError, emit
 from .formats import shape_text, table
 from .inputs import bind_inputs
 from .options import InputOptions
@@ -64,9 +64,13 @@ def crosscheck_command(options: CrosscheckOptions) -> None:
     tolerance = Tolerance(default.atol if options.atol is None else options.atol,
                           default.rtol if options.rtol is None else options.rtol,
                           default.ulp if options.ulp is None else options.ulp)
-    report = crosscheck(bound.model, bound.arrays, options.device, options.precision, tolerance=tolerance,
-                        strict_representations=options.strict_representations, reduce=options.reduce,
-                        output=options.output, every_layer=options.every_layer)
+    try:
+        report = crosscheck(bound.model, bound.arrays, options.device, options.precision, tolerance=tolerance,
+                            strict_representations=options.strict_representations, reduce=options.reduce,
+                            output=options.output, every_layer=options.every_layer)
+    except OSError as error:  # (only --reduce writes files)
+        raise OutputError(f"cannot write the reduced model to '{options.output}': {error.strerror or error}") \
+            from None
     result: dict[str, Any] = {"model": {"path": options.model, "weights": options.weights}, "seed": bound.seed,
                               "inputs": binding_rows(bound), **report_data(report)}
     if not report.ok:

@@ -61,12 +61,19 @@ def ir_bytes(net: NetRecord, cut: Cut | None = None) -> tuple[bytes, bytes]:
 
 
 def write_ir(net: NetRecord, xml_path: str | os.PathLike, cut: Cut | None = None) -> Path:
-    """Write ``net`` (or ``cut`` of it) to ``xml_path`` and the ``.bin`` of the same stem next to it; the path."""
+    """Write ``net`` (or ``cut`` of it) to ``xml_path`` and the ``.bin`` of the same stem next to it; the path.
+    Each file is written to a temporary file in the same folder, then renamed over the target (OSError when
+    that fails: the folder is created if missing)."""
     path = Path(xml_path)
     xml, data = ir_bytes(net, cut)
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_bytes(xml)
-    path.with_suffix(".bin").write_bytes(data)
+    for target, content in ((path.with_suffix(".bin"), data), (path, xml)):
+        temporary = target.with_name(f".{target.name}.{os.getpid()}.tmp")
+        try:
+            temporary.write_bytes(content)
+            os.replace(temporary, target)
+        finally:
+            temporary.unlink(missing_ok=True)
     return path
 
 
