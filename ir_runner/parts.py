@@ -107,11 +107,19 @@ def cut_of(model: Model, keep: Collection[str], outputs: Sequence[Slot],
                 kept.add(slot[0])
                 pending.append(slot[0])
             else:
-                inputs[slot] = model.inference.output_spec(*slot) if values is None else TensorSpec(
-                    element_type_of(values[slot].dtype), PartialShape.of(values[slot].shape))
+                inputs[slot] = _spec(model, slot, values)
     place = {layer_id: index for index, layer_id in enumerate(graph.order)}
     ordered = dict(sorted(inputs.items(), key=lambda item: (place[item[0][0]], item[0][1])))
     return Cut(kept, ordered, outputs)
+
+
+def _spec(model: Model, slot: Slot, values: Mapping[Slot, np.ndarray] | None) -> TensorSpec:
+    """The spec of the Parameter replacing ``slot``: its value's type and static shape, else the inferred one."""
+    value = None if values is None else values.get(slot)
+    element_type = None if value is None else element_type_of(np.asarray(value).dtype)
+    if element_type is None:
+        return model.inference.output_spec(*slot)
+    return TensorSpec(element_type, PartialShape.of(np.shape(value)))
 
 
 def sub_ir(model: Model, cut: Cut) -> tuple[bytes, bytes]:
