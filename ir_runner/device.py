@@ -88,10 +88,12 @@ class RuntimeGroup(Record):
     ``originalLayersNames``: a fused group), the device's ``kernel`` (``layerType``), ``primitive``
     (``primitiveType``), ``runtime_precision`` and ``output_precisions``, and its ``order`` of execution."""
 
-    __slots__ = ("layers", "kernel", "primitive", "runtime_precision", "output_precisions", "order", "for_outputs")
+    __slots__ = ("layers", "kernel", "primitive", "runtime_precision", "output_precisions", "order", "for_outputs",
+                 "neighbours")
 
     def __init__(self, layers: tuple[str, ...], kernel: str, primitive: str, runtime_precision: str,
-                 output_precisions: str, order: int, for_outputs: bool = False) -> None:
+                 output_precisions: str, order: int, for_outputs: bool = False,
+                 neighbours: tuple[str, ...] = ()) -> None:
         self.layers = layers
         self.kernel = kernel
         self.primitive = primitive
@@ -99,6 +101,7 @@ class RuntimeGroup(Record):
         self.output_precisions = output_precisions
         self.order = order
         self.for_outputs = for_outputs  # it feeds only the model's outputs
+        self.neighbours = neighbours  # the layers named by the nodes it reads and the nodes reading it
 
     def signature(self, names: set[str]) -> tuple | None:
         """What must not change: its IR layers (of ``names``: a device names the nodes it adds by counters, or as
@@ -127,9 +130,21 @@ def runtime_groups(compiled) -> list[RuntimeGroup]:
             continue
         groups.append(RuntimeGroup(tuple(name for name in names.split(",") if name), layer_type, primitive,
                                    runtime, outputs, int(order) if order.lstrip("-").isdigit() else -1,
-                                   _feeds_outputs_only(node)))
+                                   _feeds_outputs_only(node), _neighbour_names(node)))
     groups.sort(key=lambda group: group.order)
     return groups
+
+
+def _neighbour_names(node) -> tuple[str, ...]:
+    """The ``originalLayersNames`` of the runtime nodes around ``node`` (what it reads, what reads it)."""
+    around = [value.get_node() for value in node.input_values()]
+    around += [target.get_node() for output in node.outputs() for target in output.get_target_inputs()]
+    names = []
+    for other in around:
+        info = other.get_rt_info()
+        if "originalLayersNames" in info:
+            names.extend(name for name in str(info["originalLayersNames"].astype(str)).split(",") if name)
+    return tuple(names)
 
 
 def _feeds_outputs_only(node) -> bool:
@@ -194,7 +209,7 @@ def run_at_boundaries(xml: str | os.PathLike | bytes, weights,
         again = runtime_groups(compiled_again)
         difference = _group_difference(groups, again, names)
         changed = [key for key in finals if not _same_bits(produced.get(key), produced_again.get(key))]
-        lost = _lost_groups(groups, again, names)
+        lost = _lost_groups(groups, again, names) + _next_to_new(groups, again, names)
         if (difference is None and not changed) or not lost:
             break
         disturbed.extend(lost)  # (a group lost again: its neighbourhood left out grows by one layer each time)
@@ -205,6 +220,15 @@ def run_at_boundaries(xml: str | os.PathLike | bytes, weights,
             f" {position})")
     run = _device_run(ov, requested, unobservable, produced_again, device)
     return BoundaryRun(run, groups, not _group_difference(groups, again, names), not changed, difference)
+
+
+def _next_to_new(before: list[RuntimeGroup], after: list[RuntimeGroup], names: set[str]) -> list[RuntimeGroup]:
+    """The groups of ``before`` next to a node ``after`` has in addition that holds no IR layer (a device names
+    the nodes it splits off by counters: the scaling its attention kernel no longer holds)."""
+    known = Counter(group.signature(names) for group in before)
+    around = {name for group in after if group.signature(names) is not None and not known[group.signature(names)]
+              and not any(name in names for name in group.layers) for name in group.neighbours}
+    return [group for group in before if around.intersection(group.layers)]
 
 
 def _lost_groups(before: list[RuntimeGroup], after: list[RuntimeGroup], names: set[str]) -> list[RuntimeGroup]:
