@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 import ir_runner
+from ir_runner.errors import LayerRef
 from tests.cli.clikit import as_json, invoke
 from tests.helpers.cpu_features import require as require_cpu
 from tests.helpers.crosscheck_models import DEEP_FAULTS, FAULTS, deep_negative_gather, negative_gather
@@ -74,3 +75,41 @@ def test_cli_reduce_writes_the_folder_and_its_command_shows_the_divergence(tmp_p
     assert data["reduction"]["layers"] == ["axis", "pick"] and data["reduction"]["first_divergence"]["layer"] == "pick"
     shown = invoke("crosscheck", repro / "model.xml", "--input", repro / "inputs.npz")
     assert shown.exit_code == 1 and "first divergence: layer 'pick' (Gather-7" in shown.stdout
+
+
+class _Part:
+    """A crosscheck report of a part, as a device that fails only when layers 'head_9' and 'head_11' run
+    together would give it (the reduction's growth, without such a device)."""
+
+    def __init__(self, part, feeds, **options):
+        names = {layer.name for layer in part.graph.layers.values() if layer not in part.graph.parameters}
+        self.ok = not {"head_9", "head_11"} <= names
+        layer = next(layer for layer in part.graph.layers.values() if layer.name == "head_11")
+        self.first = None if self.ok else type("Row", (), {
+            "layer": LayerRef(layer.name, "Maximum-1", layer.id), "mismatches": 1, "size": 6,
+            "worst_index": (0,), "ours": 10.0, "device": 11.0})()
+        self.device, self.precision, self.openvino_version = "CPU", "f32", "2026.4.1"
+
+
+def test_the_part_grows_backwards_until_it_diverges_or_reaches_the_inputs(tmp_path):
+    from ir_runner.divergence import DEFAULT_TOLERANCES
+    from ir_runner.reduce import reduce_divergence
+
+    builder, feeds, _, _ = deep_negative_gather()
+    model = ir_runner.load(*builder.build())
+    values = {(row.layer.id, row.position): row.value for row in model.trace(feeds).layers}
+    ids = {layer.name: layer_id for layer_id, layer in model.graph.layers.items()}
+    report = type("Report", (), {"first": type("Row", (), {
+        "layer": LayerRef("head_11", "Maximum-1", ids["head_11"]), "position": 0})()})()
+    options = {"device": "CPU", "precision": "f32", "default_tolerance": DEFAULT_TOLERANCES["f32"]}
+    found = reduce_divergence(model, report, values, tmp_path / "grown", [], _Part, **options)
+    # head_11 = Maximum(head_10, head_10), head_10 = Multiply(head_9, 1), head_9 = Add(head_8, 0): two levels up
+    assert found.probes == 3 and sorted(found.layers) == ["head_10", "head_11", "head_9", "head_k10", "head_k9"]
+    assert [info.layer_name for info in ir_runner.load(tmp_path / "grown" / "model.xml").inputs] == ["head_8"]
+
+    def never(part, feeds, **options):
+        return type("Report", (), {"ok": True})()
+
+    missing = reduce_divergence(model, report, values, tmp_path / "none", [], never, **options)
+    assert missing.directory is None and missing.probes == 12 and not (tmp_path / "none").exists()
+    assert missing.reason.startswith("no part of the model ending at layer 'head_11'")
