@@ -126,3 +126,16 @@ def test_cli_names_the_group_its_kernel_and_whether_the_error_is_its_own(tmp_pat
     (group,) = data["groups"]
     assert group["layers"] == ["pick"] and group["own"] is True and group["kernel"] == "Gather"
     assert group["alone_mismatches"] == 2 and group["upstream"] == ["axis"]
+
+
+@pytest.mark.parametrize("name", ["squeezenet", "shufflenet", "inception_v1"])
+def test_a_zoo_cnn_is_observed_without_changing_its_compilation(name):
+    """Measured on all 8 zoo CNNs but VGG-19 (docs/crosscheck.md); three of them here, the cache shared with
+    tests/test_real_models.py."""
+    pytest.importorskip("onnx", reason="the zoo CNNs need the onnx package: pip install onnx")
+    from tests.helpers.zoo import zoo_ir
+
+    xml = zoo_ir(name)
+    report = ir_runner.crosscheck(str(xml), dict(np.load(xml.parent / "inputs.npz")))
+    assert report.ok and report.observation.mode == GROUPS and report.observation.proven
+    assert any(len(group.layers) > 1 for group in report.observation.groups)  # convolutions fused with Relu
