@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from .extension import OpDef, register_op
     from .headroom import PrecisionReport, precision
     from .model import DEFAULT_MEMORY_LIMIT, LayerTrace, Model, Trace, ValidationReport, load, run, validate
+    from .parts import extract
     from .runtime import CastWarning, TensorInfo
     from .sensitivity import CompressionReport, compression
     from .types import Dim, ElementType, PartialShape
@@ -41,6 +42,7 @@ __version__ = "0.1.0"
 _LAZY = {
     "OpDef": "extension",
     "register_op": "extension",
+    "extract": "parts",
     "CrosscheckReport": "divergence",
     "crosscheck": "divergence",
     "PrecisionReport": "headroom",
@@ -105,6 +107,7 @@ __all__ = [
     "__version__",
     "compression",
     "crosscheck",
+    "extract",
     "load",
     "precision",
     "register_op",

@@ -130,7 +130,8 @@ class CrosscheckReport(Record):
     """Every layer output compared (``layers``, in execution order), the ``first_divergence`` (a LayerRef, or
     None; ``first`` is its row) and ``ok`` (nothing diverged, or only what an operation explains)."""
 
-    __slots__ = ("device", "precision", "tolerance", "openvino_version", "layers", "first")
+    __slots__ = ("device", "precision", "tolerance", "openvino_version", "layers", "first", "reduction",
+                 "observation", "groups")
 
     def __init__(self, device: str, precision: str, tolerance: Tolerance, openvino_version: str,
                  layers: list[LayerComparison]) -> None:
@@ -140,6 +141,9 @@ class CrosscheckReport(Record):
         self.openvino_version = openvino_version
         self.layers = layers
         self.first = next((row for row in layers if row.status == DIVERGES), None)
+        self.reduction = None  # a reduce.Reduction when asked for (crosscheck(..., reduce=True))
+        self.observation = None  # an observe.Observation: where the device was observed, and the proof
+        self.groups: list = []  # observe.GroupVerdict of each diverging fused group (not in every-layer mode)
 
     @property
     def first_divergence(self) -> LayerRef | None:
@@ -161,18 +165,25 @@ class CrosscheckReport(Record):
 
 def crosscheck(model: Model | str | os.PathLike | bytes, feeds: Mapping[str, object] | Sequence | None = None,
                device: str = "CPU", precision: str = "f32", *, weights=None, tolerance: Tolerance | None = None,
-               cast: str | None = None, strict_representations: bool = False, state: State | None = None
+               cast: str | None = None, strict_representations: bool = False, state: State | None = None,
+               reduce: bool = False, output: str | os.PathLike = "repro", every_layer: bool = False
                ) -> CrosscheckReport:
     """Run ``model`` (a loaded Model, or what :func:`ir_runner.load` takes) on ``feeds`` in ir-run and in
-    OpenVINO on ``device`` with ``INFERENCE_PRECISION_HINT=precision``, and compare every layer output.
+    OpenVINO on ``device`` with ``INFERENCE_PRECISION_HINT=precision``, and compare the layer outputs the
+    device materialises (the boundaries of its fused groups, proven not to change what it compiles; a bisection
+    when that proof fails: :mod:`ir_runner.observe`), or every layer output with ``every_layer``. Each diverging
+    fused group is run alone on ir-run's values to tell its own error from an inherited one (``report.groups``).
 
     Needs the optional ``openvino`` package (UnsupportedError with how to install it otherwise). ``tolerance``
     replaces the precision's default bound for outputs compared by tolerance. ``strict_representations``: a
     device representation (see the module docstring) is a divergence (the model's own ``strict``, given to
     :func:`ir_runner.load`, is about index values, as everywhere). A stateful model runs on ``state`` (a new one
     when None), which the run updates; OpenVINO's infer request starts from the same variable values.
+    ``reduce``: on a divergence, write the smallest part of the model that still diverges to the directory
+    ``output`` (:mod:`ir_runner.reduce`; ``report.reduction`` says what was written).
     """
-    from .device import PRECISIONS, run_on_device
+    from .device import PRECISIONS
+    from .observe import EVERY_LAYER, isolate, observe
 
     if precision not in PRECISIONS:
         raise InputError(f"precision {precision!r} is not one of {', '.join(PRECISIONS)}")
@@ -189,9 +200,14 @@ def crosscheck(model: Model | str | os.PathLike | bytes, feeds: Mapping[str, obj
     trace = model.trace(arrays, state=state)
     keys = [(record.layer.name, record.position) for record in trace.layers]
     fed = {info.layer_name: array for info, array in zip(model.inputs, arrays)}
-    device_run = run_on_device(model.source, model.weights_source, keys, fed, device, precision, variables)
-    rows: list[LayerComparison] = []
     ours_by_key = {(record.layer.id, record.position): record.value for record in trace.layers}
+    ours_by_name = {(record.layer.name, record.position): record.value for record in trace.layers}
+    constant = {record.layer.id for record in trace.layers if record.source in ("constant", "folded")}
+    observation = observe(model, keys, fed, device, precision, variables, every_layer,
+                          lambda key, value: differing(np.asarray(ours_by_name[key]), value, bound, precision)[0] > 0,
+                          constant)
+    device_run = observation.run
+    rows: list[LayerComparison] = []
     narrowest: dict[tuple[str, int], int] = {}  # constant float outputs: the fewest mantissa bits on their path
     unseen: set[tuple[str, int]] = set()  # outputs not observable on the device
     tainted: dict[tuple[str, int], LayerRef] = {}  # outputs that diverged (or are unobservable and read one
@@ -257,12 +273,53 @@ def crosscheck(model: Model | str | os.PathLike | bytes, feeds: Mapping[str, obj
             row.note = device_run.unobservable.get(key, "not returned by the device")
             row.cause = _first_cause(causes, rows, causes_at) if causes else None
             unseen.add((record.layer.id, record.position))
+            if not exact and _is_float(value.dtype):  # unseen, it may differ within the bound: what reads it too
+                inexact.add((record.layer.id, record.position))
         if row.cause == record.layer:
             causes_at[record.layer.id] = len(rows)
         if row.diverged or (row.status == UNOBSERVABLE and row.cause is not None):
             tainted[(record.layer.id, record.position)] = row.cause
         rows.append(row)
-    return CrosscheckReport(device, precision, bound, device_run.version, rows)
+    report = CrosscheckReport(device, precision, bound, device_run.version, rows)
+    report.observation = observation
+    if observation.mode != EVERY_LAYER:
+        report.groups = [isolate(model, row, observation.groups, ours_by_key, device_run.values, device, precision,
+                                 lambda ours, theirs, rule=row.rule: differing(ours, theirs, bound, precision, rule))
+                         for row in rows if row.status == DIVERGES][:MAX_ISOLATED]
+    if reduce and report.first is not None:
+        report.reduction = _reduce(model, report, trace, output, device=device, precision=precision,
+                                   tolerance=tolerance, strict_representations=strict_representations)
+    return report
+
+
+def _reduce(model: Model, report: CrosscheckReport, trace, output, **check):
+    from .reduce import reduce_divergence
+
+    if model.variables:
+        raise InputError("--reduce works on models without state (variables): a part would lose the values the"
+                         " model's Assign/ReadValue pairs carry")
+    values = {(record.layer.id, record.position): record.value for record in trace.layers}
+    ids = {layer.name: layer_id for layer_id, layer in model.graph.layers.items()}
+    group = report.groups[0] if report.groups else None
+    named = set(group.upstream + group.layers) if group is not None else set()
+    suspects = [layer_id for layer_id in model.graph.order if model.graph.layers[layer_id].name in named
+                and ids.get(model.graph.layers[layer_id].name) == layer_id]
+    return reduce_divergence(model, report, values, output, suspects, crosscheck,
+                             default_tolerance=DEFAULT_TOLERANCES[check["precision"]], **check)
+
+
+MAX_ISOLATED = 8  # diverging groups run alone, at most
+
+
+def differing(ours: np.ndarray, theirs: np.ndarray, bound: Tolerance, precision: str, rule: str | None = None
+              ) -> tuple[int, int]:
+    """(elements that differ, elements) between two values of a layer output, by ``rule`` ('bits' or
+    'tolerance'; default: bits for integer and boolean outputs, the tolerance for float ones)."""
+    ours = np.asarray(ours)
+    row = LayerComparison(LayerRef("", "", ""), 0, "", "computed", _type_name(ours.dtype), ours.shape,
+                          rule or _rule(ours.dtype, False, precision))
+    _compare(row, ours, np.asarray(theirs), bound)
+    return row.mismatches, row.size
 
 
 def _first_cause(causes: list[LayerRef], rows: list[LayerComparison], causes_at: dict[str, int]) -> LayerRef:
@@ -602,7 +659,39 @@ def report_data(report: CrosscheckReport) -> dict[str, Any]:
         "counts": {status: report.count(status) for status in (AGREE, DIVERGES, EXPLAINED, INHERITED, UNOBSERVABLE,
                                                                    REPRESENTED)},
         "layers": [row_data(row) for row in report.layers],
+        **_observation_data(report),
+        **({} if report.reduction is None else {"reduction": _reduction_data(report.reduction)}),
     }
+
+
+def _observation_data(report: CrosscheckReport) -> dict[str, Any]:
+    """Where the device was observed, the proof of non-intrusion, and each diverging group run alone."""
+    observation = report.observation
+    if observation is None:
+        return {}
+    return {
+        "mode": observation.mode,
+        "runtime_groups": len(observation.groups),
+        "non_intrusion": None if observation.proven is None else {
+            "proven": observation.proven, "difference": observation.difference},
+        "probes": [{"layer": name, "position": position, "changed": changed}
+                   for (name, position), changed in observation.probes],
+        "groups": [{"boundary": {"layer": verdict.boundary.name, "id": verdict.boundary.id,
+                                 "type": verdict.boundary.type_version},
+                    "layers": verdict.layers, "kernel": verdict.kernel, "primitive": verdict.primitive,
+                    "runtime_precision": verdict.runtime_precision, "output_precisions": verdict.output_precisions,
+                    "own": verdict.own, "alone_mismatches": verdict.alone, "size": verdict.size,
+                    "upstream": verdict.upstream, "note": verdict.note} for verdict in report.groups],
+    }
+
+
+def _reduction_data(reduction) -> dict[str, Any]:
+    found = reduction.directory is not None
+    return {"directory": str(reduction.directory) if found else None, "layers": reduction.layers,
+            "command": reduction.command, "probes": reduction.probes, "reason": reduction.reason,
+            "first_divergence": None if not found else {
+                "layer": reduction.report.first.layer.name, "type": reduction.report.first.layer.type_version,
+                "mismatches": reduction.report.first.mismatches, "size": reduction.report.first.size}}
 
 
 def row_data(row: LayerComparison) -> dict[str, Any]:

@@ -17,7 +17,7 @@ from tests.helpers.irbuild import IRBuilder
 
 
 def _check(builder, feeds, **options) -> ir_runner.CrosscheckReport:
-    return ir_runner.crosscheck(ir_runner.load(*builder.build()), feeds, **options)
+    return ir_runner.crosscheck(ir_runner.load(*builder.build()), feeds, every_layer=True, **options)
 
 
 @pytest.mark.parametrize("fault", list(FAULTS))
@@ -138,7 +138,7 @@ def _real_crosscheck(network: str) -> ir_runner.CrosscheckReport:
     from pathlib import Path
 
     folder = Path(__file__).resolve().parent.parent / "models" / "real" / network
-    return ir_runner.crosscheck(str(folder / "model.xml"), dict(np.load(folder / "inputs.npz")))
+    return ir_runner.crosscheck(str(folder / "model.xml"), dict(np.load(folder / "inputs.npz")), every_layer=True)
 
 
 def test_a_64_bit_output_the_device_holds_in_32_bits_is_named_as_such():
@@ -264,13 +264,13 @@ def test_the_cli_reports_a_representation_with_exit_0_and_fails_it_with_strict_r
 
     path = _slice_to_the_end().write(tmp_path)
     np.savez(tmp_path / "x.npz", **_X)
-    ok = invoke("crosscheck", path, "-i", tmp_path / "x.npz")
+    ok = invoke("crosscheck", path, "-i", tmp_path / "x.npz", "--every-layer")
     assert ok.exit_code == 0, ok.output
     assert "1 differ only as the device represents them" in ok.stdout and "device representation" in ok.stdout
     assert "ok: no divergence from CPU: 1 layer output(s) differ only as it represents them" in ok.stdout
     assert ok.stdout.count("ok:") == 1
-    assert invoke("crosscheck", path, "-i", tmp_path / "x.npz", "--strict").exit_code == 0
-    strict = invoke("crosscheck", path, "-i", tmp_path / "x.npz", "--strict-representations")
+    assert invoke("crosscheck", path, "-i", tmp_path / "x.npz", "--strict", "--every-layer").exit_code == 0
+    strict = invoke("crosscheck", path, "-i", tmp_path / "x.npz", "--strict-representations", "--every-layer")
     assert strict.exit_code == 1 and "first divergence: layer 'stop'" in strict.stdout
 
 

@@ -79,7 +79,7 @@ def _nudged_device(monkeypatch, moved: list[int], level_off: list[int] = ()):
 
 def test_a_level_flipped_by_a_one_ulp_input_is_explained_and_what_follows_inherits_it(tmp_path, monkeypatch):
     _nudged_device(monkeypatch, [5, 40])
-    report = ir_runner.crosscheck(_model(tmp_path), {"x": _feeds()})
+    report = ir_runner.crosscheck(_model(tmp_path), {"x": _feeds()}, every_layer=True)
     rows = {row.layer.name: row for row in report.layers}
     assert rows["pre"].status == AGREE  # (one ulp: within the tolerance, which then applies downstream)
     assert rows["fq"].status == EXPLAINED and rows["fq"].mismatches == 2
@@ -91,7 +91,7 @@ def test_a_level_flipped_by_a_one_ulp_input_is_explained_and_what_follows_inheri
 
 def test_a_level_apart_away_from_a_boundary_is_a_divergence(tmp_path, monkeypatch):
     _nudged_device(monkeypatch, [5], level_off=[20])
-    report = ir_runner.crosscheck(_model(tmp_path), {"x": _feeds()})
+    report = ir_runner.crosscheck(_model(tmp_path), {"x": _feeds()}, every_layer=True)
     rows = {row.layer.name: row for row in report.layers}
     assert rows["fq"].status == DIVERGES and not report.ok and report.first_divergence.name == "fq"
     assert rows["fq"].note.startswith("1 of 64 values one level apart") and rows["fq"].note.endswith(
@@ -111,7 +111,7 @@ def test_a_cause_after_a_quantization_the_device_cannot_show_names_its_rounding_
         return result
 
     monkeypatch.setattr(device, "run_on_device", fused)
-    report = ir_runner.crosscheck(_model(tmp_path), {"x": _feeds()})
+    report = ir_runner.crosscheck(_model(tmp_path), {"x": _feeds()}, every_layer=True)
     assert report.first_divergence.name == "after"
     assert report.first.note == (
         "it reads layer output(s) CPU cannot show that hold values on a rounding boundary, where a level flipped"
@@ -122,7 +122,7 @@ def test_a_cause_after_a_quantization_the_device_cannot_show_names_its_rounding_
 def test_the_cli_says_which_quantization_and_exits_0(tmp_path, monkeypatch):
     _nudged_device(monkeypatch, [40])
     np.save(tmp_path / "x.npy", _feeds())
-    result = invoke("crosscheck", _model(tmp_path), "--input", f"x={tmp_path / 'x.npy'}")
+    result = invoke("crosscheck", _model(tmp_path), "--input", f"x={tmp_path / 'x.npy'}", "--every-layer")
     assert result.exit_code == 0, result.output
     assert "1 explained, 1 inherited" in result.stdout
     assert ("explained: layer 'fq' (FakeQuantize-1, id 7): 1 of 64 values one level apart (step 0.0235); their"
@@ -213,7 +213,7 @@ def _device_decompressing_in_f32(monkeypatch, off: float = 0.0):
 def test_a_decompression_subgraph_computed_in_the_inference_precision_is_explained(tmp_path, monkeypatch):
     _device_decompressing_in_f32(monkeypatch)
     x = np.random.default_rng(4).standard_normal((16, 32)).astype(np.float32)
-    report = ir_runner.crosscheck(_compressed(tmp_path), {"x": x})
+    report = ir_runner.crosscheck(_compressed(tmp_path), {"x": x}, every_layer=True)
     rows = {row.layer.name: row for row in report.layers}
     weights = rows["weights"]
     assert weights.source == "folded" and weights.status == EXPLAINED and weights.mismatches > 100
@@ -226,14 +226,14 @@ def test_a_decompression_subgraph_computed_in_the_inference_precision_is_explain
 def test_a_constant_further_than_half_an_ulp_of_the_narrow_type_diverges(tmp_path, monkeypatch):
     _device_decompressing_in_f32(monkeypatch, off=2.0 ** -10)
     x = np.zeros((16, 32), np.float32)
-    report = ir_runner.crosscheck(_compressed(tmp_path), {"x": x})
+    report = ir_runner.crosscheck(_compressed(tmp_path), {"x": x}, every_layer=True)
     assert report.first_divergence.name == "weights" and not report.ok
 
 
 def test_the_cpu_plugin_on_a_compressed_model_differs_only_as_explained(tmp_path):
     """On any ISA: the CPU plugin computes the decompression in f32 (explained), or as the IR (agrees)."""
     x = np.random.default_rng(5).standard_normal((16, 32)).astype(np.float32)
-    report = ir_runner.crosscheck(_compressed(tmp_path), {"x": x})
+    report = ir_runner.crosscheck(_compressed(tmp_path), {"x": x}, every_layer=True)
     statuses = {row.layer.name: row.status for row in report.layers}
     assert statuses["weights"] in (AGREE, EXPLAINED) and report.ok
 

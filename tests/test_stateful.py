@@ -252,7 +252,7 @@ def test_crosscheck_runs_a_step_on_the_same_state_in_both(tmp_path):
     state = model.new_state()
     model.run(decoder_feeds([1, 5, 7], 0), state=state)
     before = state.values()
-    report = ir_runner.crosscheck(model, decoder_feeds([4], 3), state=state)
+    report = ir_runner.crosscheck(model, decoder_feeds([4], 3), state=state, every_layer=True)
     assert report.first_divergence is None, report
     compared = {row.layer.type_version: row for row in report.layers}
     assert compared["ReadValue-6"].status == "agree" and compared["ReadValue-6"].source == "state"

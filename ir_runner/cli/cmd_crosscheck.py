@@ -28,10 +28,22 @@ from .view import pop_view, view_options
 @click.option("--view", "show", is_flag=True, help="Then show the result in the viewer (ir-run view; needs"
               " pip install 'ir-run[view]').")
 @view_options
+@click.option("--every-layer", is_flag=True, help="Observe every layer output (all made device outputs), not only"
+              " those the device materialises: finer, but the device may then compile the model otherwise.")
+@click.option("--reduce", is_flag=True, help="On a divergence, write the smallest part of MODEL that still diverges"
+              " (model.xml, model.bin, inputs.npz of the reference's values at the cut, README.md with the command"
+              " that shows it) to the -o folder.")
+@click.option("-o", "--output", type=click.Path(file_okay=False), default="repro", show_default=True,
+              help="The folder --reduce writes.")
 @json_option
 @quiet_option
 def crosscheck(**kw: Any) -> None:
-    """Run MODEL in ir-run and on an OpenVINO device, compare every layer's outputs, name the first divergence.
+    """Run MODEL in ir-run and on an OpenVINO device, compare the layer outputs, name the first divergence.
+
+    By default only the layer outputs the device materialises are observed (the boundaries of the fused groups
+    of its compiled graph), after checking that observing them changes nothing it compiles (a bisection
+    otherwise); the diverging group is run alone to tell its own error from an inherited one. --every-layer
+    observes every layer output.
 
     Integer, boolean and exactly computed float outputs must be equal bit for bit; other float outputs must
     be within the tolerances. A layer output that differs only as the device represents it (a 64-bit integer

@@ -25,8 +25,8 @@ from .common import (
     settings,
 )
 
-COMMANDS = ("bench", "compare", "completion", "crosscheck", "gen-inputs", "generate", "inspect", "precision", "replay",
-            "run", "validate", "view")
+COMMANDS = ("bench", "compare", "completion", "crosscheck", "extract", "gen-inputs", "generate", "inspect", "precision",
+            "replay", "run", "validate", "view")
 
 
 class IRRunGroup(click.Group):

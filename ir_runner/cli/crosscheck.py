@@ -18,7 +18,7 @@ from ..divergence import (
     report_data,
 )
 from ..record import Record
-from .common import EXIT_COMPARISON, emit
+from .common import EXIT_COMPARISON, OutputError, emit
 from .formats import shape_text, table
 from .inputs import bind_inputs
 from .options import InputOptions
@@ -30,12 +30,14 @@ class CrosscheckOptions(Record):
     """What ``crosscheck`` was asked to do, as given on the command line."""
 
     __slots__ = ("model", "weights", "strict", "memory_limit", "inputs", "device", "precision", "atol", "rtol",
-                 "ulp", "show_all", "strict_representations")
+                 "ulp", "show_all", "strict_representations", "reduce", "output",
+                 "every_layer")
 
     def __init__(self, model: str, weights: str | None = None, strict: bool = False, memory_limit: int | None = None,
                  inputs: InputOptions | None = None, device: str = "CPU", precision: str = "f32",
                  atol: float | None = None, rtol: float | None = None, ulp: int | None = None,
-                 show_all: bool = False, strict_representations: bool = False) -> None:
+                 show_all: bool = False, strict_representations: bool = False, reduce: bool = False,
+                 output: str = "repro", every_layer: bool = False) -> None:
         self.model = model
         self.weights = weights
         self.strict = strict
@@ -48,6 +50,9 @@ class CrosscheckOptions(Record):
         self.ulp = ulp
         self.show_all = show_all
         self.strict_representations = strict_representations
+        self.reduce = reduce
+        self.output = output
+        self.every_layer = every_layer
 
 
 def crosscheck_command(options: CrosscheckOptions, view: ViewOptions | None = None) -> None:
@@ -75,8 +80,13 @@ def crosscheck_result(options: CrosscheckOptions) -> dict[str, Any]:
     tolerance = Tolerance(default.atol if options.atol is None else options.atol,
                           default.rtol if options.rtol is None else options.rtol,
                           default.ulp if options.ulp is None else options.ulp)
-    report = crosscheck(bound.model, bound.arrays, options.device, options.precision, tolerance=tolerance,
-                        strict_representations=options.strict_representations)
+    try:
+        report = crosscheck(bound.model, bound.arrays, options.device, options.precision, tolerance=tolerance,
+                            strict_representations=options.strict_representations, reduce=options.reduce,
+                            output=options.output, every_layer=options.every_layer)
+    except OSError as error:  # (only --reduce writes files)
+        raise OutputError(f"cannot write the reduced model to '{options.output}': {error.strerror or error}") \
+            from None
     result: dict[str, Any] = {"model": {"path": options.model, "weights": options.weights}, "seed": bound.seed,
                               "inputs": binding_rows(bound), **report_data(report)}
     if not report.ok:
@@ -95,8 +105,10 @@ def render_crosscheck(result: dict[str, Any], show_all: bool = False) -> str:
              f"{len(result['layers'])} layer outputs: {counts[AGREE]} agree, {counts[DIVERGES]} diverge,"
              + (f" {counts[EXPLAINED]} explained," if counts[EXPLAINED] else "")
              + f" {counts[INHERITED]} inherited, {counts[UNOBSERVABLE]} not observable on {result['device']}"
-             + (f", {counts[REPRESENTED]} differ only as the device represents them" if counts[REPRESENTED] else "")]
-    shown = [row for row in result["layers"] if show_all or row["status"] != AGREE]
+             + (f", {counts[REPRESENTED]} differ only as the device represents them" if counts[REPRESENTED] else ""),
+             _observation_text(result)]
+    hidden = (AGREE,) if result.get("mode") in (None, "every layer") else (AGREE, UNOBSERVABLE)
+    shown = [row for row in result["layers"] if show_all or row["status"] not in hidden]
     if shown:
         rows = [("status", "layer", "port", "type", "rule", "mismatches", "max abs", "max rel", "max ulp", "worst at",
                  "ir-run", "device")]
@@ -136,7 +148,57 @@ def render_crosscheck(result: dict[str, Any], show_all: bool = False) -> str:
                      f" {result['device']} gives {_value(row['device'])}")
         if counts[INHERITED]:
             parts.append(f"{counts[INHERITED]} later layer output(s) diverge only because their inputs did (inherited)")
+        parts.extend(_group_text(group, result["device"]) for group in result.get("groups", ())
+                     if group["boundary"]["id"] == first["id"])
+    reduction = result.get("reduction")
+    if reduction is not None:
+        parts.append(f"reduced: {reduction['directory']}/model.xml, {len(reduction['layers'])} layer(s) of the model"
+                     f" ({', '.join(reduction['layers'])}) still diverge; {reduction['directory']}/README.md:"
+                     f" {reduction['command']}" if reduction["directory"] else f"not reduced: {reduction['reason']}")
     return "\n".join(part for part in parts if part)
+
+
+def _observation_text(result: dict[str, Any]) -> str:
+    """Where the device was observed, and whether that changed what it compiled."""
+    mode, device = result.get("mode"), result["device"]
+    if mode is None:
+        return ""
+    if mode == "every layer":
+        return (f"observed at every layer output (--every-layer): {device} compiled the model with all of them as"
+                " outputs, which can change what it fuses and computes")
+    observed = sum(row["status"] != UNOBSERVABLE for row in result["layers"])
+    if mode == "group boundaries":
+        return (f"observed at the {observed} layer outputs {device} materialises (the boundaries of its"
+                f" {result['runtime_groups']} compiled nodes); non-intrusive: the instrumented compilation has the"
+                " same fused groups, kernels and precisions, and its outputs equal the uninstrumented ones bit for"
+                " bit (the others are not observable: not materialised; --every-layer observes them all)")
+    changed = [probe for probe in result["probes"] if probe["changed"]]
+    return (f"not observed at every group boundary at once: {result['non_intrusion']['difference']}; bisected"
+            f" instead: {len(result['probes'])} compilation(s) with one added output each"
+            + (f", {len(changed)} of which changed the compilation too (the first at '{changed[0]['layer']}':"
+               f" {changed[0]['changed']})" if changed else ""))
+
+
+def _group_text(group: dict[str, Any], device: str) -> str:
+    """A diverging group: its IR layers, the device's kernel and precisions, and its own error or inherited."""
+    boundary = group["boundary"]
+    text = (f"group: the output of '{boundary['layer']}' ({boundary['type']}, id {boundary['id']}) comes from {device}"
+            f" kernel {group['kernel']} (runtime precision {group['runtime_precision']}, output"
+            f" {group['output_precisions']}) computing IR layer(s) {_names(group['layers'])}: ")
+    if group["own"] is None:
+        return text + (group["note"] or "not run alone")
+    if group["own"]:
+        return text + (f"its own error: run alone on ir-run's values of its inputs, {group['alone_mismatches']}"
+                       f" of {group['size']} elements still differ")
+    upstream = f"upstream layers {device} does not show: {_names(group['upstream'])}" if group["upstream"] else \
+        "the model around it"
+    return text + f"inherited: run alone on ir-run's values of its inputs it agrees; the difference comes from" \
+                  f" {upstream}"
+
+
+def _names(names: list[str], shown: int = 8) -> str:
+    more = f" and {len(names) - shown} more" if len(names) > shown else ""
+    return ", ".join(f"'{name}'" for name in names[:shown]) + more
 
 
 def _value(value: Any) -> str:

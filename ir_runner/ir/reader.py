@@ -54,7 +54,7 @@ def read_ir(
     weights_record = Weights(weights)
     layers = _read_layers(root, weights_record, version, 0)
     edges = _read_edges(root)
-    return NetRecord(root.get("name", ""), version, layers, edges, weights_record)
+    return NetRecord(root.get("name", ""), version, layers, edges, weights_record, _rt_info(root.find("rt_info")))
 
 
 def _xml_content(source) -> tuple[bytes, Path | None]:
@@ -193,7 +193,7 @@ def _read_layer(el, checked: set[tuple[int, ...]], weights: Weights, version: in
     data: dict[str, str] = {}
     inputs: tuple[PortRecord, ...] = ()
     outputs: tuple[PortRecord, ...] = ()
-    bodies = maps = None
+    bodies = maps = rt_info = None
     for child in el:
         tag = child.tag
         if tag == "data":
@@ -215,9 +215,17 @@ def _read_layer(el, checked: set[tuple[int, ...]], weights: Weights, version: in
         elif tag in _MAP_TAGS:
             maps = maps or {}
             maps[tag] = tuple((str(item.tag), _attributes(item)) for item in child if isinstance(item.tag, str))
+        elif tag == "rt_info":
+            rt_info = _rt_info(child)
     # positional: a large IR has tens of thousands of layers, and keywords cost a third more here
     return LayerRecord(layer_id, attrs.get("name", ""), layer_type, attrs.get("version", "").strip(), data, inputs,
-                       outputs, el.sourceline, attrs, bodies, maps)
+                       outputs, el.sourceline, attrs, bodies, maps, rt_info)
+
+
+def _rt_info(el) -> bytes | None:
+    """An ``<rt_info>`` element as written (for the writer: OpenVINO reads it, e.g. the marks that keep a
+    decompression subgraph from being folded), or None."""
+    return None if el is None else etree.tostring(el, with_tail=False)
 
 
 def _attributes(el) -> dict[str, str]:
@@ -247,7 +255,9 @@ def _read_ports(group, layer_attrs, checked: set[tuple[int, ...]]) -> tuple[Port
                 raise _bad_dim(port, layer_attrs, port_id)
             checked.add(dims)
         names = get("names")
-        ports.append(PortRecord(port_id, len(ports), get("precision"), dims, _split_names(names) if names else ()))
+        rt_info = _rt_info(port.find("rt_info")) if len(port) > len(dims) else None
+        ports.append(PortRecord(port_id, len(ports), get("precision"), dims, _split_names(names) if names else (),
+                                rt_info))
     return tuple(ports)
 
 

@@ -19,17 +19,19 @@ if TYPE_CHECKING:
 
 
 class PortRecord(Record):
-    """One ``<port>``: its id (as written), position inside ``<input>``/``<output>``, declared spec."""
+    """One ``<port>``: its id (as written), position inside ``<input>``/``<output>``, declared spec, and its
+    ``<rt_info>`` element as written (bytes; None when it has none), which only the writer reads."""
 
-    __slots__ = ("id", "position", "precision", "dims", "names")
+    __slots__ = ("id", "position", "precision", "dims", "names", "rt_info")
 
     def __init__(self, id: str, position: int, precision: str | None, dims: tuple[int, ...],
-                 names: tuple[str, ...] = ()) -> None:
+                 names: tuple[str, ...] = (), rt_info: bytes | None = None) -> None:
         self.id = id
         self.position = position
         self.precision = precision
         self.dims = dims
         self.names = names
+        self.rt_info = rt_info
 
     @property
     def label(self) -> str:
@@ -39,14 +41,17 @@ class PortRecord(Record):
 class LayerRecord(Record):
     """One ``<layer>`` with its ``<data>`` attributes and ports; for layers with sub-graphs, ``bodies`` maps each
     body's tag (``body``, ``then_body``, ``else_body``) to its NetRecord and ``maps`` each mapping element's tag
-    (``port_map``, ``then_port_map``, ``else_port_map``, ``back_edges``) to its children, as (tag, attributes)."""
+    (``port_map``, ``then_port_map``, ``else_port_map``, ``back_edges``) to its children, as (tag, attributes).
+    ``rt_info`` is its ``<rt_info>`` element as written (bytes, or None), which only the writer reads."""
 
-    __slots__ = ("id", "name", "type", "version", "data", "inputs", "outputs", "line", "attrs", "bodies", "maps")
+    __slots__ = ("id", "name", "type", "version", "data", "inputs", "outputs", "line", "attrs", "bodies", "maps",
+                 "rt_info")
 
     def __init__(self, id: str, name: str, type: str, version: str, data: dict[str, str],
                  inputs: tuple[PortRecord, ...], outputs: tuple[PortRecord, ...], line: int | None,
                  attrs: dict[str, str], bodies: dict[str, NetRecord] | None = None,
-                 maps: dict[str, tuple[tuple[str, dict[str, str]], ...]] | None = None) -> None:
+                 maps: dict[str, tuple[tuple[str, dict[str, str]], ...]] | None = None,
+                 rt_info: bytes | None = None) -> None:
         self.id = id
         self.name = name
         self.type = type
@@ -58,6 +63,7 @@ class LayerRecord(Record):
         self.attrs = attrs
         self.bodies = bodies
         self.maps = maps
+        self.rt_info = rt_info
 
 
 class EdgeRecord(Record):
@@ -74,14 +80,16 @@ class EdgeRecord(Record):
 
 
 class NetRecord(Record):
-    """The whole ``<net>``: layers in document order, edges, and the weights they may reference."""
+    """The whole ``<net>``: layers in document order, edges, the weights they may reference, and the net's
+    ``<rt_info>`` as written (bytes, or None: the model's runtime options, which only the writer reads)."""
 
-    __slots__ = ("name", "version", "layers", "edges", "weights")
+    __slots__ = ("name", "version", "layers", "edges", "weights", "rt_info")
 
     def __init__(self, name: str, version: int, layers: tuple[LayerRecord, ...], edges: tuple[EdgeRecord, ...],
-                 weights: Weights) -> None:
+                 weights: Weights, rt_info: bytes | None = None) -> None:
         self.name = name
         self.version = version
         self.layers = layers
         self.edges = edges
         self.weights = weights
+        self.rt_info = rt_info

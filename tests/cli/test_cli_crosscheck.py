@@ -29,7 +29,7 @@ def _strict_json(text: str) -> dict:
 
 def test_a_fault_is_named_in_text_and_exits_1(tmp_path):
     path, inputs, _, _ = _files(tmp_path, negative_gather("opset1"))
-    result = invoke("crosscheck", path, "--input", inputs)
+    result = invoke("crosscheck", path, "--input", inputs, "--every-layer")
     assert result.exit_code == 1, result.output
     assert "first divergence: layer 'pick' (Gather-1, id 4, line " in result.stdout
     assert "), output port 3: 2 of 4 elements differ; at [0] ir-run gives 60, CPU gives 0" in result.stdout
@@ -39,7 +39,7 @@ def test_a_fault_is_named_in_text_and_exits_1(tmp_path):
 
 def test_json_names_the_first_divergence_and_spells_infinities_as_strings(tmp_path):
     path, inputs, faulty, _ = _files(tmp_path, FAULTS["+-inf to f64"]())
-    result = invoke("crosscheck", path, "--input", inputs, "--json")
+    result = invoke("crosscheck", path, "--input", inputs, "--json", "--every-layer")
     assert result.exit_code == 1
     data = _strict_json(result.stdout)
     assert data["command"] == "crosscheck" and data["ok"] is False and data["exit_code"] == 1
@@ -55,7 +55,7 @@ def test_out_of_range_indices_on_short_data_in_a_separate_process(tmp_path):
     """The CPU plugin reads past the data here (garbage; it could crash): run in a subprocess."""
     path, inputs, faulty, later = _files(tmp_path, out_of_range_gather())
     done = subprocess.run([sys.executable, "-m", "ir_runner", "crosscheck", str(path), "--input", str(inputs),
-                           "--json"], capture_output=True, text=True, timeout=120)
+                           "--json", "--every-layer"], capture_output=True, text=True, timeout=120)
     assert done.returncode == 1, done.stderr
     data = _strict_json(done.stdout)
     assert data["first_divergence"]["layer"] == faulty
@@ -77,7 +77,7 @@ def test_tolerance_options_and_precision(tmp_path):
     data = as_json(invoke("crosscheck", path, "--input", inputs, "--precision", "f16", "--json"))
     assert data["ok"] is True and data["tolerance"] == {"atol": 1e-3, "rtol": 2e-3, "ulp": None}
     result = invoke("crosscheck", path, "--input", inputs, "--precision", "f16", "--atol", "0", "--rtol", "0",
-                    "--json")
+                    "--json", "--every-layer")
     assert result.exit_code == 1 and as_json(result)["first_divergence"]["layer"] == "weights"
 
 

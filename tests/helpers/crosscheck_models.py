@@ -124,3 +124,45 @@ FAULTS = {
 }
 
 BF16 = ml_dtypes.bfloat16
+
+
+def _chain(b: IRBuilder, src, n: int, depth: int, tag: str):
+    """``depth`` layers the CPU plugin computes exactly (Add of 0, Multiply by 1, Maximum with itself), in turn."""
+    for step in range(depth):
+        kind = ("Add", "Multiply", "Maximum")[step % 3]
+        other = src if kind == "Maximum" else b.const(f"{tag}_k{step}", np.full(n, float(kind == "Multiply"),
+                                                                                     np.float32))
+        src = b.layer(kind, "opset1", [src, other], attrs={"auto_broadcast": "numpy"}, name=f"{tag}_{step}")
+    return src
+
+
+def deep_negative_gather(depth: int = 12):
+    """A Gather-8 with negative indices computed at run time, ``depth`` layers after the inputs and before the
+    output (the indices come from an f32 input through their own chain and a Convert)."""
+    b = IRBuilder("deep_negative_gather")
+    x = b.parameter("x", "f32", "6")
+    where = b.parameter("where", "f32", "4")
+    data = _chain(b, x, 6, depth, "head")
+    idx = b.convert(_chain(b, where, 4, depth // 2, "index"), "i32", name="to_index")
+    axis = b.const("axis", np.array(0, np.int64))
+    gather = b.layer("Gather", "opset7", [data, idx, axis], attrs={"batch_dims": 0}, out_specs=[("FP32", [4])],
+                     name="pick")
+    b.result(_chain(b, gather, 4, depth, "tail"), "out")
+    feeds = {"x": np.array([10, 20, 30, 40, 50, 60], np.float32), "where": np.array([-1, 0, -2, 2], np.float32)}
+    return b, feeds, "pick", [f"tail_{step}" for step in range(depth)]
+
+
+def deep_const_denormals(depth: int = 12):
+    """An f32 Const of denormals selected ``depth`` layers after the input, then ``depth`` more layers."""
+    b = IRBuilder("deep_const_denormals")
+    x = b.parameter("x", "f32", "4")
+    cond = b.parameter("cond", "boolean", "4")
+    k = b.const("weights", np.array([1e-40, -0.0, 1.0, -1e-40], np.float32))
+    select = b.layer("Select", "opset1", [cond, k, _chain(b, x, 4, depth, "head")],
+                     attrs={"auto_broadcast": "numpy"}, out_specs=[("FP32", [4])], name="choose")
+    b.result(b.convert(_chain(b, select, 4, depth, "tail"), "f64", name="widen"), "out")
+    feeds = {"x": np.arange(4, dtype=np.float32), "cond": np.ones(4, bool)}
+    return b, feeds, "weights", ["choose", *(f"tail_{step}" for step in range(depth)), "widen"]
+
+
+DEEP_FAULTS = {"negative Gather-7, deep": deep_negative_gather, "f32 Const denormals, deep": deep_const_denormals}

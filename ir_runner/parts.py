@@ -1,0 +1,186 @@
+"""``extract``: a part of a model as a standalone IR (its own ``.bin``, Parameters where the cut crosses).
+
+The part runs from the layers named ``from_`` to those named ``to``, both included: every layer that is reached
+from a ``from_`` layer and reaches a ``to`` layer. Without ``from_`` it starts at the model's inputs, without
+``to`` it ends at its outputs (its Results). What the part reads from outside becomes a Parameter, of the
+tensor's inferred element type and shape, named as the layer that produced it (``name.PORT`` for a layer of
+several outputs) and keeping its tensor names; constants (Consts, and layers computed from constants alone,
+such as a decompression subgraph of weights) are taken along instead, with their bytes. Each output of a ``to``
+layer becomes a Result (``NAME/sink_port_PORT``); a ``to`` that is a Result stays itself. Layers are named by
+name, or by id when no layer has that name. The IR is written by :mod:`ir_runner.ir.writer`.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Collection, Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .errors import MESSAGE_ITEMS, InputError, clip_text
+from .graph import Graph
+from .ir.reader import _split_names
+from .ir.writer import Cut, Slot, ir_bytes, write_ir
+from .model import Model, load
+from .suggest import closest
+from .types import PartialShape, TensorSpec, element_type_of
+
+_WEIGHTS_KEYS = ("offset", "size", "element_type")
+
+
+def extract(model: Model | str | os.PathLike | bytes, output: str | os.PathLike, *, from_: Sequence[str] = (),
+            to: Sequence[str] = (), weights=None) -> Path:
+    """Write the part of ``model`` (a loaded Model, or what :func:`ir_runner.load` takes) from the layers
+    ``from_`` to the layers ``to`` (names, or ids) to ``output`` (.xml; the .bin next to it); the path written.
+
+    Raises InputError naming what was asked when a layer is unknown, a ``to`` layer is not reached from any
+    ``from_`` layer, or a ``from_`` layer reaches no ``to`` layer."""
+    if not isinstance(model, Model):
+        model = load(model, weights)
+    graph = model.graph
+    starts = _resolve(graph, from_, "--from")
+    stops = _resolve(graph, to, "--to") or [layer.id for layer in graph.results]
+    keep = part_between(graph, starts, stops)
+    outputs = [(layer_id, position) for layer_id in stops if graph.layers[layer_id] not in graph.results
+               for position in range(len(graph.layers[layer_id].outputs))]
+    return write_ir(graph.net, output, cut_of(model, keep, outputs))
+
+
+def extract_summary(model: str, weights: str | None, from_: Sequence[str], to: Sequence[str], output: str
+                    ) -> dict[str, Any]:
+    """``ir-run extract``: :func:`extract` with names given as the CLI takes them (``A,B``; ``\\,`` inside a
+    name), and what was written, loaded back: its files, layer count, inputs and outputs."""
+    path = extract(model, output, from_=_split(from_), to=_split(to), weights=weights)
+    written, data = load(path), path.with_suffix(".bin")
+    return {"xml": str(path), "bin": str(data), "bin_bytes": data.stat().st_size, "layers": len(written.graph.layers),
+            "inputs": [_tensor(info) for info in written.inputs],
+            "outputs": [_tensor(info) for info in written.outputs]}
+
+
+def _tensor(info) -> dict[str, str]:
+    return {"name": info.name, "spec": f"{info.element_type.name}{info.partial_shape}"}
+
+
+def _split(values: Sequence[str]) -> list[str]:
+    return [name for value in values for name in _split_names(value)]
+
+
+def part_between(graph: Graph, starts: Collection[str], stops: Collection[str]) -> set[str]:
+    """The layer ids reached from a layer of ``starts`` (from the model's inputs when empty) that reach a layer
+    of ``stops``, both included; InputError when a stop is not reached or a start reaches no stop."""
+    above = _closure(stops, lambda layer_id: (source for source, _ in graph.sources[layer_id]))
+    if not starts:
+        return above
+    below = _closure(starts, lambda layer_id: (user for position in range(len(graph.layers[layer_id].outputs))
+                                               for user, _ in graph.consumers.get((layer_id, position), ())))
+    for layer_id in stops:
+        if layer_id not in below:
+            raise InputError(f"--to {_named(graph, layer_id)} is not reached from --from"
+                             f" {', '.join(_named(graph, start) for start in starts)}",
+                             hint="name a --to layer after the --from layers, or a --from layer before it")
+    for layer_id in starts:
+        if layer_id not in above:
+            raise InputError(f"--from {_named(graph, layer_id)} reaches none of --to"
+                             f" {', '.join(_named(graph, stop) for stop in stops)}",
+                             hint="name --from layers that the --to layers read, directly or not")
+    return above & below
+
+
+def cut_of(model: Model, keep: Collection[str], outputs: Sequence[Slot],
+           values: Mapping[Slot, np.ndarray] | None = None) -> Cut:
+    """The :class:`Cut` keeping ``keep`` plus the constants it reads (with their own constant inputs), a
+    Parameter for every other tensor it reads from outside (of the type and static shape of its array in
+    ``values`` when given, else of the inferred spec), and a Result for each of ``outputs``."""
+    graph = model.graph
+    constant: dict[str, bool] = {}
+    kept = set(keep)
+    inputs: dict[Slot, TensorSpec] = {}
+    pending = [layer_id for layer_id in graph.order if layer_id in kept]
+    while pending:
+        layer_id = pending.pop()
+        for slot in graph.sources[layer_id]:
+            if slot[0] in kept or slot in inputs:
+                continue
+            if _constant(graph, slot[0], constant):
+                kept.add(slot[0])
+                pending.append(slot[0])
+            else:
+                inputs[slot] = _spec(model, slot, values)
+    place = {layer_id: index for index, layer_id in enumerate(graph.order)}
+    ordered = dict(sorted(inputs.items(), key=lambda item: (place[item[0][0]], item[0][1])))
+    return Cut(kept, ordered, outputs)
+
+
+def _spec(model: Model, slot: Slot, values: Mapping[Slot, np.ndarray] | None) -> TensorSpec:
+    """The spec of the Parameter replacing ``slot``: its value's type and static shape, else the inferred one."""
+    value = None if values is None else values.get(slot)
+    element_type = None if value is None else element_type_of(np.asarray(value).dtype)
+    if element_type is None:
+        return model.inference.output_spec(*slot)
+    return TensorSpec(element_type, PartialShape.of(np.shape(value)))
+
+
+def sub_ir(model: Model, cut: Cut) -> tuple[bytes, bytes]:
+    """The ``(xml, bin)`` of ``cut`` of ``model``."""
+    return ir_bytes(model.graph.net, cut)
+
+
+def _constant(graph: Graph, layer_id: str, known: dict[str, bool]) -> bool:
+    """Whether a layer's value comes from weights alone: a layer of no inputs holding weights (a Const), or one
+    whose every input is such (iteratively: decompression chains can be long)."""
+    stack = [layer_id]
+    while stack:
+        current = stack[-1]
+        if current in known:
+            stack.pop()
+            continue
+        sources = [source for source, _ in graph.sources[current]]
+        if not sources:
+            known[current] = all(key in graph.layers[current].data for key in _WEIGHTS_KEYS)
+            stack.pop()
+            continue
+        unknown = [source for source in sources if source not in known]
+        if unknown:
+            stack.extend(unknown)
+            continue
+        known[current] = all(known[source] for source in sources)
+        stack.pop()
+    return known[layer_id]
+
+
+def _closure(seeds: Iterable[str], step) -> set[str]:
+    found, stack = set(), list(seeds)
+    while stack:
+        layer_id = stack.pop()
+        if layer_id not in found:
+            found.add(layer_id)
+            stack.extend(step(layer_id))
+    return found
+
+
+def _resolve(graph: Graph, names: Sequence[str], option: str) -> list[str]:
+    """Layer ids for names (or ids), in the order given; InputError naming the first unknown one."""
+    by_name: dict[str, list[str]] = {}
+    for layer_id, layer in graph.layers.items():
+        by_name.setdefault(layer.name, []).append(layer_id)
+    found = []
+    for name in names:
+        ids = by_name.get(name) or ([name] if name in graph.layers else None)
+        if ids is None:
+            near = closest(name, by_name)
+            raise InputError(f"{option} {clip_text(name)!r}: the model has no layer of that name or id",
+                             hint=f"did you mean '{near}'?" if near else
+                             "`ir-run inspect MODEL` lists the layers")
+        if len(ids) > 1:
+            shown = ", ".join(ids[:MESSAGE_ITEMS])
+            raise InputError(f"{option} {clip_text(name)!r}: {len(ids)} layers have that name (ids {shown})",
+                             hint="name the layer by its id")
+        found.extend(layer_id for layer_id in ids if layer_id not in found)
+    return found
+
+
+def _named(graph: Graph, layer_id: str) -> str:
+    layer = graph.layers[layer_id]
+    return f"'{clip_text(layer.name)}' (id {clip_text(layer_id)})"

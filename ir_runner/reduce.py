@@ -1,0 +1,133 @@
+"""Reduce a crosscheck's first divergence to a small standalone IR that still diverges on the device.
+
+The search first tries each layer of the diverging fused group, and each layer it reads that the device did not
+show, alone (in execution order), fed the reference's values (ir-run's) of what it reads; then it grows the part
+ending at the first divergence backwards one producer level at a time (constants always come along, the
+model's inputs never: their values are fed), until the device's result of the part diverges from ir-run's, by
+the same rules as the whole model's crosscheck (:func:`ir_runner.crosscheck` on the part). The first part that
+diverges is written to the directory: ``model.xml`` + ``model.bin`` (:mod:`ir_runner.ir.writer`), ``inputs.npz``
+(the values at the cut, keyed by the part's input names) and ``README.md`` with the command that shows the
+divergence. A fault that shows only inside a larger context (a device fusing the layer with later ones) is not
+reduced: the search ends at the model's inputs and says so.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+
+import numpy as np
+
+from .model import Model, load
+from .parts import cut_of, sub_ir
+from .record import Record
+
+Slot = tuple[str, int]
+
+
+class Reduction(Record):
+    """The outcome of a reduction: ``directory`` with the files (None when no part diverges, ``reason`` then
+    says why), the ``layers`` of the model in the part (names, constants included),
+    the ``command`` that shows the divergence, the part's own crosscheck ``report``, and the ``probes`` run."""
+
+    __slots__ = ("directory", "layers", "command", "report", "probes", "reason")
+
+    def __init__(self, directory: Path | None, layers: list[str], command: str | None, report, probes: int,
+                 reason: str | None = None) -> None:
+        self.directory = directory
+        self.layers = layers
+        self.command = command
+        self.report = report
+        self.probes = probes
+        self.reason = reason
+
+
+MAX_SINGLES = 24  # layers of a diverging group (and what it reads unseen) tried alone, at most
+
+
+def reduce_divergence(model: Model, report, values: Mapping[Slot, np.ndarray], directory: str | os.PathLike,
+                      suspects: Sequence[str], crosscheck: Callable, **check) -> Reduction:
+    """Search the smallest part of ``model`` that still diverges on the device when fed ``values`` (ir-run's, by
+    (layer id, output position)): each of ``suspects`` (layer ids, in execution order: the layers of the
+    diverging fused group and those it reads that the device did not show) alone first, then the part ending at
+    ``report``'s first divergence, grown backwards. ``crosscheck`` is :func:`ir_runner.crosscheck`, and
+    ``check`` what each part's crosscheck is given (device, precision, tolerance, strict_representations)."""
+    graph = model.graph
+    first = report.first
+    target = first.layer.id
+    fed = {layer.id for layer in graph.parameters}
+    probes = 0
+
+    def attempt(keep: set[str], outputs: list[Slot]):
+        nonlocal probes
+        cut = cut_of(model, keep, outputs, values)
+        xml, weights = sub_ir(model, cut)
+        part = load(xml, weights)
+        probes += 1
+        options = {key: value for key, value in check.items() if key != "default_tolerance"}
+        return cut, xml, weights, part, crosscheck(part, [np.asarray(values[slot]) for slot in cut.inputs],
+                                                   **options)
+
+    computing = [layer_id for layer_id in suspects if layer_id != target and graph.sources[layer_id]]
+    for suspect in computing[:MAX_SINGLES]:  # (a constant alone is its bytes: a fault shows in what reads it)
+        outputs = [(suspect, position) for position in range(len(graph.layers[suspect].outputs))
+                   if (suspect, position) in values]
+        if outputs:
+            cut, xml, weights, part, part_report = attempt({suspect}, outputs)
+            if not part_report.ok:
+                return _write(Path(directory), model, part, cut, xml, weights, values, part_report, probes, check)
+    keep, frontier = {target}, {target}
+    while True:
+        cut, xml, weights, part, part_report = attempt(keep, [(target, first.position)])
+        if not part_report.ok:
+            return _write(Path(directory), model, part, cut, xml, weights, values, part_report, probes, check)
+        frontier = {source for layer_id in frontier for source, _ in graph.sources[layer_id]
+                    if source not in keep and source not in fed and source not in cut.keep}
+        if not frontier:
+            return Reduction(None, [], None, part_report, probes,
+                             f"no part of the model ending at {first.layer} diverges when fed the reference's values"
+                             f" ({probes} parts tried, up to the model's inputs): the device differs only with the"
+                             " layers after it (fused), or with its own values upstream")
+        keep |= frontier
+
+
+def _write(directory: Path, model: Model, part: Model, cut, xml: bytes, weights: bytes, values, part_report,
+           probes: int, check: dict) -> Reduction:
+    directory.mkdir(parents=True, exist_ok=True)
+    (directory / "model.xml").write_bytes(xml)
+    (directory / "model.bin").write_bytes(weights)
+    np.savez(directory / "inputs.npz", **{info.name: np.asarray(values[slot])
+                                          for info, slot in zip(part.inputs, cut.inputs)})
+    command = _command(check)
+    first = part_report.first
+    layers = [model.graph.layers[layer_id].name for layer_id in model.graph.order if layer_id in cut.keep]
+    lines = [f"# {first.layer.type_version} diverges on {part_report.device}",
+             "",
+             "    " + command,
+             "",
+             f"shows it (exit code 1): {first.mismatches} of {first.size} elements of layer '{first.layer.name}'"
+             f" ({first.layer.type_version}) differ; at {list(first.worst_index or ())} ir-run (OpenVINO's"
+             f" reference semantics) gives {first.ours}, {part_report.device} gives {first.device}"
+             f" (OpenVINO {part_report.openvino_version.split('-')[0]},"
+             f" INFERENCE_PRECISION_HINT {part_report.precision}).",
+             "",
+             f"`model.xml` is the part of '{model.name}' made of {', '.join(repr(name) for name in layers)}"
+             f" ({len(part.graph.layers)} layers with its constants, inputs and output), reduced by"
+             f" `ir-run crosscheck --reduce` in {probes} step(s); `inputs.npz` holds the reference's values of"
+             " the tensors where it was cut from the model."]
+    (directory / "README.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return Reduction(directory, layers, command, part_report, probes)
+
+
+def _command(check: dict) -> str:
+    words = ["ir-run crosscheck model.xml --input inputs.npz", f"--device {check['device']}",
+             f"--precision {check['precision']}"]
+    tolerance, default = check.get("tolerance"), check["default_tolerance"]
+    if tolerance is not None:
+        for name in ("atol", "rtol", "ulp"):
+            if getattr(tolerance, name) != getattr(default, name) and getattr(tolerance, name) is not None:
+                words.append(f"--{name} {getattr(tolerance, name):g}")
+    if check.get("strict_representations"):
+        words.append("--strict-representations")
+    return " ".join(words)

@@ -1,0 +1,115 @@
+"""``crosscheck(..., reduce=True)`` and ``ir-run crosscheck --reduce``: each CPU-plugin fault, planted inside a
+larger graph, is reduced to a part of at most a few layers that OpenVINO reads and that still diverges, written
+with the reference's values at the cut and the command that shows the divergence."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import ir_runner
+from ir_runner.errors import LayerRef
+from tests.cli.clikit import as_json, invoke
+from tests.helpers.cpu_features import require as require_cpu
+from tests.helpers.crosscheck_models import DEEP_FAULTS, FAULTS, deep_negative_gather, negative_gather
+
+ov = pytest.importorskip("openvino")
+ALL = {**FAULTS, **DEEP_FAULTS}
+
+
+@pytest.mark.parametrize("fault", list(ALL))
+def test_the_reduced_part_is_small_openvino_reads_it_and_it_still_diverges(tmp_path, fault):
+    if fault == "bf16 denormals":
+        require_cpu("bf16")
+    builder, feeds, faulty, _ = ALL[fault]()
+    model = ir_runner.load(*builder.build())
+    report = ir_runner.crosscheck(model, feeds, reduce=True, output=tmp_path / "repro")
+    reduction = report.reduction
+    assert reduction.directory == tmp_path / "repro" and len(reduction.layers) <= 4
+    # the faulty layer is in the part, or it is the unmaterialised layer upstream of the diverging group whose
+    # error the device shows inside that group even alone (the +-inf to f64 Convert moved into the Gather's input)
+    assert faulty in reduction.layers or faulty in report.groups[0].upstream
+    files = sorted(path.name for path in reduction.directory.iterdir())
+    assert files == ["README.md", "inputs.npz", "model.bin", "model.xml"]
+    xml = reduction.directory / "model.xml"
+    part = ov.Core().read_model(str(xml))
+    computed = [op for op in part.get_ordered_ops() if op.get_type_name() not in ("Parameter", "Constant", "Result")]
+    assert len(computed) <= 3 and len(part.get_ordered_ops()) <= 8
+    assert len(part.get_ordered_ops()) < len(model.graph.layers)
+    again = ir_runner.crosscheck(str(xml), dict(np.load(reduction.directory / "inputs.npz")))
+    assert not again.ok and again.first_divergence.name in reduction.layers
+    readme = (reduction.directory / "README.md").read_text()
+    assert "    ir-run crosscheck model.xml --input inputs.npz --device CPU --precision f32\n" in readme
+    assert reduction.command in readme and f"'{again.first_divergence.name}'" in readme
+
+
+def test_the_inputs_are_the_reference_values_at_the_cut(tmp_path):
+    builder, feeds, _, _ = deep_negative_gather()
+    model = ir_runner.load(*builder.build())
+    report = ir_runner.crosscheck(model, feeds, reduce=True, output=tmp_path)
+    values = {(row.layer.name, row.position): np.asarray(row.value) for row in model.trace(feeds).layers}
+    with np.load(tmp_path / "inputs.npz") as saved:
+        part = ir_runner.load(tmp_path / "model.xml")
+        # the Gather's data and indices, as ir-run computed them 12 and 6 layers after the model's inputs
+        assert [info.layer_name for info in part.inputs] == ["head_11", "to_index"]
+        for info in part.inputs:
+            assert np.array_equal(saved[info.name], values[(info.layer_name, 0)])
+    assert report.reduction.probes == 1
+
+
+def test_nothing_is_written_when_nothing_diverges(tmp_path):
+    builder, feeds, _, _ = negative_gather("opset7", indices=(5, 0, 4, 2))
+    report = ir_runner.crosscheck(ir_runner.load(*builder.build()), feeds, reduce=True, output=tmp_path / "repro")
+    assert report.ok and report.reduction is None and not (tmp_path / "repro").exists()
+
+
+def test_cli_reduce_writes_the_folder_and_its_command_shows_the_divergence(tmp_path):
+    builder, feeds, _, _ = deep_negative_gather()
+    path = builder.write(tmp_path)
+    np.savez(tmp_path / "inputs.npz", **feeds)
+    repro = tmp_path / "repro"
+    result = invoke("crosscheck", path, "--input", tmp_path / "inputs.npz", "--reduce", "-o", repro)
+    assert result.exit_code == 1
+    assert f"reduced: {repro}/model.xml, 2 layer(s) of the model (axis, pick) still diverge;" in result.stdout
+    data = as_json(invoke("crosscheck", path, "--input", tmp_path / "inputs.npz", "--reduce", "-o", repro, "--json"))
+    assert data["reduction"]["layers"] == ["axis", "pick"] and data["reduction"]["first_divergence"]["layer"] == "pick"
+    shown = invoke("crosscheck", repro / "model.xml", "--input", repro / "inputs.npz")
+    assert shown.exit_code == 1 and "first divergence: layer 'pick' (Gather-7" in shown.stdout
+
+
+class _Part:
+    """A crosscheck report of a part, as a device that fails only when layers 'head_9' and 'head_11' run
+    together would give it (the reduction's growth, without such a device)."""
+
+    def __init__(self, part, feeds, **options):
+        names = {layer.name for layer in part.graph.layers.values() if layer not in part.graph.parameters}
+        self.ok = not {"head_9", "head_11"} <= names
+        layer = next(layer for layer in part.graph.layers.values() if layer.name == "head_11")
+        self.first = None if self.ok else type("Row", (), {
+            "layer": LayerRef(layer.name, "Maximum-1", layer.id), "mismatches": 1, "size": 6,
+            "worst_index": (0,), "ours": 10.0, "device": 11.0})()
+        self.device, self.precision, self.openvino_version = "CPU", "f32", "2026.4.1"
+
+
+def test_the_part_grows_backwards_until_it_diverges_or_reaches_the_inputs(tmp_path):
+    from ir_runner.divergence import DEFAULT_TOLERANCES
+    from ir_runner.reduce import reduce_divergence
+
+    builder, feeds, _, _ = deep_negative_gather()
+    model = ir_runner.load(*builder.build())
+    values = {(row.layer.id, row.position): row.value for row in model.trace(feeds).layers}
+    ids = {layer.name: layer_id for layer_id, layer in model.graph.layers.items()}
+    report = type("Report", (), {"first": type("Row", (), {
+        "layer": LayerRef("head_11", "Maximum-1", ids["head_11"]), "position": 0})()})()
+    options = {"device": "CPU", "precision": "f32", "default_tolerance": DEFAULT_TOLERANCES["f32"]}
+    found = reduce_divergence(model, report, values, tmp_path / "grown", [], _Part, **options)
+    # head_11 = Maximum(head_10, head_10), head_10 = Multiply(head_9, 1), head_9 = Add(head_8, 0): two levels up
+    assert found.probes == 3 and sorted(found.layers) == ["head_10", "head_11", "head_9", "head_k10", "head_k9"]
+    assert [info.layer_name for info in ir_runner.load(tmp_path / "grown" / "model.xml").inputs] == ["head_8"]
+
+    def never(part, feeds, **options):
+        return type("Report", (), {"ok": True})()
+
+    missing = reduce_divergence(model, report, values, tmp_path / "none", [], never, **options)
+    assert missing.directory is None and missing.probes == 12 and not (tmp_path / "none").exists()
+    assert missing.reason.startswith("no part of the model ending at layer 'head_11'")
