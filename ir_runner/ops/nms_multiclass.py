@@ -35,7 +35,6 @@ deciding role, so the plan is made per value and the outputs are concrete at run
 
 from __future__ import annotations
 
-import hashlib
 import heapq
 import threading
 
@@ -142,6 +141,8 @@ def memo(kernel):
     lock = threading.Lock()
 
     def run(*inputs: np.ndarray, **params):
+        import hashlib  # (here: a plain run imports no more than it needs, tests/cli/test_lazy_imports.py)
+
         key = (tuple(sorted(params.items())), tuple((a.shape, a.dtype.str, hashlib.sha1(
             np.ascontiguousarray(a).tobytes()).digest()) for a in inputs))
         with lock:
