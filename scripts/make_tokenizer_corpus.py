@@ -240,9 +240,10 @@ def write(name: str) -> None:
     encode = []
     single_ids = []
     for start in range(0, len(texts), BATCH):
-        group = texts[start:start + BATCH]
+        # as OpenVINO receives them: numpy's unicode arrays drop trailing NUL characters
+        group = np.array(texts[start:start + BATCH]).tolist()
         if pairs:
-            seconds = [texts[(start + 7 * i + 3) % len(texts)] for i in range(len(group))]
+            seconds = np.array([texts[(start + 7 * i + 3) % len(texts)] for i in range(len(group))]).tolist()
             outputs = encoder([np.array(group), np.array(seconds)])
             encode.append({"texts": group, "pairs": seconds, "outputs": _as_lists(outputs)})
         else:

@@ -33,7 +33,8 @@ BUILTIN_MODULES = ("io", "convert", "select", "gather", "reduce", "matmul", "con
                    "select_k", "einsum", "control", "binary", "unary", "classify", "eye", "fourier",
                    "embedding", "grid_sample", "col2im", "search", "nms", "batch_space", "sequence", "scatter_extra",
                    "inverse", "roi_align", "roi_pool", "random_uniform", "unique", "quantize", "convert_like",
-                   "prior_box", "yolo", "detection_output", "color", "decode", "variables", "strings")
+                   "prior_box", "yolo", "detection_output", "color", "decode", "variables", "strings",
+                   "tokenizer")
 
 _REGISTRY: dict[str, list[OpDef]] = {}
 _loaded = False

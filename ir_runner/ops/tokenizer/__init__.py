@@ -1,0 +1,7 @@
+"""openvino-tokenizers' operations (the ``extension`` opset of tokenizer and detokenizer IRs), one module per
+sub-family: regular expressions, normalization, vocabulary models, assembly of the model's inputs, decoding.
+The tensors they pass are described in :mod:`.ragged`; docs/tokenizers.md says what differs from the C++."""
+
+from . import assembly, decoding, models, normalization, regex_ops
+
+OPS = (*regex_ops.OPS, *normalization.OPS, *models.OPS, *assembly.OPS, *decoding.OPS)
