@@ -8,10 +8,12 @@ openvino-tokenizers' ``regex_normalization.cpp``, ``regex_split.cpp`` and ``spec
   ``$1``..``$9``; every match with ``global_replace``, else the first), skipping the strings marked by skips.
   Three old patterns are rewritten as openvino-tokenizers does (``fix_search_pattern``).
 - RegexSplit splits every word of each row at the matches of its pattern, as ``behaviour`` says (``remove``,
-  ``isolate``/``contiguous``, ``mergedwithprevious``, ``mergedwithnext``), ``invert`` swapping the roles of
-  matches and the text between them; an empty match ends the splitting of a word. Words marked by skips,
-  and words equal to one of the skip tokens (the 9-input form), pass whole. With no symbols at all the rows
-  become one empty row (``[0]``, ``[0]``), as there.
+  ``isolate``, ``contiguous``: ``(pattern)+`` isolated unless the pattern ends with ``+``,
+  ``mergedwithprevious``, ``mergedwithnext``), ``invert`` swapping the roles of matches and the text between
+  them; an empty match ends the splitting of a word. Words marked by skips, and words equal to one of the skip
+  tokens (the 9-input form), pass whole. With no symbols at all the rows become one empty row (``[0]``,
+  ``[0]``), as there. (Without skips, openvino-tokenizers reads one false skip per row where it needs one per
+  word: words past the number of rows read memory beyond it. Here they are not skipped.)
 - SpecialTokensSplit cuts each word at the matches of the special tokens' pattern: the match (or its
   capturing group, when one matched non-empty) becomes a word marked by skips, the text between stays.
 """
@@ -121,6 +123,9 @@ def infer_regex_split(ctx: OpContext):
     if len(ctx.inputs) == 9:
         expect_string(ctx, 6, "the skip tokens")
     behaviour = ctx.attr_choice("behaviour", {k: k for k in _MODES}, "remove")
+    pattern = ctx.const_value(5 + skips)
+    if pattern is not None:
+        compiled(_split_pattern(pattern.tobytes(), behaviour))
     max_splits = ctx.attr_int("max_splits", -1)
     if max_splits != -1 and max_splits <= 0:
         ctx.fail(f"max_splits must be -1 or positive, got {max_splits}")
@@ -128,6 +133,11 @@ def infer_regex_split(ctx: OpContext):
     if skips:
         outputs.append(TensorSpec(BOOL, FLAT))
     return outputs, {"behaviour": behaviour, "invert": ctx.attr_bool("invert", False), "max_splits": max_splits}
+
+
+def _split_pattern(pattern: bytes, behaviour: str) -> bytes:
+    """The pattern RegexSplit compiles: ``contiguous`` repeats one that does not end with ``+``."""
+    return b"(" + pattern + b")+" if behaviour == "contiguous" and not pattern.endswith(b"+") else pattern
 
 
 def _split_word(pattern, word: bytes, mode: str, invert: bool, max_splits: int) -> list[tuple[int, int]]:
@@ -182,7 +192,7 @@ def regex_split(*inputs: np.ndarray, behaviour: str, invert: bool, max_splits: i
         zero = np.zeros(1, np.int32)
         return (zero, zero.copy(), begins.copy(), ends.copy(), symbols.copy()) + \
             ((inputs[5].copy(),) if has_skips else ())
-    pattern = compiled(inputs[5 + has_skips].tobytes())
+    pattern = compiled(_split_pattern(inputs[5 + has_skips].tobytes(), behaviour))
     skips = inputs[5].tolist() if has_skips else None
     skip_tokens = set(items(*inputs[6:9])) if count == 9 else set()
     mode = _MODES[behaviour]
