@@ -87,6 +87,8 @@ def _mutated(tmp_path: Path, name: str, part: str, old: str, new: str) -> Path:
      "max_splits must be -1 or positive, got 0"),
     ("bert_wordpiece", "openvino_tokenizer", 'normalization_form="nfd"', 'normalization_form="nfx"',
      "CharsMapNormalization", "normalization_form 'nfx'"),
+    ("bert_wordpiece", "openvino_tokenizer", 'normalization_form="nfd" case_fold="true"',
+     'normalization_form="identity" case_fold="false"', "CharsMapNormalization", "needs case_fold=true"),
     ("bert_wordpiece", "openvino_tokenizer", 'remove_extra_whitespaces="false"', 'remove_extra_whitespaces="true"',
      "CharsMapNormalization", "remove_extra_whitespaces=true is not implemented"),
     ("gpt2_bpe", "openvino_tokenizer", 'fuse_unk="false"', 'fuse_unk="maybe"', "BPETokenizer", "fuse_unk"),
@@ -219,12 +221,17 @@ def test_regex_normalization_as_openvino_tokenizers(tmp_path, factory, search, r
     _compare(tmp_path, node.outputs(), params, _string_feeds(texts))
 
 
-@pytest.mark.parametrize("form", ["nfc", "nfd", "nfkc", "nfkd"])
-@pytest.mark.parametrize("case_fold", [False, True])
+@pytest.mark.parametrize("form, case_fold", [("identity", True)] + [(form, fold) for form in ("nfc", "nfd", "nfkc",
+                                                                                               "nfkd")
+                                                                    for fold in (False, True)])
 def test_charsmap_normalization_as_openvino_tokenizers(tmp_path, factory, form, case_fold):
-    """Texts without the sequences whose character-by-character map differs from full normalization
-    (docs/tokenizers.md)."""
-    texts = [t.encode() for t in TEXTS if t not in ("\u1e9b\u0323",)]
+    """The texts, and random sequences of letters, combining marks and Hangul jamo (composed or not, never
+    reordered)."""
+    rng = random.Random(f"{form}{case_fold}")
+    alphabet = [*"aeiouAEIOUsnK αωΑΩбюЖ", *map(chr, range(0x300, 0x370, 3)), *map(chr, range(0x1100, 0x1200, 9)),
+                "\u1e9b", "\u212b", "\u0130", "\u0344", "\u3099", "か", "\uac00", "\ufb01"]
+    texts = [t.encode() for t in TEXTS]
+    texts += ["".join(rng.choice(alphabet) for _ in range(rng.randint(1, 8))).encode() for _ in range(300)]
     params = _string_params()
     node = factory.create("CharsMapNormalization", [p.output(0) for p in params],
                           {"normalization_form": form, "case_fold": case_fold, "remove_extra_whitespaces": False})
