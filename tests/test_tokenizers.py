@@ -24,7 +24,8 @@ from tests.helpers.optest import check_inference
 
 CORPUS = Path(__file__).parent / "data" / "tokenizers"
 NAMES = sorted(p.name for p in CORPUS.iterdir() if (p / "cases.json").exists())
-TEXTS = ["", " ", "a", "Hello, World!", "  two  spaces ", "don't stop", "e\u0301 caf\u00e9", "\u1e9b\u0323",
+TEXTS = ["", " ", "a", "Hello, World!", "a.b a_b x\u00b2 \u00b7\u4e00 I'RE", "  two  spaces ", "don't stop",
+         "e\u0301 caf\u00e9", "\u1e9b\u0323",
          "A\u030a \u00c5 \u212b", "\ufb01 \u2126 \u00bd", "\u0130 \u0131 \u00df \u1e9e \u03a3\u03c2", "🙂👍🏽👨‍👩‍👧",
          "日本語テキスト", "שלום עולם", "\u202eRTL\u202c", "tab\tnew\nline\r\n", "a\x00b", "\x1b[0m",
          "\u00a0\u2028\u2029\u0085\u180e\u200b", "ǅ ǈ ǋ", "ＡＢＣ１２３", "x" * 300]
@@ -188,7 +189,9 @@ def _ragged_feeds(texts: list[bytes]) -> dict[str, np.ndarray]:
 
 
 SPLIT_PATTERNS = [r"\s+", r"\s", r"[a-z]+", r"\p{L}+|\p{N}+", "▁", r"(?<=a)b", r" ?[^\s\p{L}\p{N}]+",
-                  r"'s|'t| ?\p{L}+| ?\p{N}+|\s+(?!\S)|\s+", r"[\x{4E00}-\x{9FFF}]", r"\d"]
+                  r"'s|'t| ?\p{L}+| ?\p{N}+|\s+(?!\S)|\s+", r"[\x{4E00}-\x{9FFF}]", r"\d", r"\w+", r"\W", r"\p{Han}+",
+                  r"(?i:'s|'t|'re)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+",
+                  r"\b\w", r"\Qa.b\E|x\z"]
 
 
 @pytest.mark.parametrize("behaviour", ["remove", "isolate", "contiguous", "mergedwithprevious", "mergedwithnext"])

@@ -2,7 +2,8 @@
 
 openvino-tokenizers matches UTF-8 bytes and reports byte offsets; here a pattern runs on the ``str`` of the
 bytes and offsets are mapped back to bytes. :func:`translate` rewrites the PCRE2 syntax that ``regex`` reads
-otherwise (``\\x{H..}``, ``\\z``, ``\\Z``, ``\\s`` under UCP); docs/tokenizers.md lists what remains different.
+otherwise (``\\x{H..}``, ``\\Q..\\E``, ``\\z``, ``\\Z``; ``\\s``, ``\\w``, ``\\b`` and scripts as UCP defines them);
+docs/tokenizers.md lists what remains different.
 A subject that is not valid UTF-8 never matches (PCRE2 refuses it: ``PCRE2_ERROR_UTF8_*``).
 """
 
@@ -17,6 +18,21 @@ from ...errors import InputError
 
 # PCRE2's \s under UCP: \p{Z}, \h and \v (U+0009..U+000D, U+0085, U+180E besides the separators)
 _SPACE = r"\p{Z}\t\n\x0b\f\r\x85\u180e"
+# PCRE2's \w under UCP (10.43 on): letters, numbers, the underscore, non-spacing marks, connector punctuation
+_WORD = r"\p{L}\p{N}_\p{Mn}\p{Pc}"
+
+
+@functools.lru_cache(maxsize=64)
+def _property(name: str) -> str:
+    r"""A ``\p{..}`` name as PCRE2 reads it: a script matches its Script_Extensions (``\p{Han}`` takes U+00B7
+    too), in ``regex`` ``scx=``; categories and other properties stay."""
+    if "=" in name or ":" in name or name.startswith("^"):
+        return name
+    try:
+        regex.compile(f"\\p{{scx={name}}}")
+    except regex.error:
+        return name
+    return f"scx={name}"
 
 
 def translate(pattern: str) -> str:
@@ -40,8 +56,17 @@ def translate(pattern: str) -> str:
                 out.append(regex.escape(pattern[i + 2:close]))
                 i = close + 2
                 continue
+            if e in "pP" and pattern.startswith("{", i + 2) and "}" in pattern[i + 3:]:
+                close = pattern.index("}", i + 3)
+                out.append(f"\\{e}{{{_property(pattern[i + 3:close])}}}")
+                i = close + 1
+                continue
             replacement = {"z": r"\Z", "Z": r"(?=\n?\Z)", "s": _SPACE if in_class else f"[{_SPACE}]",
-                           "S": None if in_class else f"[^{_SPACE}]"}.get(e)
+                           "S": None if in_class else f"[^{_SPACE}]", "w": _WORD if in_class else f"[{_WORD}]",
+                           "W": None if in_class else f"[^{_WORD}]",
+                           "b": None if in_class else f"(?:(?<=[{_WORD}])(?![{_WORD}])|(?<![{_WORD}])(?=[{_WORD}]))",
+                           "B": None if in_class else f"(?:(?<=[{_WORD}])(?=[{_WORD}])|(?<![{_WORD}])(?![{_WORD}]))",
+                           }.get(e)
             out.append(replacement if replacement is not None else pattern[i:i + 2])
             i += 2
             continue
