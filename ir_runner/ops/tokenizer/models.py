@@ -18,7 +18,6 @@ Written from openvino-tokenizers' ``bpe_tokenizer.cpp``, ``wordpiece_tokenizer.c
 
 from __future__ import annotations
 
-import hashlib
 import heapq
 
 import numpy as np
@@ -32,6 +31,8 @@ _CACHE: dict[tuple, object] = {}
 
 def _cached(kind: str, arrays: tuple[np.ndarray, ...], options: tuple, build):
     """The tokenizer ``build()`` makes of these constant arrays, kept across runs (by their digest)."""
+    import hashlib
+
     digest = hashlib.blake2b(digest_size=16)
     for array in arrays:
         digest.update(str(array.dtype).encode() + str(array.shape).encode())

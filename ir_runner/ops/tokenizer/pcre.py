@@ -11,10 +11,12 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Iterator
-
-import regex
+from typing import TYPE_CHECKING
 
 from ...errors import InputError
+
+if TYPE_CHECKING:
+    import regex
 
 # PCRE2's \s under UCP: \p{Z}, \h and \v (U+0009..U+000D, U+0085, U+180E besides the separators)
 _SPACE = r"\p{Z}\t\n\x0b\f\r\x85\u180e"
@@ -26,6 +28,8 @@ _WORD = r"\p{L}\p{N}_\p{Mn}\p{Pc}"
 def _property(name: str) -> str:
     r"""A ``\p{..}`` name as PCRE2 reads it: a script matches its Script_Extensions (``\p{Han}`` takes U+00B7
     too), in ``regex`` ``scx=``; categories and other properties stay."""
+    import regex
+
     if "=" in name or ":" in name or name.startswith("^"):
         return name
     try:
@@ -37,6 +41,8 @@ def _property(name: str) -> str:
 
 def translate(pattern: str) -> str:
     """``pattern`` (PCRE2 syntax) in the syntax of the ``regex`` package (its V0 mode)."""
+    import regex
+
     out: list[str] = []
     in_class = False
     i = 0
@@ -101,6 +107,8 @@ def translate(pattern: str) -> str:
 @functools.lru_cache(maxsize=256)
 def compiled(pattern: bytes) -> regex.Pattern:
     """The compiled ``regex`` of a PCRE2 pattern given as UTF-8 bytes; InputError when it does not compile."""
+    import regex
+
     try:
         text = pattern.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -158,6 +166,8 @@ def substitute(pattern: regex.Pattern, replacement: str, raw: bytes, global_repl
     pcre2_substitute fail, and openvino-tokenizers then keeps the string unchanged. The subject is not checked
     (``PCRE2_NO_UTF_CHECK``): bytes that are not UTF-8 are kept as lone surrogates, matched by nothing but
     ``.``, negated classes and the like, and written back as they were."""
+    import regex
+
     text = raw.decode("utf-8", "surrogateescape")
     parts = _replacement_parts(replacement)
     if parts is None:
@@ -188,6 +198,8 @@ def substitute(pattern: regex.Pattern, replacement: str, raw: bytes, global_repl
 @functools.lru_cache(maxsize=256)
 def _replacement_parts(replacement: str) -> tuple | None:
     """The literal texts and group references (int or name) of a PCRE2 replacement; None when invalid."""
+    import regex
+
     parts: list[str | int] = []
     literal = []
     i = 0
