@@ -191,7 +191,7 @@ def _ragged_feeds(texts: list[bytes]) -> dict[str, np.ndarray]:
 SPLIT_PATTERNS = [r"\s+", r"\s", r"[a-z]+", r"\p{L}+|\p{N}+", "▁", r"(?<=a)b", r" ?[^\s\p{L}\p{N}]+",
                   r"'s|'t| ?\p{L}+| ?\p{N}+|\s+(?!\S)|\s+", r"[\x{4E00}-\x{9FFF}]", r"\d", r"\w+", r"\W", r"\p{Han}+",
                   r"(?i:'s|'t|'re)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+",
-                  r"\b\w", r"\Qa.b\E|x\z"]
+                  r"\b\w", r"\Qa.b\E|x\z", r"\h+|\v+", r"\p{Xan}+|[\p{Xwd}-]", r"\N{2}\B", r"(?<q>[ab])\k<q>"]
 
 
 @pytest.mark.parametrize("behaviour", ["remove", "isolate", "contiguous", "mergedwithprevious", "mergedwithnext"])

@@ -20,8 +20,13 @@ if TYPE_CHECKING:
 
 # PCRE2's \s under UCP: \p{Z}, \h and \v (U+0009..U+000D, U+0085, U+180E besides the separators)
 _SPACE = r"\p{Z}\t\n\x0b\f\r\x85\u180e"
+# PCRE2's \h and \v (horizontal and vertical white space)
+_HORIZONTAL = r"\t \xa0\u1680\u180e\u2000-\u200a\u202f\u205f\u3000"
+_VERTICAL = r"\n\x0b\f\r\x85\u2028\u2029"
 # PCRE2's \w under UCP (10.43 on): letters, numbers, the underscore, non-spacing marks, connector punctuation
 _WORD = r"\p{L}\p{N}_\p{Mn}\p{Pc}"
+# PCRE2's own properties: alphanumeric, space (two spellings), word
+_SPECIAL_PROPERTIES = {"Xan": r"\p{L}\p{N}", "Xsp": _SPACE, "Xps": _SPACE, "Xwd": _WORD}
 
 
 @functools.lru_cache(maxsize=64)
@@ -64,14 +69,48 @@ def translate(pattern: str) -> str:
                 continue
             if e in "pP" and pattern.startswith("{", i + 2) and "}" in pattern[i + 3:]:
                 close = pattern.index("}", i + 3)
-                out.append(f"\\{e}{{{_property(pattern[i + 3:close])}}}")
+                members = _SPECIAL_PROPERTIES.get(pattern[i + 3:close])
+                if members is None:
+                    out.append(f"\\{e}{{{_property(pattern[i + 3:close])}}}")
+                elif e == "p":
+                    out.append(members if in_class else f"[{members}]")
+                else:  # (a negated special property inside a class: left for regex to refuse)
+                    out.append(pattern[i:close + 1] if in_class else f"[^{members}]")
                 i = close + 1
+                continue
+            if e == "k" and i + 2 < len(pattern) and pattern[i + 2] in "<{'":  # \k<name>: a named back reference
+                close = pattern.find({"<": ">", "{": "}", "'": "'"}[pattern[i + 2]], i + 3)
+                if close > 0:
+                    out.append(f"(?P={pattern[i + 3:close]})")
+                    i = close + 1
+                    continue
+            if e == "o" and pattern.startswith("{", i + 2) and "}" in pattern[i + 3:]:
+                close = pattern.index("}", i + 3)
+                out.append(f"\\U{int(pattern[i + 3:close] or '0', 8):08X}")
+                i = close + 1
+                continue
+            if e == "c" and i + 2 < len(pattern):  # \cX: a control character
+                out.append(f"\\x{ord(pattern[i + 2].upper()) ^ 0x40:02x}")
+                i += 3
+                continue
+            if e == "N" and pattern.startswith("{U+", i + 2) and "}" in pattern[i + 5:]:  # \N{U+hh}: a code point
+                close = pattern.index("}", i + 5)
+                out.append(f"\\U{int(pattern[i + 5:close] or '0', 16):08X}")
+                i = close + 1
+                continue
+            if e == "N" and not in_class:  # any character but a newline (\N{2}: a quantifier)
+                out.append(r"[^\n]")
+                i += 2
                 continue
             replacement = {"z": r"\Z", "Z": r"(?=\n?\Z)", "s": _SPACE if in_class else f"[{_SPACE}]",
                            "S": None if in_class else f"[^{_SPACE}]", "w": _WORD if in_class else f"[{_WORD}]",
                            "W": None if in_class else f"[^{_WORD}]",
                            "b": None if in_class else f"(?:(?<=[{_WORD}])(?![{_WORD}])|(?<![{_WORD}])(?=[{_WORD}]))",
                            "B": None if in_class else f"(?:(?<=[{_WORD}])(?=[{_WORD}])|(?<![{_WORD}])(?![{_WORD}]))",
+                           "h": _HORIZONTAL if in_class else f"[{_HORIZONTAL}]",
+                           "H": None if in_class else f"[^{_HORIZONTAL}]",
+                           "v": _VERTICAL if in_class else f"[{_VERTICAL}]",
+                           "V": None if in_class else f"[^{_VERTICAL}]", "e": r"\x1b",
                            }.get(e)
             out.append(replacement if replacement is not None else pattern[i:i + 2])
             i += 2
