@@ -1,10 +1,11 @@
 """Regenerate the tokenizer corpus in tests/data/tokenizers/: tokenizer and detokenizer IRs made by
 openvino-tokenizers, with the ids and texts OpenVINO computes for them.
 
-Needs ``openvino-tokenizers``, ``tokenizers`` and ``transformers`` (``pip install -e '.[tokenizers]'``; never
-the tests'). Nothing is downloaded: each tokenizer is trained by the ``tokenizers`` library on the small
-text below (seeded, deterministic), wrapped as a transformers fast tokenizer and converted by
-``openvino_tokenizers.convert_tokenizer(..., with_detokenizer=True)``:
+Needs ``openvino-tokenizers``, ``tokenizers``, ``transformers``, ``sentencepiece`` and ``protobuf``
+(``pip install -e '.[tokenizers]'``; never the tests'). Nothing is downloaded: each tokenizer is trained by the
+``tokenizers`` library (or ``sentencepiece``) on the small text below (seeded, deterministic), wrapped as a
+transformers fast tokenizer and converted by ``openvino_tokenizers.convert_tokenizer(...,
+with_detokenizer=True)``:
 
     python scripts/make_tokenizer_corpus.py              # every tokenizer
     python scripts/make_tokenizer_corpus.py gpt2_bpe     # some
@@ -17,7 +18,9 @@ Tokenizers (folder names):
 - ``bert_wordpiece``: BERT's WordPiece (lowercasing, accent stripping, ``[CLS] A [SEP]``, pairs
   ``[CLS] A [SEP] B [SEP]``), in three conversions: ``bert_wordpiece`` (one input), ``bert_pair`` (two inputs)
   and ``bert_padded`` (truncation to 16 tokens, padding to the longest... to max length);
-- ``unigram``: a SentencePiece-like Unigram model (Metaspace pre-tokenizer and decoder);
+- ``unigram``: a SentencePiece-like Unigram model (NFKC, Metaspace pre-tokenizer and decoder);
+- ``spm_unigram``: a Unigram model trained by ``sentencepiece`` (nmt_nfkc rule), with its precompiled character
+  map as the normalizer, as T5's and XLM-R's tokenizers hold one (needs ``sentencepiece`` and ``protobuf``);
 - ``char_bpe``: a 256-token BPE over the training text's characters (Metaspace, ``<unk>`` for the others),
   small enough for the 256-token models of tests/data/llm (``ir-run generate --prompt``).
 
@@ -190,6 +193,28 @@ def unigram():
                                    unk_token="<unk>"), {}
 
 
+def spm_unigram():
+    """A SentencePiece Unigram model (trained by ``sentencepiece`` with its nmt_nfkc rule) as T5's and XLM-R's
+    tokenizer.json hold one: the precompiled character map as the normalizer, Metaspace."""
+    import sentencepiece
+    from sentencepiece import sentencepiece_model_pb2
+    from tokenizers import Tokenizer, decoders, models, normalizers, pre_tokenizers
+    from transformers import PreTrainedTokenizerFast
+
+    with tempfile.TemporaryDirectory() as tmp:
+        sentencepiece.SentencePieceTrainer.train(
+            sentence_iterator=iter(TRAINING.splitlines() * 3), model_prefix=f"{tmp}/spm", vocab_size=250,
+            model_type="unigram", normalization_rule_name="nmt_nfkc", character_coverage=1.0, minloglevel=2)
+        proto = sentencepiece_model_pb2.ModelProto()
+        proto.ParseFromString(Path(f"{tmp}/spm.model").read_bytes())
+    tokenizer = Tokenizer(models.Unigram([(p.piece, p.score) for p in proto.pieces], unk_id=proto.trainer_spec.unk_id))
+    tokenizer.normalizer = normalizers.Precompiled(proto.normalizer_spec.precompiled_charsmap)
+    tokenizer.pre_tokenizer = pre_tokenizers.Metaspace()
+    tokenizer.decoder = decoders.Metaspace()
+    return PreTrainedTokenizerFast(tokenizer_object=tokenizer, unk_token="<unk>", bos_token="<s>",
+                                   eos_token="</s>"), {}
+
+
 def char_bpe():
     from tokenizers import decoders, models, pre_tokenizers, trainers
     from transformers import PreTrainedTokenizerFast
@@ -201,7 +226,7 @@ def char_bpe():
 
 
 TOKENIZERS: dict[str, Callable] = {f.__name__: f for f in (gpt2_bpe, llama_bpe, bert_wordpiece, bert_pair,
-                                                            bert_padded, unigram, char_bpe)}
+                                                            bert_padded, unigram, spm_unigram, char_bpe)}
 
 
 def _decode_rows(vocab_size: int, encoded: list[list[int]], rng: random.Random) -> list[list[int]]:

@@ -90,8 +90,8 @@ def _mutated(tmp_path: Path, name: str, part: str, old: str, new: str) -> Path:
      "CharsMapNormalization", "normalization_form 'nfx'"),
     ("bert_wordpiece", "openvino_tokenizer", 'normalization_form="nfd" case_fold="true"',
      'normalization_form="identity" case_fold="false"', "CharsMapNormalization", "needs case_fold=true"),
-    ("bert_wordpiece", "openvino_tokenizer", 'remove_extra_whitespaces="false"', 'remove_extra_whitespaces="true"',
-     "CharsMapNormalization", "remove_extra_whitespaces=true is not implemented"),
+    ("bert_wordpiece", "openvino_tokenizer", 'normalization_form="nfd"', 'normalization_form=""',
+     "CharsMapNormalization", "no normalization_form and no precompiled character map input"),
     ("gpt2_bpe", "openvino_tokenizer", 'fuse_unk="false"', 'fuse_unk="maybe"', "BPETokenizer", "fuse_unk"),
     ("gpt2_bpe", "openvino_detokenizer", 'replace_mode="true"', 'replace_mode="2"', "UTF8Validate",
      "replace_mode"),
@@ -238,6 +238,19 @@ def test_charsmap_normalization_as_openvino_tokenizers(tmp_path, factory, form, 
     params = _string_params()
     node = factory.create("CharsMapNormalization", [p.output(0) for p in params],
                           {"normalization_form": form, "case_fold": case_fold, "remove_extra_whitespaces": False})
+    _compare(tmp_path, node.outputs(), params, _string_feeds(texts))
+
+
+@pytest.mark.parametrize("remove_extra_whitespaces", [False, True])
+@pytest.mark.parametrize("add_dummy_prefix", [False, True])
+@pytest.mark.parametrize("escape_whitespaces", [False, True])
+def test_charsmap_whitespace_options_as_openvino_tokenizers(tmp_path, factory, remove_extra_whitespaces,
+                                                            add_dummy_prefix, escape_whitespaces):
+    texts = [t.encode() for t in TEXTS] + [b"  lead  and   trail  ", b"\t tab \xe3\x80\x80 wide", b"   ", b"a \xff b"]
+    params = _string_params()
+    node = factory.create("CharsMapNormalization", [p.output(0) for p in params],
+                          {"normalization_form": "nfkc", "remove_extra_whitespaces": remove_extra_whitespaces,
+                           "add_dummy_prefix": add_dummy_prefix, "escape_whitespaces": escape_whitespaces})
     _compare(tmp_path, node.outputs(), params, _string_feeds(texts))
 
 
