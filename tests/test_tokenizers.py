@@ -267,3 +267,30 @@ def test_utf8_validate_and_byte_fallback_as_openvino_tokenizers(tmp_path, factor
     params = _string_params()
     node = factory.create("ByteFallback", [p.output(0) for p in params], {})
     _compare(tmp_path, node.outputs(), params, _string_feeds(texts))
+
+
+@pytest.mark.parametrize("op, attrs", [
+    *(("NormalizeUnicode", {"normalization_form": form}) for form in ("NFC", "NFD", "NFKC", "NFKD")),
+    ("CaseFold", {"encoding": "", "lower": True}), ("CaseFold", {"encoding": "", "lower": False}),
+    ("CaseFold", {"encoding": "utf-8", "lower": True}),
+])
+def test_normalize_unicode_and_case_fold_as_openvino_tokenizers(tmp_path, factory, op, attrs):
+    params = _string_params()
+    node = factory.create(op, [p.output(0) for p in params], attrs)
+    _compare(tmp_path, node.outputs(), params, _string_feeds([t.encode() for t in TEXTS] + [b"\xc3\x84\xff"]))
+
+
+@pytest.mark.parametrize("with_skips", [False, True])
+def test_bytes_to_chars_and_back_as_openvino_tokenizers(tmp_path, factory, with_skips):
+    rng = random.Random(7)
+    words = [bytes(rng.randrange(256) for _ in range(rng.randrange(8))) for _ in range(60)]
+    words += [t.encode() for t in TEXTS]
+    params = _ragged_params() if with_skips else _ragged_params()[:5]
+    feeds = _ragged_feeds(words)
+    if not with_skips:
+        del feeds["skips"]
+    chars = factory.create("BytesToChars", [p.output(0) for p in params]).outputs()
+    if with_skips:  # (skipped words stay raw bytes, which CharsToBytes cannot read)
+        _compare(tmp_path, chars, params, feeds)
+    else:
+        _compare(tmp_path, [*chars, *factory.create("CharsToBytes", chars[:5]).outputs()], params, feeds)

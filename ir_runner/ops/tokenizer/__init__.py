@@ -1,7 +1,8 @@
 """openvino-tokenizers' operations (the ``extension`` opset of tokenizer and detokenizer IRs), one module per
-sub-family: regular expressions, normalization, vocabulary models, assembly of the model's inputs, decoding.
+sub-family: regular expressions, normalization, the byte-level alphabet, vocabulary models, assembly of the
+model's inputs, decoding.
 The tensors they pass are described in :mod:`.ragged`; docs/tokenizers.md says what differs from the C++."""
 
-from . import assembly, decoding, models, normalization, regex_ops
+from . import assembly, bytelevel, decoding, models, normalization, regex_ops
 
-OPS = (*regex_ops.OPS, *normalization.OPS, *models.OPS, *assembly.OPS, *decoding.OPS)
+OPS = (*regex_ops.OPS, *normalization.OPS, *bytelevel.OPS, *models.OPS, *assembly.OPS, *decoding.OPS)

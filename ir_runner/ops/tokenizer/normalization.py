@@ -275,7 +275,61 @@ def _cached_precompiled(blob: bytes) -> Precompiled:
     return Precompiled(blob)
 
 
+def _string_and_skips(ctx: OpContext) -> list[TensorSpec]:
+    """The output specs of a normalization of a string tensor with optional skips (3 or 4 inputs)."""
+    if len(ctx.inputs) not in (3, 4):
+        ctx.fail(f"takes 3 inputs (a string tensor) or 4 (with skips), got {len(ctx.inputs)}")
+    expect_string(ctx, 0)
+    outputs = string_specs(ctx.inputs[0].shape)
+    if len(ctx.inputs) == 4:
+        outputs.append(TensorSpec(ctx.inputs[3].element_type, ctx.inputs[3].shape))
+    return outputs
+
+
+def infer_normalize_unicode(ctx: OpContext):
+    outputs = _string_and_skips(ctx)
+    form = ctx.attr("normalization_form") or "NFD"
+    if form not in ("NFC", "NFD", "NFKC", "NFKD"):
+        ctx.fail(f"normalization_form must be NFC, NFD, NFKC or NFKD, got '{form}'")
+    return outputs, {"form": form.lower()}
+
+
+def normalize_unicode(*inputs: np.ndarray, form: str):
+    """NormalizeUnicode: CharsMapNormalization's map of ``form`` without case folding or whitespace options."""
+    return charsmap_normalization(*inputs, form=form, case_fold=False, skips=len(inputs) == 4,
+                                  remove_extra_whitespaces=False, add_dummy_prefix=False, escape_whitespaces=False)
+
+
+def infer_case_fold(ctx: OpContext):
+    outputs = _string_and_skips(ctx)
+    encoding = ctx.attr("encoding")
+    encoding = "utf-8" if encoding is None else encoding
+    lower = ctx.attr_bool("lower", True)
+    if encoding not in ("", "utf-8") or (encoding == "utf-8" and not lower):
+        ctx.fail(f"encoding must be '' or 'utf-8' and 'utf-8' only lowers; got encoding '{encoding}',"
+                 f" lower={str(lower).lower()}")
+    return outputs, {"ascii": encoding == "", "lower": lower}
+
+
+def case_fold(*inputs: np.ndarray, ascii: bool, lower: bool):
+    """CaseFold: with encoding '' the ASCII letters lowered (or raised with ``lower`` false), byte by byte;
+    with 'utf-8' the identity map with simple case folding (see CharsMapNormalization)."""
+    if not ascii:
+        return charsmap_normalization(*inputs, form="identity", case_fold=True, skips=len(inputs) == 4,
+                                      remove_extra_whitespaces=False, add_dummy_prefix=False,
+                                      escape_whitespaces=False)
+    begins, ends, symbols = inputs[:3]  # (skips are passed on, not read, as there)
+    table = bytes.maketrans(b"ABCDEFGHIJKLMNOPQRSTUVWXYZ", b"abcdefghijklmnopqrstuvwxyz") if lower else \
+        bytes.maketrans(b"abcdefghijklmnopqrstuvwxyz", b"ABCDEFGHIJKLMNOPQRSTUVWXYZ")
+    result = packed([s.translate(table) for s in items(begins, ends, symbols)], begins.shape)
+    return (*result, inputs[3].copy()) if len(inputs) == 4 else result
+
+
 OPS = (
+    OpDef("NormalizeUnicode", 1, 0, 0, ("begins", "ends", "symbols", "skips"), infer_normalize_unicode,
+          normalize_unicode, domain="extension", min_inputs=3, attrs=(Attr("normalization_form", "NFD"),)),
+    OpDef("CaseFold", 1, 0, 0, ("begins", "ends", "symbols", "skips"), infer_case_fold, case_fold,
+          domain="extension", min_inputs=3, attrs=(Attr("encoding", "utf-8"), Attr("lower", "true"))),
     OpDef("CharsMapNormalization", 1, 0, 0, ("begins", "ends", "symbols", "skips", "charsmap"), infer_charsmap,
           charsmap_normalization, domain="extension", min_inputs=3,
           attrs=(Attr("add_dummy_prefix", "false"), Attr("remove_extra_whitespaces", "true"),
