@@ -21,6 +21,7 @@ Tokenizers (folder names):
 - ``unigram``: a SentencePiece-like Unigram model (NFKC, Metaspace pre-tokenizer and decoder);
 - ``spm_unigram``: a Unigram model trained by ``sentencepiece`` (nmt_nfkc rule), with its precompiled character
   map as the normalizer, as T5's and XLM-R's tokenizers hold one (needs ``sentencepiece`` and ``protobuf``);
+- ``word_level``: a WordLevel model (lowercased, whitespace-split words, ``[UNK]``);
 - ``char_bpe``: a 256-token BPE over the training text's characters (Metaspace, ``<unk>`` for the others),
   small enough for the 256-token models of tests/data/llm (``ir-run generate --prompt``).
 
@@ -215,6 +216,17 @@ def spm_unigram():
                                    eos_token="</s>"), {}
 
 
+def word_level():
+    """A WordLevel model (one id per whitespace-split word, ``[UNK]`` for the others)."""
+    from tokenizers import models, normalizers, pre_tokenizers, trainers
+    from transformers import PreTrainedTokenizerFast
+
+    trainer = trainers.WordLevelTrainer(vocab_size=200, special_tokens=["[UNK]", "[PAD]"], show_progress=False)
+    tokenizer = _trained(models.WordLevel(unk_token="[UNK]"), trainer, normalizer=normalizers.Lowercase(),
+                         pre_tokenizer=pre_tokenizers.Whitespace())
+    return PreTrainedTokenizerFast(tokenizer_object=tokenizer, unk_token="[UNK]", pad_token="[PAD]"), {}
+
+
 def char_bpe():
     from tokenizers import decoders, models, pre_tokenizers, trainers
     from transformers import PreTrainedTokenizerFast
@@ -226,7 +238,8 @@ def char_bpe():
 
 
 TOKENIZERS: dict[str, Callable] = {f.__name__: f for f in (gpt2_bpe, llama_bpe, bert_wordpiece, bert_pair,
-                                                            bert_padded, unigram, spm_unigram, char_bpe)}
+                                                            bert_padded, unigram, spm_unigram, word_level,
+                                                            char_bpe)}
 
 
 def _decode_rows(vocab_size: int, encoded: list[list[int]], rng: random.Random) -> list[list[int]]:

@@ -68,7 +68,7 @@ def test_corpus_covers_the_families():
             types |= set(re.findall(r'type="(\w+)" version="extension"', (CORPUS / name / f"{part}.xml").read_text()))
     assert types >= {"BPETokenizer", "WordpieceTokenizer", "UnigramTokenizer", "ByteFallback", "CharsMapNormalization",
                      "RegexSplit", "RegexNormalization", "SpecialTokensSplit", "Truncate", "CombineSegments",
-                     "RaggedToDense", "VocabDecoder", "FuzeRagged", "UTF8Validate"}
+                     "RaggedToDense", "VocabDecoder", "FuzeRagged", "UTF8Validate", "VocabEncoder"}
 
 
 def _mutated(tmp_path: Path, name: str, part: str, old: str, new: str) -> Path:

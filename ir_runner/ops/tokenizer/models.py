@@ -1,5 +1,6 @@
-"""BPETokenizer, WordpieceTokenizer and UnigramTokenizer (openvino-tokenizers, ``extension`` opset): the
-words of a ragged string tensor to a ragged tensor of i32 token ids.
+"""BPETokenizer, WordpieceTokenizer, UnigramTokenizer and VocabEncoder (openvino-tokenizers, ``extension``
+opset): the words of a ragged string tensor to a ragged tensor of i32 token ids (VocabEncoder: words to ids,
+one each, for WordLevel models).
 
 Written from openvino-tokenizers' ``bpe_tokenizer.cpp``, ``wordpiece_tokenizer.cpp`` and
 ``unigram_tokenizer.cpp`` (2026.4); everything works on UTF-8 bytes:
@@ -23,6 +24,7 @@ import heapq
 import numpy as np
 
 from ...errors import InputError
+from ...types import TensorSpec
 from ..api import Attr, OpContext, OpDef
 from .ragged import F32, I32, expect, expect_ragged_string, expect_string, i32, items, ragged_specs
 
@@ -337,6 +339,36 @@ def unigram_tokenizer(*inputs: np.ndarray, unk_token_id: int):
     return _words(inputs[:5], tokenize)
 
 
+def infer_vocab_encoder(ctx: OpContext):
+    if len(ctx.inputs) != 8:
+        ctx.fail(f"takes 8 inputs (words, vocabulary, its ids, the default id), got {len(ctx.inputs)}")
+    expect_string(ctx, 0, "the words")
+    expect_string(ctx, 3, "the vocabulary")
+    values = ctx.inputs[6].element_type
+    if values.name not in ("i32", "i64") and values.kind != "dynamic":
+        ctx.fail(f"the vocabulary's ids must be i32 or i64, got {values}", position=6)
+    if ctx.inputs[7].element_type != values and "dynamic" not in (values.kind, ctx.inputs[7].element_type.kind):
+        ctx.fail(f"the default id must be {values} as the ids, got {ctx.inputs[7].element_type}", position=7)
+    return [TensorSpec(values, ctx.inputs[0].shape)], {}
+
+
+def vocab_encoder(begins: np.ndarray, ends: np.ndarray, symbols: np.ndarray, vocab_begins: np.ndarray,
+                  vocab_ends: np.ndarray, vocab_symbols: np.ndarray, values: np.ndarray, default: np.ndarray):
+    """VocabEncoder: each word's id in the vocabulary (the first entry of a duplicated word), else the default."""
+    if default.size == 0:
+        raise InputError("the default id is empty")
+
+    def build() -> dict[bytes, int]:
+        table: dict[bytes, int] = {}
+        for token, value in zip(items(vocab_begins, vocab_ends, vocab_symbols), values.ravel().tolist()):
+            table.setdefault(token, value)
+        return table
+
+    table = _cached("vocab", (vocab_begins, vocab_ends, vocab_symbols, values), (), build)
+    fallback = default.ravel()[0].item()
+    return np.array([table.get(w, fallback) for w in items(begins, ends, symbols)], values.dtype)
+
+
 _RAGGED = ("row_begins", "row_ends", "begins", "ends", "symbols")
 _VOCAB = ("vocab_begins", "vocab_ends", "vocab_symbols")
 
@@ -350,6 +382,8 @@ OPS = (
     OpDef("WordpieceTokenizer", 1, 0, 0, (*_RAGGED, *_VOCAB, "unk_token_id"), infer_wordpiece,
           wordpiece_tokenizer, domain="extension",
           attrs=(Attr("suffix_indicator", "##"), Attr("max_bytes_per_word", "100"))),
+    OpDef("VocabEncoder", 1, 0, 0, ("begins", "ends", "symbols", *_VOCAB, "values", "default"), infer_vocab_encoder,
+          vocab_encoder, domain="extension"),
     OpDef("UnigramTokenizer", 1, 0, 0, (*_RAGGED, *_VOCAB, "scores"), infer_unigram, unigram_tokenizer,
           domain="extension", attrs=(Attr("unk_token_id", "0"), Attr("byte_fallback", "false"),
                                      Attr("fuse_unk", "true"), Attr("min_score", "inf"))),
