@@ -15,6 +15,8 @@ Tokenizers (folder names):
 - ``gpt2_bpe``: byte-level BPE as GPT-2's (ByteLevel pre-tokenizer and decoder, ``<|endoftext|>`` special);
 - ``llama_bpe``: SentencePiece-like BPE as Llama 2's (``▁`` for spaces, byte fallback ``<0xXX>`` tokens,
   ``<s>`` prepended, ``<unk>``);
+- ``llama_options``: the same converted with other options (no special tokens added, special tokens kept
+  when decoding, spaces cleaned up, invalid UTF-8 dropped, truncated and padded on the left to 24);
 - ``bert_wordpiece``: BERT's WordPiece (lowercasing, accent stripping, ``[CLS] A [SEP]``, pairs
   ``[CLS] A [SEP] B [SEP]``), in three conversions: ``bert_wordpiece`` (one input), ``bert_pair`` (two inputs)
   and ``bert_padded`` (truncation to 16 tokens, padding to the longest... to max length);
@@ -170,6 +172,18 @@ def _bert():
                                    pad_token="[PAD]", cls_token="[CLS]", mask_token="[MASK]")
 
 
+def llama_options():
+    """llama_bpe converted with other options: no special tokens added, special tokens kept when decoding,
+    tokenization spaces cleaned up, invalid UTF-8 dropped, truncation to 24 from the left, padding on the left."""
+    from openvino_tokenizers.constants import UTF8ReplaceMode
+
+    hf, _ = llama_bpe()
+    hf.padding_side = "left"
+    hf.truncation_side = "left"
+    return hf, {"add_special_tokens": False, "skip_special_tokens": False, "clean_up_tokenization_spaces": True,
+                "utf8_replace_mode": UTF8ReplaceMode.IGNORE, "max_length": 24, "truncation": True}
+
+
 def bert_wordpiece():
     return _bert(), {}
 
@@ -237,9 +251,9 @@ def char_bpe():
     return PreTrainedTokenizerFast(tokenizer_object=tokenizer, unk_token="<unk>", eos_token="<eos>"), {}
 
 
-TOKENIZERS: dict[str, Callable] = {f.__name__: f for f in (gpt2_bpe, llama_bpe, bert_wordpiece, bert_pair,
-                                                            bert_padded, unigram, spm_unigram, word_level,
-                                                            char_bpe)}
+TOKENIZERS: dict[str, Callable] = {f.__name__: f for f in (gpt2_bpe, llama_bpe, llama_options, bert_wordpiece,
+                                                            bert_pair, bert_padded, unigram, spm_unigram,
+                                                            word_level, char_bpe)}
 
 
 def _decode_rows(vocab_size: int, encoded: list[list[int]], rng: random.Random) -> list[list[int]]:
@@ -299,7 +313,8 @@ def write(name: str) -> None:
         matrix = np.array([r + [r[-1]] * (width - len(r)) for r in group], dtype=np.int64)
         outputs = decoder([matrix])
         decode.append({"ids": matrix.tolist(), "texts": [str(s) for s in outputs["string_output"].tolist()]})
-    cases = {"tokenizer": name, "options": options, "vocab_size": vocab_size, "encode": encode, "decode": decode}
+    cases = {"tokenizer": name, "options": {k: getattr(v, "value", v) for k, v in options.items()},
+             "vocab_size": vocab_size, "encode": encode, "decode": decode}
     (folder / "cases.json").write_text(json.dumps(cases, ensure_ascii=False, indent=None) + "\n")
     size = sum(p.stat().st_size for p in folder.iterdir())
     print(f"{name}: {len(texts)} texts, {len(rows)} id rows, {size / 1024:.0f} KiB")
