@@ -19,7 +19,7 @@ import numpy as np
 import pytest
 
 import ir_runner
-from ir_runner.errors import InferenceError, IRError
+from ir_runner.errors import IndexOutOfRangeError, InferenceError, IRError
 from tests.helpers.optest import check_inference
 
 CORPUS = Path(__file__).parent / "data" / "tokenizers"
@@ -294,3 +294,16 @@ def test_bytes_to_chars_and_back_as_openvino_tokenizers(tmp_path, factory, with_
         _compare(tmp_path, chars, params, feeds)
     else:
         _compare(tmp_path, [*chars, *factory.create("CharsToBytes", chars[:5]).outputs()], params, feeds)
+
+
+def test_fed_ranges_out_of_bounds_name_the_layer(tmp_path, factory):
+    params = _ragged_params()
+    node = factory.create("RegexSplit", [*[p.output(0) for p in params], _u8(rb"\s+").output(0)],
+                          {"behaviour": "remove"})
+    from tests.helpers.optest import write_ir
+    model = ir_runner.load(str(write_ir(node.outputs(), params, tmp_path)))
+    feeds = _ragged_feeds([b"ab cd", b"ef"])
+    with pytest.raises(IndexOutOfRangeError, match=r"\(RegexSplit-1, id .*row 1 spans 1..3, outside 0..2"):
+        model.run({**feeds, "row_ends": np.array([1, 3], np.int32)})
+    with pytest.raises(IndexOutOfRangeError, match=r"\(RegexSplit-1, id .*string 0 begins at 4 after its end 3"):
+        model.run({**feeds, "begins": np.array([4, 5], np.int32), "ends": np.array([3, 7], np.int32)})

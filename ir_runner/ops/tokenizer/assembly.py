@@ -20,7 +20,7 @@ import numpy as np
 from ...errors import InputError
 from ...types import DYNAMIC_DIM, Dim, PartialShape, TensorSpec
 from ..api import Attr, OpContext, OpDef, equal_merge
-from .ragged import BOOL, I32, expect, expect_ragged, ragged_specs, text_input
+from .ragged import BOOL, I32, expect, expect_ragged, ragged_specs, ranges, text_input
 
 
 def infer_truncate(ctx: OpContext):
@@ -127,6 +127,8 @@ def combine_segments(*inputs: np.ndarray):
     segment_ids = inputs[-1].ravel()
     if segment_ids.size != count:
         raise InputError(f"{segment_ids.size} segment ids for {count} segments")
+    for j in range(count):
+        ranges(inputs[3 * j], inputs[3 * j + 1], inputs[3 * j + 2].size, f"segment {j}'s row")
     rows = max(inputs[3 * i].size for i in range(count))
     shape = next((inputs[3 * i].shape for i in reversed(range(count)) if inputs[3 * i].ndim > 0), ())
     pieces, ids, begins, ends = [], [], [], []
@@ -193,7 +195,7 @@ def ragged_to_dense(*inputs: np.ndarray, pad_right: bool, pad_max_length: bool):
     out = np.empty((rows, width) + data.shape[1:], dtype=data.dtype)
     out[...] = default
     mask = np.zeros((rows, width) + data.shape[1:], dtype=bool)
-    for i, (b, e) in enumerate(zip(begins.ravel().tolist(), ends.ravel().tolist())):
+    for i, (b, e) in enumerate(ranges(begins, ends, data.shape[0], "row")):
         length = width if pad_max_length else min(max(e - b, 0), width)
         values = data[b:b + length]
         where = slice(0, len(values)) if pad_right else slice(width - length, width - length + len(values))

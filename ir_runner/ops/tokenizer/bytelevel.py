@@ -21,7 +21,7 @@ import numpy as np
 from ...errors import InputError
 from ...types import TensorSpec
 from ..api import OpContext, OpDef
-from .ragged import BOOL, expect, expect_ragged_string, i32, items, packed, ragged_string_specs, string_specs
+from .ragged import BOOL, expect, expect_ragged_string, i32, items, packed, ragged_string_specs, ranges, string_specs
 
 
 @functools.cache
@@ -63,7 +63,7 @@ def bytes_to_chars(*inputs: np.ndarray):
     out = bytearray()
     new_begins = [0] * len(words)
     new_ends = [0] * len(words)
-    for row_begin, row_end in zip(row_begins.ravel().tolist(), row_ends.ravel().tolist()):
+    for row_begin, row_end in ranges(row_begins, row_ends, begins.size, "row"):
         for i in range(row_begin, row_end):
             new_begins[i] = len(out)
             out += words[i] if skips is not None and skips[i] else b"".join(table[b] for b in words[i])
@@ -86,7 +86,7 @@ def chars_to_bytes(row_begins: np.ndarray, row_ends: np.ndarray, begins: np.ndar
     words = items(begins, ends, symbols)
     table = char_bytes()
     rows = []
-    for row_begin, row_end in zip(row_begins.ravel().tolist(), row_ends.ravel().tolist()):
+    for row_begin, row_end in ranges(row_begins, row_ends, begins.size, "row"):
         out = bytearray()
         for word in words[row_begin:row_end]:
             k = 0

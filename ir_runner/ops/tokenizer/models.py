@@ -26,7 +26,7 @@ import numpy as np
 from ...errors import InputError
 from ...types import TensorSpec
 from ..api import Attr, OpContext, OpDef
-from .ragged import F32, I32, expect, expect_ragged_string, expect_string, i32, items, ragged_specs
+from .ragged import F32, I32, expect, expect_ragged_string, expect_string, i32, items, ragged_specs, ranges
 
 _CACHE: dict[tuple, object] = {}
 
@@ -60,13 +60,13 @@ def _longest(table: dict[bytes, int], longest: int, text: bytes, start: int) -> 
 def _words(ragged: tuple[np.ndarray, ...], tokenize) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The ragged ids of every word of every row, ``tokenize(word) -> list of ids``."""
     row_begins, row_ends, begins, ends, symbols = ragged
-    raw = symbols.tobytes()
+    words = items(begins, ends, symbols)
     ids: list[int] = []
     out_begins, out_ends = [], []
-    for row_begin, row_end in zip(row_begins.ravel().tolist(), row_ends.ravel().tolist()):
+    for row_begin, row_end in ranges(row_begins, row_ends, begins.size, "row"):
         out_begins.append(len(ids))
         for col in range(row_begin, row_end):
-            ids.extend(tokenize(raw[int(begins[col]):int(ends[col])]))
+            ids.extend(tokenize(words[col]))
         out_ends.append(len(ids))
     return i32(out_begins).reshape(row_begins.shape), i32(out_ends).reshape(row_ends.shape), i32(ids)
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ...errors import IndexOutOfRangeError
 from ...types import DYNAMIC_DIM, ELEMENT_TYPES, ElementType, PartialShape, TensorSpec
 from ..api import OpContext
 
@@ -73,10 +74,24 @@ def text_input(ctx: OpContext, position: int, what: str) -> bytes | None:
     return None if value is None else value.tobytes()
 
 
+def ranges(begins: np.ndarray, ends: np.ndarray, size: int, what: str) -> list[tuple[int, int]]:
+    """The (begin, end) pairs of ``begins`` and ``ends``, each within 0..``size`` and begin <= end; an
+    IndexOutOfRangeError naming the first that is not (``what``: strings, rows...)."""
+    b, e = begins.ravel().astype(np.int64), ends.ravel().astype(np.int64)
+    if b.shape != e.shape:
+        raise IndexOutOfRangeError(f"{b.size} {what} begins but {e.size} ends")
+    bad = (b < 0) | (b > e) | (e > size)
+    if bad.any():
+        i = int(np.argmax(bad))
+        raise IndexOutOfRangeError(f"{what} {i} spans {int(b[i])}..{int(e[i])}, outside 0..{size}"
+                                   if b[i] <= e[i] else f"{what} {i} begins at {int(b[i])} after its end {int(e[i])}")
+    return list(zip(b.tolist(), e.tolist()))
+
+
 def items(begins: np.ndarray, ends: np.ndarray, symbols: np.ndarray) -> list[bytes]:
-    """The strings of a string tensor, in C order."""
+    """The strings of a string tensor, in C order (their ranges checked)."""
     raw = symbols.tobytes()
-    return [raw[b:e] for b, e in zip(begins.ravel().tolist(), ends.ravel().tolist())]
+    return [raw[b:e] for b, e in ranges(begins, ends, len(raw), "string")]
 
 
 def packed(strings: list[bytes], shape: tuple[int, ...]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -35,6 +35,7 @@ from .ragged import (
     items,
     packed,
     ragged_string_specs,
+    ranges,
     string_specs,
     text_input,
 )
@@ -206,11 +207,12 @@ def _split_rows(ragged: tuple[np.ndarray, ...], passes, pieces) -> tuple[np.ndar
     ranges), the words where ``passes(index, word)`` kept whole and marked by skips."""
     row_begins, row_ends, begins, ends, symbols = ragged
     raw = symbols.tobytes()
+    spans = ranges(begins, ends, len(raw), "string")
     new_begins, new_ends, new_skips, out_rows_b, out_rows_e = [], [], [], [], []
-    for row_begin, row_end in zip(row_begins.ravel().tolist(), row_ends.ravel().tolist()):
+    for row_begin, row_end in ranges(row_begins, row_ends, begins.size, "row"):
         out_rows_b.append(len(new_begins))
         for col in range(row_begin, row_end):
-            b, e = int(begins[col]), int(ends[col])
+            b, e = spans[col]
             word = raw[b:e]
             for piece_begin, piece_end, skip in [(0, e - b, True)] if passes(col, word) else pieces(word):
                 new_begins.append(b + piece_begin)
