@@ -323,3 +323,21 @@ def test_fed_ranges_out_of_bounds_name_the_layer(tmp_path, factory):
         model.run({**feeds, "row_ends": np.array([1, 3], np.int32)})
     with pytest.raises(IndexOutOfRangeError, match=r"\(RegexSplit-1, id .*string 0 begins at 4 after its end 3"):
         model.run({**feeds, "begins": np.array([4, 5], np.int32), "ends": np.array([3, 7], np.int32)})
+
+
+def test_trie_tokenizer_as_openvino_tokenizers(tmp_path, factory):
+    """RWKV's greedy longest-match tokenizer, over a vocabulary holding every byte (ids shuffled, a duplicate)."""
+    from openvino import opset15
+    rng = random.Random(3)
+    vocab = [bytes([b]) for b in range(256)] + [w.encode() for w in ("the", "th", "he", "quick", "日本", "🙂", "the")]
+    ids = np.array(rng.sample(range(1000), len(vocab)), np.int32)
+    ends = np.cumsum([len(t) for t in vocab]).astype(np.int32)
+    consts = [opset15.constant(np.concatenate([[0], ends[:-1]]).astype(np.int32)), opset15.constant(ends),
+              _u8(b"".join(vocab)), opset15.constant(ids)]
+    params = _ragged_params()[:5]
+    node = factory.create("TrieTokenizer", [*[p.output(0) for p in params], *[c.output(0) for c in consts]])
+    feeds = _ragged_feeds([t.encode() for t in TEXTS] + [b"the quick theth", b"\x00\xff"])
+    del feeds["skips"]
+    feeds["row_begins"], feeds["row_ends"] = (np.arange(len(feeds["begins"]), dtype=np.int32),
+                                              np.arange(1, len(feeds["begins"]) + 1, dtype=np.int32))
+    _compare(tmp_path, node.outputs(), params, feeds)

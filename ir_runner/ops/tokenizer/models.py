@@ -1,6 +1,6 @@
-"""BPETokenizer, WordpieceTokenizer, UnigramTokenizer and VocabEncoder (openvino-tokenizers, ``extension``
-opset): the words of a ragged string tensor to a ragged tensor of i32 token ids (VocabEncoder: words to ids,
-one each, for WordLevel models).
+"""BPETokenizer, WordpieceTokenizer, UnigramTokenizer, TrieTokenizer and VocabEncoder (openvino-tokenizers,
+``extension`` opset): the words of a ragged string tensor to a ragged tensor of i32 token ids (VocabEncoder:
+words to ids, one each, for WordLevel models).
 
 Written from openvino-tokenizers' ``bpe_tokenizer.cpp``, ``wordpiece_tokenizer.cpp`` and
 ``unigram_tokenizer.cpp`` (2026.4); everything works on UTF-8 bytes:
@@ -369,6 +369,39 @@ def vocab_encoder(begins: np.ndarray, ends: np.ndarray, symbols: np.ndarray, voc
     return np.array([table.get(w, fallback) for w in items(begins, ends, symbols)], values.dtype)
 
 
+def infer_trie_tokenizer(ctx: OpContext):
+    _expect_words_and_vocab(ctx, "token ids")
+    expect(ctx, 8, I32, "the token ids")
+    return ragged_specs(ctx.inputs[0].shape, I32), {}
+
+
+def trie_tokenizer(*inputs: np.ndarray):
+    """TrieTokenizer (RWKV's): each word cut greedily into the longest vocabulary tokens, their ids (input 8;
+    for a duplicated token the last). A byte that starts no token is refused: openvino-tokenizers loops
+    forever there."""
+    if inputs[8].size != inputs[5].size:
+        raise InputError(f"{inputs[5].size} tokens but {inputs[8].size} ids")
+
+    def build():
+        table = dict(zip(items(*inputs[5:8]), inputs[8].ravel().tolist()))
+        table.pop(b"", None)
+        return table, max(map(len, table), default=0)
+
+    table, longest = _cached("trie", inputs[5:9], (), build)
+
+    def tokenize(word: bytes) -> list[int]:
+        ids, i = [], 0
+        while i < len(word):
+            token, end = _longest(table, longest, word, i)
+            if token == -1:
+                raise InputError(f"byte {i} (0x{word[i]:02X}) of the word {word!r} starts no token of the vocabulary")
+            ids.append(token)
+            i = end
+        return ids
+
+    return _words(inputs[:5], tokenize)
+
+
 _RAGGED = ("row_begins", "row_ends", "begins", "ends", "symbols")
 _VOCAB = ("vocab_begins", "vocab_ends", "vocab_symbols")
 
@@ -382,6 +415,8 @@ OPS = (
     OpDef("WordpieceTokenizer", 1, 0, 0, (*_RAGGED, *_VOCAB, "unk_token_id"), infer_wordpiece,
           wordpiece_tokenizer, domain="extension",
           attrs=(Attr("suffix_indicator", "##"), Attr("max_bytes_per_word", "100"))),
+    OpDef("TrieTokenizer", 1, 0, 0, (*_RAGGED, *_VOCAB, "ids"), infer_trie_tokenizer, trie_tokenizer,
+          domain="extension"),
     OpDef("VocabEncoder", 1, 0, 0, ("begins", "ends", "symbols", *_VOCAB, "values", "default"), infer_vocab_encoder,
           vocab_encoder, domain="extension"),
     OpDef("UnigramTokenizer", 1, 0, 0, (*_RAGGED, *_VOCAB, "scores"), infer_unigram, unigram_tokenizer,
