@@ -341,3 +341,20 @@ def test_trie_tokenizer_as_openvino_tokenizers(tmp_path, factory):
     feeds["row_begins"], feeds["row_ends"] = (np.arange(len(feeds["begins"]), dtype=np.int32),
                                               np.arange(1, len(feeds["begins"]) + 1, dtype=np.int32))
     _compare(tmp_path, node.outputs(), params, feeds)
+
+
+def test_tensorflow_text_ops_as_openvino_tokenizers(tmp_path, factory):
+    from openvino import opset15
+    params = [opset15.parameter([-1], ov.Type.i32, name=n) for n in ("row_begins", "row_ends", "row_ids", "rows")]
+    strings = _string_params()
+    kinds = (("begins", ov.Type.i32), ("ends", ov.Type.i32), ("symbols", ov.Type.u8))
+    other = [opset15.parameter([-1], t, name=f"other_{n}") for n, t in kinds]
+    sparse = factory.create("RaggedToSparse", [p.output(0) for p in params[:2]]).outputs()
+    ragged = factory.create("RaggedToRagged", [params[2].output(0), params[3].output(0)]).outputs()
+    equal = factory.create("EqualStr", [p.output(0) for p in strings + other]).outputs()
+    texts = [t.encode() for t in TEXTS]
+    others = [t if i % 3 else t + b"x" for i, t in enumerate(texts)]
+    feeds = {"row_begins": np.array([3, 3, 5, 9], np.int32), "row_ends": np.array([3, 5, 9, 10], np.int32),
+             "row_ids": np.array([0, 0, 2, 2, 2, 5, 6], np.int32), "rows": np.array([9], np.int32),
+             **_string_feeds(texts), **{f"other_{k}": v for k, v in _string_feeds(others).items()}}
+    _compare(tmp_path, [*sparse, *ragged, *equal], params + strings + other, feeds)
