@@ -358,3 +358,13 @@ def test_tensorflow_text_ops_as_openvino_tokenizers(tmp_path, factory):
              "row_ids": np.array([0, 0, 2, 2, 2, 5, 6], np.int32), "rows": np.array([9], np.int32),
              **_string_feeds(texts), **{f"other_{k}": v for k, v in _string_feeds(others).items()}}
     _compare(tmp_path, [*sparse, *ragged, *equal], params + strings + other, feeds)
+
+
+@pytest.mark.parametrize("buckets", [7, 2 ** 62 + 3])
+def test_string_to_hash_bucket_as_openvino_tokenizers(tmp_path, factory, buckets):
+    """FarmHash's Hash64 over every length 0..200 (each of its code paths and the 64-byte loop)."""
+    rng = random.Random(buckets)
+    texts = [bytes(rng.randrange(256) for _ in range(n)) for n in range(201)]
+    params = _string_params()
+    node = factory.create("StringToHashBucket", [p.output(0) for p in params], {"num_buckets": buckets})
+    _compare(tmp_path, node.outputs(), params, _string_feeds(texts))
