@@ -58,26 +58,28 @@ def _len0_to_16(s: bytes) -> int:
     return K2
 
 
-def _len17_to_32(s: bytes) -> int:
+def _mix_ends(s: bytes, first: int) -> tuple[int, int, int, int, int, int, int]:
+    """(mul, a, b, c, d, y, y's partner) of the first and last 16 bytes: the start of 17..64 byte hashing
+    (``first`` multiplies the first 8 bytes)."""
     n = len(s)
     mul = (K2 + n * 2) & _MASK
-    a = (_fetch(s, 0) * K1) & _MASK
-    b = _fetch(s, 8)
-    c = (_fetch(s, n - 8) * mul) & _MASK
-    d = (_fetch(s, n - 16) * K2) & _MASK
-    return _len16((_rotate((a + b) & _MASK, 43) + _rotate(c, 30) + d) & _MASK,
-                  (a + _rotate((b + K2) & _MASK, 18) + c) & _MASK, mul)
-
-
-def _len33_to_64(s: bytes) -> int:
-    n = len(s)
-    mul = (K2 + n * 2) & _MASK
-    a = (_fetch(s, 0) * K2) & _MASK
+    a = (_fetch(s, 0) * first) & _MASK
     b = _fetch(s, 8)
     c = (_fetch(s, n - 8) * mul) & _MASK
     d = (_fetch(s, n - 16) * K2) & _MASK
     y = (_rotate((a + b) & _MASK, 43) + _rotate(c, 30) + d) & _MASK
-    z = _len16(y, (a + _rotate((b + K2) & _MASK, 18) + c) & _MASK, mul)
+    return mul, a, b, c, d, y, (a + _rotate((b + K2) & _MASK, 18) + c) & _MASK
+
+
+def _len17_to_32(s: bytes) -> int:
+    mul, *_, y, partner = _mix_ends(s, K1)
+    return _len16(y, partner, mul)
+
+
+def _len33_to_64(s: bytes) -> int:
+    n = len(s)
+    mul, a, _, _, _, y, partner = _mix_ends(s, K2)
+    z = _len16(y, partner, mul)
     e = (_fetch(s, 16) * mul) & _MASK
     f = _fetch(s, 24)
     g = ((y + _fetch(s, n - 32)) * mul) & _MASK
