@@ -22,7 +22,9 @@ import pytest
 import ir_runner
 from ir_runner.errors import IndexOutOfRangeError, InferenceError, IRError
 from ir_runner.ops.tokenizer.normalization import simple_fold
-from tests.helpers.optest import check_inference
+
+ov = pytest.importorskip("openvino")
+from tests.helpers.optest import check_inference, write_ir  # noqa: E402
 
 CORPUS = Path(__file__).parent / "data" / "tokenizers"
 NAMES = sorted(p.name for p in CORPUS.iterdir() if (p / "cases.json").exists())
@@ -151,8 +153,6 @@ def test_wrong_input_types_name_the_layer(tmp_path):
 
 # ---- single operations against openvino-tokenizers (when installed) ----
 
-ov = pytest.importorskip("openvino")
-
 
 @pytest.fixture(scope="module")
 def factory():
@@ -167,7 +167,6 @@ def _u8(data: bytes):
 
 def _compare(tmp_path, outputs, params, feeds: dict[str, np.ndarray]) -> None:
     """Save the graph, run it in ir-run and on OpenVINO's CPU plugin; every output equal."""
-    from tests.helpers.optest import write_ir
     xml = write_ir(outputs, params, tmp_path)
     expected = ov.Core().compile_model(str(xml), "CPU")(feeds)
     model = ir_runner.load(str(xml))
@@ -316,7 +315,6 @@ def test_fed_ranges_out_of_bounds_name_the_layer(tmp_path, factory):
     params = _ragged_params()
     node = factory.create("RegexSplit", [*[p.output(0) for p in params], _u8(rb"\s+").output(0)],
                           {"behaviour": "remove"})
-    from tests.helpers.optest import write_ir
     model = ir_runner.load(str(write_ir(node.outputs(), params, tmp_path)))
     feeds = _ragged_feeds([b"ab cd", b"ef"])
     with pytest.raises(IndexOutOfRangeError, match=r"\(RegexSplit-1, id .*row 1 spans 1..3, outside 0..2"):
