@@ -162,10 +162,10 @@ class GenerationStep(Record):
 
 def generate(model: Model, prompt: Sequence[int], max_new_tokens: int, *, state: State | None = None,
              on_step: Callable[[GenerationStep], None] | None = None,
-             given: Mapping[str, np.ndarray] | None = None) -> list[GenerationStep]:
-    """Prefill ``prompt``, then decode greedily until ``max_new_tokens`` tokens are chosen, on ``state`` (a new
-    one when None); each step is passed to ``on_step`` as soon as it is done. ``given``: the values of other
-    inputs by name, fed unchanged at every step."""
+             given: Mapping[str, np.ndarray] | None = None, stop: Collection[int] = ()) -> list[GenerationStep]:
+    """Prefill ``prompt``, then decode greedily until ``max_new_tokens`` tokens are chosen or one of ``stop``
+    (an end-of-sequence id) is, on ``state`` (a new one when None); each step is passed to ``on_step`` as soon
+    as it is done. ``given``: the values of other inputs by name, fed unchanged at every step."""
     if not prompt:
         raise InputError("the prompt has no token", hint="give at least one id: --input-ids 1,2,3")
     given = dict(given or {})
@@ -183,6 +183,8 @@ def generate(model: Model, prompt: Sequence[int], max_new_tokens: int, *, state:
         steps.append(step)
         if on_step is not None:
             on_step(step)
+        if step.token in stop:
+            break
         past += len(tokens)
         tokens = [step.token]
     return steps

@@ -10,6 +10,7 @@ import numpy as np
 from ..errors import InputError
 from ..generation import GenerationStep, find_roles, generate, state_from
 from ..record import Record
+from ..text import load_codec
 from .common import EXIT_COMPARISON, emit, info
 from .files import read_arrays
 from .formats import table
@@ -21,14 +22,15 @@ ATOL, RTOL = 1e-4, 1e-3  # logits agree when |ours - theirs| <= ATOL + RTOL * ma
 class GenerateOptions(Record):
     """What ``generate`` was asked to do, as given on the command line."""
 
-    __slots__ = ("model", "weights", "strict", "memory_limit", "input_ids", "inputs", "max_new_tokens", "ref",
-                 "device", "precision", "no_crosscheck")
+    __slots__ = ("model", "weights", "strict", "memory_limit", "input_ids", "prompt", "inputs", "max_new_tokens",
+                 "ref", "device", "precision", "no_crosscheck")
 
-    def __init__(self, model: str, input_ids: list[int], weights: str | None = None, strict: bool = False,
-                 memory_limit: int | None = None, inputs: tuple[str, ...] = (), max_new_tokens: int = 20,
-                 ref: str | None = None, device: str = "CPU", precision: str = "f32",
-                 no_crosscheck: bool = False) -> None:
+    def __init__(self, model: str, input_ids: list[int] | None = None, weights: str | None = None,
+                 strict: bool = False, memory_limit: int | None = None, inputs: tuple[str, ...] = (),
+                 max_new_tokens: int = 20, ref: str | None = None, device: str = "CPU", precision: str = "f32",
+                 no_crosscheck: bool = False, prompt: str | None = None) -> None:
         self.model = model
+        self.prompt = prompt
         self.weights = weights
         self.strict = strict
         self.memory_limit = memory_limit
@@ -58,7 +60,14 @@ def model_file(path: str) -> str:
 
 def generate_command(options: GenerateOptions) -> None:
     reference = None
+    if (options.prompt is None) == (options.input_ids is None):
+        raise InputError("give the prompt as --input-ids or as --prompt (one of them)",
+                         hint="--prompt needs the tokenizer IRs in the model's folder")
     xml = model_file(options.model)
+    codec = load_codec(Path(xml).parent) if options.prompt is not None else None
+    prompt_ids = codec.encode(options.prompt) if codec is not None else options.input_ids
+    if not prompt_ids:
+        raise InputError(f"the tokenizer gives no token for the prompt {options.prompt!r}", hint="give more text")
     model = load_model(xml, options.weights, options.strict, options.memory_limit)
     given = _given(options.inputs)
     roles = find_roles(model, given)
@@ -79,22 +88,48 @@ def generate_command(options: GenerateOptions) -> None:
         rows.append(row)
         info(f"step {step.index}: fed {_ids(step.fed)} -> {step.token}")
 
-    steps = generate(model, options.input_ids, options.max_new_tokens, on_step=compare, given=given)
+    stop = () if codec is None or codec.eos_token_id is None else (codec.eos_token_id,)
+    steps = generate(model, prompt_ids, options.max_new_tokens, on_step=compare, given=given, stop=stop)
     result: dict[str, Any] = {"model": {"path": xml, "weights": options.weights},
                               "inputs": {"input_ids": roles.input_ids, "attention_mask": roles.attention_mask,
                                          "position_ids": roles.position_ids, "cache_position": roles.cache_position,
                                          "beam_idx": roles.beam_idx, **{name: "given" for name in given}},
-                              "logits": roles.logits, "prompt": options.input_ids,
+                              "logits": roles.logits, "prompt": prompt_ids,
                               "generated": [step.token for step in steps], "steps": rows}
+    if codec is not None:
+        result["text"] = {"prompt": options.prompt, "eos_token_id": codec.eos_token_id,
+                          "generated": codec.decode([t for t in result["generated"] if t not in stop])}
     if reference is not None:
         result["reference"] = {"device": options.device, "precision": options.precision,
                                "openvino_version": reference.version, "atol": ATOL, "rtol": RTOL,
                                "first_difference": None if first is None else first["step"]}
+        if codec is not None:
+            genai = _genai_text(Path(xml).parent, options)
+            result["reference"]["text"] = genai
+            if genai is not None and genai != result["text"]["generated"]:
+                result["exit_code"] = EXIT_COMPARISON
         if first is not None:
             result["exit_code"] = EXIT_COMPARISON
             if not options.no_crosscheck:
                 result["crosscheck"] = _crosscheck(model, steps[first["step"]], options)
     emit("generate", result, render_generate)
+
+
+def _genai_text(folder: Path, options: GenerateOptions) -> str | None:
+    """openvino-genai's LLMPipeline greedy text for the prompt (the same device, precision and token budget),
+    None when openvino-genai is not installed."""
+    try:
+        import openvino_genai
+    except ImportError:
+        return None
+    from ..device import device_config
+
+    pipeline = openvino_genai.LLMPipeline(str(folder), options.device,
+                                          **device_config(options.device, options.precision, True))
+    config = openvino_genai.GenerationConfig()
+    config.max_new_tokens = options.max_new_tokens
+    config.do_sample = False
+    return str(pipeline.generate(options.prompt, config))
 
 
 def _given(tokens: tuple[str, ...]) -> dict[str, np.ndarray]:
@@ -151,9 +186,18 @@ def render_generate(result: dict[str, Any]) -> str:
         rows.append(tuple(cells))
     parts.append(table(rows))
     parts.append(f"generated: {_ids(result['generated'])}")
+    text = result.get("text")
+    if text is not None:
+        parts.append(f"prompt: {text['prompt']!r}")
+        parts.append(f"text: {text['generated']!r}")
     if reference:
         where = f"OpenVINO {reference['openvino_version'].split('-')[0]} on {reference['device']}" \
                 f" ({reference['precision']})"
+        if text is not None:
+            genai = reference.get("text")
+            parts.append("openvino-genai is not installed: the text is not compared" if genai is None else
+                         "ok: the text equals openvino-genai's LLMPipeline greedy output" if genai == text["generated"]
+                         else f"the text differs from openvino-genai's LLMPipeline greedy output {genai!r}")
         if reference["first_difference"] is None:
             parts.append(f"ok: every step's logits agree with {where} within {ATOL:g} + {RTOL:g} * max|logits|")
         else:

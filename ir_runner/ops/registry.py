@@ -37,7 +37,8 @@ BUILTIN_MODULES = ("io", "convert", "select", "gather", "reduce", "matmul", "con
                    "sparse_fill", "erfinv", "ctc_loss", "multinomial", "one_hot", "legacy", "istft",
                    "binary_conv", "grouped_matmul", "color_nv12", "experimental_detectron",
                    "nms_multiclass", "proposals", "roi_rotated",
-                   "nms_rotated", "deformable_psroi")
+                   "nms_rotated", "deformable_psroi",
+                   "tokenizer")
 
 _REGISTRY: dict[str, list[OpDef]] = {}
 _loaded = False

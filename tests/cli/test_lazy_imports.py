@@ -49,6 +49,7 @@ NOT_ON_RUN_PATH = [
     *(f"ir_runner.cli.cmd_{name}" for name in ("bench", "compare", "completion", "crosscheck", "gen_inputs",
                                                "inspect", "precision", "replay", "validate")),
     "ml_dtypes",
+    "regex",  # the patterns of tokenizer IRs
     "dataclasses",  # creating a dataclass costs ~0.5-1 ms at import: the run path uses slots records
 ]
 
