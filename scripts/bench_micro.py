@@ -267,7 +267,7 @@ def select_mask() -> None:
 
 
 def _select_mask_case(n: int) -> None:
-    from ir_runner.ops.select import bit_select
+    from ir_runner.ops.elementwise.select import bit_select
 
     cond = make_input("boolean", (n,), "mask:0.5", 1)
     then = make_input("f32", (n,), "values", 2)
@@ -324,7 +324,7 @@ def quiet_f16_chunked(out: np.ndarray) -> np.ndarray:
 def select_f16() -> None:
     """f16 Select: the bit-select plus the quieting of signalling NaNs the reference does."""
     from ir_runner.ops.api import quiet_f16_nans
-    from ir_runner.ops.select import bit_select
+    from ir_runner.ops.elementwise.select import bit_select
 
     every = np.arange(1 << 16, dtype=np.uint32).astype(np.uint16).view(np.float16)
     assert same_bits(quiet_f16_nans(every.copy()), quiet_f16_chunked(every.copy()))

@@ -121,7 +121,7 @@ def _check(ctx: Context, case: OpCase, got: np.ndarray, feeds: list[np.ndarray])
         ctx.check(f"ops {case.label}", "ir-run differs from numpy", same_bits(got, case.numpy(*feeds)))
         return
     if case.check == "gelu":
-        from ir_runner.ops.unary import ULP_BOUNDS
+        from ir_runner.ops.elementwise.unary import ULP_BOUNDS
         from tests.helpers.optest import ulp_distance
 
         want = _erf_gelu64(feeds[0].reshape(-1)[:20000]).astype(np.float32)

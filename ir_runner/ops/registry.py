@@ -5,10 +5,11 @@ and stays in later ones until a new version replaces it, so Gather-1 covers opse
 only opset7 and Gather-8 opset8 onwards. Types match case-insensitively. Operations of a custom opset
 (``version="my_opset"``, or ``"extension"``) are registered by extensions with that ``domain``.
 
-The built-in declarations are the ``OPS`` of the modules in ``BUILTIN_MODULES``; extensions add theirs
-with :func:`register_op` or through the entry-point group ``ir_runner.ops`` (callables run once, on the
-first use of the registry). Everything is loaded on first use, so importing the reader or the graph
-imports no kernel.
+The built-in declarations are the ``OPS`` of the operation modules of the family packages of
+``ir_runner.ops`` (every sub-package but ``toolkit``; every module whose name does not begin with ``_``),
+found by walking the package (:func:`builtin_modules`); extensions add theirs with :func:`register_op` or
+through the entry-point group ``ir_runner.ops`` (callables run once, on the first use of the registry).
+Everything is loaded on first use, so importing the reader or the graph imports no kernel.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from __future__ import annotations
 import functools
 import importlib
 import os
+import pkgutil
 import sys
 import threading
 from typing import TYPE_CHECKING
@@ -28,12 +30,7 @@ if TYPE_CHECKING:
     from ..ir.records import LayerRecord
 
 ENTRY_POINT_GROUP = "ir_runner.ops"
-BUILTIN_MODULES = ("io", "convert", "select", "gather", "reduce", "matmul", "conv", "pool", "shape", "expand",
-                   "slicing", "normalize", "space", "interpolate", "attention", "recurrent", "indexing", "movement",
-                   "select_k", "einsum", "control", "binary", "unary", "classify", "eye", "fourier",
-                   "embedding", "grid_sample", "col2im", "search", "nms", "batch_space", "sequence", "scatter_extra",
-                   "inverse", "roi_align", "roi_pool", "random_uniform", "unique", "quantize", "convert_like",
-                   "prior_box", "yolo", "detection_output", "color", "decode", "variables", "strings")
+TOOLKIT = "toolkit"  # the sub-package of helpers: no operation lives there
 
 _REGISTRY: dict[str, list[OpDef]] = {}
 _loaded = False
@@ -53,14 +50,29 @@ def _load() -> None:
             return
         _loading = True
         try:
-            for module in BUILTIN_MODULES:
-                for op in importlib.import_module(f"{__package__}.{module}").OPS:
-                    op.origin = op.origin or f"{BUILTIN_ORIGIN}(ir_runner.ops.{module})"
+            for module in builtin_modules():
+                for op in importlib.import_module(module).OPS:
+                    op.origin = op.origin or f"{BUILTIN_ORIGIN}({module})"
                     _add(op)
             _load_entry_points()
             _loaded = True
         finally:
             _loading = False
+
+
+def builtin_modules() -> list[str]:
+    """The absolute names of the built-in operation modules, sorted: every module of every family package of
+    ``ir_runner.ops`` (not ``toolkit``) whose name does not begin with ``_`` (a family's private kernel
+    modules do)."""
+    package = sys.modules[__package__]
+    found = []
+    for family in pkgutil.iter_modules(package.__path__):
+        if not family.ispkg or family.name == TOOLKIT or family.name.startswith("_"):
+            continue
+        path = [os.path.join(entry, family.name) for entry in package.__path__]
+        found.extend(f"{__package__}.{family.name}.{module.name}" for module in pkgutil.iter_modules(path)
+                     if not module.ispkg and not module.name.startswith("_"))
+    return sorted(found)
 
 
 def _load_entry_points() -> None:

@@ -1,4 +1,5 @@
-"""The elementwise binary operations (ir_runner/ops/binary.py), after the template of tests/helpers/optest.py:
+"""The elementwise binary operations (ir_runner/ops/elementwise/binary.py), after the template of
+tests/helpers/optest.py:
 shape and type cases (ported from OpenVINO's type_prop ``arithmetic_ops.hpp``/``logical_ops.hpp`` suites,
 written anew) with graphs written by OpenVINO, value cases and integer corners against its reference
 (``Node.evaluate``), and a seeded differential generator. Operations the reference cannot evaluate for a
@@ -15,10 +16,10 @@ from openvino import opset13  # noqa: E402
 
 import ir_runner  # noqa: E402
 from ir_runner.errors import InferenceError, InputError  # noqa: E402
-from ir_runner.ops.binary import _power  # noqa: E402
-from ir_runner.ops.convert_rules import bf16_as_openvino_rounds  # noqa: E402
-from ir_runner.ops.elementwise import interval  # noqa: E402
+from ir_runner.ops.elementwise.binary import _power  # noqa: E402
 from ir_runner.ops.registry import lookup  # noqa: E402
+from ir_runner.ops.toolkit.broadcasting import interval  # noqa: E402
+from ir_runner.ops.toolkit.convert_rules import bf16_as_openvino_rounds  # noqa: E402
 from ir_runner.types import Dim, PartialShape, TensorSpec, element_type  # noqa: E402
 from tests.helpers.irbuild import IRBuilder  # noqa: E402
 from tests.helpers.optest import assert_same_bits, check_inference, check_run, reference_outputs, write_ir  # noqa: E402

@@ -1,4 +1,4 @@
-"""If-8, TensorIterator-1 and Loop-5 (ir_runner/ops/control.py): graphs with sub-graphs written by OpenVINO,
+"""If-8, TensorIterator-1 and Loop-5 (ir_runner/ops/control/control.py): graphs with sub-graphs written by OpenVINO,
 inferred port specs equal to the declared ones, runs bit-exact against OpenVINO's reference (``Node.evaluate``
 for If and Loop; TensorIterator has no evaluate in the Python API, so the CPU plugin with an f32 hint, exact
 here since the bodies only move data; the CPU plugin quietens no NaN of f32). Bodies use Gather, Select and Convert."""

@@ -16,7 +16,7 @@ from openvino import opset1, opset6  # noqa: E402
 
 import ir_runner  # noqa: E402
 from ir_runner.errors import InferenceError, InputError, UnsupportedError  # noqa: E402
-from ir_runner.ops.decode import OPS  # noqa: E402
+from ir_runner.ops.sequence_recurrent.decode import OPS  # noqa: E402
 from tests.helpers.irbuild import IRBuilder  # noqa: E402
 from tests.helpers.optest import check_inference, check_output_shapes, check_run, write_ir  # noqa: E402
 

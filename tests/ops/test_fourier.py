@@ -324,7 +324,7 @@ def test_empty_tensors_and_special_values(tmp_path):
 
 
 def test_bf16_rounds_once_from_float64():
-    from ir_runner.ops.fourier import _round
+    from ir_runner.ops.signal.fourier import _round
 
     y = np.array([1 + 2.0**-8 + 2.0**-30, 1 + 2.0**-8, 1 + 3 * 2.0**-8, -(1 + 2.0**-8 + 2.0**-40), 1e300, np.nan,
                   -np.inf, 2.0**-130 + 2.0**-170], np.float64)

@@ -1,6 +1,6 @@
 """MatMul-1, Softmax-1/8 and LogSoftmax-5: OpenVINO's type_prop shapes (transposes, 1-D operands, broadcast
 batch dims, dynamic dims and ranks), values against ``Node.evaluate`` within the bounds stated in
-``ir_runner/ops/matmul.py`` (integers bit for bit, wrapping), LogSoftmax against float64 (OpenVINO has no
+``ir_runner/ops/linalg/matmul.py`` (integers bit for bit, wrapping), LogSoftmax against float64 (OpenVINO has no
 reference for it), and seeded differential graphs."""
 
 from __future__ import annotations
@@ -236,7 +236,7 @@ def test_row_maximum_paths_agree_with_numpy(length):
     """Softmax's row maximum (column by column for many short rows, reduceat over contiguous rows, a reduce
     otherwise) equals ``np.maximum.reduce`` bit for bit, NaN and infinities included, on contiguous and
     strided rows."""
-    from ir_runner.ops.matmul import _row_max
+    from ir_runner.ops.linalg.matmul import _row_max
 
     rng = np.random.default_rng(length)
     x = rng.standard_normal((600, length)).astype(np.float32)  # (600 rows: by columns up to 16 a row)
@@ -249,7 +249,7 @@ def test_row_maximum_paths_agree_with_numpy(length):
 def test_softmax_rows_do_not_depend_on_their_block():
     """A row's bits are the same alone, in a block of rows, or as the last block's single row (rows of 9,000:
     numpy's einsum adds a single long row in pieces of its buffer unless reduce.row_sums prevents it)."""
-    from ir_runner.ops.matmul import _BLOCK, softmax
+    from ir_runner.ops.linalg.matmul import _BLOCK, softmax
 
     rows = _BLOCK // 9000 + 1  # the last block holds one row
     x = (np.random.default_rng(4).standard_normal((rows, 9000)) * 3).astype(np.float32)
@@ -278,7 +278,7 @@ def test_softmax_threads_compute_each_row_once(shape, monkeypatch):
     import threading
 
     from ir_runner import parallel
-    from ir_runner.ops import matmul
+    from ir_runner.ops.linalg import matmul
 
     monkeypatch.setattr(parallel, "_WORKERS", 2)
     x = (np.random.default_rng(7).standard_normal(shape) * 4).astype(np.float32)
@@ -309,7 +309,7 @@ def test_softmax_of_another_axis_or_a_narrow_type_in_parts(shape, axis, dtype, l
     path on a contiguous copy with that axis last, rounded once."""
     import tracemalloc
 
-    from ir_runner.ops.matmul import softmax
+    from ir_runner.ops.linalg.matmul import softmax
 
     x = (np.random.default_rng(len(shape) + axis).standard_normal(shape) * 4).astype(dtype)
     moved = np.ascontiguousarray(np.moveaxis(x, axis, -1), np.float32)

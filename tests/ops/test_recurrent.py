@@ -1,4 +1,4 @@
-"""Recurrent operations (ir_runner/ops/recurrent.py): LSTM/GRU/RNN sequences and cells.
+"""Recurrent operations (ir_runner/ops/sequence_recurrent/recurrent.py): LSTM/GRU/RNN sequences and cells.
 
 OpenVINO's Python reference has no ``evaluate`` for these operations, so values are compared with its CPU
 plugin (a compiled model with ``INFERENCE_PRECISION_HINT=f32``) within the bound the module states:
@@ -19,8 +19,8 @@ from openvino import opset1, opset3, opset4, opset5  # noqa: E402
 
 import ir_runner  # noqa: E402
 from ir_runner.errors import InferenceError, IRError, UnsupportedError  # noqa: E402
-from ir_runner.ops import recurrent  # noqa: E402
 from ir_runner.ops.registry import lookup  # noqa: E402
+from ir_runner.ops.sequence_recurrent import recurrent  # noqa: E402
 from tests.helpers.irbuild import IRBuilder  # noqa: E402
 from tests.helpers.optest import check_inference, write_ir  # noqa: E402
 

@@ -1,6 +1,6 @@
 """Reductions and CumSum: OpenVINO's type_prop shapes (static, dynamic dims and ranks, axes known only at run
 time), op_reference values (integers wrapping, NaN, signed zeros, empty tensors) and seeded differential
-graphs, against ``Node.evaluate``; float sums within the bound stated in ``ir_runner/ops/reduce.py``."""
+graphs, against ``Node.evaluate``; float sums within the bound stated in ``ir_runner/ops/reduction/reduce.py``."""
 
 from __future__ import annotations
 
@@ -270,7 +270,7 @@ def test_scalar_reduced_over_no_axis(kind, et, tmp_path):
 def test_row_sums_do_not_depend_on_the_rows_block_or_alignment(dtype):
     """Each row sums to the same bits whatever block of rows holds it and wherever it starts in memory, so
     threads and Dask blocks agree with a whole run (OpenBLAS's matrix-vector product fails this)."""
-    from ir_runner.ops.reduce import row_sums
+    from ir_runner.ops.reduction.reduce import row_sums
 
     rng = np.random.default_rng(3)
     for length in (*range(1, 40), 63, 64, 65, 127, 1000, 4099, 8193, 20001):
@@ -292,7 +292,7 @@ def test_last_axis_sums_of_a_strided_input_equal_a_contiguous_ones(kind):
     """A Transpose's view (strided) summed along its last axis gives the bits of the same rows contiguous, in
     one block or alone (the summation is chosen by shape and type, never by layout: a Dask block of one row of
     a transposed batch is contiguous)."""
-    from ir_runner.ops.reduce import reduce
+    from ir_runner.ops.reduction.reduce import reduce
 
     x = np.random.default_rng(2).standard_normal((300, 64)).astype(np.float32).T  # [64, 300], strided
     params = {"kind": kind, "axes": (1,), "keep_dims": False}
@@ -306,7 +306,7 @@ def test_last_axis_sums_of_a_strided_input_equal_a_contiguous_ones(kind):
 def test_last_axis_sums_of_a_block_equal_the_whole_runs(kind):
     """ReduceX over the last axes: rows reduced in a large (threaded) run, in a small prepared kernel, and
     in slices of rows give the same bits; a row of -0.0 sums to +0.0 as in the reference."""
-    from ir_runner.ops.reduce import prepare_reduce, reduce
+    from ir_runner.ops.reduction.reduce import prepare_reduce, reduce
     from ir_runner.types import PartialShape, TensorSpec, element_type
 
     rng = np.random.default_rng(9)

@@ -14,7 +14,7 @@ from openvino import opset2  # noqa: E402
 
 import ir_runner  # noqa: E402
 from ir_runner.errors import InferenceError, InputError, IRError  # noqa: E402
-from ir_runner.ops.roi_pool import OPS  # noqa: E402
+from ir_runner.ops.detection.roi_pool import OPS  # noqa: E402
 from tests.helpers.irbuild import IRBuilder  # noqa: E402
 from tests.helpers.optest import (  # noqa: E402
     assert_close,

@@ -118,7 +118,7 @@ def test_random_depth_space(seed, tmp_path):
 
 
 def test_batch_rules():
-    from ir_runner.ops.space import OPS
+    from ir_runner.ops.shape_movement.space import OPS
     shuffle, d2s = OPS[:2]
     assert shuffle.batch({"axis": 1}, [], [None], [0]) == [0]
     assert isinstance(shuffle.batch({"axis": 0}, [], [None], [0]), str)
@@ -246,7 +246,7 @@ def test_extract_image_patches_empty_inputs(tmp_path):
 
 
 def test_extract_image_patches_batch_rule_and_chunked_run(tmp_path):
-    from ir_runner.ops import space
+    from ir_runner.ops.shape_movement import space
     op = next(op for op in space.OPS if op.type == "ExtractImagePatches")
     assert op.batch({}, [], [None], [0]) == [0]
     assert isinstance(op.batch({}, [], [None], [2]), str)

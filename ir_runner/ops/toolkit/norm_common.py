@@ -1,0 +1,88 @@
+"""Helpers shared by the normalisation, space and attention operations: float checks, constant axes, batch
+rules and the float computation type.
+
+Narrow floats (f16, bf16) are computed in f32 and rounded once to the output type; f32 and f64 are computed
+in their own type. OpenVINO's reference rounds f16 after each step, so f16 results differ from it by a few
+f16 ULPs (the tests use a relative bound of 1e-2 for f16 and bf16).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ...types import PartialShape, TensorSpec
+from ..api import OpContext
+
+
+def require_float(ctx: OpContext, position: int = 0, what: str = "data") -> None:
+    """Fail unless input ``position`` has a floating-point (or dynamic) element type."""
+    kind = ctx.inputs[position].element_type.kind
+    if kind not in ("float", "dynamic"):
+        ctx.fail(f"{what} must have a floating-point element type, got {ctx.inputs[position].element_type}",
+                 position=position)
+
+
+def const_axes(ctx: OpContext, position: int, rank: int | None, *, unique: bool = True) -> tuple[int, ...] | None:
+    """The constant axes of input ``position`` normalised to ``[0, rank)`` (sorted; None when not constant
+    or the rank is unknown). Fails for an axis out of range or repeated."""
+    spec = ctx.inputs[position]
+    if spec.shape.rank is not None and spec.shape.rank > 1:
+        ctx.fail(f"axes must be a scalar or 1-D, got shape {spec.shape.brief()}", position=position)
+    value = ctx.const_value(position)
+    if value is None or rank is None:
+        return None
+    return normalise_axes(ctx, [int(v) for v in value.reshape(-1)], rank, position=position, unique=unique)
+
+
+def normalise_axes(ctx: OpContext, axes: list[int], rank: int, *, position: int | None = None,
+                   unique: bool = True) -> tuple[int, ...]:
+    out = []
+    for axis in axes:
+        if not -rank <= axis < rank:
+            ctx.fail(f"axis {axis} is out of the range [{-rank}, {rank - 1}] for data of rank {rank}",
+                     position=position)
+        out.append(axis + rank if axis < 0 else axis)
+    if unique and len(set(out)) != len(out):
+        ctx.fail(f"axes {axes} repeat an axis", position=position)
+    return tuple(sorted(set(out)))
+
+
+def same_spec(ctx: OpContext) -> list[TensorSpec]:
+    return [TensorSpec(ctx.inputs[0].element_type, ctx.inputs[0].shape)]
+
+
+def compute_dtype(dtype: np.dtype) -> np.dtype:
+    """The type a float kernel computes in: f32 for narrow floats, else the type itself."""
+    return np.dtype(np.float32) if dtype.itemsize < 4 else dtype
+
+
+def as_compute(x: np.ndarray) -> np.ndarray:
+    return x.astype(compute_dtype(x.dtype), copy=False)
+
+
+def merge_channel(ctx: OpContext, data: PartialShape, position: int, name: str, axis: int = 1) -> None:
+    """Fail unless the 1-D input ``position`` matches ``data``'s dim ``axis`` (channels)."""
+    spec = ctx.inputs[position].shape
+    if spec.rank is not None and spec.rank != 1:
+        ctx.fail(f"{name} must be 1-D, got shape {spec.brief()}", position=position)
+    if spec.dims is None or data.dims is None or len(data.dims) <= axis:
+        return
+    d, c = spec.dims[0], data.dims[axis]
+    if d.is_static and c.is_static and d.lo != c.lo:
+        ctx.fail(f"{name} has {d.lo} elements, data has {c.lo} channels", position=position)
+
+
+def keep_batch(reduced_of, what: str = "normalizes over the batch axis"):
+    """A batch rule for shape-preserving ops whose data is input 0: the batch axis passes unless it is one
+    of the axes ``reduced_of(params, inputs)`` returns (None: not known) or a parameter input has one too."""
+    def rule(params, inputs, outputs, axes):
+        b = axes[0]
+        if any(a is not None for a in axes[1:]):
+            return "a parameter input has a batch axis"
+        if b is None:
+            return [None] * len(outputs)
+        reduced = reduced_of(params, inputs)
+        if reduced is None or b in reduced:
+            return what
+        return [b] * len(outputs)
+    return rule

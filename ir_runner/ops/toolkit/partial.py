@@ -1,0 +1,129 @@
+"""Helpers for the shape and data-movement operations: interval arithmetic on dims (OpenVINO's ``Dimension``)
+and partial values moved by data-movement kernels (OpenVINO's lower/upper bound propagation).
+
+A partial value (``api.PartialValue``) is one :class:`Dim` per element of a small integer tensor. As OpenVINO
+reads bounds (``get_input_bounds``), an unbounded upper end (``hi is None``) stands for the largest int64;
+a constant's negative element is ``Dim(v, v)``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+
+from ...errors import UnsupportedError
+from ...types import DYNAMIC_DIM, NUMPY_MAX_RANK, Dim, PartialShape
+from ..api import OpContext, PartialValue
+
+INT64_MAX = 2**63 - 1
+INT64_MIN = -(2**63)
+
+
+def unknown_dims(ctx: OpContext, count: int, position: int) -> tuple[Dim, ...]:
+    """``count`` fully dynamic dims, for an output whose rank is an input's element count (a target shape,
+    repeats or a pattern whose values are unknown). A count above numpy's rank limit is refused before the
+    tuple is made (a declared length of 2**62 would not fit in memory)."""
+    if count > NUMPY_MAX_RANK:
+        raise UnsupportedError(f"the output's rank would be {count}, this input's length, above numpy's limit of"
+                               f" {NUMPY_MAX_RANK} dims: ir-run cannot hold such a tensor", layer=ctx.ref,
+                               port=ctx.input_label(position))
+    return (DYNAMIC_DIM,) * count
+
+
+def value_dims(ctx: OpContext, value: PartialValue, position: int) -> tuple[Dim, ...]:
+    """A partial value read as output dims (an output shape or size given as an input): an element that may be
+    negative is unknown; one known to be negative is refused (its shape would stay unknown when run)."""
+    for i, d in enumerate(value):
+        if d.hi is not None and d.hi < 0:
+            ctx.fail(f"element {i} of {ctx.op.input_names[position]} is {d}: a dim cannot be negative",
+                     position=position)
+    return tuple(d if d.lo >= 0 else DYNAMIC_DIM for d in value)
+
+
+def dim_mul(a: Dim, b: Dim) -> Dim:
+    """The product of two dims (intervals; unbounded stays unbounded)."""
+    hi = None if a.hi is None or b.hi is None else min(a.hi * b.hi, INT64_MAX)
+    return Dim(min(a.lo * b.lo, INT64_MAX), hi)
+
+
+def dim_add(a: Dim, b: Dim) -> Dim:
+    hi = None if a.hi is None or b.hi is None else a.hi + b.hi
+    return Dim(a.lo + b.lo, hi)
+
+
+def dim_div(a: Dim, divisor: int) -> Dim | None:
+    """``a / divisor`` as OpenVINO's ``Dimension::operator/``: ``[ceil(lo/d), floor(hi/d)]``; None when empty."""
+    lo = -(-a.lo // divisor)
+    hi = None if a.hi is None else a.hi // divisor
+    return None if hi is not None and lo > hi else Dim(lo, hi)
+
+
+def as_bounds(value: PartialValue) -> list[tuple[int, int]]:
+    """A partial value as OpenVINO's (lower, upper) bound pairs: an unbounded upper is INT64_MAX."""
+    return [(d.lo, INT64_MAX if d.hi is None else d.hi) for d in value]
+
+
+def exact_ints(value: PartialValue | None) -> list[int] | None:
+    """The integers of a partial value when every element is known exactly, else None."""
+    if value is None or any(d.lo != d.hi for d in value):
+        return None
+    return [d.lo for d in value]
+
+
+def moved_value(ctx: OpContext, position: int, move: Callable[[np.ndarray], np.ndarray],
+                others: tuple[int, ...] = ()) -> PartialValue | None:
+    """The partial value of an output that a data-movement kernel makes from input ``position`` (Reshape,
+    Squeeze, Gather...): ``move`` is applied to the element indices of the input (shaped as it is) and the
+    result, at most 1-D, picks the input's Dims. ``others``: more inputs concatenated along axis 0 (Concat),
+    all of which must have partial values (OpenVINO's bound evaluation needs every input's)."""
+    positions = (position,) + others
+    values, arrays, offset = [], [], 0
+    for p in positions:
+        value = ctx.partial_value(p)
+        shape = ctx.inputs[p].shape
+        if value is None or not shape.is_static or int(np.prod(shape.to_shape())) != len(value):
+            return None
+        values.extend(value)
+        arrays.append(np.arange(offset, offset + len(value), dtype=np.int64).reshape(shape.to_shape()))
+        offset += len(value)
+    try:
+        picked = move(*arrays)
+    except Exception:  # a value the kernel refuses: nothing known (inference reports the layer's error)
+        return None
+    if picked.ndim > 1 or picked.size > 64:
+        return None
+    return tuple(values[i] for i in picked.reshape(-1))
+
+
+def shape_of_value(shape: PartialShape) -> PartialValue | None:
+    """ShapeOf's value: the dims themselves."""
+    return None if shape.dims is None else tuple(shape.dims)
+
+
+def dynamic_like(shape: PartialShape) -> PartialShape:
+    """A shape of the same rank with every dim dynamic."""
+    return shape if shape.dims is None else PartialShape((DYNAMIC_DIM,) * len(shape.dims))
+
+
+def normalise_axis(ctx: OpContext, axis: int, rank: int, what: str = "axis", position: int | None = None) -> int:
+    """``axis`` in ``[-rank, rank-1]`` made non-negative, or an InferenceError."""
+    if not -rank <= axis < rank:
+        ctx.fail(f"{what} {axis} is out of the range [{-rank}, {rank - 1}] for rank {rank}", position=position)
+    return axis + rank if axis < 0 else axis
+
+
+def input_ints(ctx: OpContext, position: int) -> list[int] | None:
+    """An input's integer values when known at load (a constant, or a partial value known exactly)."""
+    value = ctx.const_value(position)
+    if value is not None:
+        if value.dtype.kind not in "iub":
+            return None
+        return [int(v) for v in value.reshape(-1)]
+    return exact_ints(ctx.partial_value(position))
+
+
+def check_rank_at_most_1(ctx: OpContext, position: int, what: str) -> None:
+    rank = ctx.inputs[position].shape.rank
+    if rank is not None and rank > 1:
+        ctx.fail(f"{what} must be a scalar or 1-D, got shape {ctx.inputs[position].shape.brief()}", position=position)
