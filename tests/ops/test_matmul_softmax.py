@@ -1,7 +1,7 @@
 """MatMul-1, Softmax-1/8 and LogSoftmax-5: OpenVINO's type_prop shapes (transposes, 1-D operands, broadcast
 batch dims, dynamic dims and ranks), values against ``Node.evaluate`` within the bounds stated in
-``ir_runner/ops/linalg/matmul.py`` (integers bit for bit, wrapping), LogSoftmax against float64 (OpenVINO has no
-reference for it), and seeded differential graphs."""
+``ir_runner/ops/linalg/matmul.py`` and ``ir_runner/ops/normalization/softmax.py`` (integers bit for bit,
+wrapping), LogSoftmax against float64 (OpenVINO has no reference for it), and seeded differential graphs."""
 
 from __future__ import annotations
 
@@ -236,7 +236,7 @@ def test_row_maximum_paths_agree_with_numpy(length):
     """Softmax's row maximum (column by column for many short rows, reduceat over contiguous rows, a reduce
     otherwise) equals ``np.maximum.reduce`` bit for bit, NaN and infinities included, on contiguous and
     strided rows."""
-    from ir_runner.ops.linalg.matmul import _row_max
+    from ir_runner.ops.normalization.softmax import _row_max
 
     rng = np.random.default_rng(length)
     x = rng.standard_normal((600, length)).astype(np.float32)  # (600 rows: by columns up to 16 a row)
@@ -248,8 +248,8 @@ def test_row_maximum_paths_agree_with_numpy(length):
 
 def test_softmax_rows_do_not_depend_on_their_block():
     """A row's bits are the same alone, in a block of rows, or as the last block's single row (rows of 9,000:
-    numpy's einsum adds a single long row in pieces of its buffer unless reduce.row_sums prevents it)."""
-    from ir_runner.ops.linalg.matmul import _BLOCK, softmax
+    numpy's einsum adds a single long row in pieces of its buffer unless numeric.row_sums prevents it)."""
+    from ir_runner.ops.normalization.softmax import _BLOCK, softmax
 
     rows = _BLOCK // 9000 + 1  # the last block holds one row
     x = (np.random.default_rng(4).standard_normal((rows, 9000)) * 3).astype(np.float32)
@@ -278,12 +278,12 @@ def test_softmax_threads_compute_each_row_once(shape, monkeypatch):
     import threading
 
     from ir_runner import parallel
-    from ir_runner.ops.linalg import matmul
+    from ir_runner.ops.normalization import softmax as module
 
     monkeypatch.setattr(parallel, "_WORKERS", 2)
     x = (np.random.default_rng(7).standard_normal(shape) * 4).astype(np.float32)
     out = np.empty_like(x)
-    seen, lock, rows_of = [], threading.Lock(), matmul._softmax_rows
+    seen, lock, rows_of = [], threading.Lock(), module._softmax_rows
     row_bytes = shape[-1] * 4
 
     def recorded(rows, result, log):
@@ -292,11 +292,11 @@ def test_softmax_threads_compute_each_row_once(shape, monkeypatch):
             seen.extend(range(first, first + result.shape[0]))
         rows_of(rows, result, log)
 
-    monkeypatch.setattr(matmul, "_softmax_rows", recorded)
-    matmul.softmax(x, axis=x.ndim - 1, out=out)
+    monkeypatch.setattr(module, "_softmax_rows", recorded)
+    module.softmax(x, axis=x.ndim - 1, out=out)
     assert sorted(seen) == list(range(x.size // shape[-1]))
     monkeypatch.setattr(parallel, "_WORKERS", 1)
-    assert_same_bits("f32", out, matmul.softmax(x, axis=x.ndim - 1))
+    assert_same_bits("f32", out, module.softmax(x, axis=x.ndim - 1))
 
 
 @pytest.mark.parametrize("log", [False, True])
@@ -309,7 +309,7 @@ def test_softmax_of_another_axis_or_a_narrow_type_in_parts(shape, axis, dtype, l
     path on a contiguous copy with that axis last, rounded once."""
     import tracemalloc
 
-    from ir_runner.ops.linalg.matmul import softmax
+    from ir_runner.ops.normalization.softmax import softmax
 
     x = (np.random.default_rng(len(shape) + axis).standard_normal(shape) * 4).astype(dtype)
     moved = np.ascontiguousarray(np.moveaxis(x, axis, -1), np.float32)

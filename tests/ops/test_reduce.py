@@ -270,7 +270,7 @@ def test_scalar_reduced_over_no_axis(kind, et, tmp_path):
 def test_row_sums_do_not_depend_on_the_rows_block_or_alignment(dtype):
     """Each row sums to the same bits whatever block of rows holds it and wherever it starts in memory, so
     threads and Dask blocks agree with a whole run (OpenBLAS's matrix-vector product fails this)."""
-    from ir_runner.ops.reduction.reduce import row_sums
+    from ir_runner.ops.toolkit.numeric import row_sums
 
     rng = np.random.default_rng(3)
     for length in (*range(1, 40), 63, 64, 65, 127, 1000, 4099, 8193, 20001):

@@ -6,7 +6,7 @@
 - ConvertPromoteTypes-14: both inputs converted to one common type, chosen as OpenVINO's
   ``evaluate_common_type`` chooses it (see :func:`promoted_type`); each output keeps its input's shape.
 
-Values follow Convert-1's rules exactly (``convert.convert``: OpenVINO's reference rounding, wrapping and
+Values follow Convert-1's rules exactly (``toolkit.convert_rules.convert``: OpenVINO's reference rounding, wrapping and
 saturation, with its documented deviations). OpenVINO has no ``evaluate`` of its own for ConvertPromoteTypes
 (a transformation replaces it by two Converts); the tests compare with those Converts' reference.
 """
@@ -16,7 +16,7 @@ from __future__ import annotations
 from ...errors import UnsupportedError
 from ...types import DYNAMIC, ELEMENT_TYPES, ElementType, PartialShape, TensorSpec, element_type_of
 from ..api import LATEST_OPSET, Attr, InputFit, OpContext, OpDef, keep_batch
-from .convert import convert
+from ..toolkit.convert_rules import convert
 
 _PROMOTABLE = frozenset({"dynamic", "boolean", "f16", "f32", "f64", "i4", "i8", "i16", "i32", "i64", "u1", "u4",
                          "u8", "u16", "u32", "u64", "f8e4m3", "f8e5m2", "bf16"})

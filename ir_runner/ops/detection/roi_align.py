@@ -37,6 +37,7 @@ import numpy as np
 from ...errors import InputError
 from ...types import DYNAMIC_DIM, Dim, PartialShape, TensorSpec, merge_dims
 from ..api import LATEST_OPSET, Attr, OpContext, OpDef
+from ..toolkit.numeric import Arith
 
 NAMES = ("data", "rois", "batch_indices")
 MODES = {"avg": "avg", "max": "max"}
@@ -86,42 +87,6 @@ def _infer(ctx: OpContext, version: int):
     shape = PartialShape((count, channels, Dim(params["pooled_h"], params["pooled_h"]),
                           Dim(params["pooled_w"], params["pooled_w"])))
     return [TensorSpec(et, shape)], params
-
-
-class Arith:
-    """The reference's arithmetic in T: f32/f64 as they are; f16/bf16 computed in f32 and rounded to T."""
-
-    def __init__(self, dtype: np.dtype) -> None:
-        self.t = dtype
-        self.narrow = dtype.itemsize < 4
-        self.w = np.dtype(np.float32) if self.narrow else dtype
-
-    def of(self, value) -> np.ndarray:
-        """A number or array converted to T (``static_cast<T>``)."""
-        return self._round(np.asarray(value).astype(self.w))
-
-    def add(self, a, b):
-        return self._round(np.add(self._wide(a), self._wide(b)))
-
-    def sub(self, a, b):
-        return self._round(np.subtract(self._wide(a), self._wide(b)))
-
-    def mul(self, a, b):
-        return self._round(np.multiply(self._wide(a), self._wide(b)))
-
-    def div(self, a, b):
-        return self._round(np.divide(self._wide(a), self._wide(b)))
-
-    def _wide(self, a):
-        return np.asarray(a).astype(self.w, copy=False) if self.narrow else np.asarray(a, dtype=self.t)
-
-    def _round(self, a):
-        if self.t.name != "bfloat16":
-            return a.astype(self.t)
-        # ov::bfloat16's "round_to_nearest_even": adds half an ULP only when the kept last bit is 1 (an odd
-        # value rounds to nearest, ties up; an even one is truncated)
-        bits = np.require(a, np.float32, "C").view(np.uint32)
-        return ((bits + ((bits & 0x10000) >> 1)) >> 16).astype(np.uint16).view(self.t)
 
 
 def _axis(ar: Arith, start, size, steps, pooled: int, ratio: int, extent: int):

@@ -32,7 +32,7 @@ import numpy as np
 from ...errors import InputError, ModelFormatError
 from ...types import DYNAMIC_DIM, Dim, PartialShape, TensorSpec
 from ..api import LATEST_OPSET, Attr, OpContext, OpDef
-from .roi_align import Arith
+from ..toolkit.numeric import Arith
 
 NAMES = ("data", "rois")
 METHODS = {"max": "max", "bilinear": "bilinear"}

@@ -26,7 +26,7 @@ import numpy as np
 from ...errors import InputError, ModelFormatError
 from ...types import DYNAMIC_DIM, DYNAMIC_SHAPE, PartialShape, TensorSpec
 from ..api import LATEST_OPSET, Attr, OpContext, OpDef
-from ..detection.roi_align import Arith
+from ..toolkit.numeric import Arith
 from ..toolkit.partial import unknown_dims, value_dims
 
 NAMES = ("output_shape", "min", "max")

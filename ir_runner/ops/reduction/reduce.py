@@ -41,11 +41,7 @@ from ...errors import UnsupportedError
 from ...parallel import PARALLEL_MIN_ELEMENTS, run_chunked
 from ...types import DYNAMIC_DIM, DYNAMIC_SHAPE, Dim, PartialShape, TensorSpec
 from ..api import LATEST_OPSET, Attr, OpContext, OpDef
-
-try:  # numpy's C einsum without its Python wrapper (a microsecond less a call)
-    from numpy._core.multiarray import c_einsum as _einsum
-except ImportError:  # pragma: no cover (numpy moved it once; np.einsum computes the same)
-    _einsum = np.einsum
+from ..toolkit.numeric import row_sums
 
 _COMPUTED = frozenset({"f16", "bf16", "f32", "f64", "i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64"})
 
@@ -127,27 +123,6 @@ def _accumulator(dtype: np.dtype) -> np.dtype:
     if dtype.kind in "iu" or dtype == np.float64:
         return dtype
     return np.dtype(np.float32)
-
-
-def row_sums(rows: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
-    """The sum of each row of C-contiguous 2-D f32/f64 ``rows`` (into 1-D ``out`` of the same type when given),
-    by numpy's einsum: each row is added in one vector of partial sums (four vectors added first, then into
-    it; the lanes summed at the end), in an order set by the row's length alone, not by the row's position,
-    alignment or block: threads and Dask blocks agree with a whole run. (Given a single row, einsum adds it in
-    pieces of its 8192-element buffer, another order: a single long row is summed as a block of two copies of
-    itself, twice the work for that row only.) Strided rows would take another einsum loop, another order:
-    callers copy them. Error at most ``(K / lanes + 2 + log2 lanes) u sum|x|``, inside ``K eps sum|x|``.
-    About twice as fast as ``np.add.reduce`` (pairwise) on long rows, 2.5x on short ones."""
-    if rows.shape[0] == 1 and rows.shape[1] > _ALONE:
-        total = _einsum("ij->i", np.broadcast_to(rows, (2, rows.shape[1])))[:1]
-        if out is None:
-            return total
-        out[...] = total
-        return out
-    return _einsum("ij->i", rows) if out is None else _einsum("ij->i", rows, out=out)
-
-
-_ALONE = 1024  # a single row longer than this is summed as two rows (einsum's buffering starts above 8192)
 
 
 def _trailing_rows(x: np.ndarray, axes: tuple[int, ...], dtype: np.dtype) -> np.ndarray | None:

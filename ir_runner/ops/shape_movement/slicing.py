@@ -1,4 +1,4 @@
-"""Slice-8 and StridedSlice-1 (begin/end/new_axis/shrink_axis/ellipsis masks, negative strides).
+"""Slice-8, StridedSlice-1 (begin/end/new_axis/shrink_axis/ellipsis masks, negative strides) and SliceScatter-15.
 
 Both return views (numpy basic indexing; ``views=True``); the reference's clamping of start/stop is
 Python's slice clamping. Output dims follow OpenVINO's ``shape_infer``, start/stop read as bounds: a
@@ -12,13 +12,19 @@ slice gets that unknown-values dim too.
 Deviation: a StridedSlice element that is both the ellipsis and a new/shrunk axis is read as the ellipsis, as
 OpenVINO's shape inference and CPU plugin do; the reference's slice plan reads it as the new/shrunk axis and
 returns a tensor of another shape than the inferred one (or reads outside the data).
+
+SliceScatter-15 (``torch.slice_scatter``, in-place slice assignment of converted PyTorch models): the data with
+the slice ``start:stop:step`` along ``axes`` (as Slice-8 takes it) replaced by ``updates``, whose shape must be
+the slice's. Output: the data's shape (its rank merged with the updates'). Bit-exact for every element type
+(data movement). OpenVINO's wheel has no reference evaluate: compared with the CPU plugin (which writes garbage
+when start/stop come at run time; ir-run re-plans per value instead).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from ...errors import IndexOutOfRangeError, KernelError
+from ...errors import IndexOutOfRangeError, InputError, KernelError
 from ...types import DYNAMIC_DIM, Dim, PartialShape, TensorSpec
 from ..api import LATEST_OPSET, Attr, OpContext, OpDef
 from ..toolkit.index_rules import require_integer
@@ -347,6 +353,73 @@ def _value_strided_slice(ctx: OpContext):
     return [moved_value(ctx, 0, lambda a: strided_slice(a, index=params["index"]))]
 
 
+# -- SliceScatter-15 ---------------------------------------------------------------------------------------
+
+class _SliceView:
+    """SliceScatter's context seen as a Slice-8's (data, start, stop, step[, axes]): positions 2.. read as 1.."""
+
+    def __init__(self, ctx: OpContext, shape: PartialShape) -> None:
+        self._ctx = ctx
+        self.inputs = [TensorSpec(ctx.inputs[0].element_type, shape)] + list(ctx.inputs[2:])
+
+    def _real(self, position: int) -> int:
+        return position if position == 0 else position + 1
+
+    def const_value(self, position: int):
+        return self._ctx.const_value(self._real(position))
+
+    def partial_value(self, position: int):
+        return self._ctx.partial_value(self._real(position))
+
+    def fail(self, detail: str, *, position: int | None = None, hint: str | None = None):
+        self._ctx.fail(detail, position=None if position is None else self._real(position), hint=hint)
+
+
+def infer_slice_scatter(ctx: OpContext):
+    data, updates = ctx.inputs[0], ctx.inputs[1]
+    et = ctx.common_element_type(0, 1)
+    shape = data.shape
+    if shape.rank is None and updates.shape.rank is not None:
+        shape = PartialShape((DYNAMIC_DIM,) * updates.shape.rank)
+    elif shape.rank is not None and updates.shape.rank is not None and shape.rank != updates.shape.rank:
+        ctx.fail(f"data {shape.brief()} and updates {updates.shape.brief()} must have one rank", position=1)
+    if shape.rank == 0:
+        ctx.fail("data and updates must not be scalars", position=0)
+    (expected,), params = infer_slice(_SliceView(ctx, shape))
+    if expected.shape.rank is not None and updates.shape.rank is not None:
+        for axis, (want, got) in enumerate(zip(expected.shape.dims, updates.shape.dims)):
+            if not _compatible(want, got):
+                ctx.fail(f"updates {updates.shape.brief()} do not fit the slice {expected.shape.brief()} (dim"
+                         f" {axis})", position=1)
+    return [TensorSpec(et, shape)], params
+
+
+def _compatible(a: Dim, b: Dim) -> bool:
+    return (a.hi is None or b.lo <= a.hi) and (b.hi is None or a.lo <= b.hi)
+
+
+def slice_scatter(data: np.ndarray, updates: np.ndarray, *inputs: np.ndarray, slices) -> np.ndarray:
+    """SliceScatter-15 (exact): a copy of ``data`` whose slice is ``updates``."""
+    index = tuple(clamped(*s, n) for s, n in zip(slices, data.shape))
+    out = data.copy()
+    target = out[index]
+    if target.shape != updates.shape:
+        raise InputError(f"SliceScatter: updates {list(updates.shape)} do not fit the slice {list(target.shape)}",
+                         port="input 1 (updates)")
+    target[...] = updates
+    return out
+
+
+def _slice_scatter_batch(params, inputs, outputs, axes):
+    if axes[0] is None or axes[0] != axes[1] or any(a is not None for a in axes[2:]):
+        return "data and updates must both carry the batch axis at one place, and nothing else"
+    slices = params.get("slices")
+    if slices is None or slices[axes[0]] != (None, None, None):
+        return "slices along the batch axis"
+    return [axes[0]]
+
+
+
 OPS = (
     OpDef("Slice", 8, 8, LATEST_OPSET, ("data", "start", "stop", "step", "axes"), infer_slice, slice_kernel,
           value=_value_slice, views=True, min_inputs=4, batch=_batch_slice),
@@ -354,4 +427,7 @@ OPS = (
           strided_slice, value=_value_strided_slice, views=True, min_inputs=3,
           attrs=(Attr("begin_mask"), Attr("end_mask"), Attr("new_axis_mask", ""), Attr("shrink_axis_mask", ""),
                  Attr("ellipsis_mask", ""))),
+    OpDef("SliceScatter", 15, 15, LATEST_OPSET, ("data", "updates", "start", "stop", "step", "axes"),
+          infer_slice_scatter, slice_scatter, roles=("data", "data", "start", "stop", "step", "axes"), min_inputs=5,
+          batch=_slice_scatter_batch),
 )

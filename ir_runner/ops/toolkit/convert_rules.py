@@ -24,7 +24,11 @@ import warnings
 
 import numpy as np
 
-from ...types import ELEMENT_TYPES  # (their .dtype imports ml_dtypes on first use, not at start-up)
+from ...types import (
+    ELEMENT_TYPES,  # (their .dtype imports ml_dtypes on first use, not at start-up)
+    ElementType,
+    element_type_of,
+)
 
 _NARROW_FLOATS = ("f16", "bf16", "f8e4m3", "f8e5m2", "f8e8m0", "f4e2m1", "nf4")
 
@@ -35,6 +39,66 @@ def convert_values(x: np.ndarray, src: str, dst: str, dst_dtype: np.dtype) -> np
         warnings.simplefilter("ignore")
         result = _convert(np.asarray(x).reshape(-1), src, dst)
     return np.asarray(result).astype(dst_dtype, copy=False).reshape(np.shape(x))
+
+
+def convert(x: np.ndarray, *, dst: ElementType, src: ElementType | None = None,
+            out: np.ndarray | None = None) -> np.ndarray:
+    """``x`` converted to ``dst``: a new array, or ``out`` (the output's dtype and shape) filled in place.
+    ``src`` is ``x``'s element type, needed when its dtype does not say it (nf4 codes are uint8); by default the
+    type of ``x.dtype``.
+
+    Conversions that are one numpy cast with the reference's result (same type: a copy; between
+    full-width integers; integers to f32/f64; f32 <-> f64; integers and f32/f64 to boolean) write
+    straight into the output; the others are computed by ``convert_values`` (then copied into ``out``).
+    """
+    if src is None or src == "dynamic":
+        src = element_type_of(x.dtype)
+    src_name = src.name if src is not None else str(x.dtype)
+    how = direct_kind(src_name, dst.name)
+    if how is None:
+        result = convert_values(x, src_name, dst.name, dst.dtype)
+        if out is None:
+            return result
+        np.copyto(out, result)
+        return out
+    if out is None:
+        out = np.empty(x.shape, dtype=dst.dtype)
+    if src_name == "boolean":
+        x = x.view(np.int8)  # the reference reads a boolean byte as a signed char
+    with np.errstate(over="ignore", invalid="ignore"):
+        if how == "truth":
+            np.not_equal(x, 0, out=out)
+        else:
+            np.copyto(out, x, casting="unsafe")
+    return out
+
+
+convert.accepts_out = True
+
+
+_WHOLE_INTS = frozenset({"i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64"})
+_CAST_SOURCES = _WHOLE_INTS | {"boolean", "f32", "f64"}
+
+
+def direct_kind(src: str, dst: str) -> str | None:
+    """'truth' (``x != 0``) or 'cast' (a numpy cast) when that is exactly the reference's conversion, else None.
+
+    Integer casts wrap (two's complement) and extend by the source's signedness; integer -> float casts
+    round to nearest even; f64 -> f32 rounds to nearest even and f32 -> f64 is exact (NaNs quietened by
+    the hardware, as the reference's). Narrow floats, sub-byte integers and float -> integer need
+    ``convert_rules``.
+    """
+    if src == dst and dst != "boolean":
+        return "cast"  # a plain copy, every bit kept
+    if src not in _CAST_SOURCES:
+        return None
+    if dst == "boolean":
+        return "truth"
+    if (src in _WHOLE_INTS or src == "boolean") and (dst in _WHOLE_INTS or dst in ("f32", "f64")):
+        return "cast"
+    if src in ("f32", "f64") and dst in ("f32", "f64"):
+        return "cast"
+    return None
 
 
 def _convert(x: np.ndarray, src: str, dst: str) -> np.ndarray:

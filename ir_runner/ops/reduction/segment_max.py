@@ -1,16 +1,12 @@
-"""Scatters of converted PyTorch models: SliceScatter-15 (``torch.slice_scatter``, in-place slice assignment)
-and SegmentMax-16 (``torch_scatter.segment_max`` / ``tf.math.segment_max``).
+"""SegmentMax-16 (``torch_scatter.segment_max`` / ``tf.math.segment_max``, of converted PyTorch and TensorFlow
+models).
 
-- SliceScatter: the data with the slice ``start:stop:step`` along ``axes`` (as Slice-8 takes it) replaced by
-  ``updates``, whose shape must be the slice's. Output: the data's shape (its rank merged with the updates').
-  Bit-exact for every element type (data movement). OpenVINO's wheel has no reference evaluate: compared with
-  the CPU plugin (which writes garbage when start/stop come at run time; ir-run re-plans per value instead).
-- SegmentMax: ``out[s] = max(data[i] for segment_ids[i] == s)`` along axis 0; ``segment_ids`` 1-D, sorted,
-  non-negative, as long as the data's axis 0; ``num_segments`` (optional scalar) sets the output's first dim,
-  else ``segment_ids[-1] + 1``; rows whose id reaches it are dropped; empty segments take ``fill_mode`` (ZERO:
-  0; LOWEST: ``numeric_limits<T>::lowest()``, the most negative finite value). Bit-exact, as the reference's
-  loop (see :func:`segment_max`); no evaluate in the wheel: compared with the CPU plugin, which agrees except
-  that it computes f16 in f32 and i64 in i32 (its LOWEST is then -inf and INT32_MIN).
+``out[s] = max(data[i] for segment_ids[i] == s)`` along axis 0; ``segment_ids`` 1-D, sorted,
+non-negative, as long as the data's axis 0; ``num_segments`` (optional scalar) sets the output's first dim,
+else ``segment_ids[-1] + 1``; rows whose id reaches it are dropped; empty segments take ``fill_mode`` (ZERO:
+0; LOWEST: ``numeric_limits<T>::lowest()``, the most negative finite value). Bit-exact, as the reference's
+loop (see :func:`segment_max`); no evaluate in the wheel: compared with the CPU plugin, which agrees except
+that it computes f16 in f32 and i64 in i32 (its LOWEST is then -inf and INT32_MIN).
 """
 
 from __future__ import annotations
@@ -18,74 +14,8 @@ from __future__ import annotations
 import numpy as np
 
 from ...errors import InputError
-from ...types import DYNAMIC_DIM, Dim, PartialShape, TensorSpec
+from ...types import DYNAMIC_DIM, Dim, PartialShape, TensorSpec, merge_dims
 from ..api import LATEST_OPSET, Attr, OpContext, OpDef
-from .slicing import clamped, infer_slice
-
-
-class _SliceView:
-    """SliceScatter's context seen as a Slice-8's (data, start, stop, step[, axes]): positions 2.. read as 1.."""
-
-    def __init__(self, ctx: OpContext, shape: PartialShape) -> None:
-        self._ctx = ctx
-        self.inputs = [TensorSpec(ctx.inputs[0].element_type, shape)] + list(ctx.inputs[2:])
-
-    def _real(self, position: int) -> int:
-        return position if position == 0 else position + 1
-
-    def const_value(self, position: int):
-        return self._ctx.const_value(self._real(position))
-
-    def partial_value(self, position: int):
-        return self._ctx.partial_value(self._real(position))
-
-    def fail(self, detail: str, *, position: int | None = None, hint: str | None = None):
-        self._ctx.fail(detail, position=None if position is None else self._real(position), hint=hint)
-
-
-def infer_slice_scatter(ctx: OpContext):
-    data, updates = ctx.inputs[0], ctx.inputs[1]
-    et = ctx.common_element_type(0, 1)
-    shape = data.shape
-    if shape.rank is None and updates.shape.rank is not None:
-        shape = PartialShape((DYNAMIC_DIM,) * updates.shape.rank)
-    elif shape.rank is not None and updates.shape.rank is not None and shape.rank != updates.shape.rank:
-        ctx.fail(f"data {shape.brief()} and updates {updates.shape.brief()} must have one rank", position=1)
-    if shape.rank == 0:
-        ctx.fail("data and updates must not be scalars", position=0)
-    (expected,), params = infer_slice(_SliceView(ctx, shape))
-    if expected.shape.rank is not None and updates.shape.rank is not None:
-        for axis, (want, got) in enumerate(zip(expected.shape.dims, updates.shape.dims)):
-            if not _compatible(want, got):
-                ctx.fail(f"updates {updates.shape.brief()} do not fit the slice {expected.shape.brief()} (dim"
-                         f" {axis})", position=1)
-    return [TensorSpec(et, shape)], params
-
-
-def _compatible(a: Dim, b: Dim) -> bool:
-    return (a.hi is None or b.lo <= a.hi) and (b.hi is None or a.lo <= b.hi)
-
-
-def slice_scatter(data: np.ndarray, updates: np.ndarray, *inputs: np.ndarray, slices) -> np.ndarray:
-    """SliceScatter-15 (exact): a copy of ``data`` whose slice is ``updates``."""
-    index = tuple(clamped(*s, n) for s, n in zip(slices, data.shape))
-    out = data.copy()
-    target = out[index]
-    if target.shape != updates.shape:
-        raise InputError(f"SliceScatter: updates {list(updates.shape)} do not fit the slice {list(target.shape)}",
-                         port="input 1 (updates)")
-    target[...] = updates
-    return out
-
-
-def _slice_scatter_batch(params, inputs, outputs, axes):
-    if axes[0] is None or axes[0] != axes[1] or any(a is not None for a in axes[2:]):
-        return "data and updates must both carry the batch axis at one place, and nothing else"
-    slices = params.get("slices")
-    if slices is None or slices[axes[0]] != (None, None, None):
-        return "slices along the batch axis"
-    return [axes[0]]
-
 
 
 def _lowest(dtype: np.dtype):
@@ -111,8 +41,8 @@ def infer_segment_max(ctx: OpContext):
         ctx.fail("data must not be a scalar", position=0)
     if ids.shape.rank not in (None, 1):
         ctx.fail(f"segment_ids must be 1-D, got {ids.shape.brief()}", position=1)
-    if data.shape.rank is not None and ids.shape.rank is not None and not _compatible(data.shape.dims[0],
-                                                                                        ids.shape.dims[0]):
+    if data.shape.rank is not None and ids.shape.rank is not None and merge_dims(data.shape.dims[0],
+                                                                                    ids.shape.dims[0]) is None:
         ctx.fail(f"segment_ids has {ids.shape.dims[0]} elements, data's first dim is {data.shape.dims[0]}",
                  position=1)
     id_values = ctx.const_value(1)
@@ -193,9 +123,6 @@ def _segment_batch(params, inputs, outputs, axes):
 
 
 OPS = (
-    OpDef("SliceScatter", 15, 15, LATEST_OPSET, ("data", "updates", "start", "stop", "step", "axes"),
-          infer_slice_scatter, slice_scatter, roles=("data", "data", "start", "stop", "step", "axes"), min_inputs=5,
-          batch=_slice_scatter_batch),
     OpDef("SegmentMax", 16, 16, LATEST_OPSET, ("data", "segment_ids", "num_segments"), infer_segment_max,
           segment_max, roles=("data", "counted", "sizes"), attrs=(Attr("fill_mode", None, ("zero", "lowest")),),
           min_inputs=2, batch=_segment_batch),

@@ -1,12 +1,6 @@
-"""Data-dependent selection: NonZero-3 and TopK-1/3/11 (``docs/semantics.md``, "Selection").
+"""TopK-1/3/11 (``docs/semantics.md``, "Selection").
 
-NonZero: the coordinates of non-zero elements (NaN counts, -0.0 does not) as ``[rank, count]`` in row-major
-order (``output_type`` i64 or i32); a scalar gives ``[[0]]`` (non-zero) or an empty ``[0, 0]``, as the
-reference. Its output shape depends on the values:
-at load it is ``[rank, 0..elements]``; its input has the deciding role ``counted``, so the plan is made per
-value of the Parameters it comes from (and a computed input above the folding limit is refused).
-
-TopK: the ``k`` largest (``mode='max'``) or smallest elements along ``axis``, ties broken by the lower index
+The ``k`` largest (``mode='max'``) or smallest elements along ``axis``, ties broken by the lower index
 (OpenVINO's reference orders by value, then index), as ``sort='value'`` (that order), ``'index'`` (by index)
 or ``'none'`` (the order in which the reference's ``std::nth_element``, libstdc++'s introselect, leaves
 them: emulated exactly, row by row in Python, so it is slow on long rows). ``stable`` (TopK-11) changes
@@ -27,37 +21,6 @@ from ...types import DYNAMIC_DIM, DYNAMIC_SHAPE, Dim, PartialShape, TensorSpec, 
 from ..api import LATEST_OPSET, Attr, InputFit, OpContext, OpDef
 from ..toolkit.index_rules import normalise_axis, require_integer
 from ..toolkit.stl_order import introselect
-
-# -- NonZero-3 -----------------------------------------------------------------------------------------
-
-
-def infer_non_zero(ctx: OpContext):
-    data = ctx.inputs[0]
-    name = ctx.attr_choice("output_type", {"i64": "i64", "i32": "i32"}, "i64")
-    et = element_type(name)
-    params = {"index_type": name}
-    value = ctx.const_value(0)
-    if value is not None:
-        count = int(np.count_nonzero(value))
-        return [TensorSpec(et, PartialShape.of((value.ndim if value.ndim else count, count)))], params
-    if data.shape.dims is None or data.shape.rank == 0:
-        return [TensorSpec(et, PartialShape((DYNAMIC_DIM, DYNAMIC_DIM)))], params
-    hi = 1
-    for d in data.shape.dims:
-        hi = None if hi is None or d.hi is None else hi * d.hi
-    if any(d.hi == 0 for d in data.shape.dims):  # no elements, however unknown the other dims (as OpenVINO)
-        hi = 0
-    count = DYNAMIC_DIM if hi is None else Dim(0, hi)
-    return [TensorSpec(et, PartialShape((Dim(data.shape.rank, data.shape.rank), count)))], params
-
-
-def non_zero(data: np.ndarray, *, index_type: str) -> np.ndarray:
-    """Coordinates of the non-zero elements, one row per axis (a scalar: ``[[0]]``, or ``[0, 0]`` when zero)."""
-    dtype = np.int32 if index_type == "i32" else np.int64
-    if data.ndim == 0:
-        return np.zeros((1, 1) if data.reshape(1)[0] else (0, 0), dtype=dtype)
-    return np.array(np.nonzero(data), dtype=dtype).reshape(data.ndim, -1)
-
 
 # -- TopK-1/3/11 ---------------------------------------------------------------------------------------
 
@@ -215,8 +178,6 @@ def _fit_k(params, inputs, position: int) -> InputFit | None:
 _TOPK_ATTRS = (Attr("axis"), Attr("mode", None, tuple(MODES)), Attr("sort", None, tuple(SORTS)),
                Attr("index_element_type", "i32", ("i32", "i64")))
 OPS = (
-    OpDef("NonZero", 3, 3, LATEST_OPSET, ("data",), infer_non_zero, non_zero, roles=("counted",),
-          attrs=(Attr("output_type", "i64", ("i64", "i32")),)),
     OpDef("TopK", 1, 1, 2, ("data", "k"), _topk_v1, topk, attrs=_TOPK_ATTRS, batch=_batch_rows, fit=_fit_k),
     OpDef("TopK", 3, 3, 10, ("data", "k"), _topk_v3, topk, attrs=_TOPK_ATTRS, batch=_batch_rows, fit=_fit_k),
     OpDef("TopK", 11, 11, LATEST_OPSET, ("data", "k"), _topk_v11, topk,
