@@ -10,7 +10,6 @@ from __future__ import annotations
 import functools
 
 from ...errors import ModelFormatError, UnsupportedError, clip_text
-from ...ir.weights import const_array
 from ...types import NUMPY_MAX_RANK, PartialShape, TensorSpec, parse_partial_shape
 from ..api import LATEST_OPSET, NEWEST_OPSET, Attr, OpContext, OpDef, keep_batch, no_batch
 
@@ -59,7 +58,7 @@ def infer_const(ctx: OpContext):
             f" rank {len(shape.dims)} is above numpy's limit of {NUMPY_MAX_RANK} dims",
             layer=ctx.ref,
         )
-    value = const_array(ctx.ref, et, shape, offset, size, ctx.weights)
+    value = ctx.weights.const(ctx.ref, et, shape, offset, size)
     return [TensorSpec(et, shape)], {"value": value}
 
 
