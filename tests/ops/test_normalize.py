@@ -83,7 +83,7 @@ def _patched(path, pattern, replacement):
     (lambda x: opset6.mvn(x, _i64(1), True, 1e-5, "inside_sqrt"), 'eps_mode="[^"]*"', 'eps_mode="x"',
      "eps_mode"),
     (lambda x: opset1.normalize_l2(x, _i64(1), 1e-5, "add"), 'eps_mode="add"', 'eps_mode="mul"', "eps_mode"),
-    (lambda x: opset2.mvn(x, True, True, 1e-9), 'reduction_axes="[^"]*"', 'reduction_axes="1,7"', "axis 7"),
+    (lambda x: opset2.mvn(x, True, True, 1e-9), 'reduction_axes="[^"]*"', 'reduction_axes="1,7"', "axis=7"),
     (lambda x: opset1.lrn(x, _i64(1), 1e-4, 0.75, 1.0, 3), 'size="3"', 'size="0"', "size"),
 ])
 def test_invalid_layers_are_errors(build, pattern, replacement, message, tmp_path):

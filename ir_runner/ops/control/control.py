@@ -60,6 +60,7 @@ from ...types import (
     parse_partial_shape,
 )
 from ..api import LATEST_OPSET, Body, InputFit, OpContext, OpDef
+from ..toolkit.axes import normalise_axis
 
 LOOP_MAX_ITERATIONS = 2**31 - 1
 """The most iterations ir-run runs a Loop whose body condition is constantly true (its trip count decides)."""
@@ -191,12 +192,6 @@ def _one_value(ctx: OpContext, value: np.ndarray, position: int, name: str):
     return value.reshape(-1)[0]
 
 
-def _normalise_axis(ctx: OpContext, axis: int, rank: int, what: str) -> int:
-    if not -rank <= axis < rank:
-        ctx.fail(f"{what} has axis={axis}, outside [{-rank}, {rank - 1}] for rank {rank}")
-    return axis + rank if axis < 0 else axis
-
-
 def _outer_values(ctx: OpContext, inputs: list[MapEntry]) -> dict[str, np.ndarray]:
     """Constant values of the outer inputs that feed body Parameters unchanged through every iteration."""
     values = {}
@@ -301,14 +296,14 @@ def _sliced_spec(ctx: OpContext, entry: MapEntry, spec: TensorSpec) -> TensorSpe
     dims = spec.shape.dims
     if dims is None:
         return TensorSpec(spec.element_type, DYNAMIC_SHAPE)
-    axis = _normalise_axis(ctx, entry.axis, len(dims), f"the sliced input {entry.position}")
+    axis = normalise_axis(ctx, entry.axis, len(dims), what=f"the sliced input {entry.position}: axis")
     new = list(dims)
     new[axis] = Dim(entry.part_size, entry.part_size)
     return TensorSpec(spec.element_type, PartialShape(tuple(new)))
 
 
 def _concat_axis(ctx: OpContext, entry: MapEntry, rank: int) -> int:
-    return _normalise_axis(ctx, entry.axis, max(rank, 1), f"the concatenated output {entry.position}")
+    return normalise_axis(ctx, entry.axis, max(rank, 1), what=f"the concatenated output {entry.position}: axis")
 
 
 def _slices(array: np.ndarray, axis: int, count: int, reverse: bool) -> list[np.ndarray]:
@@ -368,7 +363,8 @@ def infer_tensor_iterator(ctx: OpContext):
     for entry in sliced:  # normalised axes (the kernel needs them)
         shape = ctx.inputs[entry.position].shape
         if shape.dims is not None:
-            entry.axis = _normalise_axis(ctx, entry.axis, len(shape.dims), f"the sliced input {entry.position}")
+            entry.axis = normalise_axis(ctx, entry.axis, len(shape.dims),
+                                        what=f"the sliced input {entry.position}: axis")
         shapes.append(shape)
     count = ti_iterations(sliced, concats, shapes)
     if count >= 0:

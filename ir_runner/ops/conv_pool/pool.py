@@ -30,6 +30,7 @@ import numpy as np
 from ...parallel import run_chunked
 from ...types import DYNAMIC_DIM, DYNAMIC_SHAPE, Dim, PartialShape, TensorSpec, element_type
 from ..api import LATEST_OPSET, Attr, OpContext, OpDef
+from ..toolkit.axes import normalise_axis
 from ..toolkit.partial import value_dims
 from ..toolkit.window import (
     AUTO_PADS,
@@ -158,10 +159,7 @@ def infer_pool(ctx: OpContext, kind: str, version: int):
         if et is None or et.name not in INDEX_TYPES:
             ctx.fail(f"index_element_type={index_type!r} must be i32 or i64")
         axis = ctx.attr_int("axis", 0)
-        if shape.rank is not None:
-            if not -shape.rank <= axis < shape.rank:
-                ctx.fail(f"axis={axis} is out of the range [{-shape.rank}, {shape.rank - 1}]")
-            axis %= shape.rank
+        axis = normalise_axis(ctx, axis, shape.rank)
         params.update(axis=axis, index_type=et.name)
         outputs.append(TensorSpec(et, out_shape))
     return outputs, params

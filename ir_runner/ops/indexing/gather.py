@@ -30,6 +30,7 @@ from ..api import (
     quiet_f16_nans,
     takes_row_offsets,
 )
+from ..toolkit.axes import normalise_axis
 from ..toolkit.convert_rules import convert_values
 
 
@@ -80,7 +81,7 @@ def _unknown_axis_shape(ctx: OpContext, data: PartialShape, indices: PartialShap
 
 def gather_shape(ctx: OpContext, data: PartialShape, indices: PartialShape, axis: int, batch_dims: int):
     """Output partial shape and the normalised (axis, batch_dims); fails like OpenVINO's shape_infer."""
-    given_axis, given_bd = axis, batch_dims
+    given_bd = batch_dims
     if batch_dims < 0 and indices.rank is not None:
         batch_dims += indices.rank
         if batch_dims < 0:
@@ -88,13 +89,7 @@ def gather_shape(ctx: OpContext, data: PartialShape, indices: PartialShape, axis
                 f"batch_dims={given_bd} is below -rank(indices)={-indices.rank}"
                 " (OpenVINO accepts it and computes garbage; ir-run refuses it)"
             )
-    if data.rank is not None:
-        if not -data.rank <= axis < max(data.rank, 1) or data.rank == 0:
-            ctx.fail(
-                f"axis={given_axis} is out of the range [{-data.rank}, {data.rank - 1}] for data of rank {data.rank}",
-                position=2,
-            )
-        axis = axis + data.rank if axis < 0 else axis
+    axis = normalise_axis(ctx, axis, data.rank, position=2)
     if 0 <= axis < batch_dims:
         ctx.fail(f"after normalisation batch_dims must be <= axis, got batch_dims={batch_dims}, axis={axis}")
     if indices.rank is not None and batch_dims >= 0 and batch_dims > indices.rank:

@@ -37,18 +37,17 @@ import numpy as np
 from ...errors import InputError
 from ...types import DYNAMIC_DIM, DYNAMIC_SHAPE, PartialShape, TensorSpec, merge_dims
 from ..api import LATEST_OPSET, Attr, OpContext, OpDef, quiet_f16_nans
+from ..toolkit.axes import normalise_axis, scalar_axis
 from ..toolkit.convert_rules import bf16_as_openvino_rounds
 from ..toolkit.index_rules import (
     checked_indices,
     dim_product,
     fit_within,
     last_writes,
-    normalise_axis,
     occurrence_rounds,
     prod,
     require_integer,
     require_same_type,
-    scalar_axis,
 )
 
 # -- GatherElements-6 ----------------------------------------------------------------------------------

@@ -9,7 +9,8 @@ import numpy as np
 
 from ...types import DYNAMIC_DIM, DYNAMIC_SHAPE, Dim, PartialShape, TensorSpec
 from ..api import Attr, InputFit, OpContext, OpDef
-from ..toolkit.index_rules import normalise_axis, require_integer, require_same_type
+from ..toolkit.axes import normalise_axis
+from ..toolkit.index_rules import require_integer, require_same_type
 
 
 def infer_one_hot(ctx: OpContext):

@@ -25,13 +25,12 @@ import numpy as np
 from ...errors import UnsupportedError
 from ...types import ElementType, PartialShape, TensorSpec, element_type, merge_dims
 from ..api import LATEST_OPSET, Attr, OpContext, OpDef
+from ..toolkit.axes import const_axes, normalise_axes
 from ..toolkit.index_rules import require_integer
 from ..toolkit.norm_common import (
     as_compute,
-    const_axes,
     keep_batch,
     merge_channel,
-    normalise_axes,
     require_float,
     same_spec,
 )
@@ -101,7 +100,7 @@ def infer_mvn1(ctx: OpContext):
     given = ctx.attr_ints("reduction_axes", [])
     axes = None
     if given and rank is not None:
-        axes = normalise_axes(ctx, given, rank)
+        axes = normalise_axes(ctx, given, rank, unique=True)
     elif rank is not None:
         axes = tuple(range(1 if across else 2, rank))
     return same_spec(ctx), {"axes": axes, "normalize_variance": ctx.attr_bool("normalize_variance", True),

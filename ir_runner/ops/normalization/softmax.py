@@ -24,6 +24,7 @@ from ...errors import UnsupportedError
 from ...parallel import run_chunked
 from ...types import TensorSpec
 from ..api import LATEST_OPSET, Attr, KernelFn, OpContext, OpDef
+from ..toolkit.axes import normalise_axis
 from ..toolkit.numeric import compute_dtype, row_sums
 
 _FLOATS = frozenset({"f16", "bf16", "f32", "f64"})
@@ -36,12 +37,7 @@ def _infer_softmax(ctx: OpContext, version: int):
         raise UnsupportedError(f"{ctx.op.type if ctx.op else 'Softmax'} of element type {et} is not supported",
                                layer=ctx.ref)
     axis = ctx.attr_int("axis", 1)
-    rank = data.shape.rank
-    if rank is not None:
-        low = 0 if version == 1 else -rank
-        if not low <= axis < rank:
-            ctx.fail(f"axis={axis} is out of the range [{low}, {rank - 1}] for data of rank {rank}")
-        axis = axis + rank if axis < 0 else axis
+    axis = normalise_axis(ctx, axis, data.shape.rank, negative=version != 1)
     return [TensorSpec(et, data.shape)], {"axis": axis}
 
 

@@ -41,6 +41,7 @@ from ...errors import UnsupportedError
 from ...parallel import PARALLEL_MIN_ELEMENTS, run_chunked
 from ...types import DYNAMIC_DIM, DYNAMIC_SHAPE, Dim, PartialShape, TensorSpec
 from ..api import LATEST_OPSET, Attr, OpContext, OpDef
+from ..toolkit.axes import normalise_axes, normalise_axis
 from ..toolkit.numeric import row_sums
 
 _COMPUTED = frozenset({"f16", "bf16", "f32", "f64", "i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64"})
@@ -57,15 +58,6 @@ def _axes_value(ctx: OpContext, position: int) -> list[int] | None:
     if partial is not None and all(d.is_static for d in partial):
         return [d.lo for d in partial]
     return None
-
-
-def normalise_axes(ctx: OpContext, axes: list[int], rank: int, position: int) -> tuple[int, ...]:
-    """Axes in ``[-rank, rank)`` made non-negative, sorted, without repeats; an out-of-range axis fails."""
-    for axis in axes:
-        if not -rank <= axis < rank:
-            ctx.fail(f"axis {axis} is out of the range [{-rank}, {rank - 1}] for data of rank {rank}",
-                     position=position)
-    return tuple(sorted({a + rank if a < 0 else a for a in axes}))
 
 
 def reduced_shape(shape: PartialShape, axes: tuple[int, ...], keep_dims: bool) -> PartialShape:
@@ -93,7 +85,7 @@ def _infer_reduce(ctx: OpContext, kind: str):
     axes = _axes_value(ctx, 1)
     rank = data.shape.rank
     if rank is not None and axes is not None:
-        axes_t = normalise_axes(ctx, axes, rank, 1)
+        axes_t = normalise_axes(ctx, axes, rank, position=1)
         return [TensorSpec(et, reduced_shape(data.shape, axes_t, keep_dims))], {
             "kind": kind, "axes": axes_t, "keep_dims": keep_dims}
     if keep_dims:
@@ -327,7 +319,7 @@ def _infer_cumsum(ctx: OpContext):
     if rank is not None and params["axis"] is not None:
         if rank == 0:
             ctx.fail("data must have a rank of at least 1", position=0)
-        params["axis"] = normalise_axes(ctx, [params["axis"]], rank, 1)[0]
+        params["axis"] = normalise_axis(ctx, params["axis"], rank, position=1)
     return [TensorSpec(et, data.shape)], params
 
 

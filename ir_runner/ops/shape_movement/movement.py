@@ -22,7 +22,8 @@ import numpy as np
 from ...errors import InputError
 from ...types import DYNAMIC_DIM, DYNAMIC_SHAPE, Dim, PartialShape, TensorSpec
 from ..api import LATEST_OPSET, Attr, OpContext, OpDef
-from ..toolkit.index_rules import normalise_axis, require_integer, require_same_type
+from ..toolkit.axes import normalise_axis
+from ..toolkit.index_rules import require_integer, require_same_type
 
 # -- Pad-1/12 ------------------------------------------------------------------------------------------
 
@@ -184,7 +185,7 @@ def infer_reverse(ctx: OpContext):
         if mode == "mask":
             axes = tuple(int(i) for i in np.flatnonzero(value.reshape(-1)))
         else:
-            axes = tuple(sorted({normalise_axis(ctx, int(a), rank, 1) for a in value.reshape(-1)}))
+            axes = tuple(sorted({normalise_axis(ctx, int(a), rank, position=1) for a in value.reshape(-1)}))
     return [TensorSpec(data.element_type, data.shape)], {"axes": axes}
 
 
@@ -210,7 +211,7 @@ def infer_roll(ctx: OpContext):
     value = ctx.const_value(2)
     axes = None
     if value is not None and data.shape.rank is not None:
-        axes = tuple(normalise_axis(ctx, int(a), data.shape.rank, 2) for a in value.reshape(-1))
+        axes = tuple(normalise_axis(ctx, int(a), data.shape.rank, position=2) for a in value.reshape(-1))
     return [TensorSpec(data.element_type, data.shape)], {"axes": axes}
 
 

@@ -16,15 +16,7 @@ import numpy as np
 from ...errors import InputError
 from ...types import PartialShape, TensorSpec, merge_dims
 from ..api import LATEST_OPSET, Attr, OpContext, OpDef
-
-
-def _axis(ctx: OpContext, name: str, rank: int | None) -> int:
-    value = ctx.attr_int(name, 0 if name == "batch_axis" else 1)
-    if rank is None:
-        return value
-    if not -rank <= value < rank:
-        ctx.fail(f"{name}={value} is out of the range [{-rank}, {rank - 1}]")
-    return value + rank if value < 0 else value
+from ..toolkit.axes import normalise_axis
 
 
 def infer_reverse_sequence(ctx: OpContext):
@@ -36,7 +28,8 @@ def infer_reverse_sequence(ctx: OpContext):
         ctx.fail(f"seq_lengths must be 1-D, got {lengths.shape.brief()}", position=1)
     if lengths.element_type.kind not in ("int", "uint", "float", "dynamic") or lengths.element_type.dtype is None:
         ctx.fail(f"seq_lengths must have a numeric type, got {lengths.element_type}", position=1)
-    batch_axis, seq_axis = _axis(ctx, "batch_axis", rank), _axis(ctx, "seq_axis", rank)
+    batch_axis = normalise_axis(ctx, ctx.attr_int("batch_axis", 0), rank, what="batch_axis")
+    seq_axis = normalise_axis(ctx, ctx.attr_int("seq_axis", 1), rank, what="seq_axis")
     if rank is not None and batch_axis == seq_axis:
         ctx.fail(f"batch_axis and seq_axis are both axis {batch_axis}", hint="OpenVINO accepts it, but its"
                  " reference then leaves output elements unwritten (undefined values)")

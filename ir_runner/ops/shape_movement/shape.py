@@ -19,6 +19,7 @@ from ...errors import InputError
 from ...parallel import PARALLEL_MIN_ELEMENTS, run_chunked
 from ...types import DYNAMIC_DIM, ELEMENT_TYPES, Dim, ElementType, PartialShape, TensorSpec, merge_dims
 from ..api import LATEST_OPSET, NEWEST_OPSET, Attr, InputFit, OpContext, OpDef, reshaped_batch
+from ..toolkit.axes import normalise_axis
 from ..toolkit.index_rules import require_integer
 from ..toolkit.partial import (
     INT64_MAX,
@@ -30,7 +31,6 @@ from ..toolkit.partial import (
     dynamic_like,
     input_ints,
     moved_value,
-    normalise_axis,
     shape_of_value,
     unknown_dims,
 )
@@ -226,7 +226,7 @@ def _infer_squeeze(ctx: OpContext):
         if shape.dims is not None and axes_shape.is_static:
             values = input_ints(ctx, 1)
             if values is not None:
-                axes = {normalise_axis(ctx, a, len(shape.dims), "axis", 1) for a in values}
+                axes = {normalise_axis(ctx, a, len(shape.dims), position=1) for a in values}
             elif shape.dims and int(np.prod(axes_shape.to_shape())) == 1:
                 if any(d.contains(1) for d in shape.dims):
                     out = PartialShape((DYNAMIC_DIM,) * (len(shape.dims) - 1))
@@ -279,7 +279,7 @@ def _infer_unsqueeze(ctx: OpContext):
     unique = set(values)
     rank = len(shape.dims) + len(unique)
     dims = list(shape.dims)
-    for axis in sorted({normalise_axis(ctx, a, rank, "axis", 1) for a in unique}):
+    for axis in sorted({normalise_axis(ctx, a, rank, position=1) for a in unique}):
         if axis <= len(dims):
             dims.insert(axis, ONE)
         else:
@@ -315,7 +315,7 @@ def _infer_concat(ctx: OpContext):
         rank = len(spec.shape.dims)
         if rank == 0:
             ctx.fail("Concat inputs must not be scalars", position=i)
-        axis = normalise_axis(ctx, axis_attr, rank, "axis")
+        axis = normalise_axis(ctx, axis_attr, rank)
         total = dim_add(total, spec.shape.dims[axis])
         dims = list(spec.shape.dims)
         dims[axis] = DYNAMIC_DIM
@@ -386,7 +386,7 @@ def _split_axis(ctx: OpContext, shape: PartialShape) -> int | None:
     values = input_ints(ctx, 1)
     if values is None or shape.dims is None:
         return None
-    return normalise_axis(ctx, values[0], len(shape.dims), "axis", 1)
+    return normalise_axis(ctx, values[0], len(shape.dims), position=1)
 
 
 def _infer_split(ctx: OpContext):

@@ -27,8 +27,9 @@ import numpy as np
 from ...errors import IndexOutOfRangeError, InputError, KernelError
 from ...types import DYNAMIC_DIM, Dim, PartialShape, TensorSpec
 from ..api import LATEST_OPSET, Attr, OpContext, OpDef
+from ..toolkit.axes import normalise_axis
 from ..toolkit.index_rules import require_integer
-from ..toolkit.partial import INT64_MAX, INT64_MIN, as_bounds, input_ints, moved_value, normalise_axis
+from ..toolkit.partial import INT64_MAX, INT64_MIN, as_bounds, input_ints, moved_value
 
 _INF = -1  # OpenVINO's inf_bound in sliced-value arithmetic
 
@@ -142,7 +143,7 @@ def infer_slice(ctx: OpContext):
         given = input_ints(ctx, 4)
         if given is not None:
             lengths["axes"] = len(given)
-            axes = [normalise_axis(ctx, a, rank, "axis", 4) for a in given]
+            axes = [normalise_axis(ctx, a, rank, position=4) for a in given]
             if len(set(axes)) != len(axes):
                 ctx.fail(f"axes {given} must be unique", position=4)
     elif start is not None:

@@ -20,6 +20,7 @@ import numpy as np
 from ...errors import ModelFormatError
 from ...types import Dim, PartialShape, TensorSpec
 from ..api import LATEST_OPSET, Attr, OpContext, OpDef
+from ..toolkit.axes import normalise_axis
 
 _MODES = {"blocks_first": "blocks_first", "depth_first": "depth_first"}
 
@@ -48,9 +49,7 @@ def infer_shuffle(ctx: OpContext):
     if rank is not None:
         if rank == 0:
             ctx.fail("data must have rank >= 1")
-        if not -rank <= axis < rank:
-            ctx.fail(f"axis={axis} is out of the range [{-rank}, {rank - 1}]")
-        axis = axis + rank if axis < 0 else axis
+        axis = normalise_axis(ctx, axis, rank)
         d = data.shape.dims[axis]
         if d.is_static and d.lo % group:
             ctx.fail(f"the channel dim {d.lo} (axis {axis}) is not divisible by group={group}")

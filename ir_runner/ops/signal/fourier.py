@@ -21,6 +21,7 @@ import numpy as np
 
 from ...types import DYNAMIC, DYNAMIC_DIM, DYNAMIC_SHAPE, Dim, ElementType, PartialShape, TensorSpec
 from ..api import LATEST_OPSET, OpContext, OpDef
+from ..toolkit.axes import normalise_axis
 
 NAMES = ("data", "axes", "signal_size")
 ROLES = ("data", "axes", "sizes")
@@ -77,12 +78,8 @@ def _axes(ctx: OpContext, rank: int, complex_data: bool) -> tuple[int, ...] | No
     usable = rank - 1 if complex_data else rank
     if len(raw) > usable:
         ctx.fail(f"{len(raw)} axes for data of rank {rank}: at most {usable} can be transformed", position=1)
-    for axis in raw:
-        if not -usable <= axis < usable:
-            hint = "the last dim holds the complex pair and is not an axis" if complex_data else None
-            ctx.fail(f"axis {axis} is out of the range [{-usable}, {usable - 1}] for data of rank {rank}",
-                     position=1, hint=hint)
-    axes = tuple(a % usable for a in raw)
+    hint = "the last dim holds the complex pair and is not an axis" if complex_data else None
+    axes = tuple(normalise_axis(ctx, axis, usable, position=1, hint=hint) for axis in raw)
     if len(set(axes)) != len(axes):
         ctx.fail(f"axes must be unique, got {raw} (normalised {list(axes)})", position=1)
     return axes

@@ -19,7 +19,8 @@ import numpy as np
 from ...errors import InputError
 from ...types import DYNAMIC_DIM, DYNAMIC_SHAPE, Dim, PartialShape, TensorSpec, element_type
 from ..api import LATEST_OPSET, Attr, InputFit, OpContext, OpDef
-from ..toolkit.index_rules import normalise_axis, require_integer
+from ..toolkit.axes import normalise_axis
+from ..toolkit.index_rules import require_integer
 from ..toolkit.stl_order import introselect
 
 # -- TopK-1/3/11 ---------------------------------------------------------------------------------------
@@ -44,7 +45,7 @@ def infer_topk(ctx: OpContext, version: int):
     if data.shape.rank == 0:
         ctx.fail("data must have at least one axis", position=0)
     axis = ctx.attr_int("axis", 0)
-    axis = normalise_axis(ctx, axis, data.shape.rank) if data.shape.rank is not None else axis
+    axis = normalise_axis(ctx, axis, data.shape.rank)
     value = ctx.const_value(1)
     k = None
     if value is not None:

@@ -26,7 +26,7 @@ import numpy as np
 from ...errors import InputError
 from ...types import DYNAMIC_DIM, DYNAMIC_SHAPE, Dim, PartialShape, TensorSpec, element_type
 from ..api import LATEST_OPSET, Attr, OpContext, OpDef
-from ..toolkit.index_rules import normalise_axis
+from ..toolkit.axes import normalise_axis
 
 INDEX_TYPES = {"i32": "i32", "i64": "i64"}
 
@@ -50,7 +50,7 @@ def _infer(ctx: OpContext):
             ctx.fail("axis must be a constant (OpenVINO requires a Constant there)", position=1)
         if value.size != 1:
             ctx.fail(f"axis must have 1 element, it has {value.size}", position=1)
-        axis = normalise_axis(ctx, int(value.reshape(-1)[0]), rank, 1)
+        axis = normalise_axis(ctx, int(value.reshape(-1)[0]), rank, position=1)
     params = {"sorted": ctx.attr_bool("sorted", True), "axis": axis,
               "index_type": ctx.attr_choice("index_element_type", INDEX_TYPES, "i64"),
               "count_type": ctx.attr_choice("count_element_type", INDEX_TYPES, "i64")}

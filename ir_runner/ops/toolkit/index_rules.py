@@ -27,28 +27,6 @@ def require_same_type(ctx: OpContext, first: int, second: int, what: str) -> Non
         ctx.fail(f"{what}: element types differ, {a} and {b}", position=second)
 
 
-def scalar_axis(ctx: OpContext, position: int, rank: int | None) -> int | None:
-    """The constant scalar (or 1-element) axis of input ``position``, normalised against ``rank`` (None: not
-    constant; kept as given when the rank is unknown)."""
-    spec = ctx.inputs[position]
-    if spec.shape.rank is not None and (spec.shape.rank > 1 or spec.shape.rank == 1 and spec.shape.dims[0].lo > 1):
-        ctx.fail(f"axis must be a scalar or have 1 element, got shape {spec.shape.brief()}", position=position)
-    value = ctx.const_value(position)
-    if value is None:
-        return None
-    if value.size != 1:
-        ctx.fail(f"axis must have 1 element, it has {value.size}", position=position)
-    return normalise_axis(ctx, int(value.reshape(-1)[0]), rank, position)
-
-
-def normalise_axis(ctx: OpContext, axis: int, rank: int | None, position: int | None = None) -> int:
-    if rank is None:
-        return axis
-    if not -rank <= axis < rank:
-        ctx.fail(f"axis {axis} is out of the range [{-rank}, {rank - 1}] for rank {rank}", position=position)
-    return axis + rank if axis < 0 else axis
-
-
 def as_index_array(indices: np.ndarray) -> np.ndarray:
     """Index values as int64, as the reference reads them (u64 wraps to int64)."""
     return indices.astype(np.int64, copy=False)

@@ -22,31 +22,6 @@ def require_float(ctx: OpContext, position: int = 0, what: str = "data") -> None
                  position=position)
 
 
-def const_axes(ctx: OpContext, position: int, rank: int | None, *, unique: bool = True) -> tuple[int, ...] | None:
-    """The constant axes of input ``position`` normalised to ``[0, rank)`` (sorted; None when not constant
-    or the rank is unknown). Fails for an axis out of range or repeated."""
-    spec = ctx.inputs[position]
-    if spec.shape.rank is not None and spec.shape.rank > 1:
-        ctx.fail(f"axes must be a scalar or 1-D, got shape {spec.shape.brief()}", position=position)
-    value = ctx.const_value(position)
-    if value is None or rank is None:
-        return None
-    return normalise_axes(ctx, [int(v) for v in value.reshape(-1)], rank, position=position, unique=unique)
-
-
-def normalise_axes(ctx: OpContext, axes: list[int], rank: int, *, position: int | None = None,
-                   unique: bool = True) -> tuple[int, ...]:
-    out = []
-    for axis in axes:
-        if not -rank <= axis < rank:
-            ctx.fail(f"axis {axis} is out of the range [{-rank}, {rank - 1}] for data of rank {rank}",
-                     position=position)
-        out.append(axis + rank if axis < 0 else axis)
-    if unique and len(set(out)) != len(out):
-        ctx.fail(f"axes {axes} repeat an axis", position=position)
-    return tuple(sorted(set(out)))
-
-
 def same_spec(ctx: OpContext) -> list[TensorSpec]:
     return [TensorSpec(ctx.inputs[0].element_type, ctx.inputs[0].shape)]
 

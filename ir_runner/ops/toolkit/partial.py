@@ -106,13 +106,6 @@ def dynamic_like(shape: PartialShape) -> PartialShape:
     return shape if shape.dims is None else PartialShape((DYNAMIC_DIM,) * len(shape.dims))
 
 
-def normalise_axis(ctx: OpContext, axis: int, rank: int, what: str = "axis", position: int | None = None) -> int:
-    """``axis`` in ``[-rank, rank-1]`` made non-negative, or an InferenceError."""
-    if not -rank <= axis < rank:
-        ctx.fail(f"{what} {axis} is out of the range [{-rank}, {rank - 1}] for rank {rank}", position=position)
-    return axis + rank if axis < 0 else axis
-
-
 def input_ints(ctx: OpContext, position: int) -> list[int] | None:
     """An input's integer values when known at load (a constant, or a partial value known exactly)."""
     value = ctx.const_value(position)
