@@ -24,6 +24,7 @@ import numpy as np
 
 from ...types import DYNAMIC_DIM, DYNAMIC_SHAPE, Dim, PartialShape, TensorSpec, merge_dims
 from ..api import LATEST_OPSET, Attr, OpContext, OpDef
+from ..toolkit.dims import ceil_div, dim_add, dim_div, dim_mul, dim_sub, floor_div
 from ..toolkit.partial import unknown_dims, value_dims
 from ..toolkit.window import (
     AUTO_PADS,
@@ -31,12 +32,7 @@ from ..toolkit.window import (
     INTEGER_TYPES,
     as_dim,
     batch_axis_zero,
-    ceil_div,
     dilated,
-    dim_add,
-    dim_mul,
-    dim_sub,
-    floor_div,
     refuse_element_type,
     same_padding,
 )
@@ -123,21 +119,13 @@ def _output_channels(ctx: OpContext, data: PartialShape, filters: PartialShape, 
     channels = filters.dims[0]
     inputs = filters.dims[per_group]
     if data.rank is not None and inputs.is_static:
-        groups = _dim_div(data.dims[1], inputs.lo) if inputs.lo else None
+        groups = dim_div(data.dims[1], inputs.lo) if inputs.lo else None
         channels = merge_dims(channels, groups) if groups is not None else None
         if channels is None:
             ctx.fail(f"data channels ({data.dims[1]}) are incompatible with the filter groups"
                      f" ({filters.dims[0]}) and input channels ({inputs})", position=1)
     return _dim_times(channels, filters.dims[times])
 
-
-def _dim_div(d: Dim, k: int) -> Dim | None:
-    """``Dimension / k`` (None: empty, i.e. not divisible)."""
-    if d == DYNAMIC_DIM:
-        return DYNAMIC_DIM
-    hi = S_MAX if d.hi is None else d.hi
-    lo, hi = -(-d.lo // k), hi // k
-    return None if hi < lo else Dim(lo, hi)
 
 
 def _dim_times(a: Dim, b: Dim) -> Dim:
@@ -284,7 +272,7 @@ def infer_backprop(ctx: OpContext, grouped: bool):
 
 
 def _divisible(d: Dim, k: int) -> bool:
-    return _dim_div(d, k) is not None
+    return dim_div(d, k) is not None
 
 
 def infer_deformable(ctx: OpContext):

@@ -31,6 +31,7 @@ from ...parallel import run_chunked
 from ...types import DYNAMIC_DIM, DYNAMIC_SHAPE, Dim, PartialShape, TensorSpec, element_type
 from ..api import LATEST_OPSET, Attr, OpContext, OpDef
 from ..toolkit.axes import normalise_axis
+from ..toolkit.dims import ceil_div, dim_add, dim_sub, floor_div
 from ..toolkit.partial import value_dims
 from ..toolkit.window import (
     AUTO_PADS,
@@ -39,10 +40,6 @@ from ..toolkit.window import (
     FlatTaps,
     as_dim,
     batch_axis_zero,
-    ceil_div,
-    dim_add,
-    dim_sub,
-    floor_div,
     pad_input,
     refuse_element_type,
     same_padding,

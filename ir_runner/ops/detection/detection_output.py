@@ -38,14 +38,12 @@ import numpy as np
 from ...errors import InputError
 from ...types import DYNAMIC_DIM, Dim, PartialShape, TensorSpec, merge_dims
 from ..api import LATEST_OPSET, Attr, OpContext, OpDef
+from ..toolkit.dims import dim_mul
 
 NAMES = ("box_logits", "class_preds", "proposals", "aux_class_preds", "aux_box_preds")
 CODES = {"caffe.priorboxparameter.corner": "corner", "caffe.priorboxparameter.center_size": "center_size"}
 F32 = np.float32
 
-
-def _mul(a: Dim, b: Dim) -> Dim:
-    return Dim(a.lo * b.lo, None if a.hi is None or b.hi is None else a.hi * b.hi)
 
 
 def _compatible(dim: Dim, n: int | Dim) -> bool:
@@ -185,11 +183,11 @@ def _infer(ctx: OpContext, version: int):
     prior_dim = Dim(priors, priors) if priors else DYNAMIC_DIM
     class_dim = Dim(classes, classes) if classes else DYNAMIC_DIM
     if a["keep_top_k"] > 0:
-        rows = _mul(images, Dim(a["keep_top_k"], a["keep_top_k"]))
+        rows = dim_mul(images, Dim(a["keep_top_k"], a["keep_top_k"]))
     elif a["keep_top_k"] == -1 and a["top_k"] > 0:
-        rows = _mul(_mul(images, Dim(a["top_k"], a["top_k"])), class_dim)
+        rows = dim_mul(dim_mul(images, Dim(a["top_k"], a["top_k"])), class_dim)
     else:
-        rows = _mul(_mul(images, prior_dim), class_dim)
+        rows = dim_mul(dim_mul(images, prior_dim), class_dim)
     params = {k: v for k, v in a.items() if k != "num_classes"}
     params["num_classes"] = a.get("num_classes")
     return [TensorSpec(et, PartialShape((Dim(1, 1), Dim(1, 1), rows, Dim(7, 7))))], params

@@ -31,6 +31,7 @@ import numpy as np
 from ...errors import InputError
 from ...types import DYNAMIC_DIM, Dim, PartialShape, TensorSpec, element_type
 from ..api import LATEST_OPSET, Attr, OpContext, OpDef
+from ..toolkit.dims import dim_mul
 
 NAMES = ("output_size", "image_size")
 ROLES = ("sizes", "image_size")
@@ -172,8 +173,7 @@ def _output(ctx: OpContext, priors: int) -> list[TensorSpec]:
             ctx.fail(f"output_size must not be negative, got [{h}, {w}]", position=0)
         h, w = Dim(max(h.lo, 0), h.hi), Dim(max(w.lo, 0), w.hi)
         factor = 4 * priors
-        hi = None if h.hi is None or w.hi is None else h.hi * w.hi * factor
-        length = Dim(h.lo * w.lo * factor, hi)
+        length = dim_mul(dim_mul(h, w), factor)
     return [TensorSpec(element_type("f32"), PartialShape((Dim(2, 2), length)))]
 
 

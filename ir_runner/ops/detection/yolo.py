@@ -30,8 +30,9 @@ from __future__ import annotations
 import numpy as np
 
 from ...errors import InputError
-from ...types import DYNAMIC_DIM, Dim, PartialShape, TensorSpec
+from ...types import Dim, PartialShape, TensorSpec
 from ..api import LATEST_OPSET, Attr, OpContext, OpDef
+from ..toolkit.dims import dim_div_bounds, dim_mul
 
 F32 = np.float32
 
@@ -142,13 +143,12 @@ def _infer_reorg(ctx: OpContext):
     if c.is_static and c.lo % square:
         ctx.fail(f"the channels of data must be a multiple of stride^2 = {square}, got {shape.brief()}",
                  position=0, hint="OpenVINO's reference would read outside the data")
-    out = [n, Dim(c.lo * square, None if c.hi is None else c.hi * square)]
+    out = [n, dim_mul(c, square)]
     for dim in (h, w):
-        lo = -(-dim.lo // stride)
-        hi = None if dim.hi is None else dim.hi // stride
-        if hi is not None and lo > hi:
+        quotients = dim_div_bounds(dim, stride)
+        if quotients is None:
             ctx.fail(f"H and W of data must be divisible by stride {stride}, got {shape.brief()}", position=0)
-        out.append(Dim(lo, hi) if dim != DYNAMIC_DIM else DYNAMIC_DIM)
+        out.append(quotients)
     return [TensorSpec(data.element_type, PartialShape(tuple(out)))], {"stride": stride}
 
 

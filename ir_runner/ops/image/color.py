@@ -28,30 +28,12 @@ import numpy as np
 
 from ...errors import UnsupportedError
 from ...parallel import run_chunked
-from ...types import DYNAMIC, DYNAMIC_DIM, MAX_DIM, Dim, PartialShape, TensorSpec
+from ...types import DYNAMIC, DYNAMIC_DIM, Dim, PartialShape, TensorSpec
 from ..api import LATEST_OPSET, OpContext, OpDef, equal_merge
+from ..toolkit.dims import dim_div, dim_mul
 
 COMPUTED = ("u8", "f16", "bf16", "f32", "f64")  # OpenVINO accepts u8 and every real type (f8 too: not computed)
 _F32 = np.float32
-
-
-# -- dim arithmetic as OpenVINO's Dimension does it (intervals, an unbounded top stays unbounded) ------------
-
-def _times2(d: Dim) -> Dim:
-    return Dim(min(d.lo * 2, MAX_DIM), None if d.hi is None or d.hi * 2 > MAX_DIM else d.hi * 2)
-
-
-def _divided(d: Dim, k: int) -> Dim:
-    """``d / k``: the multiples of k in the interval, divided by k (empty: lo > hi). A fully dynamic dim
-    stays dynamic; an unbounded one gets OpenVINO's top ``floor(double(int64 max) / k)``."""
-    if d == DYNAMIC_DIM:
-        return d
-    hi = int(float(MAX_DIM) / k) if d.hi is None else d.hi // k
-    return Dim(-(-d.lo // k), hi)
-
-
-def _empty(d: Dim) -> bool:
-    return d.hi is not None and d.lo > d.hi
 
 
 def _element_type(ctx: OpContext, names: str):
@@ -87,7 +69,7 @@ def _chroma(ctx: OpContext, dims: list[Dim], uv: PartialShape, channels: int, wh
         if uv.rank != 4 or not uv.dims[3].contains(channels):
             ctx.fail(f"{what} must be [N, H/2, W/2, {channels}] ({channels} channel(s)), got {uv.brief()}",
                      position=first)
-        uv = PartialShape((uv.dims[0], _times2(uv.dims[1]), _times2(uv.dims[2]), uv.dims[3]))
+        uv = PartialShape((uv.dims[0], dim_mul(uv.dims[1], 2), dim_mul(uv.dims[2], 2), uv.dims[3]))
     merged = equal_merge(PartialShape(tuple(dims)), uv)
     if merged is None:
         names = "UV" if channels == 2 else "U and V"
@@ -104,8 +86,8 @@ def _infer(ctx: OpContext, family: str):
     et = _element_type(ctx, "Y, UV" if family == "nv12" else "Y, U, V")
     dims = _y_shape(ctx, planes)
     if single:
-        dims[1] = _divided(_times2(dims[1]), 3)
-        if _empty(dims[1]):
+        dims[1] = dim_div(dim_mul(dims[1], 2), 3)
+        if dims[1] is None:
             ctx.fail(f"the single-plane image height {ctx.inputs[0].shape.dims[0 + 1]} must be a multiple of 3"
                      " (H*3/2 rows: Y, then the chroma)", position=0)
     elif family == "nv12":
@@ -118,7 +100,7 @@ def _infer(ctx: OpContext, family: str):
                      position=2)
         dims = _chroma(ctx, dims, uv, 1, "the U and V inputs", 1)
     for axis, name in ((1, "height"), (2, "width")):
-        if _empty(_divided(dims[axis], 2)):
+        if dim_div(dims[axis], 2) is None:
             ctx.fail(f"the image {name} must be even, got {dims[axis]}", position=0)
     dims[3] = Dim(3, 3)
     return [TensorSpec(et, PartialShape(tuple(dims)))], {}

@@ -39,9 +39,9 @@ from ...types import DYNAMIC_DIM, DYNAMIC_SHAPE, PartialShape, TensorSpec, merge
 from ..api import LATEST_OPSET, Attr, OpContext, OpDef, quiet_f16_nans
 from ..toolkit.axes import normalise_axis, scalar_axis
 from ..toolkit.convert_rules import bf16_as_openvino_rounds
+from ..toolkit.dims import dim_product
 from ..toolkit.index_rules import (
     checked_indices,
-    dim_product,
     fit_within,
     last_writes,
     occurrence_rounds,

@@ -44,8 +44,9 @@ from __future__ import annotations
 import numpy as np
 
 from ...errors import ModelFormatError, UnsupportedError
-from ...types import DYNAMIC, DYNAMIC_DIM, MAX_DIM, Dim, ElementType, PartialShape, TensorSpec, merge_dims
+from ...types import DYNAMIC, DYNAMIC_DIM, Dim, ElementType, PartialShape, TensorSpec, merge_dims
 from ..api import LATEST_OPSET, Attr, InputFit, OpContext, OpDef
+from ..toolkit.dims import dim_div
 
 ACTIVATIONS = ("sigmoid", "tanh", "relu")
 DIRECTIONS = {"forward": "forward", "reverse": "reverse", "bidirectional": "bidirectional"}
@@ -58,16 +59,12 @@ def _dim_at(shape: PartialShape, axis: int) -> Dim:
     return DYNAMIC_DIM if shape.dims is None else shape.dims[axis]
 
 
-def _divide(d: Dim, n: int) -> Dim:
-    """OpenVINO's ``Dimension / n``: the interval of whole quotients (an unbounded dim stays unbounded only
-    when it is fully dynamic)."""
-    if n == 1 or d == DYNAMIC_DIM:
-        return d
-    hi = MAX_DIM if d.hi is None else d.hi
-    return Dim(-(-d.lo // n), hi // n)
 
-
-def _merge(ctx: OpContext, a: Dim, b: Dim, what: str, position: int | None = None) -> Dim:
+def _merge(ctx: OpContext, a: Dim, b: Dim | None, what: str, position: int | None = None) -> Dim:
+    """``a`` and ``b`` merged; ``b`` None (a dim divided by the gates that holds no whole quotient) fails too."""
+    if b is None:
+        ctx.fail(f"dimension `{what}` is not matched between inputs ({a} vs a dim that is no multiple of the"
+                 " gates)", position=position)
     merged = merge_dims(a, b)
     if merged is None:
         ctx.fail(f"dimension `{what}` is not matched between inputs ({a} vs {b})", position=position)
@@ -132,7 +129,7 @@ def _cell_shape(ctx: OpContext, gates: int, states: int, bias_gates: int) -> tup
         for i in (1 + states, 2 + states):
             first = _dim_at(shapes[i], 0)
             if first.is_static:
-                hidden = _merge(ctx, hidden, _divide(first, gates), "hidden_size", i)
+                hidden = _merge(ctx, hidden, dim_div(first, gates), "hidden_size", i)
     return batch, hidden
 
 
@@ -162,7 +159,7 @@ def _sequence_shape(ctx: OpContext, gates: int, states: int, bias_gates: int, di
     else:
         for i in (2 + states, 3 + states):
             if _dim_at(shapes[i], 0).is_static:
-                hidden = _merge(ctx, hidden, _divide(_dim_at(shapes[i], 1), gates), "hidden_size", i)
+                hidden = _merge(ctx, hidden, dim_div(_dim_at(shapes[i], 1), gates), "hidden_size", i)
     return batch, count, seq, hidden
 
 

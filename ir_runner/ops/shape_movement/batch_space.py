@@ -24,6 +24,7 @@ import numpy as np
 from ...errors import InputError
 from ...types import DYNAMIC_DIM, Dim, PartialShape, TensorSpec
 from ..api import LATEST_OPSET, OpContext, OpDef, equal_merge
+from ..toolkit.dims import dim_div_bounds, dim_mul
 
 _NAMES = {"SpaceToBatch": ("block_shape", "pads_begin", "pads_end"),
           "BatchToSpace": ("block_shape", "crops_begin", "crops_end")}
@@ -84,13 +85,13 @@ def _infer(kind: str):
         _check_values(kind, block, begin, end, fail)
         product = math.prod(block)
         if kind == "SpaceToBatch":
-            out = [_times(dims[0], product)]
+            out = [dim_mul(dims[0], product)]
             for i in range(1, rank):
                 out.append(_divide(ctx, _plus(dims[i], begin[i] + end[i]), block[i], f"padded dim {i}"))
         else:
             out = [_divide(ctx, dims[0], product, "the batch dim")]
             for i in range(1, rank):
-                scaled, crop = _times(dims[i], block[i]), begin[i] + end[i]
+                scaled, crop = dim_mul(dims[i], block[i]), begin[i] + end[i]
                 if scaled.is_static and crop > scaled.lo:
                     ctx.fail(f"crops {begin[i]} + {end[i]} exceed block {block[i]} times dim {i} ({dims[i].lo})",
                              position=2)
@@ -113,10 +114,6 @@ def _unknown_block(kind: str, dims: tuple[Dim, ...], sides) -> PartialShape:
         for i, d in enumerate(dims) if i))
 
 
-def _times(d: Dim, k: int) -> Dim:
-    return Dim(d.lo * k, None if d.hi is None else d.hi * k)
-
-
 def _plus(d: Dim, k: int) -> Dim:
     return Dim(max(d.lo + k, 0), None if d.hi is None else max(d.hi + k, 0))
 
@@ -126,9 +123,10 @@ def _divide(ctx: OpContext, d: Dim, k: int, what: str) -> Dim:
         if d.lo % k:
             ctx.fail(f"{what} ({d.lo}) is not a multiple of {k}", position=0)
         return Dim(d.lo // k, d.lo // k)
-    if d == DYNAMIC_DIM:
-        return d
-    return Dim(-(-d.lo // k), None if d.hi is None else d.hi // k)
+    quotients = dim_div_bounds(d, k)
+    if quotients is None:
+        ctx.fail(f"{what} ({d}) holds no multiple of {k}", position=0)
+    return quotients
 
 
 def _values(kind: str, block: np.ndarray, begin: np.ndarray, end: np.ndarray, ndim: int):

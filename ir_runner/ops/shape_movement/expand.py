@@ -12,8 +12,9 @@ import numpy as np
 from ...errors import KernelError
 from ...types import DYNAMIC_DIM, Dim, PartialShape, TensorSpec, broadcast_dims
 from ..api import LATEST_OPSET, REPLICATES, SIZED, Attr, OpContext, OpDef, numpy_merge
+from ..toolkit.dims import dim_mul
 from ..toolkit.index_rules import require_integer
-from ..toolkit.partial import INT64_MAX, as_bounds, dim_mul, input_ints, moved_value, unknown_dims
+from ..toolkit.partial import INT64_MAX, as_bounds, input_ints, moved_value, unknown_dims
 
 
 def _shape_from_value(ctx: OpContext, position: int, negative_to_zero: bool = False, least: int = 0

@@ -20,14 +20,12 @@ from ...parallel import PARALLEL_MIN_ELEMENTS, run_chunked
 from ...types import DYNAMIC_DIM, ELEMENT_TYPES, Dim, ElementType, PartialShape, TensorSpec, merge_dims
 from ..api import LATEST_OPSET, NEWEST_OPSET, Attr, InputFit, OpContext, OpDef, reshaped_batch
 from ..toolkit.axes import normalise_axis
+from ..toolkit.dims import dim_add, dim_div, dim_mul, floor_div
 from ..toolkit.index_rules import require_integer
 from ..toolkit.partial import (
     INT64_MAX,
     as_bounds,
     check_rank_at_most_1,
-    dim_add,
-    dim_div,
-    dim_mul,
     dynamic_like,
     input_ints,
     moved_value,
@@ -406,7 +404,7 @@ def _infer_split(ctx: OpContext):
     if not dim.is_static and dim.hi is not None and dim.hi < n:
         ctx.fail(f"dim {axis} of the data ({dim}) is at most {dim.hi}, fewer than num_splits={n}")
     # OpenVINO's split_shape_infer divides both ends of an interval rounding down (not Dimension's division)
-    part = Dim(dim.lo // n, None if dim.hi is None else dim.hi // n) if n != 1 else dim
+    part = floor_div(dim, n)
     dims = list(data.shape.dims)
     dims[axis] = part
     return [TensorSpec(data.element_type, PartialShape(tuple(dims)))] * n, {"axis": axis, "sections": n}

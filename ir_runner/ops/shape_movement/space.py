@@ -21,12 +21,9 @@ from ...errors import ModelFormatError
 from ...types import Dim, PartialShape, TensorSpec
 from ..api import LATEST_OPSET, Attr, OpContext, OpDef
 from ..toolkit.axes import normalise_axis
+from ..toolkit.dims import dim_div_bounds, dim_mul
 
 _MODES = {"blocks_first": "blocks_first", "depth_first": "depth_first"}
-
-
-def _times(d: Dim, k: int) -> Dim:
-    return Dim(d.lo * k, None if d.hi is None else d.hi * k)
 
 
 def _divided(ctx: OpContext, d: Dim, k: int, what: str) -> Dim:
@@ -34,7 +31,10 @@ def _divided(ctx: OpContext, d: Dim, k: int, what: str) -> Dim:
         if d.lo % k:
             ctx.fail(f"{what} {d.lo} is not divisible by {k}")
         return Dim(d.lo // k, d.lo // k)
-    return Dim(-(-d.lo // k), None if d.hi is None else d.hi // k)
+    quotients = dim_div_bounds(d, k)
+    if quotients is None:
+        ctx.fail(f"{what} {d} holds no multiple of {k}")
+    return quotients
 
 
 # -- ShuffleChannels ---------------------------------------------------------------------------------------
@@ -91,7 +91,7 @@ def infer_depth_to_space(ctx: OpContext):
     if data.dims is not None:
         k = len(data.dims) - 2
         channels = _divided(ctx, data.dims[1], bs ** k, "the channel dim")
-        shape = PartialShape(data.dims[:1] + (channels,) + tuple(_times(d, bs) for d in data.dims[2:]))
+        shape = PartialShape(data.dims[:1] + (channels,) + tuple(dim_mul(d, bs) for d in data.dims[2:]))
     return [TensorSpec(ctx.inputs[0].element_type, shape)], {"mode": mode, "block_size": bs}
 
 
@@ -101,7 +101,7 @@ def infer_space_to_depth(ctx: OpContext):
     if data.dims is not None:
         k = len(data.dims) - 2
         spatial = tuple(_divided(ctx, d, bs, f"spatial dim {i + 2}") for i, d in enumerate(data.dims[2:]))
-        shape = PartialShape(data.dims[:1] + (_times(data.dims[1], bs ** k),) + spatial)
+        shape = PartialShape(data.dims[:1] + (dim_mul(data.dims[1], bs ** k),) + spatial)
     return [TensorSpec(ctx.inputs[0].element_type, shape)], {"mode": mode, "block_size": bs}
 
 
@@ -175,7 +175,7 @@ def infer_patches(ctx: OpContext):
         n, c, h, w = data.shape.dims
         spatial = [Dim(_patch_count(d.lo, k, s, r, pad), None if d.hi is None else _patch_count(d.hi, k, s, r, pad))
                    for d, k, s, r in zip((h, w), params["sizes"], params["strides"], params["rates"])]
-        shape = PartialShape((n, _times(c, params["sizes"][0] * params["sizes"][1]), *spatial))
+        shape = PartialShape((n, dim_mul(c, params["sizes"][0] * params["sizes"][1]), *spatial))
     return [TensorSpec(data.element_type, shape)], params
 
 

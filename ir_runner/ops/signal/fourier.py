@@ -22,6 +22,7 @@ import numpy as np
 from ...types import DYNAMIC, DYNAMIC_DIM, DYNAMIC_SHAPE, Dim, ElementType, PartialShape, TensorSpec
 from ..api import LATEST_OPSET, OpContext, OpDef
 from ..toolkit.axes import normalise_axis
+from ..toolkit.dims import dim_add, floor_div
 
 NAMES = ("data", "axes", "signal_size")
 ROLES = ("data", "axes", "sizes")
@@ -339,7 +340,7 @@ def _stft_infer(ctx: OpContext):
         ctx.fail(f"the window has {window.dims[0].lo} points but must have 1 to frame_size={size}", position=1,
                  hint="a window shorter than the frame is padded with zeros on both sides; a longer one is an error")
     left = Dim(max(length.lo - size, 0), None if length.hi is None else length.hi - size)
-    frames = Dim(left.lo // step + 1, None if left.hi is None else left.hi // step + 1)
+    frames = dim_add(floor_div(left, step), 1)
     bins = Dim(size // 2 + 1, size // 2 + 1)
     dims = (*batch, bins, frames, Dim(2, 2)) if transpose else (*batch, frames, bins, Dim(2, 2))
     params.update(frame_size=size, frame_step=step)

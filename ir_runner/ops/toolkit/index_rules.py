@@ -6,7 +6,6 @@ from __future__ import annotations
 import numpy as np
 
 from ...errors import IndexOutOfRangeError
-from ...types import DYNAMIC_DIM, Dim
 from ..api import InputFit, OpContext
 
 INDEX_KINDS = ("int", "uint", "dynamic")
@@ -82,16 +81,6 @@ def occurrence_rounds(targets: np.ndarray) -> list[np.ndarray]:
     counts = np.bincount(rank)
     return np.split(order[by_rank], np.cumsum(counts)[:-1])
 
-
-def dim_product(dims) -> Dim:
-    """The product of dims as OpenVINO multiplies intervals (an unbounded factor leaves the product unbounded)."""
-    lo, hi = 1, 1
-    for d in dims:
-        lo *= d.lo
-        hi = None if hi is None or d.hi is None else hi * d.hi
-    if lo == 0 and hi is None:
-        return DYNAMIC_DIM
-    return Dim(lo, hi)
 
 
 def prod(shape) -> int:

@@ -1,5 +1,5 @@
-"""Helpers for the shape and data-movement operations: interval arithmetic on dims (OpenVINO's ``Dimension``)
-and partial values moved by data-movement kernels (OpenVINO's lower/upper bound propagation).
+"""Helpers for the shape and data-movement operations: partial values moved by data-movement kernels
+(OpenVINO's lower/upper bound propagation); their dims' arithmetic is ``dims``.
 
 A partial value (``api.PartialValue``) is one :class:`Dim` per element of a small integer tensor. As OpenVINO
 reads bounds (``get_input_bounds``), an unbounded upper end (``hi is None``) stands for the largest int64;
@@ -39,24 +39,6 @@ def value_dims(ctx: OpContext, value: PartialValue, position: int) -> tuple[Dim,
             ctx.fail(f"element {i} of {ctx.op.input_names[position]} is {d}: a dim cannot be negative",
                      position=position)
     return tuple(d if d.lo >= 0 else DYNAMIC_DIM for d in value)
-
-
-def dim_mul(a: Dim, b: Dim) -> Dim:
-    """The product of two dims (intervals; unbounded stays unbounded)."""
-    hi = None if a.hi is None or b.hi is None else min(a.hi * b.hi, INT64_MAX)
-    return Dim(min(a.lo * b.lo, INT64_MAX), hi)
-
-
-def dim_add(a: Dim, b: Dim) -> Dim:
-    hi = None if a.hi is None or b.hi is None else a.hi + b.hi
-    return Dim(a.lo + b.lo, hi)
-
-
-def dim_div(a: Dim, divisor: int) -> Dim | None:
-    """``a / divisor`` as OpenVINO's ``Dimension::operator/``: ``[ceil(lo/d), floor(hi/d)]``; None when empty."""
-    lo = -(-a.lo // divisor)
-    hi = None if a.hi is None else a.hi // divisor
-    return None if hi is not None and lo > hi else Dim(lo, hi)
 
 
 def as_bounds(value: PartialValue) -> list[tuple[int, int]]:

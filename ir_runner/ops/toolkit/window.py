@@ -17,6 +17,7 @@ import numpy as np
 from ...errors import UnsupportedError
 from ...types import DYNAMIC_DIM, Dim, ElementType
 from ..api import OpContext
+from .dims import dim_add, dim_mul, dim_sub
 
 AUTO_PADS = {"explicit": "explicit", "notset": "explicit", "valid": "valid", "same_upper": "same_upper",
              "same_lower": "same_lower"}
@@ -41,47 +42,9 @@ def as_dim(n: int) -> Dim:
     return Dim(n, n)
 
 
-def _add(a: int | None, b: int | None) -> int | None:
-    return None if a is None or b is None else a + b
-
-
-def _minus(a: int | None, b: int | None) -> int:
-    if a is None:
-        return None if b is not None else 0
-    if b is None or a <= b:
-        return 0
-    return a - b
-
-
-def dim_add(a: Dim, b: Dim) -> Dim:
-    return Dim(a.lo + b.lo, _add(a.hi, b.hi))
-
-
-def dim_sub(a: Dim, b: Dim) -> Dim | None:
-    """``a - b`` (clipped at 0); None when the interval is empty."""
-    lo, hi = _minus(a.lo, b.hi), _minus(a.hi, b.lo)
-    if lo is None:
-        lo = 0
-    return None if hi is not None and hi < lo else Dim(lo, hi)
-
-
-def dim_mul(a: Dim, k: int) -> Dim:
-    if k == 0:
-        return Dim(0, 0)
-    return Dim(a.lo * k, None if a.hi is None else a.hi * k)
-
-
 def dilated(d: Dim, dilation: int) -> Dim:
     """``(d - 1) * dilation + 1`` as OpenVINO computes it on a dimension."""
     return dim_add(dim_mul(dim_sub(d, Dim(1, 1)) or Dim(0, 0), dilation), Dim(1, 1))
-
-
-def floor_div(d: Dim, k: int) -> Dim:
-    return Dim(d.lo // k, None if d.hi is None else d.hi // k)
-
-
-def ceil_div(d: Dim, k: int) -> Dim:
-    return Dim(-(-d.lo // k), None if d.hi is None else -(-d.hi // k))
 
 
 def same_padding(d: Dim, kernel: int, dilation: int, stride: int) -> tuple[int, int]:
