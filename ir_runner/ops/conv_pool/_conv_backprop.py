@@ -18,7 +18,8 @@ import math
 
 import numpy as np
 
-from ._conv_forward import compute_dtype, finish
+from ..toolkit.numeric import accumulation_dtype
+from ._conv_forward import finish
 
 SAME = ("same_upper", "same_lower")
 # a prepared float kernel whose matmul gives at most this many products sums them into the output by one
@@ -66,7 +67,7 @@ class BackpropKernel:
                                   output_padding)
         batch = x_shape[0]
         self.grouped, self.out_dtype = grouped, np.dtype(x_dtype)
-        self.work = compute_dtype(self.out_dtype)
+        self.work = accumulation_dtype(self.out_dtype)
         self.shape = (batch, g, cog) + target
         self.out_shape = (batch, g * cog) + target
         self.in_shape = (batch, g, cig, math.prod(in_spatial))

@@ -23,6 +23,7 @@ import numpy as np
 
 from ...parallel import run_chunked
 from ...types import Dim
+from ..toolkit.numeric import accumulation_dtype
 from ..toolkit.window import FlatTaps, same_padding, tap_views
 
 # a convolution with at most this many output channels per group from at least this many input channels sums
@@ -45,12 +46,6 @@ def run_pads(shape, kernel, strides, dilations, pads_begin, pads_end, auto_pad):
         return (small, large) if auto_pad == "same_upper" else (large, small)
     return pads_begin, pads_end
 
-
-def compute_dtype(dtype: np.dtype) -> np.dtype:
-    """What a convolution sums in: int64 for integers (wrapping as the reference), f64 for f64, else f32."""
-    if dtype.kind in "iub":
-        return np.dtype(np.int64)
-    return np.dtype(np.float64) if dtype == np.float64 else np.dtype(np.float32)
 
 
 def finish(result: np.ndarray, dtype: np.dtype) -> np.ndarray:
@@ -84,7 +79,7 @@ class ForwardKernel:
         self.begin, self.end, self.out_spatial = begin, end, out_spatial
         self.batch, self.groups, self.cog, self.cg = x_shape[0], g, cog, cg
         self.out_dtype = np.dtype(x_dtype)
-        self.work = compute_dtype(self.out_dtype)
+        self.work = accumulation_dtype(self.out_dtype)
         self.out_shape = (x_shape[0], g * cog) + out_spatial
         self.positions = math.prod(out_spatial)
         taps = math.prod(kernel)

@@ -49,6 +49,7 @@ from ..toolkit.index_rules import (
     require_integer,
     require_same_type,
 )
+from ..toolkit.numeric import is_narrow_float
 
 # -- GatherElements-6 ----------------------------------------------------------------------------------
 
@@ -241,16 +242,12 @@ def scatter_elements_update(data: np.ndarray, indices: np.ndarray, updates: np.n
         keep = last_writes(targets)
         flat[targets[keep]] = values[keep]
         return quiet_f16_nans(out)
-    if _narrow_float(data.dtype):
+    if is_narrow_float(data.dtype):
         return _reduced_in_f32(flat, lambda wide: _reduce_into(wide, targets, values.astype(np.float32), reduction,
                                                                use_init_val)).reshape(data.shape)
     _reduce_into(flat, targets, values, reduction, use_init_val)
     return out
 
-
-def _narrow_float(dtype: np.dtype) -> bool:
-    """f16 and bf16 (and other ml_dtypes floats): types whose reductions the reference computes in f32."""
-    return dtype.kind == "V" or dtype.kind == "f" and dtype.itemsize < 4
 
 
 def _reduced_in_f32(flat: np.ndarray, reduce) -> np.ndarray:
@@ -364,7 +361,7 @@ def scatter_nd_update(data: np.ndarray, indices: np.ndarray, updates: np.ndarray
         flat += checked_indices(coords[:, c], data.shape[c], negative=True)
     rows = out.reshape(prod(data.shape[:k]), prod(data.shape[k:]))
     values = np.ascontiguousarray(updates).reshape(n_tuples, -1)
-    if reduction != "none" and _narrow_float(out.dtype):  # the reference reduces f16/bf16 in f32, rounds once
+    if reduction != "none" and is_narrow_float(out.dtype):  # the reference reduces f16/bf16 in f32, rounds once
         return _reduced_in_f32(rows, lambda wide: _reduce_rows(wide, flat, values.astype(np.float32), reduction)
                                ).reshape(data.shape)
     if reduction != "none":

@@ -24,7 +24,8 @@ import numpy as np
 
 from ...types import DYNAMIC_DIM, Dim, PartialShape, TensorSpec, broadcast_dims, merge_dims
 from ..api import LATEST_OPSET, Attr, KernelFn, OpContext, OpDef, numpy_merge
-from ..toolkit.norm_common import as_compute, compute_dtype, require_float
+from ..toolkit.norm_common import require_float
+from ..toolkit.numeric import as_compute, compute_dtype
 
 
 def infer_sdpa(ctx: OpContext):

@@ -21,6 +21,7 @@ import numpy as np
 
 from ...types import DYNAMIC_DIM, DYNAMIC_SHAPE, Dim, PartialShape, TensorSpec, broadcast_dims, merge_dims
 from ..api import LATEST_OPSET, Attr, OpContext, OpDef
+from ..toolkit.numeric import is_narrow_float
 
 ELLIPSIS = "..."
 
@@ -139,7 +140,7 @@ def _broadcast(ctx: OpContext, a: list[Dim], b: list[Dim]) -> list[Dim]:
 def einsum(*operands: np.ndarray, equation: str) -> np.ndarray:
     """numpy's einsum (BLAS contractions); f16/bf16 computed in f32 and rounded once."""
     dtype = operands[0].dtype
-    if dtype.kind == "f" and dtype.itemsize < 4 or dtype.kind == "V":
+    if is_narrow_float(dtype):
         wide = [op.astype(np.float32) for op in operands]
         return np.asarray(np.einsum(equation, *wide, optimize=True)).astype(dtype)
     with np.errstate(over="ignore", invalid="ignore"):

@@ -28,12 +28,12 @@ from ..api import LATEST_OPSET, Attr, OpContext, OpDef
 from ..toolkit.axes import const_axes, normalise_axes
 from ..toolkit.index_rules import require_integer
 from ..toolkit.norm_common import (
-    as_compute,
-    keep_batch,
+    batch_unless_reduced,
     merge_channel,
     require_float,
     same_spec,
 )
+from ..toolkit.numeric import as_compute
 
 # -- LRN ---------------------------------------------------------------------------------------------------
 
@@ -357,27 +357,27 @@ def _axes_reduced(params, inputs):
 _FLOAT_ATTRS = dict(exact=False)
 OPS = (
     OpDef("LRN", 1, 1, LATEST_OPSET, ("data", "axes"), infer_lrn, lrn,
-          attrs=(Attr("alpha"), Attr("beta"), Attr("bias"), Attr("size")), batch=keep_batch(_axes_reduced),
+          attrs=(Attr("alpha"), Attr("beta"), Attr("bias"), Attr("size")), batch=batch_unless_reduced(_axes_reduced),
           **_FLOAT_ATTRS),
     OpDef("MVN", 1, 2, 5, ("data",), infer_mvn1, mvn, prepare_mvn,
           attrs=(Attr("eps"), Attr("across_channels", "false", ("true", "false")),
                  Attr("normalize_variance", "true", ("true", "false")), Attr("reduction_axes")),
-          batch=keep_batch(_axes_reduced), **_FLOAT_ATTRS),
+          batch=batch_unless_reduced(_axes_reduced), **_FLOAT_ATTRS),
     OpDef("MVN", 6, 6, LATEST_OPSET, ("data", "axes"), infer_mvn6, mvn, prepare_mvn,
           attrs=(Attr("eps"), Attr("normalize_variance", None, ("true", "false")),
                  Attr("eps_mode", None, tuple(_EPS_MODES))),
-          batch=keep_batch(_axes_reduced), **_FLOAT_ATTRS),
+          batch=batch_unless_reduced(_axes_reduced), **_FLOAT_ATTRS),
     OpDef("BatchNormInference", 1, 1, 4, ("gamma", "beta", "data", "mean", "variance"), infer_batch_norm1,
           batch_norm1, attrs=(Attr("epsilon"),), batch=_batch_norm_rule(2), **_FLOAT_ATTRS),
     OpDef("BatchNormInference", 5, 5, LATEST_OPSET, ("data", "gamma", "beta", "mean", "variance"),
           infer_batch_norm5, batch_norm5, attrs=(Attr("epsilon"),), batch=_batch_norm_rule(0), **_FLOAT_ATTRS),
     OpDef("NormalizeL2", 1, 1, LATEST_OPSET, ("data", "axes"), infer_normalize_l2, normalize_l2,
-          attrs=(Attr("eps"), Attr("eps_mode", None, ("add", "max"))), batch=keep_batch(_axes_reduced),
+          attrs=(Attr("eps"), Attr("eps_mode", None, ("add", "max"))), batch=batch_unless_reduced(_axes_reduced),
           **_FLOAT_ATTRS),
     OpDef("GRN", 1, 1, LATEST_OPSET, ("data",), infer_grn, grn, attrs=(Attr("bias", "1"),),
-          batch=keep_batch(_axes_reduced, "normalizes over the channel axis 1"), **_FLOAT_ATTRS),
+          batch=batch_unless_reduced(_axes_reduced, "normalizes over the channel axis 1"), **_FLOAT_ATTRS),
     OpDef("GroupNormalization", 12, 12, LATEST_OPSET, ("data", "scale", "bias"), infer_group_norm, group_norm,
-          attrs=(Attr("num_groups"), Attr("epsilon")), batch=keep_batch(lambda p, i: ()), **_FLOAT_ATTRS),
+          attrs=(Attr("num_groups"), Attr("epsilon")), batch=batch_unless_reduced(lambda p, i: ()), **_FLOAT_ATTRS),
     OpDef("RMS", 1, 0, 0, ("data", "gamma"), infer_rms, rms, domain="ie_internal_opset", min_inputs=1,
           attrs=(Attr("epsilon"), Attr("output_type"), Attr("elementwise_affine", "true", ("true", "false"))),
           batch=_rms_rule, **_FLOAT_ATTRS),

@@ -42,7 +42,7 @@ from ...parallel import PARALLEL_MIN_ELEMENTS, run_chunked
 from ...types import DYNAMIC_DIM, DYNAMIC_SHAPE, Dim, PartialShape, TensorSpec
 from ..api import LATEST_OPSET, Attr, OpContext, OpDef
 from ..toolkit.axes import normalise_axes, normalise_axis
-from ..toolkit.numeric import row_sums
+from ..toolkit.numeric import compute_dtype, row_sums
 
 _COMPUTED = frozenset({"f16", "bf16", "f32", "f64", "i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64"})
 
@@ -110,12 +110,6 @@ def _batch_reduce(params, inputs, outputs, axes) -> list | str:
 
 # -- kernels ------------------------------------------------------------------------------------------------
 
-def _accumulator(dtype: np.dtype) -> np.dtype:
-    """Where a float type sums: f32 for the narrow types, else itself (integers wrap in their own type)."""
-    if dtype.kind in "iu" or dtype == np.float64:
-        return dtype
-    return np.dtype(np.float32)
-
 
 def _trailing_rows(x: np.ndarray, axes: tuple[int, ...], dtype: np.dtype) -> np.ndarray | None:
     """``x`` as C-contiguous 2-D rows of the elements reduced together (a copy when ``x`` is strided), when
@@ -169,7 +163,7 @@ def fold(ufunc: np.ufunc, x: np.ndarray, axes: tuple[int, ...], dtype: np.dtype,
 
 
 def _sum(x, axes):
-    total = _add(x, axes, _accumulator(x.dtype))
+    total = _add(x, axes, compute_dtype(x.dtype))
     if total.dtype.kind == "f":
         total += 0  # the reference's sums start at +0: a sum of -0.0s is +0.0
     return total
@@ -190,7 +184,7 @@ def _mean(x, axes):
 
 
 def _prod(x, axes):
-    return fold(np.multiply, x, axes, _accumulator(x.dtype))
+    return fold(np.multiply, x, axes, compute_dtype(x.dtype))
 
 
 def _l1(x, axes):
@@ -198,7 +192,7 @@ def _l1(x, axes):
 
 
 def _l2(x, axes):
-    acc = _accumulator(x.dtype)
+    acc = compute_dtype(x.dtype)
     with np.errstate(over="ignore"):
         total = _add(np.square(x, dtype=acc), axes, acc)
     if total.dtype.kind == "f":
@@ -326,7 +320,7 @@ def _infer_cumsum(ctx: OpContext):
 def cumsum(data: np.ndarray, axis_input: np.ndarray | None = None, *, axis: int, exclusive: bool,
            reverse: bool) -> np.ndarray:
     """Running sums along ``axis`` in order (f16/bf16 in f32, rounded per output; integers wrap)."""
-    acc = _accumulator(data.dtype)
+    acc = compute_dtype(data.dtype)
     x = np.flip(data, axis) if reverse else data
     out = np.empty(data.shape, acc)
     target = np.flip(out, axis) if reverse else out

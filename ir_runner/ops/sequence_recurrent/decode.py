@@ -14,6 +14,7 @@ import numpy as np
 from ...errors import InputError, UnsupportedError
 from ...types import DYNAMIC, DYNAMIC_DIM, ELEMENT_TYPES, Dim, ElementType, PartialShape, TensorSpec, merge_dims
 from ..api import LATEST_OPSET, Attr, InputFit, OpContext, OpDef
+from ..toolkit.numeric import as_compute
 
 # -- CTCGreedyDecoderSeqLen-6 ----------------------------------------------------------------------------------
 
@@ -74,7 +75,7 @@ def _first_max(data: np.ndarray) -> np.ndarray:
         return np.zeros(data.shape[:-1], np.int64)
     if data.dtype.kind != "f" and data.dtype.name != "bfloat16":
         return np.argmax(data, axis=-1)
-    wide = data.astype(np.float32) if data.dtype.itemsize < 4 else data
+    wide = as_compute(data)
     nan = np.isnan(wide)
     found = np.argmax(np.where(nan, -np.inf, wide), axis=-1)
     found[nan[..., 0]] = 0

@@ -47,6 +47,7 @@ from ...errors import ModelFormatError, UnsupportedError
 from ...types import DYNAMIC, DYNAMIC_DIM, Dim, ElementType, PartialShape, TensorSpec, merge_dims
 from ..api import LATEST_OPSET, Attr, InputFit, OpContext, OpDef
 from ..toolkit.dims import dim_div
+from ..toolkit.numeric import compute_dtype
 
 ACTIVATIONS = ("sigmoid", "tanh", "relu")
 DIRECTIONS = {"forward": "forward", "reverse": "reverse", "bidirectional": "bidirectional"}
@@ -236,9 +237,6 @@ _SQUASHED = {"lstm": 3, "gru": 2, "rnn": 1}  # leading blocks under activations[
 _FUSE_MAX_MACS = 32768  # per direction and step (gates * hidden^2 * batch): run both directions at once
 
 
-def _compute_dtype(dtype: np.dtype) -> np.dtype:
-    return np.dtype(np.float64) if dtype == np.float64 else np.dtype(np.float32)
-
 
 def _activation(function: str, ones: np.ndarray, negated: bool = False):
     """``f(x, out)`` computing ``out = function(x)`` (``negated``: ``x`` holds the negated argument, for
@@ -331,13 +329,13 @@ class SequenceKernel:
         w, r, b = consts[-3:]
         self.weights = None
         if w is not None and r is not None and b is not None and batch is not None and dtype is not None:
-            self.weights = self._layout(w, r, b, batch, _compute_dtype(dtype))
+            self.weights = self._layout(w, r, b, batch, compute_dtype(dtype))
         lengths = consts[3 if kind == "lstm" else 2]
         self.lengths = _Lengths(lengths, steps) if lengths is not None and steps is not None else None
         self.states = None  # constant initial states laid out per group: [(h, c or None)]
         h0, c0 = consts[1], consts[2] if kind == "lstm" else None
         if self.weights is not None and h0 is not None and (kind != "lstm" or c0 is not None):
-            self.states = [self._states(g, h0, c0, _compute_dtype(dtype)) for g, _ in self.weights]
+            self.states = [self._states(g, h0, c0, compute_dtype(dtype)) for g, _ in self.weights]
 
     def _layout(self, w, r, b, batch: int, work) -> list[tuple[tuple[int, ...], _Weights]]:
         """Per group of directions run together: (directions, weights)."""
@@ -362,7 +360,7 @@ class SequenceKernel:
         else:
             (x, h0, lengths, w, r, b), c0 = inputs, None
         dtype = x.dtype
-        work = _compute_dtype(dtype)
+        work = compute_dtype(dtype)
         batch, steps, _ = x.shape
         size = r.shape[-1]
         layout = self.weights if self.weights is not None else self._layout(w, r, b, batch, work)
@@ -559,7 +557,7 @@ class CellKernel:
         w, r, b = list(consts)[-3:] if consts else (None, None, None)
         self.weights = None
         if w is not None and r is not None and b is not None and batch is not None and dtype is not None:
-            self.weights = self._layout(w, r, b, batch, _compute_dtype(dtype))
+            self.weights = self._layout(w, r, b, batch, compute_dtype(dtype))
 
     def _layout(self, w, r, b, batch: int, work) -> _Weights:
         return _Weights(self.kind, w[None], r[None], b[None], (0,), self.lbr, self.activations[0] == "sigmoid",
@@ -568,7 +566,7 @@ class CellKernel:
     def __call__(self, *inputs: np.ndarray):
         x, h, (w, r, b) = inputs[0], inputs[1], inputs[-3:]
         dtype = x.dtype
-        work = _compute_dtype(dtype)
+        work = compute_dtype(dtype)
         batch, size = h.shape
         weights = self.weights if self.weights is not None else self._layout(w, r, b, batch, work)
         h_in = h.astype(work, copy=False).T

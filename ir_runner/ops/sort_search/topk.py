@@ -21,6 +21,7 @@ from ...types import DYNAMIC_DIM, DYNAMIC_SHAPE, Dim, PartialShape, TensorSpec, 
 from ..api import LATEST_OPSET, Attr, InputFit, OpContext, OpDef
 from ..toolkit.axes import normalise_axis
 from ..toolkit.index_rules import require_integer
+from ..toolkit.numeric import as_compute
 from ..toolkit.stl_order import introselect
 
 # -- TopK-1/3/11 ---------------------------------------------------------------------------------------
@@ -80,7 +81,7 @@ def topk(data: np.ndarray, k_input: np.ndarray, *, axis: int, k: int, mode: str,
         raise InputError(f"k={k} is above the {dim} elements of axis {axis} (OpenVINO's reference reads past its"
                          " buffer)", port="input 1 (k)")
     if data.dtype.kind == "f" or data.dtype.kind == "V":
-        if np.isnan(data.astype(np.float32) if data.dtype.itemsize < 4 else data).any():
+        if np.isnan(as_compute(data)).any():
             raise InputError("NaN in the data: OpenVINO's reference has no defined order for it (std::nth_element"
                              " with a comparison that is no order)", port="input 0 (data)",
                              hint="replace NaN before the TopK")

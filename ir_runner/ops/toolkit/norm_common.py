@@ -1,14 +1,11 @@
-"""Helpers shared by the normalisation, space and attention operations: float checks, constant axes, batch
-rules and the float computation type.
-
-Narrow floats (f16, bf16) are computed in f32 and rounded once to the output type; f32 and f64 are computed
-in their own type. OpenVINO's reference rounds f16 after each step, so f16 results differ from it by a few
-f16 ULPs (the tests use a relative bound of 1e-2 for f16 and bf16).
+"""Helpers shared by the normalisation and attention operations: float checks, channel checks and the batch rule
+of an operation that normalises over some axes (:func:`batch_unless_reduced`). Their computation type is
+``numeric.compute_dtype``: narrow floats (f16, bf16) in f32, rounded once to the output type; OpenVINO's
+reference rounds f16 after each step, so f16 results differ from it by a few f16 ULPs (the tests use a relative
+bound of 1e-2 for f16 and bf16).
 """
 
 from __future__ import annotations
-
-import numpy as np
 
 from ...types import PartialShape, TensorSpec
 from ..api import OpContext
@@ -26,15 +23,6 @@ def same_spec(ctx: OpContext) -> list[TensorSpec]:
     return [TensorSpec(ctx.inputs[0].element_type, ctx.inputs[0].shape)]
 
 
-def compute_dtype(dtype: np.dtype) -> np.dtype:
-    """The type a float kernel computes in: f32 for narrow floats, else the type itself."""
-    return np.dtype(np.float32) if dtype.itemsize < 4 else dtype
-
-
-def as_compute(x: np.ndarray) -> np.ndarray:
-    return x.astype(compute_dtype(x.dtype), copy=False)
-
-
 def merge_channel(ctx: OpContext, data: PartialShape, position: int, name: str, axis: int = 1) -> None:
     """Fail unless the 1-D input ``position`` matches ``data``'s dim ``axis`` (channels)."""
     spec = ctx.inputs[position].shape
@@ -47,7 +35,7 @@ def merge_channel(ctx: OpContext, data: PartialShape, position: int, name: str, 
         ctx.fail(f"{name} has {d.lo} elements, data has {c.lo} channels", position=position)
 
 
-def keep_batch(reduced_of, what: str = "normalizes over the batch axis"):
+def batch_unless_reduced(reduced_of, what: str = "normalizes over the batch axis"):
     """A batch rule for shape-preserving ops whose data is input 0: the batch axis passes unless it is one
     of the axes ``reduced_of(params, inputs)`` returns (None: not known) or a parameter input has one too."""
     def rule(params, inputs, outputs, axes):

@@ -1,5 +1,8 @@
-"""Numeric policy shared by the operations: the reference's arithmetic in a narrow float type (:class:`Arith`)
-and the order-stable float row sums every summing kernel uses (:func:`row_sums`)."""
+"""Numeric policy shared by the operations, in one place: the type a kernel computes in (:func:`compute_dtype`:
+narrow floats in f32, rounded once to the output type; f32, f64 and integers in their own type), the type a
+convolution accumulates in (:func:`accumulation_dtype`), the reference's arithmetic in a narrow float type
+step by step where ir-run follows it (:class:`Arith`), and the order-stable float row sums every summing
+kernel uses (:func:`row_sums`)."""
 
 from __future__ import annotations
 
@@ -12,10 +15,28 @@ except ImportError:  # pragma: no cover (numpy moved it once; np.einsum computes
 
 
 
+def is_narrow_float(dtype: np.dtype) -> bool:
+    """A float narrower than f32: f16, bf16 and ml_dtypes' 8-bit floats."""
+    return dtype.itemsize < 4 and dtype.kind not in "iub"
+
+
 def compute_dtype(dtype: np.dtype) -> np.dtype:
-    """The type a float kernel computes in: f32 for the floats narrower than f32 (f16, bf16, the 8-bit floats),
-    else the type itself (integers and booleans too)."""
-    return np.dtype(np.float32) if dtype.itemsize < 4 and dtype.kind not in "iub" else dtype
+    """The type a kernel computes in: f32 for the floats narrower than f32 (f16, bf16, the 8-bit floats), else
+    the type itself (f32, f64, integers and booleans)."""
+    return np.dtype(np.float32) if is_narrow_float(dtype) else dtype
+
+
+def as_compute(x: np.ndarray) -> np.ndarray:
+    """``x`` in its :func:`compute_dtype` (itself, not a copy, when that is its type)."""
+    return x.astype(compute_dtype(x.dtype), copy=False)
+
+
+def accumulation_dtype(dtype: np.dtype) -> np.dtype:
+    """What a convolution sums in: int64 for integers and booleans (wrapped to the output type at the end, as
+    the reference's wrapping sums give), f64 for f64, else f32."""
+    if dtype.kind in "iub":
+        return np.dtype(np.int64)
+    return np.dtype(np.float64) if dtype == np.float64 else np.dtype(np.float32)
 
 
 class Arith:
