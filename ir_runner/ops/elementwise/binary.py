@@ -53,7 +53,7 @@ from ..api import (
     pdpd_shape,
     quiet_f16_nans,
 )
-from ..toolkit.broadcasting import BLOCK, UNCOMPUTED_TYPES, broadcast_batch, broadcast_values, interval, run_elementwise
+from ..toolkit.broadcasting import BLOCK, UNCOMPUTED_TYPES, aligned_batch, broadcast_values, interval, run_elementwise
 from ..toolkit.convert_rules import bf16_as_openvino_rounds, float_to_int
 
 # -- computations: fn(a, b, out=...) writes ``out`` (a and b broadcast to it) ----------------------------------
@@ -468,7 +468,7 @@ def _batch(params, inputs: list[TensorSpec], outputs: list[TensorSpec], axes):
     if params.get("mode") == "pdpd" and all(spec.shape.rank is not None for spec in inputs):
         rank_a, rank_b = inputs[0].shape.rank, inputs[1].shape.rank
         offsets = [0, rank_a - rank_b if params["axis"] == -1 else params["axis"]]
-    return broadcast_batch(inputs, outputs, axes, offsets)
+    return aligned_batch(inputs, outputs, axes, offsets)
 
 
 def _declare(entry: Binary) -> OpDef:

@@ -29,7 +29,6 @@ from ..api import (
     KernelFn,
     OpContext,
     OpDef,
-    aligned_batch,
     broadcast_read,
     equal_merge,
     numpy_merge,
@@ -37,6 +36,7 @@ from ..api import (
     pdpd_shape,
     quiet_f16_nans,
 )
+from ..toolkit.broadcasting import aligned_batch
 
 
 def infer_select(ctx: OpContext):
@@ -270,7 +270,7 @@ def _batch_select(params, inputs: list[TensorSpec], outputs: list[TensorSpec], a
         offsets[1] = 0
     else:
         offsets = [out_rank - rank for rank in ranks]
-    return aligned_batch(inputs, out_rank, axes, offsets, broadcast=params["mode"] != "none")
+    return aligned_batch(inputs, outputs, axes, offsets, broadcast=params["mode"] != "none")
 
 
 def _fit_select(params, inputs, position: int) -> InputFit | None:

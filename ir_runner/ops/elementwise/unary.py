@@ -40,7 +40,7 @@ from ...errors import InputError, UnsupportedError
 from ...parallel import run_chunked
 from ...types import DYNAMIC, PartialShape, TensorSpec
 from ..api import LATEST_OPSET, Attr, OpContext, OpDef, numpy_merge, quiet_f16_nans
-from ..toolkit.broadcasting import UNCOMPUTED_TYPES, broadcast_batch, run_elementwise
+from ..toolkit.broadcasting import UNCOMPUTED_TYPES, aligned_batch, run_elementwise
 from ..toolkit.convert_rules import bf16_as_openvino_rounds, float_to_int
 from ..toolkit.special import erf, gelu_erf_double, gelu_erf_f32
 
@@ -806,7 +806,7 @@ def _batch_prelu(params, inputs, outputs, axes):
         if axes[1] is not None:
             return "the slope has a batch axis"
         return [axes[0]] if axes[0] != 1 else "the slope applies along the batch axis"
-    return broadcast_batch(inputs, outputs, axes)
+    return aligned_batch(inputs, outputs, axes)
 
 
 def _declare(entry: Unary) -> OpDef:

@@ -71,7 +71,7 @@ from ..api import (
     pdpd_merge,
     pdpd_shape,
 )
-from ..toolkit.broadcasting import broadcast_batch
+from ..toolkit.broadcasting import aligned_batch
 from ..toolkit.convert_rules import bf16_as_openvino_rounds, convert_values, f32_to_f16_sw, float_to_int
 
 _LIMITS = ("input_low", "input_high", "output_low", "output_high")
@@ -290,7 +290,7 @@ def _batch(params, inputs: list[TensorSpec], outputs: list[TensorSpec], axes: li
         offsets = [0] + [rank - spec.shape.rank if params["axis"] == -1 else params["axis"] for spec in inputs[1:]]
     else:
         offsets = [rank - spec.shape.rank for spec in inputs]
-    return broadcast_batch(inputs, outputs, axes, offsets)
+    return aligned_batch(inputs, outputs, axes, offsets)
 
 
 # -- FakeConvert-13 ------------------------------------------------------------------------------------------
@@ -391,7 +391,7 @@ def _fc_batch(params, inputs: list[TensorSpec], outputs: list[TensorSpec], axes:
     if axes[0] is None:
         return "scale or shift has a batch axis but data has none" if any(a is not None for a in axes[1:]) \
             else [None]
-    return broadcast_batch(inputs, outputs, axes)
+    return aligned_batch(inputs, outputs, axes)
 
 
 OPS = (

@@ -144,35 +144,35 @@ def broadcast_values(a: tuple[Dim, ...], b: tuple[Dim, ...]) -> list[tuple[Dim, 
 # -- batch axes ---------------------------------------------------------------------------------------------
 
 
-def broadcast_batch(inputs: Sequence[TensorSpec], outputs: Sequence[TensorSpec], axes: Sequence[int | None],
-                    offsets: Sequence[int | None] | None = None) -> list[int | None] | str:
-    """The output batch axis of an operation whose inputs broadcast together: each input's axis ``k`` lies
-    on output axis ``k + offset`` (numpy: ``rank(out) - rank(in)``; ``offsets`` may give others, pdpd).
-    Every batched input must put its batch axis on one output axis, and an input without one must not
-    span that axis (size 1 there, or too short to reach it)."""
+def aligned_batch(inputs: Sequence[TensorSpec], outputs: Sequence[TensorSpec], axes: Sequence[int | None],
+                  offsets: Sequence[int] | None = None, *, broadcast: bool = True) -> list[int | None] | str:
+    """The one batch rule of operations whose inputs line up with the output (broadcasting, or equal shapes):
+    input ``i``'s axis ``k`` lies on output axis ``k + offsets[i]`` (numpy, the default: ``rank(out) -
+    rank(in)``; pdpd and Select give others). Every batched input must bring its batch axis to one output axis,
+    and there keep its rows (a batch dim of 1 broadcast over more rows would pair the block's rows with one);
+    an input without a batch axis must not span that axis, unless it broadcasts a static 1 there and
+    ``broadcast`` allows it (an operation without broadcasting: never). Returns that axis for every output
+    (None for all when no input is batched), or why the rows would mix."""
     out_rank = outputs[0].shape.rank
     if out_rank is None or any(spec.shape.rank is None for spec in inputs):
-        return "an operand's rank is not known"
+        return "a dynamic rank hides where the batch axis goes"
     if offsets is None:
         offsets = [out_rank - spec.shape.rank for spec in inputs]
-    where = None
-    for i, axis in enumerate(axes):
-        if axis is None:
-            continue
-        position = axis + offsets[i]
-        if where is not None and position != where:
-            return f"inputs put their batch axes on different output axes ({where} and {position})"
-        where = position
-    if where is None:
+    places = sorted({axis + offset for axis, offset in zip(axes, offsets) if axis is not None})
+    if len(places) > 1:
+        return f"the inputs bring their batch axes to different output axes {places}: rows would be paired"
+    if not places:
         return [None] * len(outputs)
+    where = places[0]
     out_dim = outputs[0].shape.dims[where]
-    for i, (spec, axis) in enumerate(zip(inputs, axes)):
-        local = where - offsets[i]
+    for i, (spec, axis, offset) in enumerate(zip(inputs, axes, offsets)):
+        local = where - offset
         if not 0 <= local < spec.shape.rank:
             continue
         dim = spec.shape.dims[local]
-        if axis is None and dim != Dim(1, 1):
-            return f"input {i} has no batch axis but spans output axis {where} (size {dim})"
+        if axis is None and (not broadcast or dim != Dim(1, 1)):
+            return (f"input {i} has no batch axis, but its dim {local} ({dim}) spans output axis {where}: each"
+                    " block would need the rows of the whole run")
         if axis is not None and dim == Dim(1, 1) and out_dim != Dim(1, 1):
             return f"input {i} broadcasts its batch axis of size 1 over output axis {where}"
     return [where] * len(outputs)
