@@ -30,7 +30,8 @@ from .errors import (
 if TYPE_CHECKING:
     from .divergence import CrosscheckReport, crosscheck
     from .extension import OpDef, register_op
-    from .model import DEFAULT_MEMORY_LIMIT, LayerTrace, Model, Trace, ValidationReport, load, run, validate
+    from .model import DEFAULT_MEMORY_LIMIT, LayerTrace, Model, Trace, load, run
+    from .report import ValidationReport, validate
     from .runtime import CastWarning, TensorInfo
     from .types import Dim, ElementType, PartialShape
 
@@ -45,10 +46,10 @@ _LAZY = {
     "LayerTrace": "model",
     "Model": "model",
     "Trace": "model",
-    "ValidationReport": "model",
+    "ValidationReport": "report",
     "load": "model",
     "run": "model",
-    "validate": "model",
+    "validate": "report",
     "CastWarning": "runtime",
     "TensorInfo": "runtime",
     "Dim": "types",
