@@ -421,22 +421,6 @@ def _value_scatter_nd15(ctx: OpContext):
     return _value_scatter_1d(ctx)
 
 
-def _gnd5(ctx):
-    return infer_gather_nd(ctx, 5)
-
-
-def _gnd8(ctx):
-    return infer_gather_nd(ctx, 8)
-
-
-def _seu3(ctx):
-    return infer_scatter_elements(ctx, 3)
-
-
-def _seu12(ctx):
-    return infer_scatter_elements(ctx, 12)
-
-
 def _fit_axis(params, inputs: list[TensorSpec], position: int):
     """Generated indices (input 1) in ``[0, dim-1]`` of the indexed axis."""
     axis, dims = params.get("axis"), inputs[0].shape.dims
@@ -466,14 +450,16 @@ _SCATTER_ROLES = ("data", "indices", "updates", "axis")
 OPS = (
     OpDef("GatherElements", 6, 6, LATEST_OPSET, ("data", "indices"), infer_gather_elements, gather_elements,
           attrs=(Attr("axis"),), batch=_batch_first_kept, fit=_fit_axis),
-    OpDef("GatherND", 5, 5, 7, ("data", "indices"), _gnd5, gather_nd, attrs=(Attr("batch_dims", "0"),),
-          fit=_fit_tuples),
-    OpDef("GatherND", 8, 8, LATEST_OPSET, ("data", "indices"), _gnd8, gather_nd, attrs=(Attr("batch_dims", "0"),),
-          fit=_fit_tuples),
+    OpDef("GatherND", 5, 5, 7, ("data", "indices"), lambda ctx: infer_gather_nd(ctx, 5), gather_nd,
+          attrs=(Attr("batch_dims", "0"),), fit=_fit_tuples),
+    OpDef("GatherND", 8, 8, LATEST_OPSET, ("data", "indices"), lambda ctx: infer_gather_nd(ctx, 8), gather_nd,
+          attrs=(Attr("batch_dims", "0"),), fit=_fit_tuples),
     OpDef("ScatterUpdate", 3, 3, LATEST_OPSET, _SCATTER_ROLES, infer_scatter_update, scatter_update,
           fit=_fit_axis, value=_value_scatter_1d),
-    OpDef("ScatterElementsUpdate", 3, 3, 11, _SCATTER_ROLES, _seu3, scatter_elements_update, fit=_fit_axis),
-    OpDef("ScatterElementsUpdate", 12, 12, LATEST_OPSET, _SCATTER_ROLES, _seu12, scatter_elements_update,
+    OpDef("ScatterElementsUpdate", 3, 3, 11, _SCATTER_ROLES, lambda ctx: infer_scatter_elements(ctx, 3),
+          scatter_elements_update, fit=_fit_axis),
+    OpDef("ScatterElementsUpdate", 12, 12, LATEST_OPSET, _SCATTER_ROLES, lambda ctx: infer_scatter_elements(ctx, 12),
+          scatter_elements_update,
           attrs=(Attr("reduction", "none", tuple(REDUCTIONS)), Attr("use_init_val", "true", ("true", "false"))),
           fit=_fit_axis),
     OpDef("ScatterNDUpdate", 3, 4, 14, ("data", "indices", "updates"), infer_scatter_nd,

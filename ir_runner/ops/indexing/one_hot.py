@@ -11,6 +11,7 @@ from ...types import DYNAMIC_DIM, DYNAMIC_SHAPE, Dim, PartialShape, TensorSpec
 from ..api import Attr, InputFit, OpContext, OpDef
 from ..toolkit.axes import normalise_axis
 from ..toolkit.index_rules import require_integer, require_same_type
+from ..toolkit.partial import const_count
 
 
 def infer_one_hot(ctx: OpContext):
@@ -23,12 +24,7 @@ def infer_one_hot(ctx: OpContext):
         if shape.rank is not None and (shape.rank > 1 or shape.rank == 1 and shape.dims[0].lo > 1):
             ctx.fail(f"{ctx.op.input_names[position]} must be a scalar, got {shape.brief()}", position=position)
     et = on.element_type if on.element_type.kind != "dynamic" else off.element_type
-    value = ctx.const_value(1)
-    depth = None
-    if value is not None:
-        depth = int(value.reshape(-1)[0])
-        if depth < 0:
-            ctx.fail(f"depth must be non-negative, got {depth}", position=1)
+    depth = const_count(ctx, 1)
     if indices.shape.dims is None:
         return [TensorSpec(et, DYNAMIC_SHAPE)], {"axis": None, "depth": depth}
     axis = normalise_axis(ctx, ctx.attr_int("axis", -1), indices.shape.rank + 1)

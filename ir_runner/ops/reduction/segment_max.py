@@ -16,6 +16,7 @@ import numpy as np
 from ...errors import InputError
 from ...types import DYNAMIC_DIM, Dim, PartialShape, TensorSpec, merge_dims
 from ..api import LATEST_OPSET, Attr, OpContext, OpDef
+from ..toolkit.partial import const_count
 
 
 def _lowest(dtype: np.dtype):
@@ -52,11 +53,7 @@ def infer_segment_max(ctx: OpContext):
     if len(ctx.inputs) == 3:
         if ctx.inputs[2].shape.rank not in (None, 0):
             ctx.fail(f"num_segments must be a scalar, got {ctx.inputs[2].shape.brief()}", position=2)
-        value = ctx.const_value(2)
-        if value is not None:
-            count = int(value.reshape(-1)[0])
-            if count < 0:
-                ctx.fail(f"num_segments={count} must not be negative", position=2)
+        count = const_count(ctx, 2)
     elif id_values is not None:
         count = int(id_values.max()) + 1 if id_values.size else 0
     if data.shape.rank is None:

@@ -22,6 +22,7 @@ from ..api import LATEST_OPSET, Attr, InputFit, OpContext, OpDef
 from ..toolkit.axes import normalise_axis
 from ..toolkit.index_rules import require_integer
 from ..toolkit.numeric import as_compute
+from ..toolkit.partial import const_count
 from ..toolkit.stl_order import introselect
 
 # -- TopK-1/3/11 ---------------------------------------------------------------------------------------
@@ -47,12 +48,7 @@ def infer_topk(ctx: OpContext, version: int):
         ctx.fail("data must have at least one axis", position=0)
     axis = ctx.attr_int("axis", 0)
     axis = normalise_axis(ctx, axis, data.shape.rank)
-    value = ctx.const_value(1)
-    k = None
-    if value is not None:
-        k = int(value.reshape(-1)[0])
-        if k < 0:
-            ctx.fail(f"k must not be negative, got {k}", position=1)
+    k = const_count(ctx, 1)
     params = {"axis": axis, "k": k, "mode": mode, "sort": sort, "index_type": index_type}
     if data.shape.dims is None:
         shape = DYNAMIC_SHAPE
@@ -157,18 +153,6 @@ def _batch_rows(params, inputs, outputs, axes):
     return [axis, axis]
 
 
-def _topk_v1(ctx):
-    return infer_topk(ctx, 1)
-
-
-def _topk_v3(ctx):
-    return infer_topk(ctx, 3)
-
-
-def _topk_v11(ctx):
-    return infer_topk(ctx, 11)
-
-
 def _fit_k(params, inputs, position: int) -> InputFit | None:
     """A generated k in ``[0, dim]`` of the axis."""
     dims, axis = inputs[0].shape.dims, params.get("axis")
@@ -180,8 +164,10 @@ def _fit_k(params, inputs, position: int) -> InputFit | None:
 _TOPK_ATTRS = (Attr("axis"), Attr("mode", None, tuple(MODES)), Attr("sort", None, tuple(SORTS)),
                Attr("index_element_type", "i32", ("i32", "i64")))
 OPS = (
-    OpDef("TopK", 1, 1, 2, ("data", "k"), _topk_v1, topk, attrs=_TOPK_ATTRS, batch=_batch_rows, fit=_fit_k),
-    OpDef("TopK", 3, 3, 10, ("data", "k"), _topk_v3, topk, attrs=_TOPK_ATTRS, batch=_batch_rows, fit=_fit_k),
-    OpDef("TopK", 11, 11, LATEST_OPSET, ("data", "k"), _topk_v11, topk,
+    OpDef("TopK", 1, 1, 2, ("data", "k"), lambda ctx: infer_topk(ctx, 1), topk, attrs=_TOPK_ATTRS,
+          batch=_batch_rows, fit=_fit_k),
+    OpDef("TopK", 3, 3, 10, ("data", "k"), lambda ctx: infer_topk(ctx, 3), topk, attrs=_TOPK_ATTRS,
+          batch=_batch_rows, fit=_fit_k),
+    OpDef("TopK", 11, 11, LATEST_OPSET, ("data", "k"), lambda ctx: infer_topk(ctx, 11), topk,
           attrs=_TOPK_ATTRS + (Attr("stable", "false", ("true", "false")),), batch=_batch_rows, fit=_fit_k),
 )

@@ -98,6 +98,18 @@ def input_ints(ctx: OpContext, position: int) -> list[int] | None:
     return exact_ints(ctx.partial_value(position))
 
 
+def const_count(ctx: OpContext, position: int) -> int | None:
+    """The constant integer of the scalar (or 1-element) input ``position`` that counts something (OneHot's
+    depth, TopK's k, SegmentMax's num_segments): None when not constant; a negative one is refused."""
+    value = ctx.const_value(position)
+    if value is None:
+        return None
+    count = int(value.reshape(-1)[0])
+    if count < 0:
+        ctx.fail(f"{ctx.op.input_names[position]} must not be negative, got {count}", position=position)
+    return count
+
+
 def check_rank_at_most_1(ctx: OpContext, position: int, what: str) -> None:
     rank = ctx.inputs[position].shape.rank
     if rank is not None and rank > 1:
