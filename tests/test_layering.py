@@ -197,3 +197,36 @@ def test_the_cli_uses_the_public_api():
 def test_the_checker_finds_a_cycle():
     assert _cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
     assert _cycle({"a": {"b"}, "b": set()}) is None
+
+
+def _imported(path: Path) -> set[str]:
+    """Every module ``path`` names in an import statement (absolute names; relative ones are left out)."""
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom) and not node.level and node.module:
+            found.add(node.module)
+            found.update(f"{node.module}.{alias.name}" for alias in node.names)
+        elif isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+    return found
+
+
+def test_scripts_and_tests_do_not_import_each_other_or_edit_sys_path():
+    """Scripts run as modules (``python -m scripts.NAME``): none edits ``sys.path``, none imports a test module
+    (only ``tests.helpers`` and ``tests.hostile``, the code shared with the tests), and no test imports a script."""
+    root = PACKAGE.parent
+    scripts = sorted((root / "scripts").glob("*.py"))
+    assert scripts
+    shared = ("tests.helpers", "tests.hostile")
+    bad = {}
+    for path in scripts:
+        names = _imported(path)
+        wrong = sorted(n for n in names if n.split(".")[0] == "tests" and n != "tests"
+                       and not n.startswith(shared))
+        if "sys.path" in path.read_text() or wrong:
+            bad[path.name] = wrong or ["sys.path"]
+    for path in sorted((root / "tests").rglob("*.py")):
+        wrong = sorted(n for n in _imported(path) if n.split(".")[0] == "scripts")
+        if wrong:
+            bad[str(path.relative_to(root))] = wrong
+    assert not bad
