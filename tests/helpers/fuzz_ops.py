@@ -67,6 +67,7 @@ from openvino.utils.node_factory import NodeFactory
 import ir_runner
 from ir_runner.ops.elementwise.unary import ULP_BOUNDS
 from tests.helpers import optest
+from tests.helpers.bits import assert_same_bits
 from tests.helpers.cpu_features import has as cpu_has
 from tests.helpers.ov_random import random_values
 
@@ -197,7 +198,7 @@ def within_ulp(bound_f32: int) -> Callable:
 
 
 def exact(got, want, _index):
-    optest.assert_same_bits("out", got, want)
+    assert_same_bits(got, want, "out")
 
 
 def bounded(check: Callable) -> Callable:

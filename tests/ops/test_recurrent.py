@@ -22,20 +22,10 @@ from ir_runner.errors import InferenceError, IRError, UnsupportedError  # noqa: 
 from ir_runner.ops.registry import lookup  # noqa: E402
 from ir_runner.ops.sequence_recurrent import recurrent  # noqa: E402
 from tests.helpers.irbuild import IRBuilder  # noqa: E402
-from tests.helpers.optest import check_inference, write_ir  # noqa: E402
+from tests.helpers.optest import check_inference, cpu_outputs, write_ir  # noqa: E402
 
 BOUND = 1e-5
 GATES = {"lstm": 4, "gru": 3, "rnn": 1}
-_CORE = None
-
-
-def cpu_outputs(xml, feeds) -> list[np.ndarray]:
-    """OpenVINO's CPU plugin, f32 inference precision (the reference has no evaluate for these ops)."""
-    global _CORE
-    _CORE = _CORE or ov.Core()
-    compiled = _CORE.compile_model(_CORE.read_model(str(xml)), "CPU", {"INFERENCE_PRECISION_HINT": "f32"})
-    result = compiled(feeds)
-    return [result[o] for o in compiled.outputs]
 
 
 def check_cpu(xml, feeds, bound: float = BOUND) -> dict[str, np.ndarray]:
