@@ -24,7 +24,7 @@ import numpy as np
 
 from ...types import DYNAMIC_DIM, DYNAMIC_SHAPE, Dim, PartialShape, TensorSpec, merge_dims
 from ..api import LATEST_OPSET, Attr, OpContext, OpDef
-from ..toolkit.dims import ceil_div, dim_add, dim_div, dim_mul, dim_sub, floor_div
+from ..toolkit.dims import ceil_div, compatible, dim_add, dim_div, dim_mul, dim_sub, floor_div
 from ..toolkit.partial import unknown_dims, value_dims
 from ..toolkit.window import (
     AUTO_PADS,
@@ -38,9 +38,6 @@ from ..toolkit.window import (
 )
 from ._conv_backprop import backprop, prepare_backprop
 from ._conv_forward import convolution, finish, prepare_convolution, run_pads
-
-S_MAX = 2**63 - 1
-
 
 # -- shape inference ------------------------------------------------------------------------------------------
 
@@ -104,10 +101,6 @@ def _rank_ok(ctx: OpContext, shape: PartialShape, ranks, what: str, position: in
                  position=position)
 
 
-def _compatible(a: Dim, b: Dim) -> bool:
-    return merge_dims(a, b) is not None
-
-
 def _output_channels(ctx: OpContext, data: PartialShape, filters: PartialShape, grouped: bool, *, plain: int,
                      per_group: int, times: int) -> Dim:
     """The output channels: the filters' dim ``plain`` (ungrouped), else groups (filter dim 0, checked against the
@@ -124,16 +117,8 @@ def _output_channels(ctx: OpContext, data: PartialShape, filters: PartialShape, 
         if channels is None:
             ctx.fail(f"data channels ({data.dims[1]}) are incompatible with the filter groups"
                      f" ({filters.dims[0]}) and input channels ({inputs})", position=1)
-    return _dim_times(channels, filters.dims[times])
+    return dim_mul(channels, filters.dims[times])
 
-
-
-def _dim_times(a: Dim, b: Dim) -> Dim:
-    def times(x, y):
-        if x == 0 or y == 0:
-            return 0
-        return None if x is None or y is None or x * y > S_MAX else x * y
-    return Dim(times(a.lo, b.lo) or 0, times(a.hi, b.hi))
 
 
 def _forward_spatial(ctx: OpContext, attrs: _Attrs, data: PartialShape, filters: PartialShape, n: int) -> list[Dim]:
@@ -186,7 +171,7 @@ def infer_convolution(ctx: OpContext, grouped: bool):
     if data.rank is not None and filters.rank is not None and data.rank != filters.rank - extra + 2:
         ctx.fail(f"data {data.brief()} and filters {filters.brief()} ranks do not match", position=1)
     if not grouped and data.rank is not None and filters.rank is not None \
-            and not _compatible(data.dims[1], filters.dims[1]):
+            and not compatible(data.dims[1], filters.dims[1]):
         ctx.fail(f"data channels ({data.dims[1]}) do not match filter input channels ({filters.dims[1]})",
                  position=1)
     attrs.validate(ctx, n)
@@ -238,7 +223,7 @@ def infer_backprop(ctx: OpContext, grouped: bool):
     if data.rank is not None and filters.rank is not None and data.rank != filters.rank - extra + 2:
         ctx.fail(f"data {data.brief()} and filters {filters.brief()} ranks do not match", position=1)
     if not grouped and data.rank is not None and filters.rank is not None \
-            and not _compatible(data.dims[1], filters.dims[0]):
+            and not compatible(data.dims[1], filters.dims[0]):
         ctx.fail(f"data channels ({data.dims[1]}) do not match filter input channels ({filters.dims[0]})",
                  position=1)
     attrs.validate(ctx, n, backprop=True)
@@ -286,14 +271,14 @@ def infer_deformable(ctx: OpContext):
     bilinear_pad = ctx.attr_bool("bilinear_interpolation_pad", False)
     if mask is not None and mask.rank is not None:
         if filters.rank == 4:
-            channels = _dim_times(_dim_times(filters.dims[2], filters.dims[3]), Dim(dgroup, dgroup))
-            if not _compatible(mask.dims[1], channels):
+            channels = dim_mul(dim_mul(filters.dims[2], filters.dims[3]), Dim(dgroup, dgroup))
+            if not compatible(mask.dims[1], channels):
                 ctx.fail(f"mask channels ({mask.dims[1]}) are incompatible with filters {filters.brief()} and"
                          f" deformable_group={dgroup}", position=3)
         if dgroup <= 0 or not _divisible(mask.dims[1], dgroup):
             ctx.fail(f"mask channels ({mask.dims[1]}) must be evenly divisible by deformable_group={dgroup}",
                      position=3)
-        if data.rank is not None and not _compatible(mask.dims[0], data.dims[0]):
+        if data.rank is not None and not compatible(mask.dims[0], data.dims[0]):
             ctx.fail(f"data batch ({data.dims[0]}) and mask batch ({mask.dims[0]}) differ", position=3)
     n = data.rank - 2 if data.rank is not None else filters.rank - 2 if filters.rank is not None \
         else 2 if offsets.rank is not None else None
@@ -313,8 +298,8 @@ def infer_deformable(ctx: OpContext):
         batch = DYNAMIC_DIM
     if offsets.rank is not None:
         if filters.rank is not None:
-            channels = _dim_times(_dim_times(filters.dims[2], filters.dims[3]), Dim(2 * dgroup, 2 * dgroup))
-            if not _compatible(offsets.dims[1], channels):
+            channels = dim_mul(dim_mul(filters.dims[2], filters.dims[3]), Dim(2 * dgroup, 2 * dgroup))
+            if not compatible(offsets.dims[1], channels):
                 ctx.fail(f"offsets channels ({offsets.dims[1]}) are incompatible with filters {filters.brief()} and"
                          f" deformable_group={dgroup}", position=1)
         if not _divisible(offsets.dims[1], dgroup):
@@ -328,7 +313,7 @@ def infer_deformable(ctx: OpContext):
         if not _divisible(filters.dims[0], group):
             ctx.fail(f"filters output channels ({filters.dims[0]}) must be evenly divisible by group={group}",
                      position=2)
-        if data.rank is not None and not _compatible(data.dims[1], _dim_times(filters.dims[1], Dim(group, group))):
+        if data.rank is not None and not compatible(data.dims[1], dim_mul(filters.dims[1], group)):
             ctx.fail(f"data channels ({data.dims[1]}) do not match filter input channels ({filters.dims[1]}) x"
                      f" group={group}", position=2)
         out_channels = filters.dims[0]
@@ -337,7 +322,7 @@ def infer_deformable(ctx: OpContext):
     spatial = _forward_spatial(ctx, attrs, data, filters, n)
     for position, spec in ((1, offsets), (3, mask)):
         if spec is not None and spec.rank is not None and \
-                not all(_compatible(a, b) for a, b in zip(spatial, spec.dims[2:])):
+                not all(compatible(a, b) for a, b in zip(spatial, spec.dims[2:])):
             ctx.fail(f"spatial dims of {ctx.op.input_names[position]} {spec.brief()} and of the output"
                      f" {[str(d) for d in spatial]} must be compatible", position=position)
     params = {**attrs.params(), "group": group, "deformable_group": dgroup, "bilinear_pad": bilinear_pad,

@@ -38,16 +38,12 @@ import numpy as np
 from ...errors import InputError
 from ...types import DYNAMIC_DIM, Dim, PartialShape, TensorSpec, merge_dims
 from ..api import LATEST_OPSET, Attr, OpContext, OpDef
-from ..toolkit.dims import dim_mul
+from ..toolkit.dims import compatible, dim_mul
 
 NAMES = ("box_logits", "class_preds", "proposals", "aux_class_preds", "aux_box_preds")
 CODES = {"caffe.priorboxparameter.corner": "corner", "caffe.priorboxparameter.center_size": "center_size"}
 F32 = np.float32
 
-
-
-def _compatible(dim: Dim, n: int | Dim) -> bool:
-    return merge_dims(dim, n if isinstance(n, Dim) else Dim(n, n)) is not None
 
 
 def _attrs(ctx: OpContext, version: int) -> dict:
@@ -135,12 +131,12 @@ def _infer(ctx: OpContext, version: int):
                 ctx.fail(f"the second dim of box_logits must be a multiple of {loc_classes * 4}"
                          f" (num_loc_classes * 4), got {box.brief()}", position=0)
             priors = box.dims[1].lo // (loc_classes * 4)
-        if priors and loc_classes and not _compatible(box.dims[1], priors * loc_classes * 4):
+        if priors and loc_classes and not compatible(box.dims[1], priors * loc_classes * 4):
             ctx.fail(f"the second dim of box_logits must be {priors * loc_classes * 4}, got {box.brief()}", position=0)
     if cls.rank is not None:
         if (not updated or not images.is_static) and cls.dims[0].is_static:
             images = cls.dims[0]
-        elif not _compatible(cls.dims[0], images):
+        elif not compatible(cls.dims[0], images):
             ctx.fail(f"the first dim of class_preds must be the batch {images}, got {cls.brief()}", position=1)
         if cls.dims[1].is_static and classes:
             if not priors:
@@ -152,10 +148,10 @@ def _infer(ctx: OpContext, version: int):
                 ctx.fail(f"the second dim of class_preds must be {priors * classes} (priors * classes), got"
                          f" {cls.brief()}", position=1)
     if prop.rank is not None:
-        if not (_compatible(prop.dims[0], 1) or _compatible(prop.dims[0], images)):
+        if not (compatible(prop.dims[0], 1) or compatible(prop.dims[0], images)):
             ctx.fail(f"the first dim of proposals must be 1 or the batch {images}, got {prop.brief()}", position=2)
         rows = 1 if a["variance_encoded_in_target"] else 2
-        if not _compatible(prop.dims[1], rows):
+        if not compatible(prop.dims[1], rows):
             ctx.fail(f"the second dim of proposals must be {rows}, got {prop.brief()}", position=2)
         if prop.dims[2].is_static:
             if not priors:
@@ -169,10 +165,10 @@ def _infer(ctx: OpContext, version: int):
     if count == 5:
         aux_cls, aux_box = shapes[3], shapes[4]
         if aux_cls.rank is not None:
-            if not _compatible(aux_cls.dims[0], images):
+            if not compatible(aux_cls.dims[0], images):
                 ctx.fail(f"the first dim of aux_class_preds must be the batch {images}, got {aux_cls.brief()}",
                          position=3)
-            if priors and not _compatible(aux_cls.dims[1], priors * 2):
+            if priors and not compatible(aux_cls.dims[1], priors * 2):
                 ctx.fail(f"the second dim of aux_class_preds must be {priors * 2}, got {aux_cls.brief()}", position=3)
             if aux_cls.dims[1].is_static:
                 priors = aux_cls.dims[1].lo // 2

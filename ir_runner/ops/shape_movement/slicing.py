@@ -28,6 +28,7 @@ from ...errors import IndexOutOfRangeError, InputError, KernelError
 from ...types import DYNAMIC_DIM, Dim, PartialShape, TensorSpec
 from ..api import LATEST_OPSET, Attr, OpContext, OpDef
 from ..toolkit.axes import normalise_axis
+from ..toolkit.dims import compatible
 from ..toolkit.index_rules import require_integer
 from ..toolkit.partial import INT64_MAX, INT64_MIN, as_bounds, input_ints, moved_value
 
@@ -389,14 +390,10 @@ def infer_slice_scatter(ctx: OpContext):
     (expected,), params = infer_slice(_SliceView(ctx, shape))
     if expected.shape.rank is not None and updates.shape.rank is not None:
         for axis, (want, got) in enumerate(zip(expected.shape.dims, updates.shape.dims)):
-            if not _compatible(want, got):
+            if not compatible(want, got):
                 ctx.fail(f"updates {updates.shape.brief()} do not fit the slice {expected.shape.brief()} (dim"
                          f" {axis})", position=1)
     return [TensorSpec(et, shape)], params
-
-
-def _compatible(a: Dim, b: Dim) -> bool:
-    return (a.hi is None or b.lo <= a.hi) and (b.hi is None or a.lo <= b.hi)
 
 
 def slice_scatter(data: np.ndarray, updates: np.ndarray, *inputs: np.ndarray, slices) -> np.ndarray:

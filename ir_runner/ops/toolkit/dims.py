@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from ...types import DYNAMIC_DIM, MAX_DIM, Dim
+from ...types import DYNAMIC_DIM, MAX_DIM, Dim, merge_dims
 
 ONE = Dim(1, 1)
 
@@ -34,6 +34,11 @@ def _times(a: int | None, b: int | None, top: int | None) -> int | None:
 
 def _dim(k: Dim | int) -> Dim:
     return k if isinstance(k, Dim) else Dim(k, k)
+
+
+def compatible(a: Dim, b: Dim | int) -> bool:
+    """Whether ``a`` and ``b`` (a dim or a size) can be equal: their intervals meet."""
+    return merge_dims(a, _dim(b)) is not None
 
 
 def dim_add(a: Dim, b: Dim | int) -> Dim:
