@@ -31,8 +31,9 @@ if TYPE_CHECKING:
     from .divergence import CrosscheckReport, crosscheck
     from .extension import OpDef, register_op
     from .headroom import PrecisionReport, precision
-    from .model import DEFAULT_MEMORY_LIMIT, LayerTrace, Model, Trace, ValidationReport, load, run, validate
+    from .model import DEFAULT_MEMORY_LIMIT, LayerTrace, Model, Trace, load, run
     from .parts import extract
+    from .report import ValidationReport, validate
     from .runtime import CastWarning, TensorInfo
     from .sensitivity import CompressionReport, compression
     from .types import Dim, ElementType, PartialShape
@@ -53,10 +54,10 @@ _LAZY = {
     "LayerTrace": "model",
     "Model": "model",
     "Trace": "model",
-    "ValidationReport": "model",
+    "ValidationReport": "report",
     "load": "model",
     "run": "model",
-    "validate": "model",
+    "validate": "report",
     "CastWarning": "runtime",
     "TensorInfo": "runtime",
     "Dim": "types",

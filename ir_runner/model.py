@@ -8,13 +8,12 @@ import gc
 import os
 import threading
 from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING
 
 import numpy as np
 
 from .errors import InputError, IRError, LayerRef, ResourceLimitError, UnsupportedError
 from .graph import Graph, read_graph
-from .infer import Inference, LayerInference, infer_graph
+from .infer import Inference, infer_graph
 from .plan import DEFAULT_MEMORY_LIMIT, Plan, Step, build_plan, check_memory
 from .record import Record
 from .runtime import TensorInfo, bind_feeds, bind_outputs, execute
@@ -31,9 +30,6 @@ from .state import (
 )
 from .subgraph import body_provider, infer_for_inputs
 from .types import PartialShape, TensorSpec, element_type_of
-
-if TYPE_CHECKING:
-    from .ops.api import Finding
 
 Source = str | os.PathLike | bytes | bytearray
 _PLAN_CACHE_SIZE = 64
@@ -515,54 +511,3 @@ def run(source: Source, feeds=None, weights: Source | None = None, *, cast: str 
     """Load and run in one call: ``ir_runner.run('model.xml', {'x': x})``; ``cast`` as in :meth:`Model.run`,
     the other options as in :func:`load`."""
     return load(source, weights, **options).run(feeds, cast=cast)
-
-
-class ValidationReport:
-    """Every finding for a model: errors, warnings (constant indices outside the spec's range), and the
-    declared-vs-inferred table of all ports."""
-
-    def __init__(self, source: str, errors: list[IRError] | None = None,
-                 layers: list[LayerInference] | None = None, warnings: list[Finding] | None = None,
-                 unsupported: list[LayerInference] | None = None, unchecked: set[str] | None = None) -> None:
-        self.source = source
-        self.errors: list[IRError] = errors if errors is not None else []
-        self.layers: list[LayerInference] = layers if layers is not None else []
-        self.warnings: list[Finding] = warnings if warnings is not None else []
-        self.unsupported: list[LayerInference] = unsupported if unsupported is not None else []
-        # ids of layers whose outputs could not be inferred (unsupported, or needing missing weights)
-        self.unchecked: set[str] = unchecked if unchecked is not None else {i.layer.id for i in self.unsupported}
-
-    def __repr__(self) -> str:
-        return (f"<ValidationReport {self.source!r}: {len(self.errors)} error(s), {len(self.warnings)} warning(s),"
-                f" {len(self.layers)} layer(s)>")
-
-    @property
-    def ok(self) -> bool:
-        """No problem was found in what was checked (layers of unsupported operations are not checked)."""
-        return not self.errors
-
-    @property
-    def complete(self) -> bool:
-        """Every layer was checked: none uses an operation ir-run does not implement yet."""
-        return not self.unsupported
-
-    @property
-    def valid(self) -> bool:
-        """Checked completely, and no problem found."""
-        return self.ok and self.complete
-
-    def __str__(self) -> str:
-        from .report import format_validation
-
-        return format_validation(self)
-
-
-def validate(source: Source, weights: Source | memoryview | None = None, *, strict: bool = False) -> ValidationReport:
-    """Check a model completely and return every finding, as ``ir-run validate`` does (does not stop at the
-    first, does not raise for problems of the model; only an unreadable file or broken graph ends the
-    report early)."""
-    from .report import analyse, not_inferred
-
-    analysis = analyse(source, weights, strict=strict)
-    return ValidationReport(analysis.source, analysis.errors, analysis.layers, analysis.findings, analysis.unsupported,
-                            not_inferred(analysis))

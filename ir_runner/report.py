@@ -23,7 +23,7 @@ from .unsupported import INSPECT_HINT, not_implemented
 if TYPE_CHECKING:
     from .graph import Graph
     from .infer import Inference, LayerInference
-    from .model import Source, ValidationReport
+    from .model import Source
 
 FIRST_VALUES = 8  # a constant's first values shown by inspect
 
@@ -499,3 +499,52 @@ def _text_table(rows: list[tuple[Any, ...]]) -> str:
     cells = [[str(c) for c in row] for row in rows]
     widths = [max(len(row[i]) for row in cells) for i in range(len(cells[0]))]
     return "\n".join("  " + "  ".join(c.ljust(w) for c, w in zip(row, widths)).rstrip() for row in cells)
+
+
+# -- the report of ir_runner.validate ---------------------------------------------------------------------
+
+class ValidationReport:
+    """Every finding for a model: errors, warnings (constant indices outside the spec's range), and the
+    declared-vs-inferred table of all ports."""
+
+    def __init__(self, source: str, errors: list[IRError] | None = None,
+                 layers: list[LayerInference] | None = None, warnings: list[Finding] | None = None,
+                 unsupported: list[LayerInference] | None = None, unchecked: set[str] | None = None) -> None:
+        self.source = source
+        self.errors: list[IRError] = errors if errors is not None else []
+        self.layers: list[LayerInference] = layers if layers is not None else []
+        self.warnings: list[Finding] = warnings if warnings is not None else []
+        self.unsupported: list[LayerInference] = unsupported if unsupported is not None else []
+        # ids of layers whose outputs could not be inferred (unsupported, or needing missing weights)
+        self.unchecked: set[str] = unchecked if unchecked is not None else {i.layer.id for i in self.unsupported}
+
+    def __repr__(self) -> str:
+        return (f"<ValidationReport {self.source!r}: {len(self.errors)} error(s), {len(self.warnings)} warning(s),"
+                f" {len(self.layers)} layer(s)>")
+
+    @property
+    def ok(self) -> bool:
+        """No problem was found in what was checked (layers of unsupported operations are not checked)."""
+        return not self.errors
+
+    @property
+    def complete(self) -> bool:
+        """Every layer was checked: none uses an operation ir-run does not implement yet."""
+        return not self.unsupported
+
+    @property
+    def valid(self) -> bool:
+        """Checked completely, and no problem found."""
+        return self.ok and self.complete
+
+    def __str__(self) -> str:
+        return format_validation(self)
+
+
+def validate(source: Source, weights: Source | memoryview | None = None, *, strict: bool = False) -> ValidationReport:
+    """Check a model completely and return every finding, as ``ir-run validate`` does (does not stop at the
+    first, does not raise for problems of the model; only an unreadable file or broken graph ends the
+    report early)."""
+    analysis = analyse(source, weights, strict=strict)
+    return ValidationReport(analysis.source, analysis.errors, analysis.layers, analysis.findings, analysis.unsupported,
+                            not_inferred(analysis))

@@ -1,8 +1,8 @@
 """Benchmark ir-run against OpenVINO (CPU plugin, f32 precision hint) and plain numpy, in one run.
 
-    python scripts/bench.py                  # everything, a few minutes on 2 cores
-    python scripts/bench.py --quick          # smaller sizes and budgets, under a minute
-    python scripts/bench.py --only tiny select --json out.json
+    python -m scripts.bench                  # everything, a few minutes on 2 cores
+    python -m scripts.bench --quick          # smaller sizes and budgets, under a minute
+    python -m scripts.bench --only tiny select --json out.json
 
 Groups: tiny (per-call latency and load of the quick-start model), startup (whole process to first
 printed result), large (a generated 60,000-layer IR), const (a 200 MB Const), select (Select-1, 1e3..5e7
@@ -43,7 +43,7 @@ def _reexec_without_openblas_overrides() -> None:
     if found:
         env = {k: v for k, v in os.environ.items() if k not in _CLEARED_ENV}
         env["IR_RUN_BENCH_CLEARED"] = ",".join(found)
-        os.execve(sys.executable, [sys.executable, *sys.argv], env)
+        os.execve(sys.executable, [sys.executable, *sys.orig_argv[1:]], env)  # (as run: -m scripts.NAME)
 
 
 def _cpu_name() -> str:
@@ -67,7 +67,7 @@ def _git_state() -> str:
 
 
 def _cell(row, value) -> str:
-    from bench_timing import fmt_bytes, fmt_time
+    from scripts.bench_timing import fmt_bytes, fmt_time
 
     return fmt_bytes(value) if row.unit == "bytes" else fmt_time(value)
 
@@ -87,7 +87,7 @@ def format_table(rows) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     _reexec_without_openblas_overrides()
-    import bench_cases
+    from scripts import bench_cases
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="smaller sizes and time budgets (under a minute)")

@@ -20,7 +20,10 @@ from pathlib import Path
 
 import numpy as np
 import openvino as ov
-from bench_models import (
+from lxml import etree
+
+import ir_runner
+from scripts.bench_models import (
     big_const_expected,
     big_const_model,
     gather_model,
@@ -30,10 +33,7 @@ from bench_models import (
     select_gather_model,
     select_model,
 )
-from bench_timing import medians, once_ns, same_bits
-from lxml import etree
-
-import ir_runner
+from scripts.bench_timing import medians, once_ns, same_bits
 
 ROOT = Path(__file__).resolve().parent.parent
 MODELS = ROOT / "models"
@@ -249,10 +249,9 @@ def startup(ctx: Context) -> list[Row]:
 
 def _child_load(xml: Path, layers: int, timeout: float) -> dict | None:
     """ir-run's load (and load + first run) of the large IR in a fresh process; None on timeout."""
-    script = Path(__file__).resolve().parent / "bench_load.py"
     try:
-        proc = subprocess.run([sys.executable, str(script), str(xml), str(layers)], capture_output=True, text=True,
-                              timeout=timeout)
+        proc = subprocess.run([sys.executable, "-m", "scripts.bench_load", str(xml), str(layers)], capture_output=True,
+                              text=True, timeout=timeout, cwd=ROOT)
     except subprocess.TimeoutExpired:
         return None
     if proc.returncode != 0:
@@ -529,8 +528,8 @@ def gather(ctx: Context) -> list[Row]:
 
 def _child_memory(engine: str, xml: Path, inputs: list) -> dict:
     spec = json.dumps({"engine": engine, "xml": str(xml), "inputs": inputs})
-    script = Path(__file__).resolve().parent / "bench_memory.py"
-    proc = subprocess.run([sys.executable, str(script), spec], capture_output=True, text=True, env=os.environ.copy())
+    proc = subprocess.run([sys.executable, "-m", "scripts.bench_memory", spec], capture_output=True, text=True,
+                          env=os.environ.copy(), cwd=ROOT)
     if proc.returncode != 0:
         raise RuntimeError(f"memory child failed ({engine}, {xml.name}): {proc.stderr[-2000:]}")
     return json.loads(proc.stdout.strip().splitlines()[-1])
@@ -564,7 +563,7 @@ def memory(ctx: Context) -> list[Row]:
     if not big.exists():
         big = big_const_model(ctx.workdir, "big_const", 50000, 1000, 100)
     cases.append(("200 MB Const, 100 rows gathered", big, [["indices", "i32", [100], "index:50000"]], 0))
-    from bench_opmemory import mem_cases, save_case
+    from scripts.bench_opmemory import mem_cases, save_case
 
     for i, case in enumerate(mem_cases()):
         cases.append((case.label, *save_case(case, w, f"mem_op{i}"), case.live))
@@ -595,9 +594,6 @@ def chain(ctx: Context) -> list[Row]:
     layer against a hand-written loop calling the plan's own kernels in order, which is the floor of any
     executor built on them (goal: at most 1.5x); OpenVINO's compiled model on the same chain for scale."""
     _say("chain of 1,000 layers")
-    import sys as _sys
-
-    _sys.path.insert(0, str(ROOT))
     from tests.helpers.irbuild import IRBuilder
 
     b = IRBuilder("chain")
@@ -640,7 +636,7 @@ def chain(ctx: Context) -> list[Row]:
 
 def ops(ctx: Context) -> list[Row]:
     """The operation-family rows of ``bench_oprows.py`` (elementwise, movement, reduction, MatMul, Softmax)."""
-    from bench_oprows import ops as op_rows
+    from scripts.bench_oprows import ops as op_rows
 
     return op_rows(ctx)
 

@@ -1,7 +1,7 @@
 """Rows per second of a model run in memory, on Dask's local threads, and on a 2-worker LocalCluster.
 
-    python scripts/bench_dask.py                 # 200,000 rows x 256 columns (about 250 MB of inputs)
-    python scripts/bench_dask.py --rows 50000 --repeat 2
+    python -m scripts.bench_dask                 # 200,000 rows x 256 columns (about 250 MB of inputs)
+    python -m scripts.bench_dask --rows 50000 --repeat 2
 
 The model: Select(cond bool[?,C], then f32[?,C], else f32[C] shared) -> Gather of 16 columns -> Convert
 to f16, with both the Select's and the Convert's outputs returned. Rows are timed for:
@@ -37,11 +37,10 @@ def _reexec_without_openblas_overrides() -> None:
     if found:
         env = {k: v for k, v in os.environ.items() if k not in _CLEARED_ENV}
         print(f"(removed {', '.join(found)} from this benchmark's environment)", file=sys.stderr)
-        os.execve(sys.executable, [sys.executable, *sys.argv], env)
+        os.execve(sys.executable, [sys.executable, *sys.orig_argv[1:]], env)  # (as run: -m scripts.NAME)
 
 
 def build_model(folder: Path, columns: int) -> Path:
-    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
     import numpy as np
 
     from tests.helpers.irbuild import IRBuilder

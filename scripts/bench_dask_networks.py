@@ -1,8 +1,8 @@
 """Rows per second of whole networks run in memory and on Dask: a CNN and a transformer.
 
-    python scripts/bench_dask_networks.py                      # resnet_block, vit and bert of models/real
-    python scripts/bench_dask_networks.py --zoo resnet50       # also a zoo CNN reshaped to a dynamic batch
-    python scripts/bench_dask_networks.py --rows 2048 --repeat 3
+    python -m scripts.bench_dask_networks                      # resnet_block, vit and bert of models/real
+    python -m scripts.bench_dask_networks --zoo resnet50       # also a zoo CNN reshaped to a dynamic batch
+    python -m scripts.bench_dask_networks --rows 2048 --repeat 3
 
 Each network's sample inputs (models/real/NAME/inputs.npz) are repeated to ``--rows`` rows (floats with
 noise, integers shuffled within each row) and timed for: ``Model.run`` on the whole data; ``ir_runner.dask``
@@ -21,9 +21,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
-from bench_dask import _reexec_without_openblas_overrides, timed  # noqa: E402
+from scripts.bench_dask import _reexec_without_openblas_overrides, timed  # noqa: E402
 
 REAL = Path(__file__).resolve().parent.parent / "models" / "real"
 

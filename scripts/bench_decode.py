@@ -1,10 +1,10 @@
 """Per-token latency of greedy decoding on one state: ir-run against OpenVINO's CPU plugin.
 
-    python scripts/bench_decode.py --corpus                # every model of the LLM corpus (tests/data/llm/)
-    python scripts/bench_decode.py --corpus llama-int4 gpt2-default --steps 40
-    python scripts/bench_decode.py                         # the tests' KV-cache decoder, 16 blocks, 40 steps
-    python scripts/bench_decode.py --blocks 4 --steps 100
-    python scripts/bench_decode.py --xml path/to/openvino_model.xml --prompt 1,2,3
+    python -m scripts.bench_decode --corpus                # every model of the LLM corpus (tests/data/llm/)
+    python -m scripts.bench_decode --corpus llama-int4 gpt2-default --steps 40
+    python -m scripts.bench_decode                         # the tests' KV-cache decoder, 16 blocks, 40 steps
+    python -m scripts.bench_decode --blocks 4 --steps 100
+    python -m scripts.bench_decode --xml path/to/openvino_model.xml --prompt 1,2,3
 
 Both run the same steps: the prefill, then greedy decoding on one state, ir-run's chosen tokens fed to both
 (OpenVINO with INFERENCE_PRECISION_HINT and KV_CACHE_PRECISION f32 and DYNAMIC_QUANTIZATION_GROUP_SIZE 0, as
@@ -65,7 +65,6 @@ def time_decoding(xml: str, prompt: list[int], steps: int, given: dict, relative
 
 def corpus(names: list[str], steps: int) -> list[tuple[str, float, float, float]]:
     """One row per corpus model (all when ``names`` is empty): name, ir-run and OpenVINO seconds, worst error."""
-    sys.path.insert(0, str(ROOT))
     from tests.helpers.llm import LLM_DIR, STEP_INPUTS, corpus_models, recorded_steps
 
     rows = []
@@ -90,7 +89,6 @@ def main() -> int:
     parser.add_argument("--steps", type=int, default=40, help="decoding steps after the prefill")
     parser.add_argument("--prompt", default="1,5,7", help="the prompt's token ids")
     options = parser.parse_args()
-    sys.path.insert(0, str(ROOT))
     import openvino
 
     cleared = os.environ.get("IR_RUN_BENCH_CLEARED")

@@ -2,7 +2,7 @@
 timeout, so that a slow load cannot make the benchmark unbounded). Prints one JSON line:
 ``load_ns``, ``first_run_ns`` (load + first run) and ``exact`` (the output equals plain numpy's).
 
-    python scripts/bench_load.py LARGE.xml LAYERS
+    python -m scripts.bench_load LARGE.xml LAYERS
 """
 
 from __future__ import annotations
@@ -13,10 +13,9 @@ import time
 
 
 def main(xml: str, layers: int) -> dict:
-    from bench_models import large_model_reference, make_input
-    from bench_timing import same_bits
-
     import ir_runner
+    from scripts.bench_models import large_model_reference, make_input
+    from scripts.bench_timing import same_bits
 
     feeds = {"cond": make_input("boolean", (2, 8), "mask:0.5", 1), "x": make_input("f32", (2, 8), "values", 2)}
     start = time.perf_counter_ns()

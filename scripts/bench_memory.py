@@ -1,6 +1,6 @@
 """Peak memory of one run, measured in a fresh process (``bench.py`` starts it; prints one JSON line).
 
-    python scripts/bench_memory.py '{"engine": "ir-run", "xml": "m.xml", "inputs": [["x", "f32", [10], "values"]]}'
+    python -m scripts.bench_memory '{"engine": "ir-run", "xml": "m.xml", "inputs": [["x", "f32", [10], "values"]]}'
 
 Steps: import, load the model (ir-run ``load`` or OpenVINO read + compile), note VmRSS (``base``), make
 the inputs, reset the high-water mark (``/proc/self/clear_refs``, so the inputs' construction does not
@@ -33,7 +33,8 @@ def _reset_peak() -> bool:
 
 def main(spec: dict) -> dict:
     import numpy as np
-    from bench_models import make_input
+
+    from scripts.bench_models import make_input
 
     if spec["engine"] == "ir-run":
         import ir_runner

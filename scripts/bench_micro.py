@@ -1,8 +1,8 @@
 """Micro-benchmarks behind the proposals in docs/performance.md: candidate kernels and loaders next to
 what ir-run does now and to OpenVINO (CPU, f32 hint), on the same inputs, interleaved.
 
-    python scripts/bench_micro.py                 # every experiment (about two minutes)
-    python scripts/bench_micro.py gather1d alloc  # some of them
+    python -m scripts.bench_micro                 # every experiment (about two minutes)
+    python -m scripts.bench_micro gather1d alloc  # some of them
 
 Each experiment prints a Markdown table: variant, median, and the ratio to its first line. Every
 candidate kernel is checked bit for bit against numpy before it is timed. The candidates are sketches
@@ -21,12 +21,12 @@ from pathlib import Path
 
 import numpy as np
 import openvino as ov
-from bench_cases import _bytecode_env
-from bench_models import gather_model, large_model, make_input, select_model
-from bench_timing import fmt_time, medians, same_bits
 from lxml import etree
 
 import ir_runner
+from scripts.bench_cases import _bytecode_env
+from scripts.bench_models import gather_model, large_model, make_input, select_model
+from scripts.bench_timing import fmt_time, medians, same_bits
 
 WORK = Path("/tmp/ir-run-bench-micro")
 CPU_CONFIG = {"INFERENCE_PRECISION_HINT": "f32"}
@@ -267,7 +267,7 @@ def select_mask() -> None:
 
 
 def _select_mask_case(n: int) -> None:
-    from ir_runner.ops.select import bit_select
+    from ir_runner.ops.elementwise.select import bit_select
 
     cond = make_input("boolean", (n,), "mask:0.5", 1)
     then = make_input("f32", (n,), "values", 2)
@@ -324,7 +324,7 @@ def quiet_f16_chunked(out: np.ndarray) -> np.ndarray:
 def select_f16() -> None:
     """f16 Select: the bit-select plus the quieting of signalling NaNs the reference does."""
     from ir_runner.ops.api import quiet_f16_nans
-    from ir_runner.ops.select import bit_select
+    from ir_runner.ops.elementwise.select import bit_select
 
     every = np.arange(1 << 16, dtype=np.uint32).astype(np.uint16).view(np.float16)
     assert same_bits(quiet_f16_nans(every.copy()), quiet_f16_chunked(every.copy()))

@@ -18,18 +18,16 @@ within a relative 1e-5 (MatMul, ReduceSum: of the float64 value's magnitude) for
 from __future__ import annotations
 
 import math
-import sys
 from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
 
 import numpy as np
 import openvino as ov
-from bench_cases import Context, Row, _say, throughput_target, time_row
-from bench_timing import medians, same_bits
 from openvino import opset13
 
 import ir_runner
+from scripts.bench_cases import Context, Row, _say, throughput_target, time_row
+from scripts.bench_timing import medians, same_bits
 
 TARGET = 0.8  # ir-run's throughput relative to OpenVINO's
 
@@ -121,7 +119,7 @@ def _check(ctx: Context, case: OpCase, got: np.ndarray, feeds: list[np.ndarray])
         ctx.check(f"ops {case.label}", "ir-run differs from numpy", same_bits(got, case.numpy(*feeds)))
         return
     if case.check == "gelu":
-        from ir_runner.ops.unary import ULP_BOUNDS
+        from ir_runner.ops.elementwise.unary import ULP_BOUNDS
         from tests.helpers.optest import ulp_distance
 
         want = _erf_gelu64(feeds[0].reshape(-1)[:20000]).astype(np.float32)
@@ -160,7 +158,6 @@ def _row(ctx: Context, case: OpCase, rng: np.random.Generator) -> Row:
 
 def ops(ctx: Context) -> list[Row]:
     """Every row of :func:`op_cases` at 1e5 and 1e7 elements (1e5 only with ``--quick``), then :func:`fixed_cases`."""
-    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # tests.helpers for the ULP distance
     rng = np.random.default_rng(0)
     rows = []
     cases = op_cases(10**5) + ([] if ctx.quick else op_cases(10**7)) + fixed_cases()

@@ -1,8 +1,8 @@
 """Real networks: ir-run against OpenVINO CPU, per network, in the same run.
 
-    python scripts/bench_real_models.py                 # the committed corpus (models/real/)
-    python scripts/bench_real_models.py --zoo           # and the ONNX zoo CNNs (needs onnx; cached IRs)
-    python scripts/bench_real_models.py gpt2 resnet50   # some networks
+    python -m scripts.bench_real_models                 # the committed corpus (models/real/)
+    python -m scripts.bench_real_models --zoo           # and the ONNX zoo CNNs (needs onnx; cached IRs)
+    python -m scripts.bench_real_models gpt2 resnet50   # some networks
 
 For each network whose operations ir-run implements (the others are listed with what they miss):
 
@@ -35,7 +35,7 @@ _CLEARED_ENV = ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")
 if any(name in os.environ for name in _CLEARED_ENV):
     env = {k: v for k, v in os.environ.items() if k not in _CLEARED_ENV}
     env["IR_RUN_BENCH_CLEARED"] = ",".join(n for n in _CLEARED_ENV if n in os.environ)
-    os.execve(sys.executable, [sys.executable, *sys.argv], env)
+    os.execve(sys.executable, [sys.executable, *sys.orig_argv[1:]], env)  # (as run: -m scripts.NAME)
 
 import numpy as np  # noqa: E402
 
@@ -70,7 +70,6 @@ def networks(names: list[str], zoo: bool) -> list[tuple[str, Path]]:
     found = [(d.name, d / "model.xml") for d in sorted(REAL.iterdir()) if (d / "model.xml").exists()]
     found = [(n, p) for n, p in found if not names or n in names]
     if zoo or set(names) - {n for n, _ in found}:
-        sys.path.insert(0, str(ROOT))
         from tests.helpers.zoo import ZOO, zoo_ir
 
         found += [(n, zoo_ir(n)) for n in ZOO if (zoo and not names) or n in names]

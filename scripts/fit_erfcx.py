@@ -1,5 +1,5 @@
 """Print the Chebyshev coefficients of erfcx(x) = exp(x*x) * erfc(x) on [0, inf) in the variable
-z = (x - K) / (x + K), which ``ir_runner/ops/special.py`` holds (fitted to the C library's erfc, through
+z = (x - K) / (x + K), which ``ir_runner/ops/toolkit/special.py`` holds (fitted to the C library's erfc, through
 Python's ``math.erfc``; relative error of the fit about 2e-11 on [0, 27]), and the polynomial of Gelu's
 f32 path (``GELU_R``): ``exp(a*a/2) * erfc(a/sqrt(2)) / 2`` for ``a`` in [0, 5.5] in the variable
 ``v = GELU_ALPHA / (a + GELU_K) + GELU_BETA`` (which maps [0, 5.5] onto [-1, 1]), as power-basis coefficients

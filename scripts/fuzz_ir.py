@@ -3,8 +3,8 @@ mutants are and what counts as a finding): mutants run by a worker process, kill
 address space capped. Mutant ``i`` of campaign ``--seed s`` is the same on every run, so a finding is
 reproduced by its index alone.
 
-    nice -n 10 python scripts/fuzz_ir.py --seconds 600 --seed 1 --out fuzz-findings
-    python scripts/fuzz_ir.py --seed 1 --index 1234 --show     # one mutant, in this process, with its traceback
+    nice -n 10 python -m scripts.fuzz_ir --seconds 600 --seed 1 --out fuzz-findings
+    python -m scripts.fuzz_ir --seed 1 --index 1234 --show     # one mutant, in this process, with its traceback
 
 ``tests/test_fuzz.py`` runs a short seeded slice in the suite.
 """
@@ -18,8 +18,6 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the mutants live in tests.helpers.fuzz_ir
 
 from tests.helpers.fuzz_ir import (  # noqa: E402
     KNOWN,

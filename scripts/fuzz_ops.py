@@ -2,10 +2,10 @@
 it is checked): every (operation, seed) runs in a worker process, so that a reference crashing the process
 only skips that case.
 
-    python scripts/fuzz_ops.py                   # every op, 40 seeds each
-    nice -n 10 python scripts/fuzz_ops.py --seeds 500 --jobs 2
-    python scripts/fuzz_ops.py --ops TopK,Pad --seeds 200 --first 1000
-    python scripts/fuzz_ops.py --ops TopK --seed 1234 --show     # one case: the graph, feeds and the failure
+    python -m scripts.fuzz_ops                   # every op, 40 seeds each
+    nice -n 10 python -m scripts.fuzz_ops --seeds 500 --jobs 2
+    python -m scripts.fuzz_ops --ops TopK,Pad --seeds 200 --first 1000
+    python -m scripts.fuzz_ops --ops TopK --seed 1234 --show     # one case: the graph, feeds and the failure
 
 The summary lists per op: cases, passed, failed, skipped, and one reproducer line (``--ops OP --seed N``)
 per failure. ``tests/ops/test_fuzz_ops.py`` runs a fixed slice of it.
@@ -23,8 +23,6 @@ import threading
 from pathlib import Path
 
 import numpy as np
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the cases live in tests.helpers.fuzz_ops
 
 from tests.helpers.fuzz_ops import GENERATORS, run_case  # noqa: E402
 

@@ -30,7 +30,7 @@ def render() -> str:
     ]
     for origin in sorted(families):
         module = origin.rpartition("ir_runner.ops.")[2].rstrip(")") or origin
-        lines += [f"## `ir_runner/ops/{module}.py`", "", "| operation | opsets | inputs | results |",
+        lines += [f"## `ir_runner/ops/{module.replace('.', '/')}.py`", "", "| operation | opsets | inputs | results |",
                   "|---|---|---|---|"]
         for op in families[origin]:
             inputs = ", ".join(op.input_names[:6]) + (", ..." if len(op.input_names) > 6 else "")

@@ -1,7 +1,7 @@
 """Write the hostile corpus (tests/hostile) to a folder, with a manifest; optionally run it through the CLI.
 
-    python scripts/make_hostile.py OUT            # OUT/<case>/<case>.xml|.bin|.inputs.npz + OUT/manifest.json
-    python scripts/make_hostile.py OUT --check    # also run every case: ir-run in a subprocess (3 GiB, 10 s)
+    python -m scripts.make_hostile OUT            # OUT/<case>/<case>.xml|.bin|.inputs.npz + OUT/manifest.json
+    python -m scripts.make_hostile OUT --check    # also run every case: ir-run in a subprocess (3 GiB, 10 s)
 
 The manifest lists, per case: category, model path, inputs path, expected error class, exit code, the regex
 its message must match, and whether it needs load options the CLI does not have (``cli: false``).
@@ -16,8 +16,6 @@ import re
 import sys
 import uuid
 from pathlib import Path
-
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from tests.hostile import CASES, Case, Materialized, materialize  # noqa: E402
 from tests.hostile.procs import subprocess_run  # noqa: E402

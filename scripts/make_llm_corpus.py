@@ -4,9 +4,9 @@ optimum-intel, as people export them.
 Needs torch, transformers, optimum-intel and nncf (``pip install -e '.[llm]'``; never the tests'), besides
 ``openvino``:
 
-    python scripts/make_llm_corpus.py                    # every architecture, every format
-    python scripts/make_llm_corpus.py llama gpt2         # some architectures
-    python scripts/make_llm_corpus.py --formats int4 nf4 # some formats
+    python -m scripts.make_llm_corpus                    # every architecture, every format
+    python -m scripts.make_llm_corpus llama gpt2         # some architectures
+    python -m scripts.make_llm_corpus --formats int4 nf4 # some formats
 
 Each architecture is a small config (hidden size 64, 2 layers, vocabulary 256) with seeded random weights
 (``make_real_models.randomise``: std 1/sqrt(fan-in), so that the logits spread and greedy choices are not
@@ -46,10 +46,10 @@ from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
-from make_real_models import randomise, read_manifest, save_npz, write_manifest
+
+from scripts.make_real_models import randomise, read_manifest, save_npz, write_manifest
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
 from tests.helpers.llm import OPENVINO_CONFIG, reference_folded, step_feeds  # noqa: E402
 
 OUT = ROOT / "tests" / "data" / "llm"

@@ -2,9 +2,9 @@
 
 Needs the optional group ``pip install -e '.[models]'`` (torch, transformers, onnx) besides ``openvino``:
 
-    python scripts/make_real_models.py                  # every network
-    python scripts/make_real_models.py gpt2 lstm        # some of them
-    python scripts/make_real_models.py --zoo resnet50   # convert (and cache) one ONNX model-zoo CNN
+    python -m scripts.make_real_models                  # every network
+    python -m scripts.make_real_models gpt2 lstm        # some of them
+    python -m scripts.make_real_models --zoo resnet50   # convert (and cache) one ONNX model-zoo CNN
 
 Each network is built from a small config with seeded random weights (every weight matrix drawn with
 std 1/sqrt(fan-in), norms' scales near 1, biases and BatchNorm statistics small), traced by OpenVINO's
@@ -466,7 +466,6 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--zoo", nargs="*", metavar="NAME", help="convert ONNX model-zoo CNNs into the cache instead")
     args = parser.parse_args(argv)
     if args.zoo is not None:
-        sys.path.insert(0, str(ROOT))
         from tests.helpers import zoo
 
         for name in args.zoo or zoo.ZOO:

@@ -33,7 +33,7 @@ import numpy as np
 import openvino as ov
 from openvino import opset1
 
-from ir_runner.ops import convert_rules as rules
+from ir_runner.ops.toolkit import convert_rules as rules
 
 # ----------------------------------------------------------------------------- types
 

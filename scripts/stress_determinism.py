@@ -3,7 +3,7 @@ several times the thread thresholds), called many times in a shuffled order (the
 between calls by random-sized buffers), each output compared bit for bit with the first call's. Run it with the
 machine loaded by another process to vary thread timing. tests/test_determinism.py is its short version.
 
-    python scripts/stress_determinism.py [ROUNDS]     (IR_RUN_THREADS=N to vary how rows are split)
+    python -m scripts.stress_determinism [ROUNDS]     (IR_RUN_THREADS=N to vary how rows are split)
 
 Prints every difference (case, elements, first index, largest difference in ulps) and a summary; exits 1 if
 any output differed.
@@ -20,7 +20,6 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def main(rounds: int) -> int:
-    sys.path.insert(0, str(ROOT))  # the cases live in tests.helpers.determinism
     from tests.helpers.determinism import differences, kernel_cases, real_networks, snapshot
 
     rng = np.random.default_rng(0)

@@ -8,7 +8,10 @@ import pytest
 import ir_runner
 from ir_runner.batching import trace_batch
 from ir_runner.errors import BatchError
-from ir_runner.ops import convert, gather, io, select
+from ir_runner.ops.conversion import convert
+from ir_runner.ops.elementwise import select
+from ir_runner.ops.indexing import gather
+from ir_runner.ops.io_state import io
 from ir_runner.types import TensorSpec, element_type, parse_partial_shape
 from tests.helpers.irbuild import IRBuilder
 

@@ -12,7 +12,8 @@ import pytest
 
 import ir_runner
 from ir_runner.errors import BatchError, InputError
-from tests.helpers.dask_models import C, feeds, same_bits, select_gather_model
+from tests.helpers.bits import same_bits
+from tests.helpers.dask_models import C, feeds, select_gather_model
 from tests.helpers.irbuild import IRBuilder
 
 da = pytest.importorskip("dask.array")

@@ -11,7 +11,8 @@ import pytest
 
 import ir_runner
 from ir_runner.errors import BatchError
-from tests.helpers.dask_models import grown_from, same_bits
+from tests.helpers.bits import same_bits
+from tests.helpers.dask_models import grown_from
 from tests.helpers.irbuild import IRBuilder
 
 da = pytest.importorskip("dask.array")

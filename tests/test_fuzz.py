@@ -215,7 +215,7 @@ def test_a_seeded_slice_of_structure_aware_mutants_ends_in_success_or_one_irerro
         outcome = fuzz_ir.exercise(mutant, seconds=10)
         kinds.add(outcome.kind)
         if outcome.finding:
-            findings.append(f"{outcome.signature} ({mutant.seed}: {mutant.steps}): python scripts/fuzz_ir.py"
+            findings.append(f"{outcome.signature} ({mutant.seed}: {mutant.steps}): python -m scripts.fuzz_ir"
                             f" --seed {FUZZ_IR_CAMPAIGN} --index {index} --show")
     assert not findings, "\n".join(findings)
     assert {"ok", "clean"} <= kinds  # the slice reaches runs that succeed and models that are refused

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 import ir_runner
-from ir_runner.ops.gather import _INDEX_CHUNK
+from ir_runner.ops.indexing.gather import _INDEX_CHUNK
 from ir_runner.parallel import PARALLEL_MIN_ELEMENTS
 from tests.conftest import MODELS
 from tests.helpers.bits import same_bits

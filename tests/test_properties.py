@@ -297,7 +297,7 @@ def test_widening_floats_round_trip(data, src, shape):
        dst=st.sampled_from(["i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64"]),
        shape=hnp.array_shapes(min_dims=0, max_dims=2, max_side=6))
 def test_float_to_integer_truncates_in_range(data, src, dst, shape):
-    """In the target's range, float -> integer truncates toward zero (NaN/out of range: see test_values_convert)."""
+    """In the target's range, float -> integer truncates toward zero (NaN/out of range: see test_convert_values)."""
     info = np.iinfo(NP[dst])
     count = int(np.prod(shape, dtype=np.int64))
     finite = st.floats(float(max(info.min, -(2**31))), float(min(info.max, 2**31 - 1)), allow_nan=False)

@@ -15,7 +15,7 @@ import pytest
 
 import ir_runner
 from ir_runner.divergence import AGREE, DIVERGES, EXPLAINED, INHERITED, decompressions, rounding_ties
-from ir_runner.ops.quantize import OPS, SAME_LEVEL_ULP, fake_quantize
+from ir_runner.ops.quantization.quantize import OPS, SAME_LEVEL_ULP, fake_quantize
 from tests.cli.clikit import invoke
 
 ov = pytest.importorskip("openvino")

@@ -15,7 +15,7 @@ from openvino import opset13
 
 import ir_runner
 from ir_runner.ir.weights import PackedConst
-from ir_runner.ops.convert_rules import bf16_as_openvino_rounds
+from ir_runner.ops.toolkit.convert_rules import bf16_as_openvino_rounds
 from ir_runner.types import ELEMENT_TYPES, NF4_TABLE, element_type
 from tests.helpers.bits import assert_same_bits
 from tests.helpers.irbuild import IRBuilder

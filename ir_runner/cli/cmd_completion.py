@@ -14,10 +14,9 @@ def completion(shell: str) -> None:
     """
     from click.shell_completion import get_completion_class
 
-    from .commands import cli
     from .completion import register
 
     register()
-
-    completer = get_completion_class(shell)(cli, {}, "ir-run", "_IR_RUN_COMPLETE")
+    group = click.get_current_context().find_root().command  # the ir-run group (importing it would be a cycle)
+    completer = get_completion_class(shell)(group, {}, "ir-run", "_IR_RUN_COMPLETE")
     click.echo(completer.source())

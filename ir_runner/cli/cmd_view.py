@@ -6,9 +6,9 @@ from typing import Any
 
 import click
 
-from .common import EXIT_CODES_HELP, quiet_option
-from .options import input_options, model_options, pop_input_options
-from .view import OVERLAYS, pop_view_options, view_options
+from .common import EXIT_CODES_HELP, info, quiet_option
+from .options import InputOptions, input_options, model_options, pop_input_options
+from .view import OVERLAYS, ViewOptions, open_view, pop_view_options, view_options
 
 
 @click.command(epilog=EXIT_CODES_HELP)
@@ -34,7 +34,29 @@ def view(**kw: Any) -> None:
     (pick it in the viewer's node data panel). Inputs for crosscheck and bench are random unless given.
     Exit 5 when the view extra is not installed (--export needs no extra).
     """
-    from .view import show_model
-
     show_model(kw.pop("model"), kw.pop("weights"), kw.pop("strict"), kw.pop("memory_limit"), pop_input_options(kw),
                pop_view_options(kw), **kw)
+
+
+def show_model(model: str, weights: str | None, strict: bool, memory_limit: int | None, inputs: InputOptions,
+               options: ViewOptions, overlays: tuple[str, ...], device: str, precision: str, iterations: int) -> None:
+    """``ir-run view``: run what the overlays need, then :func:`open_view`."""
+    if options.export is None:
+        from ..view.server import require_model_explorer
+
+        require_model_explorer()  # before the work: without it nothing can be shown
+    crosscheck = bench = None
+    if "crosscheck" in overlays:
+        from .crosscheck import CrosscheckOptions, crosscheck_result
+
+        crosscheck = crosscheck_result(CrosscheckOptions(model, weights, strict, memory_limit, inputs, device,
+                                                         precision))
+        first = crosscheck["first_divergence"]
+        info(f"crosscheck: first divergence: layer '{first['layer']}' (id {first['id']})" if first
+             else "crosscheck: no divergence")
+    if "bench" in overlays:
+        from .bench import BenchOptions, bench_result
+
+        bench = bench_result(BenchOptions(model, weights, strict, memory_limit, inputs, warmup=1,
+                                          iterations=iterations, per_layer=True))["per_layer"]
+    open_view(model, weights, strict, options, validate="validate" in overlays, crosscheck=crosscheck, bench=bench)

@@ -18,7 +18,7 @@ from ..record import Record
 from .formats import number, python_values, shape_text, type_name
 
 RULE = "|actual - expected| <= atol + rtol * |expected|, or equal, or both NaN"
-DEFAULT_TOLERANCES = {
+COMPARE_TOLERANCES = {  # `ir-run compare`: outputs vs expected (not crosscheck's per-layer bounds)
     "f64": (1e-8, 1e-7),
     "f32": (1e-4, 1e-3),
     "f16": (1e-2, 5e-2),
@@ -47,7 +47,7 @@ class Tolerances(Record):
             return 0.0, 0.0, "--exact"
         given = [table.get(name, table.get(None)) for table in (self.atol, self.rtol)]
         kind = "integer/boolean: exact" if np.dtype(dtype).kind in "biu" or type_name(dtype) in ("i4", "u4") else None
-        default = (0.0, 0.0) if kind else DEFAULT_TOLERANCES.get(type_name(dtype), (0.0, 0.0))
+        default = (0.0, 0.0) if kind else COMPARE_TOLERANCES.get(type_name(dtype), (0.0, 0.0))
         label = kind or f"default for {type_name(dtype)}"
         if all(value is None for value in given):
             return default[0], default[1], label

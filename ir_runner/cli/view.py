@@ -11,7 +11,6 @@ import click
 
 from ..record import Record
 from .common import info, write_stdout
-from .options import InputOptions
 
 OVERLAYS = ("validate", "crosscheck", "bench")
 FIRST_PORT = 8080  # Model Explorer's own default; the first free port from here on is taken
@@ -56,30 +55,6 @@ def pop_view(kw: dict[str, Any]) -> ViewOptions | None:
     if not show and (options.port is not None or not options.open_browser or options.export is not None):
         raise click.UsageError("--port, --no-browser and --export go with --view")
     return options if show else None
-
-
-def show_model(model: str, weights: str | None, strict: bool, memory_limit: int | None, inputs: InputOptions,
-               options: ViewOptions, overlays: tuple[str, ...], device: str, precision: str, iterations: int) -> None:
-    """``ir-run view``: run what the overlays need, then :func:`open_view`."""
-    if options.export is None:
-        from ..view.server import require_model_explorer
-
-        require_model_explorer()  # before the work: without it nothing can be shown
-    crosscheck = bench = None
-    if "crosscheck" in overlays:
-        from .crosscheck import CrosscheckOptions, crosscheck_result
-
-        crosscheck = crosscheck_result(CrosscheckOptions(model, weights, strict, memory_limit, inputs, device,
-                                                         precision))
-        first = crosscheck["first_divergence"]
-        info(f"crosscheck: first divergence: layer '{first['layer']}' (id {first['id']})" if first
-             else "crosscheck: no divergence")
-    if "bench" in overlays:
-        from .bench import BenchOptions, bench_result
-
-        bench = bench_result(BenchOptions(model, weights, strict, memory_limit, inputs, warmup=1,
-                                          iterations=iterations, per_layer=True))["per_layer"]
-    open_view(model, weights, strict, options, validate="validate" in overlays, crosscheck=crosscheck, bench=bench)
 
 
 def open_view(model: str, weights: str | None, strict: bool, options: ViewOptions, *, validate: bool = False,

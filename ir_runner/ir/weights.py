@@ -51,6 +51,12 @@ class Weights:
             return f"weights file '{self._path}'"
         return "the weights given as bytes" if self._buffer is not None else "no weights"
 
+    def const(self, layer: LayerRef, element_type: ElementType, shape: PartialShape, offset: int,
+              size: int) -> np.ndarray | PackedConst:
+        """The read-only array a Const of these weights describes (:func:`const_array`): what an operation that
+        reads the weights (Const) calls, so that it needs no import of the reader."""
+        return const_array(layer, element_type, shape, offset, size, self)
+
     def buffer(self, needed_by: LayerRef) -> memoryview:
         """The whole content; opens and maps the file on first use."""
         if self._buffer is None:

@@ -607,29 +607,6 @@ def reshaped_batch(params, inputs: list[TensorSpec], outputs: list[TensorSpec],
     return [places[0]]
 
 
-def aligned_batch(inputs: list[TensorSpec], out_rank: int | None, axes: list[int | None],
-                  offsets: list[int], *, broadcast: bool = True) -> list[int | None] | str:
-    """The output batch axis of an element-wise operation whose input ``i`` lines up with the output from
-    position ``offsets[i]`` (numpy broadcasting: ``out_rank - rank(i)``). Every input that carries the
-    batch axis must bring it to the same output position; an input without it must have a static 1 there
-    (``broadcast``), or not reach that position at all, else its rows would be paired with the block's."""
-    if out_rank is None or any(spec.shape.rank is None for spec in inputs):
-        return "a dynamic rank hides where the batch axis goes"
-    places = {offset + axis for offset, axis in zip(offsets, axes) if axis is not None}
-    if len(places) > 1:
-        return (f"the inputs bring their batch axes to different output axes {sorted(places)}: rows would be"
-                " paired with other rows")
-    place = places.pop()
-    for position, (spec, offset, axis) in enumerate(zip(inputs, offsets, axes)):
-        local = place - offset
-        if axis is None and 0 <= local < spec.shape.rank:
-            dim = spec.shape.dims[local]
-            if not broadcast or not dim.lo == dim.hi == 1:
-                return (f"input {position} has no batch axis, but its dim {local} ({dim}) lines up with the batch"
-                        " axis: each block would need the rows of the whole run")
-    return [place]
-
-
 # -- float bits ------------------------------------------------------------------------------------------
 
 _QUIET_CHUNK = 1 << 16

@@ -10,7 +10,8 @@ import numpy as np
 import pytest
 
 import ir_runner
-from tests.helpers.dask_models import feeds, same_bits, select_gather_model
+from tests.helpers.bits import same_bits
+from tests.helpers.dask_models import feeds, select_gather_model
 from tests.helpers.irbuild import IRBuilder
 
 zarr = pytest.importorskip("zarr")

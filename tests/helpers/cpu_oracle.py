@@ -7,21 +7,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
-import openvino as ov
 
 import ir_runner
-from tests.helpers.optest import assert_close
-
-_CORE = None
-
-
-def cpu_outputs(xml: Path, feeds: dict[str, np.ndarray]) -> list[np.ndarray]:
-    global _CORE
-    if _CORE is None:
-        _CORE = ov.Core()
-    compiled = _CORE.compile_model(str(xml), "CPU", {"INFERENCE_PRECISION_HINT": "f32"})
-    result = compiled({name: np.require(v, requirements="C") for name, v in feeds.items()})  # (0-d stays 0-d)
-    return [np.array(result[out]) for out in compiled.outputs]
+from tests.helpers.optest import assert_close, cpu_outputs
 
 
 def assert_same_values(got: dict[str, np.ndarray], want: list[np.ndarray]) -> None:

@@ -38,10 +38,6 @@ def feeds(rows: int, seed: int = 0, columns: int = C) -> dict[str, np.ndarray]:
             "else": rng.standard_normal(columns).astype(np.float32)}
 
 
-def same_bits(a: np.ndarray, b: np.ndarray) -> bool:
-    return a.dtype == b.dtype and a.shape == b.shape and np.array_equal(a.view(np.uint8), b.view(np.uint8))
-
-
 def grown_from(sample: dict[str, np.ndarray], rows: int, seed: int = 0) -> dict[str, np.ndarray]:
     """Sample inputs repeated to ``rows`` rows, made distinct: noise on floats, integers (token ids,
     attention masks) shuffled within each row."""

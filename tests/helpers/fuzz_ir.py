@@ -532,5 +532,5 @@ def write_reproducer(folder: Path, campaign: int, index: int, mutant: Mutant, ou
     (target / "finding.json").write_text(json.dumps({
         "campaign": campaign, "index": index, "seed_model": mutant.seed, "mutations": mutant.steps,
         "kind": outcome.kind, "detail": outcome.detail, "where": outcome.where, "traceback": outcome.trace,
-        "reproduce": f"python scripts/fuzz_ir.py --seed {campaign} --index {index} --show"}, indent=1))
+        "reproduce": f"python -m scripts.fuzz_ir --seed {campaign} --index {index} --show"}, indent=1))
     return target

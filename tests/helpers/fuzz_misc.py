@@ -15,10 +15,10 @@ import openvino as ov
 from openvino import opset1, opset4, opset8, opset13, opset16, opset17
 from openvino.utils.node_factory import NodeFactory
 
-from ir_runner.ops.ctc_loss import BOUND
-from ir_runner.ops.istft import BOUND as ISTFT_BOUND
-from ir_runner.ops.roi_align import Arith
-from ir_runner.ops.unary import _c_expf
+from ir_runner.ops.sequence_recurrent.ctc_loss import BOUND
+from ir_runner.ops.signal.istft import BOUND as ISTFT_BOUND
+from ir_runner.ops.toolkit.libm import _c_expf
+from ir_runner.ops.toolkit.numeric import Arith
 from tests.helpers.fuzz_ops import CPU_TYPES, NP, Case, exact, op
 from tests.helpers.node_eval import BF16, evaluate
 from tests.helpers.optest import _tensor

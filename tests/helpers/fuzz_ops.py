@@ -65,8 +65,9 @@ from openvino import (
 from openvino.utils.node_factory import NodeFactory
 
 import ir_runner
-from ir_runner.ops.unary import ULP_BOUNDS
+from ir_runner.ops.elementwise.unary import ULP_BOUNDS
 from tests.helpers import optest
+from tests.helpers.bits import assert_same_bits
 from tests.helpers.cpu_features import has as cpu_has
 from tests.helpers.ov_random import random_values
 
@@ -197,7 +198,7 @@ def within_ulp(bound_f32: int) -> Callable:
 
 
 def exact(got, want, _index):
-    optest.assert_same_bits("out", got, want)
+    assert_same_bits(got, want, "out")
 
 
 def bounded(check: Callable) -> Callable:
@@ -951,10 +952,10 @@ def classify(name: str, x: np.ndarray, negative: bool = True, positive: bool = T
 
 
 def cpu_classify_model(name: str, x: np.ndarray, negative: bool, positive: bool) -> np.ndarray:
-    """What the CPU plugin (f32 hint) answers, as measured (ir_runner/ops/classify.py): it computes on the f32
-    value, f64 converted with saturation (±inf and values beyond f32's range become ±FLT_MAX), and, with AVX-512
-    (its ``vfpclassps``; tests/helpers/cpu_features.py), calls an f32 subnormal neither finite, nor NaN, nor
-    infinite; without AVX-512 a subnormal is finite."""
+    """What the CPU plugin (f32 hint) answers, as measured (ir_runner/ops/elementwise/classify.py):
+    it computes on the f32 value, f64 converted with saturation (±inf and values beyond f32's range become ±FLT_MAX),
+    and, with AVX-512 (its ``vfpclassps``; tests/helpers/cpu_features.py), calls an f32 subnormal neither finite,
+    nor NaN, nor infinite; without AVX-512 a subnormal is finite."""
     seen = x.astype(np.float32) if x.dtype != np.float64 else np.clip(x, -F32_MAX, F32_MAX).astype(np.float32)
     answer = classify(name, seen, negative, positive)
     if not cpu_has("avx512"):
@@ -1175,7 +1176,7 @@ NEAREST_MODES = ("round_prefer_floor", "round_prefer_ceil", "floor", "ceil", "si
 @op("Interpolate4", "Interpolate11")
 def gen_interpolate(case: Case, name: str):
     """Against the reference: nearest bit for bit, the weighted modes within the ``4 T eps`` of
-    ir_runner/ops/interpolate.py (as tests/ops/test_interpolate.py: rtol = atol = 1e-5 at f32)."""
+    ir_runner/ops/image/interpolate.py (as tests/ops/test_interpolate.py: rtol = atol = 1e-5 at f32)."""
     modes = INTERPOLATE_MODES + (("bilinear_pillow", "bicubic_pillow") if name == "Interpolate11" else ())
     mode = case.rng.choice(modes)
     et = case.rng.choice(("f32", "f32", "f16", "i32", "u8") if mode == "nearest" else ("f32", "f32", "f16"))
@@ -1292,8 +1293,9 @@ RECURRENT_GATES = {"LSTM": 4, "GRU": 3, "RNN": 1}
 @op("LSTMSequence5", "GRUSequence5", "RNNSequence5", "LSTMCell4", "GRUCell3", "RNNCell")
 def gen_recurrent(case: Case, name: str):
     """No reference ``evaluate``: the CPU plugin (f32) within ``1e-5 (1 + max|want|)`` per output, the bound of
-    ir_runner/ops/recurrent.py (tests/ops/test_recurrent.py). With dynamic dims declared, the CPU plugin ignores
-    some sequences' lengths (its run of the model made static does not): that run then decides."""
+    ir_runner/ops/sequence_recurrent/recurrent.py (tests/ops/test_recurrent.py). With dynamic dims
+    declared, the CPU plugin ignores some sequences' lengths (its run of the model made static does not):
+    that run then decides."""
     case.oracle = "cpu"
     kind = name[:4].rstrip("SC") if name.startswith("LSTM") else name[:3]
     gates, sequence = RECURRENT_GATES[kind], "Sequence" in name

@@ -24,6 +24,7 @@ import numpy as np
 import openvino as ov
 
 import ir_runner
+from tests.helpers.bits import assert_same_bits
 
 FLOAT_BITS = {np.dtype(np.float16): np.uint16, np.dtype(np.float32): np.uint32, np.dtype(np.float64): np.uint64}
 
@@ -108,6 +109,9 @@ def reference_outputs(xml: Path, feeds: dict[str, np.ndarray]) -> list[np.ndarra
     return [_array(values[r.input_value(0)]) for r in model.get_results()]
 
 
+_CORE = None
+
+
 def _tensor(array: np.ndarray) -> ov.Tensor:
     """An OpenVINO tensor of ``array``; bf16 (which the Python API does not take) by its bits."""
     if array.dtype.name != "bfloat16":
@@ -127,16 +131,18 @@ def _array(tensor: ov.Tensor) -> np.ndarray:
 
 
 def cpu_outputs(xml: Path, feeds: dict[str, np.ndarray]) -> list[np.ndarray]:
-    """OpenVINO's CPU plugin results (``INFERENCE_PRECISION_HINT=f32``), the oracle for operations without a
-    reference ``evaluate`` (Convolution, AvgPool, GatherND, GatherElements, Roll, Einsum...: their reference
-    kernels only run in the template plugin, which the wheel does not ship)."""
-    core = ov.Core()
-    model = core.read_model(str(xml))
-    compiled = core.compile_model(model, "CPU", {"INFERENCE_PRECISION_HINT": "f32"})
-    names = [p.output(0).get_any_name() for p in model.get_parameters()]
+    """OpenVINO's CPU plugin results (``INFERENCE_PRECISION_HINT=f32``), in output order: the oracle for
+    operations without a reference ``evaluate`` (Convolution, AvgPool, GatherND, Roll, Einsum, If, LSTM...:
+    their reference kernels only run in the template plugin, which the wheel does not ship). Feeds by input
+    name; a 0-d feed stays 0-d, bf16 goes by its bits, string tensors as numpy arrays of str."""
+    global _CORE
+    _CORE = _CORE or ov.Core()
+    compiled = _CORE.compile_model(str(xml), "CPU", {"INFERENCE_PRECISION_HINT": "f32"})
     request = compiled.create_infer_request()
-    request.infer([_tensor(np.array(feeds[n], order="C")) for n in names])
-    return [_array(request.get_output_tensor(i)) for i in range(len(compiled.outputs))]
+    result = request.infer({name: _tensor(value) if value.dtype.name == "bfloat16" else value
+                            for name, value in ((n, np.require(v, requirements="C")) for n, v in feeds.items())})
+    return [_array(request.get_output_tensor(i)) if out.get_element_type() == ov.Type.bf16 else np.array(result[out])
+            for i, out in enumerate(compiled.outputs)]
 
 
 def check_run(xml: Path, feeds: dict[str, np.ndarray], *, ulp: int | None = None, rtol: float | None = None,
@@ -156,7 +162,7 @@ def check_run(xml: Path, feeds: dict[str, np.ndarray], *, ulp: int | None = None
         assert g.shape == w.shape, (name, g.shape, w.shape)
         assert g.dtype == w.dtype or w.dtype.kind == "V" or str(w.dtype) == str(g.dtype), (name, g.dtype, w.dtype)
         if ulp is None and rtol is None:
-            assert_same_bits(name, g, w.view(g.dtype) if w.dtype != g.dtype else w)
+            assert_same_bits(g, w.view(g.dtype) if w.dtype != g.dtype else w, name)
         elif ulp is not None:
             assert_within_ulp(name, g, w, ulp)
         else:
@@ -183,16 +189,6 @@ def check_ownership(model, feeds: dict[str, np.ndarray], outputs: dict[str, np.n
     for i, array in enumerate(arrays):
         assert not any(np.shares_memory(array, np.asarray(f)) for f in feeds.values()), "an output aliases a feed"
         assert not any(np.shares_memory(array, other) for other in arrays[i + 1:]), "two outputs share memory"
-
-
-def assert_same_bits(name: str, got: np.ndarray, want: np.ndarray) -> None:
-    if got.tobytes() != want.tobytes():
-        flat_got, flat_want = got.reshape(-1), want.reshape(-1)
-        bytes_got = flat_got.view(np.uint8).reshape(flat_got.size, -1) if got.size else flat_got
-        bytes_want = flat_want.view(np.uint8).reshape(flat_want.size, -1) if want.size else flat_want
-        bad = np.flatnonzero((bytes_got != bytes_want).any(axis=-1))
-        raise AssertionError(f"{name}: {bad.size} element(s) differ, first at {bad[:5].tolist()}: got"
-                             f" {flat_got[bad[:5]]!r}, want {flat_want[bad[:5]]!r}")
 
 
 def ulp_distance(got: np.ndarray, want: np.ndarray) -> np.ndarray:

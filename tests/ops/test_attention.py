@@ -152,7 +152,7 @@ def test_random_attention(seed, tmp_path):
 
 
 def test_batch_rule():
-    from ir_runner.ops.attention import OPS
+    from ir_runner.ops.linalg.attention import OPS
     from ir_runner.types import PartialShape, TensorSpec, element_type
 
     def spec(*dims):

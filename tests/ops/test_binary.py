@@ -1,4 +1,5 @@
-"""The elementwise binary operations (ir_runner/ops/binary.py), after the template of tests/helpers/optest.py:
+"""The elementwise binary operations (ir_runner/ops/elementwise/binary.py), after the template of
+tests/helpers/optest.py:
 shape and type cases (ported from OpenVINO's type_prop ``arithmetic_ops.hpp``/``logical_ops.hpp`` suites,
 written anew) with graphs written by OpenVINO, value cases and integer corners against its reference
 (``Node.evaluate``), and a seeded differential generator. Operations the reference cannot evaluate for a
@@ -15,13 +16,14 @@ from openvino import opset13  # noqa: E402
 
 import ir_runner  # noqa: E402
 from ir_runner.errors import InferenceError, InputError  # noqa: E402
-from ir_runner.ops.binary import _power  # noqa: E402
-from ir_runner.ops.convert_rules import bf16_as_openvino_rounds  # noqa: E402
-from ir_runner.ops.elementwise import interval  # noqa: E402
+from ir_runner.ops.elementwise.binary import _power  # noqa: E402
 from ir_runner.ops.registry import lookup  # noqa: E402
+from ir_runner.ops.toolkit.broadcasting import interval  # noqa: E402
+from ir_runner.ops.toolkit.convert_rules import bf16_as_openvino_rounds  # noqa: E402
 from ir_runner.types import Dim, PartialShape, TensorSpec, element_type  # noqa: E402
+from tests.helpers.bits import assert_same_bits  # noqa: E402
 from tests.helpers.irbuild import IRBuilder  # noqa: E402
-from tests.helpers.optest import assert_same_bits, check_inference, check_run, reference_outputs, write_ir  # noqa: E402
+from tests.helpers.optest import check_inference, check_run, reference_outputs, write_ir  # noqa: E402
 
 ARITH = ["add", "subtract", "multiply", "divide", "power", "maximum", "minimum", "squared_difference", "mod",
          "floor_mod"]
@@ -230,7 +232,7 @@ def test_f32_power_by_a_constant_two_is_the_square_pow_in_double_gives(tmp_path,
     want = np.empty(np.broadcast_shapes(a.shape, exponent_shape), np.float32)
     with np.errstate(all="ignore"):  # the general computation: pow in double, rounded
         _power(a, np.full(exponent_shape, 2, np.float32), want)
-    assert_same_bits("square", next(iter(got.values())), want)
+    assert_same_bits(next(iter(got.values())), want, "square")
 
 
 @pytest.mark.parametrize("et", ["i8", "i32", "i64"])

@@ -13,7 +13,7 @@ ov = pytest.importorskip("openvino")
 from openvino import opset1  # noqa: E402
 
 import ir_runner  # noqa: E402
-from ir_runner.ops.binary_conv import OPS  # noqa: E402
+from ir_runner.ops.registry import lookup  # noqa: E402
 from tests.helpers.fuzz_misc import binary_conv_reference, u1_constant  # noqa: E402
 from tests.helpers.irbuild import IRBuilder  # noqa: E402
 from tests.helpers.optest import check_output_shapes, write_ir  # noqa: E402
@@ -99,5 +99,5 @@ def test_invalid_models_are_refused_naming_the_layer(data, filters, attrs, messa
 
 
 def test_batch_axis_zero():
-    (op,) = OPS
+    op = lookup("BinaryConvolution", "opset1")
     assert op.batch({}, None, [None], [0, None]) == [0]

@@ -15,7 +15,7 @@ from openvino import opset8  # noqa: E402
 
 import ir_runner  # noqa: E402
 from ir_runner.errors import InferenceError, UnsupportedError  # noqa: E402
-from ir_runner.ops.color import OPS  # noqa: E402
+from ir_runner.ops.image.color import OPS  # noqa: E402
 from tests.helpers.cpu_features import require as require_cpu  # noqa: E402
 from tests.helpers.irbuild import IRBuilder  # noqa: E402
 from tests.helpers.optest import check_inference, check_output_shapes, check_run, write_ir  # noqa: E402

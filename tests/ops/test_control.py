@@ -1,4 +1,4 @@
-"""If-8, TensorIterator-1 and Loop-5 (ir_runner/ops/control.py): graphs with sub-graphs written by OpenVINO,
+"""If-8, TensorIterator-1 and Loop-5 (ir_runner/ops/control/control.py): graphs with sub-graphs written by OpenVINO,
 inferred port specs equal to the declared ones, runs bit-exact against OpenVINO's reference (``Node.evaluate``
 for If and Loop; TensorIterator has no evaluate in the Python API, so the CPU plugin with an f32 hint, exact
 here since the bodies only move data; the CPU plugin quietens no NaN of f32). Bodies use Gather, Select and Convert."""
@@ -18,7 +18,8 @@ from openvino import opset8 as ops  # noqa: E402
 import ir_runner  # noqa: E402
 from ir_runner.errors import InferenceError, InputError, IRError  # noqa: E402
 from ir_runner.types import Dim  # noqa: E402
-from tests.helpers.optest import assert_same_bits, check_inference, check_run, write_ir  # noqa: E402
+from tests.helpers.bits import assert_same_bits  # noqa: E402
+from tests.helpers.optest import check_inference, check_run, cpu_outputs, write_ir  # noqa: E402
 
 F32, I64, BOOL = ov.Type.f32, ov.Type.i64, ov.Type.boolean
 
@@ -32,13 +33,6 @@ def _rows(x, order):
     return ops.gather(x, _const(np.array(order, np.int32)), _const(np.int64(0)))
 
 
-def cpu_outputs(xml, feeds) -> list[np.ndarray]:
-    core = ov.Core()
-    compiled = core.compile_model(core.read_model(str(xml)), "CPU", {"INFERENCE_PRECISION_HINT": "f32"})
-    result = compiled(feeds)
-    return [np.array(result[out]) for out in compiled.outputs]
-
-
 def check_run_cpu(xml, feeds) -> dict[str, np.ndarray]:
     """ir-run against the CPU plugin (f32 hint), bit for bit: for If and TensorIterator (no evaluate)."""
     got = ir_runner.load(str(xml)).run(feeds)
@@ -46,7 +40,7 @@ def check_run_cpu(xml, feeds) -> dict[str, np.ndarray]:
     assert len(got) == len(want)
     for (name, g), w in zip(got.items(), want):
         assert g.shape == w.shape and g.dtype == w.dtype, (name, g.shape, w.shape, g.dtype, w.dtype)
-        assert_same_bits(name, g, w)
+        assert_same_bits(g, w, name)
     return got
 
 

@@ -349,7 +349,7 @@ def test_integer_convolution_wraps_like_the_reference(tmp_path):
 
 
 def test_batch_rule_keeps_axis_zero_only():
-    from ir_runner.ops.window import batch_axis_zero
+    from ir_runner.ops.toolkit.window import batch_axis_zero
 
     assert batch_axis_zero({}, [None, None], [None], [0, None]) == [0]
     assert isinstance(batch_axis_zero({}, [None, None], [None], [2, None]), str)
@@ -400,7 +400,7 @@ def _naive_backprop(x, w, strides, dilations, begin, target):
 def test_backprop_prepared_paths(seed):
     """The prepared transposed convolution (one bincount over a precomputed index map for small float
     layers), the per-call kernel (one strided add per tap) and integer data agree with a naive loop."""
-    from ir_runner.ops.conv_backprop import BackpropKernel, backprop
+    from ir_runner.ops.conv_pool._conv_backprop import BackpropKernel, backprop
     rng = np.random.default_rng(seed)
     n = 1 + seed % 3
     g, cig, cog, batch = int(rng.integers(1, 3)), int(rng.integers(1, 4)), int(rng.integers(1, 4)), 1 + seed % 2
@@ -435,7 +435,7 @@ def test_backprop_large_layer_uses_strided_adds(tmp_path):
     x = rng.standard_normal((1, 16, 24, 24)).astype(np.float32)
     attrs = dict(strides=[2, 2], pads_begin=[1, 1], pads_end=[1, 1], dilations=[1, 1], auto_pad="explicit",
                  output_padding=[1, 1])
-    from ir_runner.ops.conv_backprop import SCATTER_MAX
+    from ir_runner.ops.conv_pool._conv_backprop import SCATTER_MAX
     assert 16 * 9 * 24 * 24 > SCATTER_MAX  # products of the matmul: more than the index map takes
     node, params = _build("backprop", ps(*x.shape), (16, 16, 3, 3), attrs, rng)
     path = write_ir(node, params, tmp_path)

@@ -12,7 +12,7 @@ import pytest
 
 import ir_runner
 from ir_runner.errors import InferenceError
-from ir_runner.ops.convert_like import PromotionError, promoted_type
+from ir_runner.ops.conversion.convert_like import PromotionError, promoted_type
 from ir_runner.types import ELEMENT_TYPES, PartialShape
 from tests.helpers.irbuild import IRBuilder
 

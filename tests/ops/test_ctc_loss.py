@@ -15,7 +15,7 @@ ov = pytest.importorskip("openvino")
 from openvino import opset1, opset4  # noqa: E402
 
 import ir_runner  # noqa: E402
-from ir_runner.ops.ctc_loss import BOUND, OPS, ctc_loss  # noqa: E402
+from ir_runner.ops.sequence_recurrent.ctc_loss import BOUND, OPS, ctc_loss  # noqa: E402
 from tests.helpers.cpu_oracle import cpu_outputs  # noqa: E402
 from tests.helpers.irbuild import IRBuilder  # noqa: E402
 from tests.helpers.optest import check_inference, check_output_shapes, write_ir  # noqa: E402

@@ -16,7 +16,8 @@ from openvino import opset1, opset6  # noqa: E402
 
 import ir_runner  # noqa: E402
 from ir_runner.errors import InferenceError, InputError, UnsupportedError  # noqa: E402
-from ir_runner.ops.decode import OPS  # noqa: E402
+from ir_runner.ops.sequence_recurrent.decode import OPS  # noqa: E402
+from ir_runner.ops.sequence_recurrent.gather_tree import OPS as TREE_OPS  # noqa: E402
 from tests.helpers.irbuild import IRBuilder  # noqa: E402
 from tests.helpers.optest import check_inference, check_output_shapes, check_run, write_ir  # noqa: E402
 
@@ -159,7 +160,7 @@ def test_gather_tree_bad_inputs_name_layer_and_port(kwargs, what, port):
 
 
 def test_gather_tree_batch_rule_and_chunked_run(tmp_path):
-    op = OPS[0]
+    op = TREE_OPS[0]
     assert op.batch({}, [], [], [1, 1, 0, None]) == [1]
     assert "BATCH_SIZE" in op.batch({}, [], [], [0, 0, None, None])
     ird = pytest.importorskip("ir_runner.dask")

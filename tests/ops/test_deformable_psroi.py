@@ -137,7 +137,7 @@ def test_f16_computes_in_f32(tmp_path):
 
 
 def test_batch_rule_refuses_chunks():
-    from ir_runner.ops.deformable_psroi import OPS
+    from ir_runner.ops.detection.deformable_psroi import OPS
 
     assert "-1" in OPS[0].batch(None, [], [], [None, 0])
     assert OPS[0].batch(None, [], [], [None, None]) == [None]

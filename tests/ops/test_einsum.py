@@ -12,7 +12,7 @@ from openvino import opset13  # noqa: E402
 
 import ir_runner  # noqa: E402
 from ir_runner.errors import IRError  # noqa: E402
-from ir_runner.ops.einsum import parse_equation  # noqa: E402
+from ir_runner.ops.linalg.einsum import parse_equation  # noqa: E402
 from tests.helpers.optest import check_inference, check_output_shapes, cpu_outputs, write_ir  # noqa: E402
 
 

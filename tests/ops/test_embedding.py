@@ -23,7 +23,7 @@ from openvino import opset3, opset15  # noqa: E402
 
 import ir_runner  # noqa: E402
 from ir_runner.errors import InferenceError, InputError  # noqa: E402
-from ir_runner.ops.convert_rules import bf16_as_openvino_rounds  # noqa: E402
+from ir_runner.ops.toolkit.convert_rules import bf16_as_openvino_rounds  # noqa: E402
 from tests.helpers.optest import check_inference, check_output_shapes, check_run, cpu_outputs, write_ir  # noqa: E402
 
 FLOATS = ("f32", "f16", "bf16", "f64")
@@ -519,7 +519,7 @@ def test_bad_values_raise_naming_the_layer_and_port(tmp_path):
 
 
 def test_batch_rules():
-    from ir_runner.ops.embedding import _batch_packed, _batch_table_only
+    from ir_runner.ops.indexing.embedding import _batch_packed, _batch_table_only
 
     assert _batch_packed({}, [], [None], [None, 0]) == [0]
     assert _batch_packed({}, [], [None], [None, 0, 0]) == [0]

@@ -15,7 +15,7 @@ ov = pytest.importorskip("openvino")
 from openvino import opset1, opset17  # noqa: E402
 
 import ir_runner  # noqa: E402
-from ir_runner.ops.erfinv import CENTRAL, OPS, TAIL  # noqa: E402
+from ir_runner.ops.elementwise.erfinv import CENTRAL, OPS, TAIL  # noqa: E402
 from tests.helpers.cpu_oracle import cpu_outputs  # noqa: E402
 from tests.helpers.irbuild import IRBuilder  # noqa: E402
 from tests.helpers.optest import check_inference, check_output_shapes, ulp_distance, write_ir  # noqa: E402
@@ -79,7 +79,7 @@ def test_values_equal_the_references_formula(et, tmp_path):
 
 
 def test_special_values():
-    from ir_runner.ops.erfinv import erfinv
+    from ir_runner.ops.elementwise.erfinv import erfinv
 
     x = np.array([0.0, -0.0, 1, -1, 1 + 2**-23, -3, np.nan, np.inf, -np.inf], np.float32)
     got = erfinv(x)
@@ -90,7 +90,7 @@ def test_special_values():
 def test_the_references_tail_is_off_by_its_sign_error():
     """For ``w >= 5`` (|x| above about 0.9966) the reference's tail polynomial has -0.00943887047 where Giles'
     has +0.00943887047: results there are up to 0.5 % small. ir-run follows OpenVINO (and so does its CPU plugin)."""
-    from ir_runner.ops.erfinv import erfinv
+    from ir_runner.ops.elementwise.erfinv import erfinv
 
     true = 2.125
     x = math.erf(true)  # 0.99735

@@ -4,7 +4,7 @@ the window, normalisation and classification operations, every
 element type they draw), each checked as the fuzzer checks it: inferred port specs equal to the declared ones,
 output shapes (bounds included) equal to OpenVINO's, values against OpenVINO's reference (or its CPU plugin)
 under the operation's class (bits, ULPs, relative bound). A case OpenVINO rejects counts as skipped.
-``python scripts/fuzz_ops.py --seeds 500`` runs a long campaign."""
+``python -m scripts.fuzz_ops --seeds 500`` runs a long campaign."""
 
 from __future__ import annotations
 
@@ -28,5 +28,5 @@ def test_fuzz_slice(name, tmp_path):
         for seed in SEEDS:
             status, detail = fuzz_ops.run_case(name, seed, tmp_path)
             if status == "fail":
-                failures.append(f"python scripts/fuzz_ops.py --ops {name} --seed {seed}: {detail}")
+                failures.append(f"python -m scripts.fuzz_ops --ops {name} --seed {seed}: {detail}")
     assert not failures, "\n".join(failures)

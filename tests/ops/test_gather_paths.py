@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import ir_runner
-from ir_runner.ops.gather import _INDEX_CHUNK, GatherKernel
+from ir_runner.ops.indexing.gather import _INDEX_CHUNK, GatherKernel
 from ir_runner.parallel import PARALLEL_MIN_ELEMENTS
 from tests.helpers.gather_reference import gather_with_zeros
 from tests.helpers.irbuild import IRBuilder
@@ -77,7 +77,7 @@ def test_bf16_and_f16_data_move_bits():
 ])
 def test_prepared_small_constant_take(data_shape, indices, axis):
     """prepare_gather's small path (constant, valid indices, one batch) on odd shapes and strided data."""
-    from ir_runner.ops.gather import prepare_gather
+    from ir_runner.ops.indexing.gather import prepare_gather
     from ir_runner.types import PartialShape, TensorSpec, element_type_of
 
     data = (np.arange(int(np.prod(data_shape)) * 2, dtype=np.float32).reshape(*data_shape, 2)[..., 0]

@@ -17,7 +17,7 @@ from openvino import opset9  # noqa: E402
 import ir_runner  # noqa: E402
 from ir_runner.batching import trace_batch  # noqa: E402
 from ir_runner.errors import BatchError, IRError  # noqa: E402
-from ir_runner.ops.grid_sample import OPS  # noqa: E402
+from ir_runner.ops.image.grid_sample import OPS  # noqa: E402
 from tests.helpers.cpu_features import require as require_cpu  # noqa: E402
 from tests.helpers.optest import check_inference, check_output_shapes, check_run, write_ir  # noqa: E402
 

@@ -13,7 +13,7 @@ ov = pytest.importorskip("openvino")
 from openvino import opset1, opset17  # noqa: E402
 
 import ir_runner  # noqa: E402
-from ir_runner.ops.grouped_matmul import OPS  # noqa: E402
+from ir_runner.ops.linalg.grouped_matmul import OPS  # noqa: E402
 from ir_runner.types import ELEMENT_TYPES, PartialShape, TensorSpec  # noqa: E402
 from tests.helpers.irbuild import IRBuilder  # noqa: E402
 from tests.helpers.optest import check_inference, check_output_shapes, write_ir  # noqa: E402

@@ -240,7 +240,7 @@ def test_random_interpolate(seed, tmp_path):
 
 
 def test_batch_rule():
-    from ir_runner.ops.interpolate import OPS
+    from ir_runner.ops.image.interpolate import OPS
     from ir_runner.types import TensorSpec, element_type, parse_partial_shape
 
     def spec(dims: str) -> TensorSpec:

@@ -12,7 +12,7 @@ ov = pytest.importorskip("openvino")
 from openvino import opset1, opset15, opset16  # noqa: E402
 
 import ir_runner  # noqa: E402
-from ir_runner.ops.istft import BOUND, OPS  # noqa: E402
+from ir_runner.ops.signal.istft import BOUND, OPS  # noqa: E402
 from ir_runner.types import ELEMENT_TYPES, PartialShape, TensorSpec  # noqa: E402
 from tests.helpers.cpu_oracle import cpu_outputs  # noqa: E402
 from tests.helpers.irbuild import IRBuilder  # noqa: E402

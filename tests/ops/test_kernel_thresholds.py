@@ -14,7 +14,9 @@ from openvino import opset1, opset7, opset8
 
 import ir_runner
 from ir_runner import parallel
-from ir_runner.ops import api, gather, select
+from ir_runner.ops import api
+from ir_runner.ops.elementwise import select
+from ir_runner.ops.indexing import gather
 from tests.helpers import ov_random as tv
 from tests.helpers.reference_runs import check_every_way, strided
 

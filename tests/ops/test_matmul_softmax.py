@@ -1,7 +1,7 @@
 """MatMul-1, Softmax-1/8 and LogSoftmax-5: OpenVINO's type_prop shapes (transposes, 1-D operands, broadcast
 batch dims, dynamic dims and ranks), values against ``Node.evaluate`` within the bounds stated in
-``ir_runner/ops/matmul.py`` (integers bit for bit, wrapping), LogSoftmax against float64 (OpenVINO has no
-reference for it), and seeded differential graphs."""
+``ir_runner/ops/linalg/matmul.py`` and ``ir_runner/ops/normalization/softmax.py`` (integers bit for bit,
+wrapping), LogSoftmax against float64 (OpenVINO has no reference for it), and seeded differential graphs."""
 
 from __future__ import annotations
 
@@ -14,9 +14,10 @@ from openvino import opset1  # noqa: E402
 from openvino import opset13 as ops  # noqa: E402
 
 import ir_runner  # noqa: E402
+from tests.helpers.bits import assert_same_bits  # noqa: E402
 from tests.helpers.bounds import F32_EPS, matmul_bound, out_eps_of, softmax_bound  # noqa: E402
 from tests.helpers.node_eval import BF16, NP_TYPES, OV_TYPES, evaluate  # noqa: E402
-from tests.helpers.optest import assert_same_bits, check_inference, write_ir  # noqa: E402
+from tests.helpers.optest import check_inference, write_ir  # noqa: E402
 
 
 def _run(tmp_path, node, params, feeds):
@@ -79,7 +80,7 @@ def test_matmul_values(et, a_shape, b_shape, ta, tb, tmp_path):
     got, want = _run(tmp_path, ops.matmul(pa, pb, ta, tb), [pa, pb], {"a": a, "b": b})
     assert got.shape == want.shape and got.dtype == want.dtype
     if dtype.kind in "iu":
-        assert_same_bits(et, got, want)
+        assert_same_bits(got, want, et)
     else:
         matmul_bound(a, b, ta, tb, got, want)
 
@@ -162,7 +163,7 @@ def test_matmul_in_blocks_of_rows_is_within_the_bound(et, a_shape, b_shape, ta, 
     finally:
         tracemalloc.stop()
     assert peak < 10 << 20  # (a block of rows in f32 and b widened; the whole a widened is 18 MB or more)
-    assert_same_bits(et, out, got)
+    assert_same_bits(out, got, et)
     if et == "f64":  # (the reference evaluates no f64 MatMul: extended precision, rounded once)
         wide_a, wide_b = a.astype(np.longdouble), b.astype(np.longdouble)
         want = np.matmul(wide_a.T if ta else wide_a, wide_b.T if tb else wide_b).astype(np.float64)
@@ -182,7 +183,7 @@ def test_matmul_of_an_empty_feed_is_the_references(et, a_shape, b_shape, declare
     feeds = {"a": np.ones(a_shape, NP_TYPES[et]), "b": np.ones(b_shape, NP_TYPES[et])}
     got, want = _run(tmp_path, ops.matmul(pa, pb, False, False), [pa, pb], feeds)
     assert got.dtype == want.dtype and got.shape == want.shape
-    assert_same_bits(et, got, want)
+    assert_same_bits(got, want, et)
 
 
 # -- Softmax and LogSoftmax ----------------------------------------------------------------------------------
@@ -236,28 +237,28 @@ def test_row_maximum_paths_agree_with_numpy(length):
     """Softmax's row maximum (column by column for many short rows, reduceat over contiguous rows, a reduce
     otherwise) equals ``np.maximum.reduce`` bit for bit, NaN and infinities included, on contiguous and
     strided rows."""
-    from ir_runner.ops.matmul import _row_max
+    from ir_runner.ops.normalization.softmax import _row_max
 
     rng = np.random.default_rng(length)
     x = rng.standard_normal((600, length)).astype(np.float32)  # (600 rows: by columns up to 16 a row)
     x[3, -1], x[4, 0], x[5, :] = np.nan, np.inf, -np.inf
     x[6, length // 2] = -np.inf
     for rows in (x, x[::2], np.asfortranarray(x), x[:7]):
-        assert_same_bits("f32", _row_max(rows), np.maximum.reduce(rows, axis=-1, keepdims=True))
+        assert_same_bits(_row_max(rows), np.maximum.reduce(rows, axis=-1, keepdims=True), "f32")
 
 
 def test_softmax_rows_do_not_depend_on_their_block():
     """A row's bits are the same alone, in a block of rows, or as the last block's single row (rows of 9,000:
-    numpy's einsum adds a single long row in pieces of its buffer unless reduce.row_sums prevents it)."""
-    from ir_runner.ops.matmul import _BLOCK, softmax
+    numpy's einsum adds a single long row in pieces of its buffer unless numeric.row_sums prevents it)."""
+    from ir_runner.ops.normalization.softmax import _BLOCK, softmax
 
     rows = _BLOCK // 9000 + 1  # the last block holds one row
     x = (np.random.default_rng(4).standard_normal((rows, 9000)) * 3).astype(np.float32)
     for log in (False, True):
         whole = softmax(x, axis=1, log=log)
         for i in (1, rows - 2, rows - 1):
-            assert_same_bits("f32", softmax(x[i:i + 1], axis=1, log=log), whole[i:i + 1])
-            assert_same_bits("f32", softmax(x[i - 1:i + 1], axis=1, log=log)[1:], whole[i:i + 1])
+            assert_same_bits(softmax(x[i:i + 1], axis=1, log=log), whole[i:i + 1], "f32")
+            assert_same_bits(softmax(x[i - 1:i + 1], axis=1, log=log)[1:], whole[i:i + 1], "f32")
 
 
 @pytest.mark.parametrize("length", [1, 5, 17, 64])
@@ -278,12 +279,12 @@ def test_softmax_threads_compute_each_row_once(shape, monkeypatch):
     import threading
 
     from ir_runner import parallel
-    from ir_runner.ops import matmul
+    from ir_runner.ops.normalization import softmax as module
 
     monkeypatch.setattr(parallel, "_WORKERS", 2)
     x = (np.random.default_rng(7).standard_normal(shape) * 4).astype(np.float32)
     out = np.empty_like(x)
-    seen, lock, rows_of = [], threading.Lock(), matmul._softmax_rows
+    seen, lock, rows_of = [], threading.Lock(), module._softmax_rows
     row_bytes = shape[-1] * 4
 
     def recorded(rows, result, log):
@@ -292,11 +293,11 @@ def test_softmax_threads_compute_each_row_once(shape, monkeypatch):
             seen.extend(range(first, first + result.shape[0]))
         rows_of(rows, result, log)
 
-    monkeypatch.setattr(matmul, "_softmax_rows", recorded)
-    matmul.softmax(x, axis=x.ndim - 1, out=out)
+    monkeypatch.setattr(module, "_softmax_rows", recorded)
+    module.softmax(x, axis=x.ndim - 1, out=out)
     assert sorted(seen) == list(range(x.size // shape[-1]))
     monkeypatch.setattr(parallel, "_WORKERS", 1)
-    assert_same_bits("f32", out, matmul.softmax(x, axis=x.ndim - 1))
+    assert_same_bits(out, module.softmax(x, axis=x.ndim - 1), "f32")
 
 
 @pytest.mark.parametrize("log", [False, True])
@@ -309,7 +310,7 @@ def test_softmax_of_another_axis_or_a_narrow_type_in_parts(shape, axis, dtype, l
     path on a contiguous copy with that axis last, rounded once."""
     import tracemalloc
 
-    from ir_runner.ops.matmul import softmax
+    from ir_runner.ops.normalization.softmax import softmax
 
     x = (np.random.default_rng(len(shape) + axis).standard_normal(shape) * 4).astype(dtype)
     moved = np.ascontiguousarray(np.moveaxis(x, axis, -1), np.float32)
@@ -321,7 +322,7 @@ def test_softmax_of_another_axis_or_a_narrow_type_in_parts(shape, axis, dtype, l
         peak = tracemalloc.get_traced_memory()[1]
     finally:
         tracemalloc.stop()
-    assert_same_bits("softmax", out, want)
+    assert_same_bits(out, want, "softmax")
     assert peak < max(out.nbytes // 2, 2 << 20)
 
 
@@ -370,7 +371,7 @@ def test_differential(seed, tmp_path):
         pa, pb = ops.parameter(a_shape, OV_TYPES[et], name="a"), ops.parameter(b_shape, OV_TYPES[et], name="b")
         got, want = _run(tmp_path, ops.matmul(pa, pb, ta, tb), [pa, pb], dict(zip("ab", arrays)))
         if dtype.kind == "i":
-            assert_same_bits(et, got, want)
+            assert_same_bits(got, want, et)
         else:
             matmul_bound(*arrays, ta, tb, got, want)
     else:  # Softmax with a random axis

@@ -65,7 +65,7 @@ def test_pad_modes_against_reference(mode, begin, end, version, tmp_path):
 def test_pad_kernel_matches_numpy_pad(mode):
     """The slice-copy Pad kernel (prepared per plan) against np.pad then a crop, over random ranks, shapes and
     pads up to each mode's limit, negative ones included."""
-    from ir_runner.ops.movement import PadKernel
+    from ir_runner.ops.shape_movement.movement import PadKernel
     rng = np.random.default_rng(len(mode))
     limit = {"reflect": lambda n: n - 1, "symmetric": lambda n: n}.get(mode, lambda n: 3)
     for _ in range(150):

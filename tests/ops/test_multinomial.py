@@ -14,7 +14,7 @@ ov = pytest.importorskip("openvino")
 from openvino import opset1, opset3, opset13  # noqa: E402
 
 import ir_runner  # noqa: E402
-from ir_runner.ops.multinomial import OPS  # noqa: E402
+from ir_runner.ops.generation.multinomial import OPS  # noqa: E402
 from tests.helpers.fuzz_misc import multinomial_reference  # noqa: E402
 from tests.helpers.irbuild import IRBuilder  # noqa: E402
 from tests.helpers.optest import check_inference, check_output_shapes, write_ir  # noqa: E402

@@ -12,7 +12,7 @@ from openvino import opset5, opset9  # noqa: E402
 
 import ir_runner  # noqa: E402
 from ir_runner.errors import InferenceError, InputError, IRError  # noqa: E402
-from ir_runner.ops.stl_order import std_sort  # noqa: E402
+from ir_runner.ops.toolkit.stl_order import std_sort  # noqa: E402
 from tests.helpers.optest import check_inference, check_output_shapes, check_run, write_ir  # noqa: E402
 
 MAKERS = {5: opset5.non_max_suppression, 9: opset9.non_max_suppression}
@@ -247,7 +247,7 @@ def test_nan_and_degenerate_boxes_follow_the_reference_loop(tmp_path):
 
 
 def test_batch_rule_says_why_rows_mix():
-    from ir_runner.ops.nms import OPS
+    from ir_runner.ops.detection.nms import OPS
 
     assert all("batch" in op.batch(None, [], [], [0, 0]) for op in OPS)
 
@@ -283,7 +283,7 @@ def _batched_boxes(rng, n: int, classes: int, side: float = 320.0) -> np.ndarray
 
 def _every_pair(boxes: np.ndarray, scores: np.ndarray, most: int, threshold: float, version: int) -> list[int]:
     """Hard NMS comparing each taken box with every later candidate (the loop before the x1 window)."""
-    from ir_runner.ops.nms import _iou_many, _normalised
+    from ir_runner.ops.detection.nms import _iou_many, _normalised
 
     norm = _normalised(boxes, False, version)
     order = np.lexsort((np.arange(len(scores)), -scores.astype(np.float64)))

@@ -256,7 +256,7 @@ def test_f16_inputs_give_f16_outputs(tmp_path):
 
 
 def test_batch_rule_says_why_rows_mix():
-    from ir_runner.ops.nms_multiclass import OPS
+    from ir_runner.ops.detection.nms_multiclass import OPS
 
     assert all("images" in op.batch(None, [], [], [0, 0]) for op in OPS)
 

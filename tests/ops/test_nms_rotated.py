@@ -13,7 +13,7 @@ from openvino import opset1, opset13  # noqa: E402
 
 import ir_runner  # noqa: E402
 from ir_runner.errors import InferenceError, InputError, IRError  # noqa: E402
-from ir_runner.ops.nms_rotated import _corners, _iou  # noqa: E402
+from ir_runner.ops.detection.nms_rotated import _corners, _iou  # noqa: E402
 from tests.helpers.irbuild import IRBuilder  # noqa: E402
 from tests.helpers.optest import check_inference, check_output_shapes, check_run, write_ir  # noqa: E402
 
@@ -164,7 +164,7 @@ def test_f16_inputs(tmp_path):
 
 
 def test_batch_rule_says_why():
-    from ir_runner.ops.nms_rotated import OPS
+    from ir_runner.ops.detection.nms_rotated import OPS
 
     assert "batch" in OPS[0].batch(None, [], [], [0, 0, None, None, None])
 

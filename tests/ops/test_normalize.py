@@ -83,7 +83,7 @@ def _patched(path, pattern, replacement):
     (lambda x: opset6.mvn(x, _i64(1), True, 1e-5, "inside_sqrt"), 'eps_mode="[^"]*"', 'eps_mode="x"',
      "eps_mode"),
     (lambda x: opset1.normalize_l2(x, _i64(1), 1e-5, "add"), 'eps_mode="add"', 'eps_mode="mul"', "eps_mode"),
-    (lambda x: opset2.mvn(x, True, True, 1e-9), 'reduction_axes="[^"]*"', 'reduction_axes="1,7"', "axis 7"),
+    (lambda x: opset2.mvn(x, True, True, 1e-9), 'reduction_axes="[^"]*"', 'reduction_axes="1,7"', "axis=7"),
     (lambda x: opset1.lrn(x, _i64(1), 1e-4, 0.75, 1.0, 3), 'size="3"', 'size="0"', "size"),
 ])
 def test_invalid_layers_are_errors(build, pattern, replacement, message, tmp_path):
@@ -317,7 +317,7 @@ def test_random_normalizations(seed, tmp_path):
 
 def test_batch_rules():
     """Axis 0 passes through a normalisation unless it is reduced over (or is BatchNorm's channel axis)."""
-    from ir_runner.ops import normalize
+    from ir_runner.ops.normalization import normalize
     from ir_runner.types import PartialShape, TensorSpec, element_type
     spec = TensorSpec(element_type("f32"), PartialShape.of((2, 3, 4)))
     ops = {op.label: op for op in normalize.OPS}
@@ -393,7 +393,7 @@ def test_grn_f16_computed_in_f32_and_rounded_once(tmp_path):
 
 
 def test_grn_batch_rule():
-    from ir_runner.ops import normalize
+    from ir_runner.ops.normalization import normalize
     op = next(op for op in normalize.OPS if op.type == "GRN")
     assert op.batch({"axes": (1,)}, [], [None], [0]) == [0]
     assert op.batch({"axes": (1,)}, [], [None], [2]) == [2]

@@ -13,7 +13,7 @@ from openvino import opset1, opset8  # noqa: E402
 
 import ir_runner  # noqa: E402
 from ir_runner.errors import InferenceError, InputError, IRError  # noqa: E402
-from ir_runner.ops.prior_box import OPS  # noqa: E402
+from ir_runner.ops.detection.prior_box import OPS  # noqa: E402
 from tests.helpers.irbuild import IRBuilder  # noqa: E402
 from tests.helpers.optest import check_inference, check_output_shapes, check_run, write_ir  # noqa: E402
 

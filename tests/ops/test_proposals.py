@@ -13,7 +13,7 @@ from openvino import opset1, opset4, opset9  # noqa: E402
 
 import ir_runner  # noqa: E402
 from ir_runner.errors import InferenceError, InputError, IRError  # noqa: E402
-from ir_runner.ops.proposals import _top  # noqa: E402
+from ir_runner.ops.detection.proposals import _top  # noqa: E402
 from tests.helpers.irbuild import IRBuilder  # noqa: E402
 from tests.helpers.optest import check_inference, check_output_shapes, cpu_outputs, write_ir  # noqa: E402
 
@@ -210,7 +210,7 @@ def test_f16_data_gives_f16_rois(tmp_path):
 
 
 def test_batch_rule_says_why():
-    from ir_runner.ops.proposals import OPS
+    from ir_runner.ops.detection.proposals import OPS
 
     assert "image index" in OPS[0].batch(None, [], [None], [0, 0, None])
     assert OPS[1].batch(None, [], [None, None], [None, None, None]) == [None, None]
@@ -349,6 +349,6 @@ def test_generate_proposals_f16_types(tmp_path):
 
 
 def test_generate_proposals_batch_rule():
-    from ir_runner.ops.proposals import OPS
+    from ir_runner.ops.detection.proposals import OPS
 
     assert "data-dependent" in OPS[2].batch(None, [], [], [0, None, 0, 0])

@@ -14,7 +14,8 @@ from openvino import opset3, opset8  # noqa: E402
 
 import ir_runner  # noqa: E402
 from ir_runner.errors import InferenceError, IRError  # noqa: E402
-from ir_runner.ops.random_uniform import OPS, mt19937, philox  # noqa: E402
+from ir_runner.ops.generation._uniform import mt19937, philox  # noqa: E402
+from ir_runner.ops.generation.random_uniform import OPS  # noqa: E402
 from tests.helpers.irbuild import IRBuilder  # noqa: E402
 from tests.helpers.optest import check_inference, check_output_shapes, check_run, write_ir  # noqa: E402
 

@@ -1,4 +1,4 @@
-"""Recurrent operations (ir_runner/ops/recurrent.py): LSTM/GRU/RNN sequences and cells.
+"""Recurrent operations (ir_runner/ops/sequence_recurrent/recurrent.py): LSTM/GRU/RNN sequences and cells.
 
 OpenVINO's Python reference has no ``evaluate`` for these operations, so values are compared with its CPU
 plugin (a compiled model with ``INFERENCE_PRECISION_HINT=f32``) within the bound the module states:
@@ -19,23 +19,13 @@ from openvino import opset1, opset3, opset4, opset5  # noqa: E402
 
 import ir_runner  # noqa: E402
 from ir_runner.errors import InferenceError, IRError, UnsupportedError  # noqa: E402
-from ir_runner.ops import recurrent  # noqa: E402
 from ir_runner.ops.registry import lookup  # noqa: E402
+from ir_runner.ops.sequence_recurrent import recurrent  # noqa: E402
 from tests.helpers.irbuild import IRBuilder  # noqa: E402
-from tests.helpers.optest import check_inference, write_ir  # noqa: E402
+from tests.helpers.optest import check_inference, cpu_outputs, write_ir  # noqa: E402
 
 BOUND = 1e-5
 GATES = {"lstm": 4, "gru": 3, "rnn": 1}
-_CORE = None
-
-
-def cpu_outputs(xml, feeds) -> list[np.ndarray]:
-    """OpenVINO's CPU plugin, f32 inference precision (the reference has no evaluate for these ops)."""
-    global _CORE
-    _CORE = _CORE or ov.Core()
-    compiled = _CORE.compile_model(_CORE.read_model(str(xml)), "CPU", {"INFERENCE_PRECISION_HINT": "f32"})
-    result = compiled(feeds)
-    return [result[o] for o in compiled.outputs]
 
 
 def check_cpu(xml, feeds, bound: float = BOUND) -> dict[str, np.ndarray]:

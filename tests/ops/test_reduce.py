@@ -1,6 +1,6 @@
 """Reductions and CumSum: OpenVINO's type_prop shapes (static, dynamic dims and ranks, axes known only at run
 time), op_reference values (integers wrapping, NaN, signed zeros, empty tensors) and seeded differential
-graphs, against ``Node.evaluate``; float sums within the bound stated in ``ir_runner/ops/reduce.py``."""
+graphs, against ``Node.evaluate``; float sums within the bound stated in ``ir_runner/ops/reduction/reduce.py``."""
 
 from __future__ import annotations
 
@@ -11,9 +11,10 @@ ov = pytest.importorskip("openvino")
 from openvino import opset13 as ops  # noqa: E402
 
 import ir_runner  # noqa: E402
+from tests.helpers.bits import assert_same_bits  # noqa: E402
 from tests.helpers.bounds import reduce_bound  # noqa: E402
 from tests.helpers.node_eval import NP_TYPES, OV_TYPES, evaluate  # noqa: E402
-from tests.helpers.optest import assert_same_bits, check_inference, check_run, write_ir  # noqa: E402
+from tests.helpers.optest import check_inference, check_run, write_ir  # noqa: E402
 
 BUILDERS = {"sum": ops.reduce_sum, "mean": ops.reduce_mean, "prod": ops.reduce_prod, "max": ops.reduce_max,
             "min": ops.reduce_min, "l1": ops.reduce_l1, "l2": ops.reduce_l2, "and": ops.reduce_logical_and,
@@ -127,7 +128,7 @@ def test_exact_values(kind, et, tmp_path):
     x = special(et, rng, (4, 6, 5))
     for axes, keep in (([1], False), ([0, 2], True), ([-1], False)):
         got, want = run_one(tmp_path, kind, x, axes, keep, et)
-        assert_same_bits(f"{kind}-{et}", got, want)
+        assert_same_bits(got, want, f"{kind}-{et}")
 
 
 @pytest.mark.parametrize("kind", ["max", "min"])
@@ -136,7 +137,7 @@ def test_extremes_of_nan_infinities_and_signed_zeros(kind, tmp_path):
                      [-np.inf] * 3, [np.inf] * 3, [-0.0, -0.0, np.nan]], np.float32)
     for et in ("f32", "f16", "bf16"):
         got, want = run_one(tmp_path, kind, rows.astype(NP_TYPES[et]), [1], False, et)
-        assert_same_bits(f"{kind}-{et}", got, want)
+        assert_same_bits(got, want, f"{kind}-{et}")
 
 
 @pytest.mark.parametrize("kind", ["sum", "mean", "prod", "max", "min", "l1", "l2"])
@@ -144,7 +145,7 @@ def test_empty_reductions(kind, tmp_path):
     for et in ("f32", "i32") if kind != "l2" else ("f32",):
         x = np.zeros((2, 0, 3), NP_TYPES[et])
         got, want = run_one(tmp_path, kind, x, [1], False, et)
-        assert_same_bits(kind, got, want)
+        assert_same_bits(got, want, kind)
         got, want = run_one(tmp_path, kind, x, [0], True, et)
         assert got.shape == want.shape == (1, 0, 3)
 
@@ -153,7 +154,7 @@ def test_integer_wrap_and_truncating_mean(tmp_path):
     x = np.array([[2**31 - 1, 1, 0], [-7, 0, 0], [7, 1, 0], [-2**31, -1, 0]], np.int32)
     for kind in ("sum", "mean", "l1", "prod"):
         got, want = run_one(tmp_path, kind, x, [1], False, "i32")
-        assert_same_bits(kind, got, want)
+        assert_same_bits(got, want, kind)
     got, _ = run_one(tmp_path, "mean", x, [1], False, "i32")
     assert got.tolist() == [-715827882, -2, 2, 715827882]
 
@@ -218,7 +219,7 @@ def test_cumsum_types_the_reference_lacks(et, tmp_path):
                     [data], tmp_path)
     got = list(ir_runner.load(str(path)).run({"x": x}).values())
     for g, (e, r) in zip(got, [(e, r) for e in (False, True) for r in (False, True)]):
-        assert_same_bits("cumsum", g, expected_cumsum(x, 1, e, r))
+        assert_same_bits(g, expected_cumsum(x, 1, e, r), "cumsum")
 
 
 def test_cumsum_default_axis_and_axis_at_run_time(tmp_path):
@@ -247,7 +248,7 @@ def test_differential(seed, tmp_path):
         x = (rng.random(shape) + 0.5).astype(NP_TYPES[et])
     got, want = run_one(tmp_path, kind, x, axes, keep, et)
     if kind in ("max", "min", "and", "or") or et[0] in "iu":
-        assert_same_bits(f"{kind}-{et}", got, want)
+        assert_same_bits(got, want, f"{kind}-{et}")
     else:
         reduce_bound(kind, x, axes, got, want)
 
@@ -263,14 +264,14 @@ def test_scalar_reduced_over_no_axis(kind, et, tmp_path):
     got, want = run_one(tmp_path, kind, x, [], False, et)
     assert got.shape == () and got.dtype == x.dtype
     if et in EVALUATED[kind]:
-        assert_same_bits(kind, got, want)
+        assert_same_bits(got, want, kind)
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_row_sums_do_not_depend_on_the_rows_block_or_alignment(dtype):
     """Each row sums to the same bits whatever block of rows holds it and wherever it starts in memory, so
     threads and Dask blocks agree with a whole run (OpenBLAS's matrix-vector product fails this)."""
-    from ir_runner.ops.reduce import row_sums
+    from ir_runner.ops.toolkit.numeric import row_sums
 
     rng = np.random.default_rng(3)
     for length in (*range(1, 40), 63, 64, 65, 127, 1000, 4099, 8193, 20001):
@@ -280,8 +281,8 @@ def test_row_sums_do_not_depend_on_the_rows_block_or_alignment(dtype):
             shifted = np.empty(rows.size + offset, dtype)[offset:].reshape(rows.shape)
             shifted[...] = rows
             for start in range(4):
-                assert_same_bits("f32", row_sums(shifted[start:]), whole[start:])
-                assert_same_bits("f32", row_sums(shifted[start:start + 1]), whole[start:start + 1])  # (alone)
+                assert_same_bits(row_sums(shifted[start:]), whole[start:], "f32")
+                assert_same_bits(row_sums(shifted[start:start + 1]), whole[start:start + 1], "f32")  # (alone)
         exact = rows.astype(np.float64).sum(axis=1)
         bound = length * np.finfo(dtype).eps * np.abs(rows).astype(np.float64).sum(axis=1)
         assert (np.abs(whole - exact) <= bound).all()
@@ -292,21 +293,21 @@ def test_last_axis_sums_of_a_strided_input_equal_a_contiguous_ones(kind):
     """A Transpose's view (strided) summed along its last axis gives the bits of the same rows contiguous, in
     one block or alone (the summation is chosen by shape and type, never by layout: a Dask block of one row of
     a transposed batch is contiguous)."""
-    from ir_runner.ops.reduce import reduce
+    from ir_runner.ops.reduction.reduce import reduce
 
     x = np.random.default_rng(2).standard_normal((300, 64)).astype(np.float32).T  # [64, 300], strided
     params = {"kind": kind, "axes": (1,), "keep_dims": False}
     whole = reduce(x, np.array([1]), **params)
-    assert_same_bits("f32", whole, reduce(np.ascontiguousarray(x), np.array([1]), **params))
+    assert_same_bits(whole, reduce(np.ascontiguousarray(x), np.array([1]), **params), "f32")
     for i in (0, 31, 63):
-        assert_same_bits("f32", reduce(np.ascontiguousarray(x[i:i + 1]), np.array([1]), **params), whole[i:i + 1])
+        assert_same_bits(reduce(np.ascontiguousarray(x[i:i + 1]), np.array([1]), **params), whole[i:i + 1], "f32")
 
 
 @pytest.mark.parametrize("kind", ["sum", "mean", "l1", "l2"])
 def test_last_axis_sums_of_a_block_equal_the_whole_runs(kind):
     """ReduceX over the last axes: rows reduced in a large (threaded) run, in a small prepared kernel, and
     in slices of rows give the same bits; a row of -0.0 sums to +0.0 as in the reference."""
-    from ir_runner.ops.reduce import prepare_reduce, reduce
+    from ir_runner.ops.reduction.reduce import prepare_reduce, reduce
     from ir_runner.types import PartialShape, TensorSpec, element_type
 
     rng = np.random.default_rng(9)
@@ -317,7 +318,7 @@ def test_last_axis_sums_of_a_block_equal_the_whole_runs(kind):
     spec = TensorSpec(element_type("f32"), PartialShape.of((7, 1000)))
     small = prepare_reduce(params, [spec], [TensorSpec(spec.element_type, PartialShape.of((7,)))], {})
     for lo in (0, 5, 333):
-        assert_same_bits("f32", reduce(x[lo:lo + 7], np.array([1]), **params), whole[lo:lo + 7])
+        assert_same_bits(reduce(x[lo:lo + 7], np.array([1]), **params), whole[lo:lo + 7], "f32")
         if kind in ("sum", "mean"):
-            assert_same_bits("f32", small(x[lo:lo + 7], np.array([1])), whole[lo:lo + 7])
+            assert_same_bits(small(x[lo:lo + 7], np.array([1])), whole[lo:lo + 7], "f32")
     assert np.signbit(whole[5]) == np.False_ and whole[5] == 0

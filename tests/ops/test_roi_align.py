@@ -15,7 +15,7 @@ from openvino import opset3, opset9  # noqa: E402
 
 import ir_runner  # noqa: E402
 from ir_runner.errors import InferenceError, InputError, IRError  # noqa: E402
-from ir_runner.ops.roi_align import OPS  # noqa: E402
+from ir_runner.ops.detection.roi_align import OPS  # noqa: E402
 from tests.helpers.irbuild import IRBuilder  # noqa: E402
 from tests.helpers.optest import (  # noqa: E402
     check_inference,

@@ -14,11 +14,11 @@ from openvino import opset2  # noqa: E402
 
 import ir_runner  # noqa: E402
 from ir_runner.errors import InferenceError, InputError, IRError  # noqa: E402
-from ir_runner.ops.roi_pool import OPS  # noqa: E402
+from ir_runner.ops.detection.roi_pool import OPS  # noqa: E402
+from tests.helpers.bits import assert_same_bits  # noqa: E402
 from tests.helpers.irbuild import IRBuilder  # noqa: E402
 from tests.helpers.optest import (  # noqa: E402
     assert_close,
-    assert_same_bits,
     check_inference,
     check_output_shapes,
     check_run,
@@ -159,7 +159,7 @@ def test_bilinear_random_against_the_reference_loop_and_the_cpu_plugin(seed, tmp
     path, _ = _model(tmp_path, [n, c, h, w], [r, 5], pooled=pooled, method="bilinear")
     feeds = _feeds(rng, n, c, h, w, r, "bilinear", 1.0)
     got = list(ir_runner.load(str(path)).run(feeds).values())[0]
-    assert_same_bits("out", got, _bilinear_loop(feeds["data"], feeds["rois"], pooled))
+    assert_same_bits(got, _bilinear_loop(feeds["data"], feeds["rois"], pooled), "out")
     bound = 4 * F32_EPS * float(np.abs(feeds["data"]).max())
     assert_close("out", got, cpu_outputs(path, feeds)[0], 0.0, bound)
 
@@ -237,7 +237,7 @@ def test_batch_rule_and_chunked_run(tmp_path):
     model = ir_runner.load(str(path))
     chunked = ird.run(model, feeds, batch_axis={"rois": 0}, chunk=4)
     for name, value in model.run(feeds).items():
-        assert_same_bits(name, chunked[name].compute(), value)
+        assert_same_bits(chunked[name].compute(), value, name)
 
 
 # -- PSROIPooling-1 ----------------------------------------------------------------------------------------------
@@ -314,7 +314,7 @@ def test_ps_random_against_the_cpu_plugin(seed, tmp_path):
     dynamic, _ = _ps_model(tmp_path, [-1, c, -1, -1], [-1, 5], name="dynamic", **attrs)  # (the CPU plugin: static only)
     check_inference(dynamic)
     for name, value in ir_runner.load(str(dynamic)).run(feeds).items():
-        assert_same_bits(name, value, list(got.values())[0])
+        assert_same_bits(value, list(got.values())[0], name)
 
 
 @pytest.mark.parametrize("mode", ["average", "bilinear"])

@@ -158,7 +158,7 @@ def test_narrow_and_wide_types_follow_the_f32_result(et, dtype, tol, tmp_path):
 
 
 def test_batch_rule():
-    from ir_runner.ops.roi_rotated import OPS
+    from ir_runner.ops.detection.roi_rotated import OPS
 
     assert OPS[0].batch(None, [], [], [None, 0, 0]) == [0]
     assert "batch index" in OPS[0].batch(None, [], [], [0, 0, 0])

@@ -18,7 +18,7 @@ from openvino import opset3, opset15  # noqa: E402
 
 import ir_runner  # noqa: E402
 from ir_runner.errors import IRError  # noqa: E402
-from ir_runner.ops.search import batch_bucketize, batch_search_sorted  # noqa: E402
+from ir_runner.ops.sort_search.search import batch_bucketize, batch_search_sorted  # noqa: E402
 from ir_runner.types import PartialShape, TensorSpec, element_type  # noqa: E402
 from tests.helpers.irbuild import IRBuilder  # noqa: E402
 from tests.helpers.optest import check_inference, check_output_shapes, check_run, write_ir  # noqa: E402

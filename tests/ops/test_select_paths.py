@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 
 from ir_runner import parallel
-from ir_runner.ops import select
-from ir_runner.ops.select import bit_select, bit_select_broadcast, choose_kernel, prepare_select, row_select
+from ir_runner.ops.elementwise import select
+from ir_runner.ops.elementwise.select import bit_select, bit_select_broadcast, choose_kernel, prepare_select, row_select
 from ir_runner.parallel import PARALLEL_MIN_ELEMENTS
 from ir_runner.types import ELEMENT_TYPES, PartialShape, TensorSpec, element_type_of
 from tests.helpers.bits import assert_same_bits, same_bits

@@ -12,8 +12,8 @@ import pytest
 from openvino import opset1
 
 import ir_runner
-import ir_runner.ops.select as select_module
-from ir_runner.ops.select import (
+import ir_runner.ops.elementwise.select as select_module
+from ir_runner.ops.elementwise.select import (
     ROW_MIN_BYTES,
     bit_select_broadcast,
     choose_kernel,

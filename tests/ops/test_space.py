@@ -13,8 +13,9 @@ from openvino import opset1, opset3  # noqa: E402
 
 import ir_runner  # noqa: E402
 from ir_runner.errors import IRError  # noqa: E402
+from tests.helpers.bits import assert_same_bits  # noqa: E402
 from tests.helpers.cpu_oracle import cpu_outputs  # noqa: E402
-from tests.helpers.optest import assert_same_bits, check_inference, check_run, write_ir  # noqa: E402
+from tests.helpers.optest import check_inference, check_run, write_ir  # noqa: E402
 
 TYPES = [(ov.Type.f32, np.float32), (ov.Type.f16, np.float16), (ov.Type.i8, np.int8), (ov.Type.u64, np.uint64),
          (ov.Type.boolean, np.bool_), (ov.Type.i32, np.int32)]
@@ -100,7 +101,7 @@ def test_shuffle_channels(shape, axis, group, tmp_path):
     check_inference(path)
     data = np.arange(np.prod(shape), dtype=np.float32).reshape(shape)
     got = next(iter(ir_runner.load(str(path)).run({"x": data}).values()))
-    assert_same_bits("out", got, cpu_outputs(path, {"x": data})[0])
+    assert_same_bits(got, cpu_outputs(path, {"x": data})[0], "out")
 
 
 @pytest.mark.parametrize("seed", range(20))
@@ -118,7 +119,7 @@ def test_random_depth_space(seed, tmp_path):
 
 
 def test_batch_rules():
-    from ir_runner.ops.space import OPS
+    from ir_runner.ops.shape_movement.space import OPS
     shuffle, d2s = OPS[:2]
     assert shuffle.batch({"axis": 1}, [], [None], [0]) == [0]
     assert isinstance(shuffle.batch({"axis": 0}, [], [None], [0]), str)
@@ -220,8 +221,8 @@ def test_extract_image_patches_against_the_cpu_plugin_and_the_reference_loop(sha
         path = write_ir(node, [x], tmp_path, f"m{dtype.__name__}")
         data = (np.arange(np.prod(shape)).reshape(shape) % 251 + 1).astype(dtype)
         got = list(ir_runner.load(str(path)).run({"x": data}).values())[0]
-        assert_same_bits("out", got, _patches_loop(data, *geometry, pad))
-        assert_same_bits("out", got, cpu_outputs(path, {"x": data})[0])
+        assert_same_bits(got, _patches_loop(data, *geometry, pad), "out")
+        assert_same_bits(got, cpu_outputs(path, {"x": data})[0], "out")
 
 
 @pytest.mark.parametrize("et, dtype", TYPES)
@@ -234,7 +235,7 @@ def test_extract_image_patches_every_type(et, dtype, tmp_path):
     data = np.random.default_rng(1).integers(0, 2 if dtype == np.bool_ else 100, shape).astype(dtype)
     got = list(ir_runner.load(str(path)).run({"x": data}).values())[0]
     assert got.dtype == dtype
-    assert_same_bits("out", got, _patches_loop(data, [3, 2], [2, 2], [2, 1], "same_lower"))
+    assert_same_bits(got, _patches_loop(data, [3, 2], [2, 2], [2, 1], "same_lower"), "out")
 
 
 def test_extract_image_patches_empty_inputs(tmp_path):
@@ -246,7 +247,7 @@ def test_extract_image_patches_empty_inputs(tmp_path):
 
 
 def test_extract_image_patches_batch_rule_and_chunked_run(tmp_path):
-    from ir_runner.ops import space
+    from ir_runner.ops.shape_movement import space
     op = next(op for op in space.OPS if op.type == "ExtractImagePatches")
     assert op.batch({}, [], [None], [0]) == [0]
     assert isinstance(op.batch({}, [], [None], [2]), str)
@@ -256,7 +257,7 @@ def test_extract_image_patches_batch_rule_and_chunked_run(tmp_path):
     feeds = {"x": np.random.default_rng(2).standard_normal((5, 2, 6, 6)).astype(np.float32)}
     chunked = ird.run(model, feeds, batch_axis={"x": 0}, chunk=2)
     for name, value in model.run(feeds).items():
-        assert_same_bits(name, chunked[name].compute(), value)
+        assert_same_bits(chunked[name].compute(), value, name)
 
 
 @pytest.mark.parametrize("seed", range(12))
@@ -270,6 +271,6 @@ def test_extract_image_patches_random_against_the_cpu_plugin(seed, tmp_path):
     check_inference(path)
     data = rng.standard_normal(shape).astype(np.float32)
     got = list(ir_runner.load(str(path)).run({"x": data}).values())[0]
-    assert_same_bits("out", got, _patches_loop(data, *geometry, pad))
+    assert_same_bits(got, _patches_loop(data, *geometry, pad), "out")
     if got.size:
-        assert_same_bits("out", got, cpu_outputs(path, {"x": data})[0])
+        assert_same_bits(got, cpu_outputs(path, {"x": data})[0], "out")

@@ -1,4 +1,4 @@
-"""The elementwise unary operations (ir_runner/ops/unary.py), after the template of tests/helpers/optest.py:
+"""The elementwise unary operations (ir_runner/ops/elementwise/unary.py), after the template of tests/helpers/optest.py:
 shape and type cases with graphs written by OpenVINO, value cases against its reference (``Node.evaluate``)
 for every element type it evaluates, integer corners, ULP measurements over the whole f32 range (random bit
 patterns, fixed seed) for the transcendental operations, and a seeded differential generator. Operations
@@ -20,9 +20,9 @@ from openvino import opset2, opset13  # noqa: E402
 
 import ir_runner  # noqa: E402
 from ir_runner.errors import InferenceError  # noqa: E402
-from ir_runner.ops.convert_rules import bf16_as_openvino_rounds  # noqa: E402
+from ir_runner.ops.elementwise.unary import ULP_BOUNDS  # noqa: E402
 from ir_runner.ops.registry import lookup  # noqa: E402
-from ir_runner.ops.unary import ULP_BOUNDS  # noqa: E402
+from ir_runner.ops.toolkit.convert_rules import bf16_as_openvino_rounds  # noqa: E402
 from ir_runner.types import ELEMENT_TYPES, PartialShape, TensorSpec, element_type  # noqa: E402
 from tests.helpers.irbuild import IRBuilder  # noqa: E402
 from tests.helpers.optest import check_inference, check_run, reference_outputs, ulp_distance, write_ir  # noqa: E402
@@ -322,7 +322,7 @@ def test_expf_is_the_c_librarys_near_ties_powers_of_two_and_subnormals():
     """ir-run's vectorised expf (double exp, the C library's own expf only within 0.0025 ULP of a tie) equals the
     C library's bit for bit: around every k·ln 2 (results near powers of two, where the f32 spacing changes),
     over the subnormal results and over random values."""
-    from ir_runner.ops.unary import _expf as vectorised
+    from ir_runner.ops.toolkit.libm import expf as vectorised
     centres = (np.arange(-149, 128) * np.log(2)).astype(np.float32).view(np.int32)
     near_powers = (centres[:, None] + np.arange(-300, 300)[None, :]).astype(np.int32).view(np.float32).ravel()
     subnormal = np.linspace(-104, -87, 40_000, dtype=np.float32)

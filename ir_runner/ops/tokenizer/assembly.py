@@ -20,7 +20,7 @@ import numpy as np
 from ...errors import InputError
 from ...types import DYNAMIC_DIM, Dim, PartialShape, TensorSpec
 from ..api import Attr, OpContext, OpDef, equal_merge
-from .ragged import BOOL, I32, expect, expect_ragged, ragged_specs, ranges, text_input
+from ._ragged import BOOL, I32, expect, expect_ragged, ragged_specs, ranges, text_input
 
 
 def infer_truncate(ctx: OpContext):

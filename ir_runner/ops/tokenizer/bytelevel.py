@@ -21,7 +21,7 @@ import numpy as np
 from ...errors import InputError
 from ...types import TensorSpec
 from ..api import OpContext, OpDef
-from .ragged import BOOL, expect, expect_ragged_string, i32, items, packed, ragged_string_specs, ranges, string_specs
+from ._ragged import BOOL, expect, expect_ragged_string, i32, items, packed, ragged_string_specs, ranges, string_specs
 
 
 @functools.cache

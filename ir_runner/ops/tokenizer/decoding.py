@@ -21,7 +21,7 @@ import numpy as np
 from ...errors import IndexOutOfRangeError
 from ...types import PartialShape
 from ..api import Attr, OpContext, OpDef
-from .ragged import I32, expect, expect_string, items, packed, ragged_string_specs, string_specs
+from ._ragged import I32, expect, expect_string, items, packed, ragged_string_specs, string_specs
 
 
 def infer_vocab_decoder(ctx: OpContext):

@@ -9,7 +9,7 @@ import numpy as np
 
 from ...types import ELEMENT_TYPES, TensorSpec
 from ..api import Attr, OpContext, OpDef
-from .ragged import expect_string, items
+from ._ragged import expect_string, items
 
 _MASK = (1 << 64) - 1
 K0, K1, K2 = 0xC3A5C85C97CB3127, 0xB492B66FBE98F273, 0x9AE16A3B2F90404F

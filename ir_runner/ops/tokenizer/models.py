@@ -26,7 +26,7 @@ import numpy as np
 from ...errors import InputError
 from ...types import TensorSpec
 from ..api import Attr, OpContext, OpDef
-from .ragged import F32, I32, expect, expect_ragged_string, expect_string, i32, items, ragged_specs, ranges
+from ._ragged import F32, I32, expect, expect_ragged_string, expect_string, i32, items, ragged_specs, ranges
 
 _CACHE: dict[tuple, object] = {}
 

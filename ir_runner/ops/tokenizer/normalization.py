@@ -30,7 +30,7 @@ import numpy as np
 from ...errors import InputError
 from ...types import TensorSpec
 from ..api import Attr, OpContext, OpDef
-from .ragged import BOOL, U8, expect, expect_string, items, packed, string_specs
+from ._ragged import BOOL, U8, expect, expect_string, items, packed, string_specs
 
 _FORMS = {"identity": None, "nfc": "NFC", "nfd": "NFD", "nfkc": "NFKC", "nfkd": "NFKD"}
 

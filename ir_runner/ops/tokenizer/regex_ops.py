@@ -24,8 +24,8 @@ import numpy as np
 
 from ...types import TensorSpec
 from ..api import Attr, OpContext, OpDef
-from .pcre import Subject, compiled, matches, substitute
-from .ragged import (
+from ._pcre import Subject, compiled, matches, substitute
+from ._ragged import (
     BOOL,
     FLAT,
     expect,

@@ -18,7 +18,7 @@ import numpy as np
 from ...errors import InputError
 from ...types import DYNAMIC_DIM, Dim, PartialShape, TensorSpec
 from ..api import OpContext, OpDef, equal_merge
-from .ragged import I32, expect, expect_string, items
+from ._ragged import I32, expect, expect_string, items
 
 
 def infer_ragged_to_sparse(ctx: OpContext):

@@ -1,0 +1,1 @@
+"""Control flow with bodies: If, Loop, TensorIterator."""

@@ -1,0 +1,1 @@
+"""Element type conversion: Convert, ConvertLike, ConvertPromoteTypes."""

@@ -1,0 +1,2 @@
+"""Object detection: NonMaxSuppression, ROIAlign, ROIPooling, PSROIPooling, PriorBox, RegionYolo, ReorgYolo,
+DetectionOutput."""

@@ -1,0 +1,123 @@
+"""Helpers the detection operations share (a private module of the family: it declares no operation)."""
+
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+
+from ...errors import InputError
+from ...types import DYNAMIC_DIM, Dim, PartialShape, TensorSpec, merge_dims
+from ..api import OpContext
+
+INDEX_TYPES = {"i64": "i64", "i32": "i32"}
+MAX_SAMPLES = 1 << 16  # samples per bin (an adaptive ratio of a huge box would take memory without end)
+
+
+def disjoint(a: Dim, b: Dim) -> bool:
+    return (a.hi is not None and b.lo > a.hi) or (b.hi is not None and a.lo > b.hi)
+
+
+def nms_batch(params, inputs, outputs, axes):
+    return ("the boxes of all batch rows are gathered into one list of data-dependent length, with the batch index"
+            " written as a value (and sorted across rows with sort_result_descending)")
+
+
+def infer_boxes(ctx: OpContext, coordinates: int, meaning: str, params: dict) -> tuple[list[TensorSpec], dict]:
+    """The output spec of an ROIAlign-like layer (data [N, C, H, W], rois [R, ``coordinates``], batch_indices [R]
+    -> [R, C, pooled_h, pooled_w]), OpenVINO's ``roi_align::shape_infer``; adds the pooling attributes to
+    ``params``."""
+    data, rois, indices = ctx.inputs
+    et = data.element_type
+    if et.kind == "dynamic":
+        et = rois.element_type
+    elif rois.element_type.kind != "dynamic" and rois.element_type != et:
+        ctx.fail(f"data and rois must have the same floating-point type, got {et} and {rois.element_type}",
+                 position=1)
+    if et.kind not in ("float", "dynamic") or et.bits < 16:
+        ctx.fail(f"data and rois must be f16, bf16, f32 or f64, got {et}", position=0)
+    if indices.element_type.kind not in ("int", "uint", "dynamic"):
+        ctx.fail(f"batch_indices must have an integer element type, got {indices.element_type}", position=2)
+    for position, rank in ((0, 4), (1, 2), (2, 1)):
+        shape = ctx.inputs[position].shape
+        if shape.rank is not None and shape.rank != rank:
+            ctx.fail(f"{ctx.op.input_names[position]} must be {rank}-D, got {shape.brief()}", position=position)
+    params.update(pooled_h=ctx.attr_int("pooled_h", 1), pooled_w=ctx.attr_int("pooled_w", 1),
+                  sampling_ratio=ctx.attr_int("sampling_ratio", 0),
+                  spatial_scale=float(np.float32(ctx.attr_float("spatial_scale", 1.0))))
+    for name in ("pooled_h", "pooled_w", "sampling_ratio"):
+        if params[name] < 0 or params[name] > 2**31 - 1:
+            ctx.fail(f"attribute {name}={params[name]} must be a non-negative int32",
+                     hint="OpenVINO's reference cannot run a negative size or sampling ratio")
+    count = DYNAMIC_DIM
+    if rois.shape.rank is not None:
+        if not rois.shape.dims[1].contains(coordinates):
+            ctx.fail(f"the second dim of rois must be {coordinates} ({meaning}), got {rois.shape.brief()}",
+                     position=1)
+        count = rois.shape.dims[0]
+    if indices.shape.rank is not None:
+        merged = merge_dims(count, indices.shape.dims[0])
+        if merged is None:
+            ctx.fail(f"rois and batch_indices must have the same first dim (the number of boxes), got"
+                     f" {rois.shape.brief()} and {indices.shape.brief()}", position=2)
+        count = merged
+    channels = data.shape.dims[1] if data.shape.rank is not None else DYNAMIC_DIM
+    shape = PartialShape((count, channels, Dim(params["pooled_h"], params["pooled_h"]),
+                          Dim(params["pooled_w"], params["pooled_w"])))
+    return [TensorSpec(et, shape)], params
+
+
+def checked_indices(data: np.ndarray, batch_indices: np.ndarray) -> np.ndarray:
+    """The batch indices as int64; an InputError for one outside ``[0, N)`` or an empty image (the reference would
+    read outside the data)."""
+    n, _, h, w = data.shape
+    wide = batch_indices.astype(np.int64)
+    bad = np.flatnonzero((wide < 0) | (wide >= n))
+    if bad.size:
+        raise InputError(f"batch_indices[{bad[0]}] = {batch_indices[bad[0]]} is outside [0, {n}) (the number of"
+                         " images in data): OpenVINO's reference would read outside the data",
+                         port="input 2 (batch_indices)")
+    if h == 0 or w == 0:
+        raise InputError(f"data {list(data.shape)} has an empty image: OpenVINO's reference would read outside it",
+                         port="input 0 (data)")
+    return wide
+
+
+def roi_batch(params, inputs, outputs, axes):
+    if axes[0] is None and axes[1] == 0 and axes[2] == 0:
+        return [0]
+    if axes[0] is None and axes[1] is None and axes[2] is None:
+        return [None]
+    return ("each box reads the image its batch index names (a value): the images of data cannot be cut into"
+            " chunks apart from the boxes; only rois and batch_indices may be batched (axis 0), with data whole")
+
+
+def std_round(x: np.ndarray) -> np.ndarray:
+    """``std::round``: halves away from zero, in the type of ``x``."""
+    whole = np.trunc(x)
+    with np.errstate(invalid="ignore"):
+        return np.where(np.abs(x - whole) >= 0.5, whole + np.sign(x), whole).astype(x.dtype)
+
+
+def memo(kernel):
+    """``kernel`` remembering its last result: the plan made per value runs it once in inference (for the output
+    length) and once more as the layer's kernel, on the same inputs. Returns copies (the caller owns them)."""
+    last: dict = {}
+    lock = threading.Lock()
+
+    def run(*inputs: np.ndarray, **params):
+        import hashlib  # (here: a plain run imports no more than it needs, tests/cli/test_lazy_imports.py)
+
+        key = (tuple(sorted(params.items())), tuple((a.shape, a.dtype.str, hashlib.sha1(
+            np.ascontiguousarray(a).tobytes()).digest()) for a in inputs))
+        with lock:
+            found = last.get(key)
+        if found is None:
+            found = kernel(*inputs, **params)
+            with lock:
+                last.clear()
+                last[key] = found
+        return tuple(a.copy() for a in found)
+
+    run.__doc__ = kernel.__doc__
+    return run

@@ -1,0 +1,1 @@
+"""Tensors made from scalars: Eye, RandomUniform."""

@@ -1,0 +1,1 @@
+"""Image resampling and colour: Interpolate, GridSample, NV12/I420 to RGB/BGR."""

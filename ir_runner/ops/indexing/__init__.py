@@ -1,0 +1,1 @@
+"""Gathering and scattering by index: Gather, GatherElements, GatherND, Scatter*Update, EmbeddingBag*."""

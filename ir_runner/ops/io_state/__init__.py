@@ -1,0 +1,1 @@
+"""Model inputs, constants, outputs and state: Parameter, Const, Result, ReadValue, Assign."""

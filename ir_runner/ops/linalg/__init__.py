@@ -1,0 +1,1 @@
+"""Linear algebra: MatMul, Einsum, Inverse, ScaledDotProductAttention (and, for now, Softmax)."""

@@ -1,0 +1,1 @@
+"""Normalisation: LRN, MVN, BatchNormInference, NormalizeL2, GRN, GroupNormalization, RMS."""

@@ -1,0 +1,1 @@
+"""Reductions along axes: Reduce*, CumSum."""

@@ -1,0 +1,1 @@
+"""Sorting and searching: TopK, NonZero, Bucketize, SearchSorted, Unique."""

@@ -1,0 +1,1 @@
+"""String tensors: StringTensorPack, StringTensorUnpack."""
