@@ -420,8 +420,7 @@ def run_time_kernel(info: LayerInference, strict: bool, weights, bodies):
             reads.append((position, constant_fingerprint(arrays[position], _RUN_TIME_KEY_MAX_BYTES)))
             return arrays[position]
 
-        specs = [TensorSpec(spec.element_type if spec.element_type != DYNAMIC else element_type_of(array.dtype),
-                            PartialShape.of(array.shape)) for spec, array in zip(info.inputs, arrays)]
+        specs = _specs_of(info, arrays)
         ctx = OpContext(info.layer, info.ref, info.op, specs, const_value, strict, weights, None, bodies)
         outputs, params = info.op.infer(ctx)
         prepared = checked_kernel(info.op, functools.partial(info.op.kernel, **params), outputs)
@@ -429,6 +428,42 @@ def run_time_kernel(info: LayerInference, strict: bool, weights, bodies):
             if sum(map(len, known.values())) >= _RUN_TIME_KERNELS:
                 known.clear()
             known.setdefault(shapes, []).append((tuple(reads), prepared))
+        return prepared(*arrays)
+
+    return kernel
+
+
+def _specs_of(info: LayerInference, arrays: tuple[np.ndarray, ...]) -> list[TensorSpec]:
+    """The specs of the arrays a layer is given at run: their shapes, and the element types inference gave its
+    inputs (the arrays' for a dynamic one)."""
+    return [TensorSpec(spec.element_type if spec.element_type != DYNAMIC else element_type_of(array.dtype),
+                       PartialShape.of(array.shape)) for spec, array in zip(info.inputs, arrays)]
+
+
+def prepared_per_shape(info: LayerInference, consts: list[np.ndarray | None], weights, bodies):
+    """The kernel of a layer of a generic plan (:mod:`ir_runner.lengths`) whose shapes vary from run to run and
+    whose operation prepares kernels that are not bit-exact (a MatMul's blocks of rows): prepared per input
+    shapes with the layer's own parameters and ``consts`` (its constant inputs), as a plan made for those
+    shapes prepares it; the output specs come from inference of those shapes (with only ``consts`` known,
+    which gave the same parameters). The last ``_RUN_TIME_KERNELS`` shapes' kernels are kept."""
+    op, general = info.op, functools.partial(info.op.kernel, **info.params)
+    known: dict[tuple, Any] = {}
+
+    def kernel(*arrays: np.ndarray):
+        shapes = tuple(array.shape for array in arrays)
+        prepared = known.get(shapes)
+        if prepared is None:
+            specs = _specs_of(info, arrays)
+            ctx = OpContext(info.layer, info.ref, op, specs, lambda _layer, position: consts[position], False,
+                            weights, None, bodies)
+            outputs, _ = op.infer(ctx)
+            if all(spec.shape.is_static for spec in outputs):
+                prepared = checked_kernel(op, op.prepare(info.params, specs, outputs, consts), outputs)
+            else:
+                prepared = checked_kernel(op, general, outputs)
+            if len(known) >= _RUN_TIME_KERNELS:
+                known.clear()
+            known[shapes] = prepared
         return prepared(*arrays)
 
     return kernel

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from . import lengths
 from .errors import InputError, IRError, LayerRef, ResourceLimitError, UnsupportedError
 from .graph import Graph, read_graph
 from .infer import Inference, LayerInference, infer_graph
@@ -30,7 +31,7 @@ from .state import (
     stored_sources,
 )
 from .subgraph import body_provider, infer_for_inputs
-from .types import PartialShape, TensorSpec, element_type_of
+from .types import Dim, PartialShape, TensorSpec, element_type_of
 
 if TYPE_CHECKING:
     from .ops.api import Finding
@@ -65,6 +66,8 @@ class Model:
         self._plans: dict[tuple, Plan] = {}
         self._kernels: dict[int, tuple] = {}  # see build_plan's kernels
         self._last_inference: tuple[tuple[TensorSpec, ...], Inference] | None = None  # see inference_for
+        self._families: list[lengths.Family] = []  # generic plans of stateful models (see plan_for)
+        self._previous: lengths.Signature | None = None  # the signature plan_for saw last
         self._lock = threading.Lock()
         # per input: name, dtype, and the static shape (a tuple) or the partial shape the feed must fit
         self._fast_inputs = tuple((i.name, i.dtype, i.shape if i.partial_shape.is_static else i.partial_shape)
@@ -108,16 +111,31 @@ class Model:
             arrays = bind_feeds(self.inputs, feeds, named, cast)
         if self.variables or state is not None:
             with Session(self, state) as session:
+                if out is None:
+                    return dict(zip(self._output_names, session.finish(self._run_stateful(arrays, session))))
                 plan = self.plan_for(arrays, session.current)
-                arrays = session.feeds(arrays)
-                targets = None if out is None else [*bind_outputs(self.inputs, self.outputs, plan, out, arrays),
-                                                    *[None] * (len(plan.output_slots) - len(self.outputs))]
-                return dict(zip(self._output_names, session.finish(execute(plan, arrays, out=targets))))
+                fed = session.feeds(arrays)
+                targets = [*bind_outputs(self.inputs, self.outputs, plan, out, fed),
+                           *[None] * (len(plan.output_slots) - len(self.outputs))]
+                return dict(zip(self._output_names, session.finish(execute(plan, fed, out=targets))))
         plan = self._static_plan or self.plan_for(arrays)
         if out is None:
             return dict(zip(self._output_names, execute(plan, arrays)))
         targets = bind_outputs(self.inputs, self.outputs, plan, out, arrays)
         return dict(zip(self._output_names, execute(plan, arrays, out=targets)))
+
+    def _run_stateful(self, arrays: list[np.ndarray], session: Session) -> list[np.ndarray]:
+        """A run on a state: on the generic plan of its family when there is one (see plan_for); if that fails,
+        planned exactly, which gives the error the model's inference gives, if any."""
+        plan = self.plan_for(arrays, session.current, generic=True)
+        fed = session.feeds(arrays)
+        if not plan.generic:
+            return execute(plan, fed)
+        try:
+            return execute(plan, fed)
+        except IRError:
+            pass
+        return execute(self.plan_for(arrays, session.current), fed)
 
     def bind(self, feeds: Mapping[str, object] | Sequence | None = None, /, *, cast: str | None = None,
              **named: object) -> list[np.ndarray]:
@@ -202,7 +220,8 @@ class Model:
             return self.run(feeds, cast=cast, **named)
         return self.run(feeds, cast=cast, out=out, state=state, **named)
 
-    def plan_for(self, arrays: Sequence[np.ndarray], variables: Sequence[np.ndarray | None] | None = None) -> Plan:
+    def plan_for(self, arrays: Sequence[np.ndarray], variables: Sequence[np.ndarray | None] | None = None, *,
+                 generic: bool = False) -> Plan:
         """The plan for these checked input arrays: for a static model, one plan built on the first run;
         else one inferred for the arrays' shapes (and, for dynamic element types, dtypes; and the values of
         the inputs that decide shapes or kernel parameters, such as an axis fed at run time), cached per
@@ -212,6 +231,10 @@ class Model:
         and returns the written ones after the outputs.
 
         Shapes that do not fit the model (e.g. two dynamic dims that must be equal) raise InputError.
+
+        ``generic``: a stateful model's plan may be the generic plan of a family of signatures (a decoder's
+        steps, see :mod:`ir_runner.lengths`; ``plan.generic``), whose output shapes are known only when it runs
+        and whose errors are not the model's: a run that fails on it is planned again without.
         """
         if self.unsupported is not None:  # (a new error each time: re-raising one would keep every caller's frames)
             error = self.unsupported
@@ -228,6 +251,12 @@ class Model:
             if variables is None:
                 variables = initial_values(self)
             signature += tuple(None if v is None else (v.dtype, v.shape) for v in variables)
+        shapes, previous = signature, self._previous
+        self._previous = shapes
+        if generic and self._families:
+            found = self._plans.get(signature) or lengths.find(self._families, signature)
+            if found is not None:
+                return found
         values = None
         if self._value_inputs:
             values = {self.graph.parameters[i].id: arrays[i] for i in self._value_inputs}
@@ -264,7 +293,38 @@ class Model:
             if len(self._plans) >= _PLAN_CACHE_SIZE:
                 self._plans.clear()
             self._plans[signature] = plan
+        if self.variables and not computed and not self.strict and previous is not None:
+            self._learn_family(previous, shapes, specs, fed, inference)
         return plan
+
+    def _learn_family(self, previous: lengths.Signature, signature: lengths.Signature, specs: list[TensorSpec],
+                      fed: dict[str, TensorSpec], exact: Inference) -> None:
+        """Make the family of ``signature`` (see :mod:`ir_runner.lengths`) when it differs from ``previous``
+        only in dims that grow together and its tensors fit the memory limit; a model its generic inference
+        refuses gets none."""
+        varying = lengths.varying_dims(previous, signature)
+        if varying is None or not lengths.fits_memory(exact, self.memory_limit):
+            return
+        unknown = {}  # per tensor (inputs, then variables): the axes that vary
+        for tensor, axis in varying:
+            unknown.setdefault(tensor, set()).add(axis)
+        given = {layer.id: _unknown_dims(spec, unknown.get(i, ())) for i, (layer, spec)
+                 in enumerate(zip(self.graph.parameters, specs))}
+        count = len(self.inputs)
+        for i, variable in enumerate(self.variables):
+            for reader in variable.readers:
+                given[reader] = _unknown_dims(fed[reader], unknown.get(count + i, ()))
+        try:
+            with _gc_paused():
+                generic = infer_for_inputs(self.graph, False, given, None, decide=False,
+                                           memory_limit=self.memory_limit)
+                plan = lengths.generic_plan(generic, exact, tuple(fed), stored_sources(self), self.strict)
+        except IRError:
+            return
+        with self._lock:
+            if len(self._families) >= lengths.MAX_FAMILIES:
+                self._families = []
+            self._families = [*self._families, lengths.Family(signature, varying, plan)]
 
     def inference_for(self, specs: Sequence[TensorSpec], *, values: dict[str, np.ndarray] | None = None,
                       context: str = "the inputs' shapes do not fit the model",
@@ -305,6 +365,14 @@ class Model:
         ins = ", ".join(str(i) for i in self.inputs)
         outs = ", ".join(str(o) for o in self.outputs)
         return f"<Model {self.name!r} ({ins}) -> ({outs})>"
+
+
+def _unknown_dims(spec: TensorSpec, axes) -> TensorSpec:
+    """``spec`` with the dims at ``axes`` unknown, at least 2 (see :mod:`ir_runner.lengths`)."""
+    if not axes:
+        return spec
+    dims = tuple(Dim(2, None) if axis in axes else dim for axis, dim in enumerate(spec.shape.dims))
+    return TensorSpec(spec.element_type, PartialShape(dims))
 
 
 def _fits(array: object, dtype: np.dtype, shape: tuple[int, ...] | PartialShape) -> bool:

@@ -1,0 +1,116 @@
+"""Plans that hold across lengths: one plan for a family of input shapes that differ only in dims that grow
+together (a decoder's attention mask and KV cache, one longer at each step).
+
+A stateful model's decoding step feeds a longer mask and cache at every step: each step is a new signature,
+which the model would infer and plan anew. When two signatures differ only in some dims, all by the same
+amount, those dims *vary*: the model is inferred once more with them unknown (at least 2, so that no
+broadcast of a 1 and no empty tensor hides in them), and planned from that inference (a generic plan, see
+``build_plan(exact_at=)``): a layer whose parameters are those the exact inference of the current signature
+gave takes the plain kernel, which needs no shape (or one prepared per shape when its operation's prepared
+kernel is not bit-exact, as the exact plan would have it); any other is inferred again at run; what the
+constant folder computed from shapes is computed by the run.
+
+A family serves the signatures whose varying dims are all its own plus one common amount, each at least 2
+and at most twice the dim it was made at (a longer one makes a new family: a few per thousand steps), and
+whose other dims, element types and values are those it was made for. Whatever the generic plan raises is
+not reported: the run is planned exactly, as without families, and that plan gives the error. The memory
+limit: a family is made only when its tensors at twice the lengths fit (the exact total at its signature
+times 2 to the largest rank, a bound for dims that are sums and products of the varying dims).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from .infer import Inference
+from .plan import Plan, build_plan, check_memory
+from .record import Record
+
+Signature = tuple[tuple, ...]  # per input, then per variable: (dtype, shape); a variable unset: None
+MAX_FAMILIES = 8
+_LEAST = 2  # the smallest value of a varying dim a family serves
+_GROWTH = 2  # a family serves varying dims up to this many times the dims it was made at
+
+
+class Family(Record):
+    """The signatures one generic plan serves: ``base`` is the signature it was made at, ``varying`` the
+    positions (tensor, axis) of the dims that vary; ``plan`` the generic plan."""
+
+    __slots__ = ("base", "varying", "plan")
+
+    def __init__(self, base: Signature, varying: tuple[tuple[int, int], ...], plan: Plan) -> None:
+        self.base = base
+        self.varying = varying
+        self.plan = plan
+
+    def admits(self, signature: Signature) -> bool:
+        """Whether ``signature`` is ``base`` with every varying dim moved by one common amount, within
+        ``[_LEAST, _GROWTH * base]``, and nothing else changed."""
+        base = self.base
+        if len(signature) != len(base):
+            return False
+        shift = None
+        for (tensor, axis) in self.varying:
+            was, now = base[tensor][1][axis], signature[tensor][1][axis] if signature[tensor] is not None else -1
+            if now < _LEAST or now > _GROWTH * was or (shift is not None and now - was != shift):
+                return False
+            shift = now - was
+        return all(_masked(now, self.varying, tensor) == _masked(was, self.varying, tensor)
+                   for tensor, (now, was) in enumerate(zip(signature, base)))
+
+
+def _masked(entry: tuple | None, varying: tuple[tuple[int, int], ...], tensor: int) -> tuple | None:
+    """A signature entry with its varying dims left out."""
+    if entry is None:
+        return None
+    dtype, shape = entry
+    return dtype, tuple(-1 if (tensor, axis) in varying else n for axis, n in enumerate(shape))
+
+
+def varying_dims(previous: Signature, signature: Signature) -> tuple[tuple[int, int], ...] | None:
+    """The dims (tensor, axis) that differ between two signatures, when they all differ by one common amount
+    and are at least ``_LEAST`` in both, and nothing else differs; else None."""
+    if len(previous) != len(signature):
+        return None
+    found, shift = [], None
+    for tensor, (was, now) in enumerate(zip(previous, signature)):
+        if was is None or now is None:
+            return None
+        if was[0] != now[0] or len(was[1]) != len(now[1]):
+            return None
+        for axis, (a, b) in enumerate(zip(was[1], now[1])):
+            if a == b:
+                continue
+            if min(a, b) < _LEAST or (shift is not None and b - a != shift):
+                return None
+            shift = b - a
+            found.append((tensor, axis))
+    return tuple(found) or None
+
+
+def fits_memory(exact: Inference, limit: int | None) -> bool:
+    """Whether a family made at ``exact``'s signature keeps its tensors within ``limit`` (see the module)."""
+    if limit is None:
+        return True
+    total = check_memory(exact, limit)
+    if total is None:
+        return False
+    rank = max((len(spec.shape.dims) for info in exact.layers.values() for spec in info.outputs
+                if spec.shape.dims is not None), default=0)
+    return total * _GROWTH ** rank <= limit
+
+
+def generic_plan(generic: Inference, exact: Inference, fed: tuple[str, ...], stored: tuple[tuple[str, int], ...],
+                 strict: bool) -> Plan:
+    """The plan of ``generic`` (the varying dims unknown) that the family's signatures share (see the module)."""
+    plan = build_plan(generic, None, checked=True, fed=fed, stored=stored, strict=strict, exact_at=exact)
+    plan.generic = True
+    return plan
+
+
+def find(families: Sequence[Family], signature: Signature) -> Plan | None:
+    """The generic plan of the first family that admits ``signature``."""
+    for family in families:
+        if family.admits(signature):
+            return family.plan
+    return None
