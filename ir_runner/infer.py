@@ -240,7 +240,7 @@ def infer_graph(
     partial = _partial_values(graph, layers)
     bodies = body_provider(graph, strict, layer_ref) if body_provider is not None else None
     failed = False  # a layer before failed (only then can a shape-deciding value depend on a failure)
-    memo = None if strict else _InferenceMemo(folder.input_value, graph.net.weights, partial)
+    memo = _InferenceMemo(folder.input_value, graph.net.weights, partial, strict)
     if reuse is not None and (reuse.overridden is None or reuse.valued != frozenset(input_values or ())
                               or reuse.folder.limit != fold_limit):
         reuse = None
@@ -327,15 +327,17 @@ class _InferenceMemo:
 
     Large IRs repeat the same blocks thousands of times; this makes their inference a dictionary
     lookup per layer. Only successful inferences are kept (errors name their own layer); Parameter and
-    Const are never memoised (they read their ports and the weights), nor strict inference (its
-    params name the layer).
+    Const are never memoised (they read their ports and the weights), nor layers with bodies (equal
+    attributes do not make equal bodies). Parameters never name their layer (a kernel's or ``prepare``'s error
+    is given its layer where it is called, ``errors.with_layer``), so strict inference is memoised too.
     """
 
     _SKIP = ("Parameter", "Const")
     _MAX_CONST_BYTES = 64  # constant inputs compared by value; larger ones make a layer not memoisable
 
-    def __init__(self, const_value, weights, partial_value) -> None:
+    def __init__(self, const_value, weights, partial_value, strict: bool) -> None:
         self._const_value = const_value
+        self._strict = strict
         self._weights = weights
         self._partial_value = partial_value
         self._entries: dict[tuple, list[tuple[tuple, list[TensorSpec], dict[str, Any]]]] = {}
@@ -344,7 +346,7 @@ class _InferenceMemo:
         """``info.op.infer`` for this layer, or an earlier layer's equal result."""
         op, layer = info.op, info.layer
         if op.type in self._SKIP:
-            return op.infer(_context(info, self._const_value, False, self._weights, self._partial_value))
+            return op.infer(_context(info, self._const_value, self._strict, self._weights, self._partial_value))
         key = (op.type, op.version, tuple(layer.data.items()), tuple(info.inputs))
         candidates = self._entries.get(key)
         if candidates is not None:
@@ -364,7 +366,8 @@ class _InferenceMemo:
             partial_reads.append((position, value))
             return value
 
-        outputs, params = op.infer(_context(info, recording_const_value, False, self._weights, recording_partial_value))
+        outputs, params = op.infer(_context(info, recording_const_value, self._strict, self._weights,
+                                            recording_partial_value))
         if all(seen is not False for _, seen in reads):
             self._entries.setdefault(key, []).append((tuple(reads), tuple(partial_reads), list(outputs), dict(params)))
         return outputs, params
@@ -479,7 +482,7 @@ def _partial_values(graph: Graph, layers: dict[str, LayerInference]):
     return partial_value
 
 
-def _infer_layer(info: LayerInference, const_value, strict: bool, weights, memo: _InferenceMemo | None,
+def _infer_layer(info: LayerInference, const_value, strict: bool, weights, memo: _InferenceMemo,
                  partial_value, bodies) -> None:
     layer = info.layer
     if info.op is None:
@@ -503,7 +506,7 @@ def _infer_layer(info: LayerInference, const_value, strict: bool, weights, memo:
         info.outputs = [_declared_spec(p, info) for p in layer.outputs]
         return
     try:
-        if memo is not None and not layer.bodies:  # (equal attributes do not make equal bodies)
+        if not layer.bodies:  # (equal attributes do not make equal bodies)
             outputs, params = memo.infer(info)
         else:
             outputs, params = info.op.infer(_context(info, const_value, strict, weights, partial_value, bodies))

@@ -16,7 +16,7 @@ from . import lengths
 from .errors import InputError, IRError, LayerRef, ResourceLimitError, UnsupportedError
 from .graph import Graph, read_graph
 from .infer import Inference, LayerInference, infer_graph
-from .plan import DEFAULT_MEMORY_LIMIT, Plan, Step, build_plan, check_memory
+from .plan import DEFAULT_MEMORY_LIMIT, Plan, PlanCache, Step, build_plan, check_memory
 from .record import Record
 from .runtime import TensorInfo, bind_feeds, bind_outputs, execute
 from .signature import input_infos, output_infos
@@ -37,7 +37,6 @@ if TYPE_CHECKING:
     from .ops.api import Finding
 
 Source = str | os.PathLike | bytes | bytearray
-_PLAN_CACHE_SIZE = 64
 
 
 class Model:
@@ -63,7 +62,7 @@ class Model:
         if self._static:
             check_memory(inference, memory_limit)  # refuse now; the plan itself is built on the first run
         self._static_plan: Plan | None = None
-        self._plans: dict[tuple, Plan] = {}
+        self._plans = PlanCache()
         self._kernels: dict[int, tuple] = {}  # see build_plan's kernels
         self._last_inference: tuple[tuple[TensorSpec, ...], Inference] | None = None  # see inference_for
         self._families: list[lengths.Family] = []  # generic plans of stateful models (see plan_for)
@@ -289,10 +288,7 @@ class Model:
         with _gc_paused():
             plan = build_plan(inference, self.memory_limit, fed=fed_readers,
                               stored=stored_sources(self), kernels=self._kernels, strict=self.strict)
-        with self._lock:
-            if len(self._plans) >= _PLAN_CACHE_SIZE:
-                self._plans.clear()
-            self._plans[signature] = plan
+        self._plans.put(signature, plan)
         if self.variables and not computed and not self.strict and previous is not None:
             self._learn_family(previous, shapes, specs, fed, inference)
         return plan

@@ -20,10 +20,11 @@ from __future__ import annotations
 import functools
 import math
 import operator
+import threading
 
 import numpy as np
 
-from .errors import IRError, KernelError, LayerRef, ResourceLimitError, UnsupportedError, human_bytes
+from .errors import IRError, KernelError, LayerRef, ResourceLimitError, UnsupportedError, human_bytes, with_layer
 from .extension import checked_kernel
 from .infer import Inference, LayerInference, constant_fingerprint, prepared_per_shape, run_time_kernel, static_nbytes
 from .ir.weights import const_value
@@ -80,6 +81,29 @@ class Plan(Record):
         for slot, value in constants:
             self.initial_slots[slot] = value
         self.generic = False
+
+
+class PlanCache:
+    """Plans by signature, for a model and for a sub-graph alike: at most ``size``, then started anew (a model
+    fed ever new shapes keeps no more). Lookups take no lock; stores take the cache's, so several threads may
+    plan and run at once (two that plan one signature together store equal plans)."""
+
+    def __init__(self, size: int = 64) -> None:
+        self._plans: dict[tuple, Plan] = {}
+        self._size = size
+        self._lock = threading.Lock()
+
+    def __len__(self) -> int:
+        return len(self._plans)
+
+    def get(self, signature: tuple) -> Plan | None:
+        return self._plans.get(signature)
+
+    def put(self, signature: tuple, plan: Plan) -> None:
+        with self._lock:
+            if len(self._plans) >= self._size:
+                self._plans.clear()
+            self._plans[signature] = plan
 
 
 def _instruction(step: Step) -> tuple:
@@ -259,8 +283,8 @@ def _kernel_for(info, consts: list[np.ndarray | None], prepared: dict[tuple, Ker
         if op.prepare is not None and _static(info.inputs) and _static(info.outputs):
             try:
                 kernel = op.prepare(info.params, info.inputs, outputs, consts)
-            except IRError:
-                raise
+            except IRError as error:
+                raise with_layer(error, info.ref) from None
             except Exception as exc:  # (a prepare computes the kernel's tables: its failure is the kernel's)
                 raise kernel_error(exc, info.ref) from exc
         else:

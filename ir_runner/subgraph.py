@@ -17,11 +17,10 @@ from .graph import Graph, build_graph
 from .infer import Inference, infer_graph
 from .ir.records import LayerRecord
 from .ops.api import Body
-from .plan import DEFAULT_MEMORY_LIMIT, build_plan, check_memory
+from .plan import DEFAULT_MEMORY_LIMIT, PlanCache, build_plan, check_memory
 from .runtime import execute
 from .types import PartialShape, TensorSpec, element_type, element_type_of
 
-_MAX_PLANS = 64
 _MAX_INFERENCES = 16
 
 
@@ -37,7 +36,7 @@ class Subgraph(Body):
         self.memory_limit = memory_limit
         self.parameters = tuple(layer.id for layer in graph.parameters)
         self.results = tuple(layer.id for layer in graph.results)
-        self._plans: dict[tuple, object] = {}
+        self._plans = PlanCache()
         self._deciding: dict[tuple, tuple[int, ...]] = {}  # per signature: the Parameters whose values decide
         self._inferences: dict[tuple, Inference | IRError] = {}
         self._lock = threading.Lock()
@@ -105,10 +104,7 @@ class Subgraph(Body):
                 inference = self._inference(specs, {self.parameters[i]: arrays[i] for i in deciding},
                                              decide=True)
             plan = build_plan(inference, None, strict=self.strict)
-            with self._lock:
-                if len(self._plans) >= _MAX_PLANS:
-                    self._plans.clear()
-                self._plans[signature] = plan
+            self._plans.put(signature, plan)
         return dict(zip(self.results, execute(plan, arrays)))
 
     def _element_type(self, parameter: str, array: np.ndarray):
