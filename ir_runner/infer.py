@@ -110,6 +110,7 @@ class Inference:
         self.value_readers: frozenset[str] = frozenset()  # see _find_value_inputs
         self.overridden: frozenset[str] | None = None  # the layers given specs (None: not inferred for inputs)
         self.valued: frozenset[str] = frozenset()  # the layers given values (input_values)
+        self.pinned: frozenset[str] = frozenset()  # the layers given output specs (infer_graph's pinned)
 
     def constant_input(self, layer_id: str, position: int) -> np.ndarray | None:
         """The value of a layer's input when it is constant (a Const, or computable from small Consts)."""
@@ -221,6 +222,7 @@ def infer_graph(
     body_provider=None,
     fold_limit: int | None = FOLD_MAX_BYTES,
     reuse: Inference | None = None,
+    pinned: dict[str, list[TensorSpec]] | None = None,
 ) -> Inference:
     """Infer every layer's outputs in topological order, collecting all findings.
 
@@ -233,7 +235,9 @@ def infer_graph(
     ``reuse``: an earlier error-free inference of the same graph whose results
     are taken for every layer that depends on no spec or given value that differs (a step of a stateful model
     changes the layers downstream of its growing KV cache and mask, not the rest), given values for the same
-    layers and the same ``fold_limit``.
+    layers and the same ``fold_limit``. ``pinned``: output specs taken instead of the inferred ones for these
+    layers (by id) when those are not static (a generic plan's, which checks them at run: :mod:`ir_runner.lengths`);
+    ``Inference.pinned`` says which were taken.
     """
     layers: dict[str, LayerInference] = {}
     folder = ConstantFolder(graph, layers, input_values, fold_limit)
@@ -245,6 +249,7 @@ def infer_graph(
                               or reuse.folder.limit != fold_limit):
         reuse = None
     changed: set[str] = set()  # (with reuse) the layers inferred anew
+    applied: set[str] = set()  # the layers given their pinned specs
 
     for layer_id in graph.order:
         layer = graph.layers[layer_id]
@@ -267,6 +272,9 @@ def infer_graph(
             if failed and info.op is not None and info.op.deciding and not info.errors:
                 _refuse_failed_deciding(graph, layers, info, folder.input_value)
             failed = failed or any(not isinstance(e, DeclaredMismatchError) for e in info.errors)
+            if pinned is not None and layer_id in pinned and not info.errors and not static_specs(info.outputs):
+                info.outputs = list(pinned[layer_id])
+                applied.add(layer_id)
         for spec in info.outputs:  # one cheap check per layer: an output of a rank numpy cannot hold
             dims = spec.shape.dims
             if dims is not None and len(dims) > NUMPY_MAX_RANK:
@@ -283,11 +291,18 @@ def infer_graph(
     inference = Inference(graph, layers, folder, bodies)
     inference.overridden = frozenset(input_specs or ())
     inference.valued = frozenset(input_values or ())
+    inference.pinned = frozenset(applied)
     if check_declared:
         check_variables(inference)
     if input_values is None:
         inference._find_value_inputs()
     return inference
+
+
+def static_specs(specs) -> bool:
+    """Whether these specs are all static: a kernel is prepared for static shapes only; a tensor whose shape
+    is known only when run (a Loop's output) gets the plain kernel."""
+    return all(spec.shape.is_static for spec in specs)
 
 
 def _reusable(reuse: Inference, layer_id: str, input_specs: dict[str, TensorSpec] | None, changed: set[str],

@@ -22,9 +22,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from .infer import Inference
+from .infer import Inference, static_specs
 from .plan import Plan, build_plan, check_memory
 from .record import Record
+from .types import TensorSpec
 
 Signature = tuple[tuple, ...]  # per input, then per variable: (dtype, shape); a variable unset: None
 MAX_FAMILIES = 8
@@ -98,6 +99,56 @@ def fits_memory(exact: Inference, limit: int | None) -> bool:
     rank = max((len(spec.shape.dims) for info in exact.layers.values() for spec in info.outputs
                 if spec.shape.dims is not None), default=0)
     return total * _GROWTH ** rank <= limit
+
+
+def pins(generic: Inference, exact: Inference, earlier: Inference | None) -> dict[str, list[TensorSpec]]:
+    """The output specs to pin in ``generic``: those of the computed layers whose outputs it does not know but
+    the exact inferences of two signatures (``exact``, ``earlier``) found static and equal (a decoding step's
+    attention output, one query long whatever the cache's length, which the causal mask's shape arithmetic
+    hides from inference). The generic plan checks them at run (``build_plan``): a pin that does not hold fails
+    the run, which is then planned exactly."""
+    found: dict[str, list[TensorSpec]] = {}
+    if earlier is None or earlier is exact:
+        return found
+    by_values = _decided_by_values(generic)
+    for layer_id, info in generic.layers.items():
+        if info.op is None or info.op.type in _NOT_COMPUTED or info.op.state or static_specs(info.outputs) or (
+                layer_id in by_values):
+            continue
+        known, before = exact.layers[layer_id].outputs, earlier.layers.get(layer_id)
+        if before is None or before.outputs != known or not static_specs(known):
+            continue
+        if all(spec.element_type == spec_known.element_type and spec.shape.accepts(spec_known.shape.to_shape())
+               for spec, spec_known in zip(info.outputs, known)) and len(known) == len(info.outputs):
+            found[layer_id] = list(known)
+    return found
+
+
+_NOT_COMPUTED = ("Parameter", "Const", "Result")
+
+
+def _decided_by_values(generic: Inference) -> set[str]:
+    """The layers whose shapes the values of inputs or variables may decide (a MoE router's NonZero, whose count of
+    tokens changes from step to step whatever the lengths), and every layer after them: never pinned. Shapes
+    decided by shapes alone (a Range over a cache's length) are not."""
+    graph = generic.graph
+    found: set[str] = set()
+    for layer_id, port in generic.deciding_inputs():
+        stack, seen = [graph.sources[layer_id][port][0]], set()
+        while stack and layer_id not in found:
+            current = stack.pop()
+            if current in seen:
+                continue
+            seen.add(current)
+            op = generic.layers[current].op
+            if op is None or op.type == "Parameter" or op.state:
+                found.add(layer_id)
+            elif not op.shape_only:
+                stack.extend(source for source, _ in graph.sources[current])
+    for layer_id in graph.order:
+        if layer_id not in found and any(source in found for source, _ in graph.sources[layer_id]):
+            found.add(layer_id)
+    return found
 
 
 def generic_plan(generic: Inference, exact: Inference, fed: tuple[str, ...], stored: tuple[tuple[str, int], ...],

@@ -133,7 +133,8 @@ class Model:
         try:
             return execute(plan, fed)
         except IRError:
-            pass
+            with self._lock:  # (a family whose pins do not hold would fail every run: made again when it fits)
+                self._families = [family for family in self._families if family.plan is not plan]
         return execute(self.plan_for(arrays, session.current), fed)
 
     def bind(self, feeds: Mapping[str, object] | Sequence | None = None, /, *, cast: str | None = None,
@@ -273,6 +274,7 @@ class Model:
         fed = fed_specs(self, variables) if self.variables else {}
         fed_readers = tuple(fed)  # (before the computed readers join: the plan feeds these)
         computed = bool(self.variables) and len(fed) < sum(len(v.readers) for v in self.variables)
+        earlier = self._last_inference[1] if self._last_inference is not None else None
         inference = self.inference_for(specs, values=values, context=context, fed=fed, decide=not computed)
         if computed:
             # a reader the run computes outputs its init input's spec (and value), which only the first
@@ -290,14 +292,14 @@ class Model:
                               stored=stored_sources(self), kernels=self._kernels, strict=self.strict)
         self._plans.put(signature, plan)
         if self.variables and not computed and not self.strict and previous is not None:
-            self._learn_family(previous, shapes, specs, fed, inference)
+            self._learn_family(previous, shapes, specs, fed, inference, earlier)
         return plan
 
     def _learn_family(self, previous: lengths.Signature, signature: lengths.Signature, specs: list[TensorSpec],
-                      fed: dict[str, TensorSpec], exact: Inference) -> None:
+                      fed: dict[str, TensorSpec], exact: Inference, earlier: Inference | None) -> None:
         """Make the family of ``signature`` (see :mod:`ir_runner.lengths`) when it differs from ``previous``
         only in dims that grow together and its tensors fit the memory limit; a model its generic inference
-        refuses gets none."""
+        refuses gets none. ``earlier``: an exact inference of another signature, for the pins."""
         varying = lengths.varying_dims(previous, signature)
         if varying is None or not lengths.fits_memory(exact, self.memory_limit):
             return
@@ -314,6 +316,10 @@ class Model:
             with _gc_paused():
                 generic = infer_for_inputs(self.graph, False, given, None, decide=False,
                                            memory_limit=self.memory_limit)
+                pinned = lengths.pins(generic, exact, earlier)
+                if pinned:
+                    generic = infer_for_inputs(self.graph, False, given, None, decide=False,
+                                               memory_limit=self.memory_limit, pinned=pinned)
                 plan = lengths.generic_plan(generic, exact, tuple(fed), stored_sources(self), self.strict)
         except IRError:
             return

@@ -26,7 +26,15 @@ import numpy as np
 
 from .errors import IRError, KernelError, LayerRef, ResourceLimitError, UnsupportedError, human_bytes, with_layer
 from .extension import checked_kernel
-from .infer import Inference, LayerInference, constant_fingerprint, prepared_per_shape, run_time_kernel, static_nbytes
+from .infer import (
+    Inference,
+    LayerInference,
+    constant_fingerprint,
+    prepared_per_shape,
+    run_time_kernel,
+    static_nbytes,
+    static_specs,
+)
 from .ir.weights import const_value
 from .ops.api import KernelFn
 from .record import Record
@@ -177,10 +185,10 @@ def build_plan(inference: Inference, memory_limit: int | None = DEFAULT_MEMORY_L
                 values.update(zip(outputs, folded))
                 continue
             known = kernels.get(id(info)) if kernels is not None else None
-            static = _static(info.inputs)
+            static = static_specs(info.inputs)
             if exact_at is not None and not _holds(info, exact_at.layers[layer_id]):
                 kernel = run_time_kernel(info, strict, graph.net.weights, inference.bodies)
-            elif exact_at is not None and not (static and _static(info.outputs)) and info.op.prepare is not None \
+            elif exact_at is not None and not (static and static_specs(info.outputs)) and info.op.prepare is not None \
                     and not info.op.exact:
                 kernel = prepared_per_shape(info, [values.get(slot) for slot in inputs], graph.net.weights,
                                             inference.bodies)
@@ -193,6 +201,8 @@ def build_plan(inference: Inference, memory_limit: int | None = DEFAULT_MEMORY_L
                     kernels[id(info)] = (info, kernel)
             else:  # shapes only the run decides: inferred again from the arrays
                 kernel = run_time_kernel(info, strict, graph.net.weights, inference.bodies)
+            if layer_id in inference.pinned:
+                kernel = _pinned(kernel, [spec.shape.to_shape() for spec in info.outputs])
             steps_raw.append((kernel, info.ref, inputs, tuple(outputs)))
             if info.op.views:
                 may_alias.update(outputs)
@@ -232,6 +242,22 @@ def _shape_and_dtype(spec) -> tuple[np.dtype, tuple[int, ...] | None]:
     return spec.element_type.dtype, spec.shape.to_shape() if spec.shape.is_static else None
 
 
+def _pinned(kernel: KernelFn, shapes: list[tuple[int, ...]]) -> KernelFn:
+    """``kernel`` whose outputs are checked to have ``shapes``, the specs a generic plan pinned for its layer
+    (:mod:`ir_runner.lengths`): a run that leaves them fails here, before a later step relies on them, and is
+    then planned exactly."""
+    several = len(shapes) > 1
+
+    def run(*inputs: np.ndarray):
+        result = kernel(*inputs)
+        got = [None if value is None else value.shape for value in result] if several else [result.shape]
+        if any(shape is not None and shape != want for shape, want in zip(got, shapes)):
+            raise KernelError(f"the output shapes {got} are not the generic plan's {shapes}")
+        return result
+
+    return run
+
+
 def _holds(info: LayerInference, exact: LayerInference) -> bool:
     """Whether a layer's generic inference holds where ``exact`` inferred it for one signature: the same
     parameters, and outputs that are the exact ones or have them as instances."""
@@ -245,12 +271,6 @@ def _holds(info: LayerInference, exact: LayerInference) -> bool:
         return bool(info.params == exact.params)
     except (ValueError, TypeError):  # a parameter holding an array: not compared
         return False
-
-
-def _static(specs) -> bool:
-    """Whether these specs are all static: a kernel is prepared for static shapes only; a tensor whose shape
-    is known only when run (a Loop's output) gets the plain kernel."""
-    return all(spec.shape.is_static for spec in specs)
 
 
 def kernel_error(exc: Exception, layer: LayerRef) -> IRError:
@@ -280,7 +300,7 @@ def _kernel_for(info, consts: list[np.ndarray | None], prepared: dict[tuple, Ker
     except TypeError:  # a parameter that cannot be hashed: prepare this one on its own
         key = kernel = None
     if kernel is None:
-        if op.prepare is not None and _static(info.inputs) and _static(info.outputs):
+        if op.prepare is not None and static_specs(info.inputs) and static_specs(info.outputs):
             try:
                 kernel = op.prepare(info.params, info.inputs, outputs, consts)
             except IRError as error:

@@ -125,7 +125,8 @@ def _digest(value: np.ndarray) -> bytes:
 
 def infer_for_inputs(graph: Graph, strict: bool, specs: dict[str, TensorSpec],
                      values: dict[str, np.ndarray] | None, *, decide: bool = True,
-                     memory_limit: int | None = DEFAULT_MEMORY_LIMIT, reuse: Inference | None = None) -> Inference:
+                     memory_limit: int | None = DEFAULT_MEMORY_LIMIT, reuse: Inference | None = None,
+                     pinned: dict[str, list[TensorSpec]] | None = None) -> Inference:
     """``graph`` inferred for these input specs and values of the Parameters that decide shapes (both by
     layer id), declared ports unchecked. Raises the inference's first error; a model and a sub-graph put it in
     their own words.
@@ -134,10 +135,11 @@ def infer_for_inputs(graph: Graph, strict: bool, specs: dict[str, TensorSpec],
     only the computation decides (NonMaxSuppression's count of boxes fed from a convolution's large output)
     is decided by computing what it comes from, whatever its size (the layers before it within
     ``memory_limit``); an input that decides a shape and is still unknown then raises InputError. Without
-    ``decide`` (a body inferred at load, some of its Parameters unknown) unknown shapes stay unknown."""
+    ``decide`` (a body inferred at load, some of its Parameters unknown) unknown shapes stay unknown. ``pinned``:
+    as :func:`infer_graph`'s."""
     bodies = functools.partial(body_provider, memory_limit=memory_limit)
     inference = infer_graph(graph, strict=strict, input_specs=specs, input_values=values,
-                            body_provider=bodies, check_declared=False, reuse=reuse)
+                            body_provider=bodies, check_declared=False, reuse=reuse, pinned=pinned)
     inference.raise_first()
     if values is not None and decide and inference.deciding_inputs():
         check_memory(inference, memory_limit)  # (up to the first shape not yet known)

@@ -127,3 +127,37 @@ def test_two_stated_decodings_in_threads_match_one_at_a_time(decoder_xml):
     together = in_threads(lambda i: _decode(model, 12, first=2 + i % 4)[0], 8)
     for i, outputs in enumerate(together):
         assert all(a.tobytes() == b.tobytes() for a, b in zip(outputs, alone[i % 4]))
+
+
+def _clipped_output(path):
+    """``s := concat(s, x)``; outputs ``y = 2s`` and ``z = table[:, :len(s)]`` (a table of 10: ``z``'s length is
+    ``min(len(s), 10)``, the same for every length from 10 on)."""
+    x = ops.parameter([1, 1], np.float32, name="x")
+    cache = variable("s", [1, -1])
+    grown = ops.concat([ops.read_value(cache), x], 1)
+    length = ops.gather(ops.shape_of(grown, "i64"), ops.constant(np.array([1], np.int64)), np.int64(0))
+    table = ops.constant(np.arange(10, dtype=np.float32)[None])
+    z = ops.slice(table, ops.constant(np.array([0], np.int64)), length, ops.constant(np.array([1], np.int64)),
+                  ops.constant(np.array([1], np.int64)), name="z")
+    y = ops.multiply(grown, ops.constant(np.float32(2)), name="y")
+    for node, name in ((y, "y"), (z, "z")):
+        node.output(0).get_tensor().set_names({name})
+    return save(ov.Model([ops.result(y), ops.result(z)], [ops.assign(grown, cache)], [x], "clipped_output"), path)
+
+
+def test_a_pinned_shape_that_does_not_hold_is_planned_exactly(tmp_path):
+    """Two steps whose clipped output is as long make its shape pinned in their family's plan; a shorter cache
+    that the family admits breaks the pin: the run is planned exactly (same results) and the family dropped."""
+    model = ir_runner.load(str(_clipped_output(tmp_path / "clipped.xml")))
+    state = model.new_state()
+    x = np.ones((1, 1), np.float32)
+    for length in (11, 12):
+        state["s"] = np.zeros((1, length), np.float32)
+        assert model.run({"x": x}, state=state)["z"].shape == (1, 10)
+    [family] = model._families
+    assert family.plan.generic and any(step.layer.name == "z" for step in family.plan.steps)
+    state["s"] = np.full((1, 4), 3, np.float32)
+    got = model.run({"x": x}, state=state)
+    assert got["z"].shape == (1, 5) and np.array_equal(got["z"], np.arange(5, dtype=np.float32)[None])
+    assert np.array_equal(got["y"], np.array([[6, 6, 6, 6, 2]], np.float32))
+    assert family not in model._families
