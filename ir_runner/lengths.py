@@ -48,16 +48,17 @@ class Family(Record):
         """Whether ``signature`` is ``base`` with every varying dim moved by one common amount, within
         ``[_LEAST, _GROWTH * base]``, and nothing else changed."""
         base = self.base
-        if len(signature) != len(base):
-            return False
+        if len(signature) != len(base) or not all(
+                _masked(now, self.varying, tensor) == _masked(was, self.varying, tensor)
+                for tensor, (now, was) in enumerate(zip(signature, base))):
+            return False  # (another element type, rank or fixed dim, or a variable unset)
         shift = None
-        for (tensor, axis) in self.varying:
-            was, now = base[tensor][1][axis], signature[tensor][1][axis] if signature[tensor] is not None else -1
+        for tensor, axis in self.varying:
+            was, now = base[tensor][1][axis], signature[tensor][1][axis]
             if now < _LEAST or now > _GROWTH * was or (shift is not None and now - was != shift):
                 return False
             shift = now - was
-        return all(_masked(now, self.varying, tensor) == _masked(was, self.varying, tensor)
-                   for tensor, (now, was) in enumerate(zip(signature, base)))
+        return True
 
 
 def _masked(entry: tuple | None, varying: tuple[tuple[int, int], ...], tensor: int) -> tuple | None:

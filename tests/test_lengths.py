@@ -161,3 +161,14 @@ def test_a_pinned_shape_that_does_not_hold_is_planned_exactly(tmp_path):
     assert got["z"].shape == (1, 5) and np.array_equal(got["z"], np.arange(5, dtype=np.float32)[None])
     assert np.array_equal(got["y"], np.array([[6, 6, 6, 6, 2]], np.float32))
     assert family not in model._families
+
+
+def test_a_family_admits_no_other_rank_element_type_or_unset_variable():
+    base = ((np.dtype(np.int64), (1, 5)), (np.dtype(np.float32), (1, 2, 4, 8)))
+    family = lengths.Family(base, ((0, 1), (1, 2)), plan=None)
+    assert family.admits(((np.dtype(np.int64), (1, 7)), (np.dtype(np.float32), (1, 2, 6, 8))))
+    assert not family.admits(((np.dtype(np.int64), (1, 7)), (np.dtype(np.float32), (1, 2, 7, 8))))  # not together
+    assert not family.admits(((np.dtype(np.int64), (1,)), (np.dtype(np.float32), (1, 2, 4, 8))))  # another rank
+    assert not family.admits(((np.dtype(np.int64), (1, 5)), (np.dtype(np.float16), (1, 2, 4, 8))))
+    assert not family.admits(((np.dtype(np.int64), (1, 5)), None))  # an unset variable
+    assert not family.admits(((np.dtype(np.int64), (2, 6)), (np.dtype(np.float32), (1, 2, 5, 8))))  # a fixed dim
