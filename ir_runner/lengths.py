@@ -25,7 +25,7 @@ from collections.abc import Sequence
 from .infer import Inference, static_specs
 from .plan import Plan, build_plan, check_memory
 from .record import Record
-from .types import TensorSpec
+from .types import Dim, PartialShape, TensorSpec
 
 Signature = tuple[tuple, ...]  # per input, then per variable: (dtype, shape); a variable unset: None
 MAX_FAMILIES = 8
@@ -90,6 +90,15 @@ def varying_dims(previous: Signature, signature: Signature) -> tuple[tuple[int, 
     return tuple(found) or None
 
 
+def unknown_dims(spec: TensorSpec, axes) -> TensorSpec:
+    """``spec`` with the dims at ``axes`` unknown, at least ``_LEAST``: a varying tensor as the generic inference
+    takes it."""
+    if not axes:
+        return spec
+    dims = tuple(Dim(_LEAST, None) if axis in axes else dim for axis, dim in enumerate(spec.shape.dims))
+    return TensorSpec(spec.element_type, PartialShape(dims))
+
+
 def fits_memory(exact: Inference, limit: int | None) -> bool:
     """Whether a family made at ``exact``'s signature keeps its tensors within ``limit`` (see the module)."""
     if limit is None:
@@ -152,17 +161,18 @@ def _decided_by_values(generic: Inference) -> set[str]:
     return found
 
 
-def generic_plan(generic: Inference, exact: Inference, fed: tuple[str, ...], stored: tuple[tuple[str, int], ...],
-                 strict: bool) -> Plan:
-    """The plan of ``generic`` (the varying dims unknown) that the family's signatures share (see the module)."""
-    plan = build_plan(generic, None, checked=True, fed=fed, stored=stored, strict=strict, exact_at=exact)
+def generic_plan(generic: Inference, exact: Inference, fed: tuple[str, ...], stored: tuple[tuple[str, int], ...]
+                 ) -> Plan:
+    """The plan of ``generic`` (the varying dims unknown) that the family's signatures share (see the module);
+    its memory is :func:`fits_memory`'s to check. Families are for models that are not strict."""
+    plan = build_plan(generic, None, checked=True, fed=fed, stored=stored, exact_at=exact)
     plan.generic = True
     return plan
 
 
 def find(families: Sequence[Family], signature: Signature) -> Plan | None:
-    """The generic plan of the first family that admits ``signature``."""
-    for family in families:
+    """The generic plan of the newest family that admits ``signature``."""
+    for family in reversed(families):
         if family.admits(signature):
             return family.plan
     return None

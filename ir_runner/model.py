@@ -31,7 +31,7 @@ from .state import (
     stored_sources,
 )
 from .subgraph import body_provider, infer_for_inputs
-from .types import Dim, PartialShape, TensorSpec, element_type_of
+from .types import PartialShape, TensorSpec, element_type_of
 
 if TYPE_CHECKING:
     from .ops.api import Finding
@@ -306,12 +306,12 @@ class Model:
         unknown = {}  # per tensor (inputs, then variables): the axes that vary
         for tensor, axis in varying:
             unknown.setdefault(tensor, set()).add(axis)
-        given = {layer.id: _unknown_dims(spec, unknown.get(i, ())) for i, (layer, spec)
+        given = {layer.id: lengths.unknown_dims(spec, unknown.get(i, ())) for i, (layer, spec)
                  in enumerate(zip(self.graph.parameters, specs))}
         count = len(self.inputs)
         for i, variable in enumerate(self.variables):
             for reader in variable.readers:
-                given[reader] = _unknown_dims(fed[reader], unknown.get(count + i, ()))
+                given[reader] = lengths.unknown_dims(fed[reader], unknown.get(count + i, ()))
         try:
             with _gc_paused():
                 generic = infer_for_inputs(self.graph, False, given, None, decide=False,
@@ -320,7 +320,7 @@ class Model:
                 if pinned:
                     generic = infer_for_inputs(self.graph, False, given, None, decide=False,
                                                memory_limit=self.memory_limit, pinned=pinned)
-                plan = lengths.generic_plan(generic, exact, tuple(fed), stored_sources(self), self.strict)
+                plan = lengths.generic_plan(generic, exact, tuple(fed), stored_sources(self))
         except IRError:
             return
         with self._lock:
@@ -367,14 +367,6 @@ class Model:
         ins = ", ".join(str(i) for i in self.inputs)
         outs = ", ".join(str(o) for o in self.outputs)
         return f"<Model {self.name!r} ({ins}) -> ({outs})>"
-
-
-def _unknown_dims(spec: TensorSpec, axes) -> TensorSpec:
-    """``spec`` with the dims at ``axes`` unknown, at least 2 (see :mod:`ir_runner.lengths`)."""
-    if not axes:
-        return spec
-    dims = tuple(Dim(2, None) if axis in axes else dim for axis, dim in enumerate(spec.shape.dims))
-    return TensorSpec(spec.element_type, PartialShape(dims))
 
 
 def _fits(array: object, dtype: np.dtype, shape: tuple[int, ...] | PartialShape) -> bool:
