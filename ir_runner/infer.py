@@ -282,9 +282,12 @@ def infer_graph(
                 break
         if check_declared:
             _compare_ports(info, "out", layer.outputs, info.outputs)
-        if reuse is not None and _same_as_before(reuse, info, input_specs) and folder.layer_values(layer_id) is None:
+        if reuse is not None and _same_as_before(reuse, info, input_specs) and folder.layer_values(layer_id) is None \
+                and reuse.folder.layer_values(layer_id) is None:
             # computed at run time, as before: what reads it is unchanged (the layer itself keeps its new inference
-            # when its inputs changed: a ReduceMean's count of elements comes from them, not from its output)
+            # when its inputs changed: a ReduceMean's count of elements comes from them, not from its output). Not
+            # when ``reuse`` folded it (a generic inference reusing an exact one: its readers' folded values there
+            # are that signature's)
             if reuse.layers[layer_id].inputs == info.inputs:
                 layers[layer_id] = reuse.layers[layer_id]
             changed.discard(layer_id)

@@ -161,11 +161,12 @@ def _decided_by_values(generic: Inference) -> set[str]:
     return found
 
 
-def generic_plan(generic: Inference, exact: Inference, fed: tuple[str, ...], stored: tuple[tuple[str, int], ...]
-                 ) -> Plan:
+def generic_plan(generic: Inference, exact: Inference, fed: tuple[str, ...], stored: tuple[tuple[str, int], ...],
+                 kernels: dict[int, tuple]) -> Plan:
     """The plan of ``generic`` (the varying dims unknown) that the family's signatures share (see the module);
-    its memory is :func:`fits_memory`'s to check. Families are for models that are not strict."""
-    plan = build_plan(generic, None, checked=True, fed=fed, stored=stored, exact_at=exact)
+    its memory is :func:`fits_memory`'s to check; ``kernels`` as ``build_plan``'s (the model's, shared with its
+    exact plans). Families are for models that are not strict."""
+    plan = build_plan(generic, None, checked=True, fed=fed, stored=stored, kernels=kernels, exact_at=exact)
     plan.generic = True
     return plan
 

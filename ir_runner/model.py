@@ -314,13 +314,15 @@ class Model:
                 given[reader] = lengths.unknown_dims(fed[reader], unknown.get(count + i, ()))
         try:
             with _gc_paused():
+                # (reusing the exact inference: the layers no varying dim reaches, and their folded weights and
+                # kernels, are shared with the exact plans instead of copied)
                 generic = infer_for_inputs(self.graph, False, given, None, decide=False,
-                                           memory_limit=self.memory_limit)
+                                           memory_limit=self.memory_limit, reuse=exact)
                 pinned = lengths.pins(generic, exact, earlier)
                 if pinned:
                     generic = infer_for_inputs(self.graph, False, given, None, decide=False,
-                                               memory_limit=self.memory_limit, pinned=pinned)
-                plan = lengths.generic_plan(generic, exact, tuple(fed), stored_sources(self))
+                                               memory_limit=self.memory_limit, reuse=exact, pinned=pinned)
+                plan = lengths.generic_plan(generic, exact, tuple(fed), stored_sources(self), self._kernels)
         except IRError:
             return
         with self._lock:

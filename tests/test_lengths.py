@@ -172,3 +172,32 @@ def test_a_family_admits_no_other_rank_element_type_or_unset_variable():
     assert not family.admits(((np.dtype(np.int64), (1, 5)), (np.dtype(np.float16), (1, 2, 4, 8))))
     assert not family.admits(((np.dtype(np.int64), (1, 5)), None))  # an unset variable
     assert not family.admits(((np.dtype(np.int64), (2, 6)), (np.dtype(np.float32), (1, 2, 5, 8))))  # a fixed dim
+
+
+def _positions(path):
+    """``y = table[range(len(s), len(s) + 1)[None]]``, then ``s := concat(s, x)``: a position embedding picked by
+    the cache's length through shape arithmetic (as Whisper's decoder picks it), which an exact plan folds."""
+    x = ops.parameter([1, 1], np.float32, name="x")
+    beam = ops.parameter([1], np.int32, name="beam_idx")
+    cache = variable("s", [1, -1])
+    read = ops.gather(ops.read_value(cache), beam, np.int64(0))
+    grown = ops.concat([read, x], 1)
+    one = ops.constant(np.array(1, np.int64))
+    past = ops.gather(ops.shape_of(read, "i64"), one, np.int64(0))
+    stop = ops.add(past, ops.gather(ops.shape_of(x, "i64"), one, np.int64(0)))
+    index = ops.unsqueeze(ops.range(past, stop, one, "i64"), ops.constant(np.array([0], np.int64)))
+    index = ops.convert(ops.tile(index, ops.constant(np.array([1, 1], np.int64))), "i32")
+    table = ops.constant(np.arange(64, dtype=np.float32).reshape(16, 4))
+    y = ops.gather(table, index, np.int64(0), name="y")
+    y.output(0).get_tensor().set_names({"y"})
+    return save(ov.Model([ops.result(y)], [ops.assign(grown, cache)], [x, beam], "positions"), path)
+
+
+def test_values_an_exact_plan_folds_from_shapes_are_computed_by_the_generic_plan(tmp_path):
+    model = ir_runner.load(str(_positions(tmp_path / "positions.xml")))
+    state = model.new_state()
+    x = np.ones((1, 1), np.float32)
+    for length in range(1, 13):
+        got = model.run({"x": x, "beam_idx": np.zeros(1, np.int32)}, state=state)["y"]
+        assert np.array_equal(got, np.arange(4 * (length - 1), 4 * length, dtype=np.float32).reshape(1, 1, 4))
+    assert model._families
