@@ -8,12 +8,16 @@ broadcast of a 1 and no empty tensor hides in them), and planned from that infer
 ``build_plan(exact_at=)``): a layer whose parameters are those the exact inference of the current signature
 gave takes the plain kernel, which needs no shape (or one prepared per shape when its operation's prepared
 kernel is not bit-exact, as the exact plan would have it); any other is inferred again at run; what the
-constant folder computed from shapes is computed by the run.
+constant folder computed from shapes is computed by the run. Outputs the generic inference does not know but
+two exact inferences found static and equal are pinned (:func:`pins`) and checked at run. The generic
+inference reuses the exact one for the layers no varying dim reaches (their folded weights are shared).
 
 A family serves the signatures whose varying dims are all its own plus one common amount, each at least 2
 and at most twice the dim it was made at (a longer one makes a new family: a few per thousand steps), and
-whose other dims, element types and values are those it was made for. Whatever the generic plan raises is
-not reported: the run is planned exactly, as without families, and that plan gives the error. The memory
+whose other dims and element types are those it was made for (not values: no value is known to a generic
+inference, the layers whose shapes values decide are inferred at run). Whatever the generic plan raises is
+not reported: the run is planned exactly, as without families, that plan gives the error, and the family is
+dropped (a pin that does not hold would fail every run; the next exact steps make a new one). The memory
 limit: a family is made only when its tensors at twice the lengths fit (the exact total at its signature
 times 2 to the largest rank, a bound for dims that are sums and products of the varying dims).
 """
