@@ -110,6 +110,7 @@ class Inference:
         self.value_readers: frozenset[str] = frozenset()  # see _find_value_inputs
         self.overridden: frozenset[str] | None = None  # the layers given specs (None: not inferred for inputs)
         self.valued: frozenset[str] = frozenset()  # the layers given values (input_values)
+        self.pinned: frozenset[str] = frozenset()  # the layers given output specs (infer_graph's pinned)
 
     def constant_input(self, layer_id: str, position: int) -> np.ndarray | None:
         """The value of a layer's input when it is constant (a Const, or computable from small Consts)."""
@@ -221,6 +222,7 @@ def infer_graph(
     body_provider=None,
     fold_limit: int | None = FOLD_MAX_BYTES,
     reuse: Inference | None = None,
+    pinned: dict[str, list[TensorSpec]] | None = None,
 ) -> Inference:
     """Infer every layer's outputs in topological order, collecting all findings.
 
@@ -233,18 +235,21 @@ def infer_graph(
     ``reuse``: an earlier error-free inference of the same graph whose results
     are taken for every layer that depends on no spec or given value that differs (a step of a stateful model
     changes the layers downstream of its growing KV cache and mask, not the rest), given values for the same
-    layers and the same ``fold_limit``.
+    layers and the same ``fold_limit``. ``pinned``: output specs taken instead of the inferred ones for these
+    layers (by id) when those are not static (a generic plan's, which checks them at run: :mod:`ir_runner.lengths`);
+    ``Inference.pinned`` says which were taken.
     """
     layers: dict[str, LayerInference] = {}
     folder = ConstantFolder(graph, layers, input_values, fold_limit)
     partial = _partial_values(graph, layers)
     bodies = body_provider(graph, strict, layer_ref) if body_provider is not None else None
     failed = False  # a layer before failed (only then can a shape-deciding value depend on a failure)
-    memo = None if strict else _InferenceMemo(folder.input_value, graph.net.weights, partial)
+    memo = _InferenceMemo(folder.input_value, graph.net.weights, partial, strict)
     if reuse is not None and (reuse.overridden is None or reuse.valued != frozenset(input_values or ())
                               or reuse.folder.limit != fold_limit):
         reuse = None
     changed: set[str] = set()  # (with reuse) the layers inferred anew
+    applied: set[str] = set()  # the layers given their pinned specs
 
     for layer_id in graph.order:
         layer = graph.layers[layer_id]
@@ -267,6 +272,9 @@ def infer_graph(
             if failed and info.op is not None and info.op.deciding and not info.errors:
                 _refuse_failed_deciding(graph, layers, info, folder.input_value)
             failed = failed or any(not isinstance(e, DeclaredMismatchError) for e in info.errors)
+            if pinned is not None and layer_id in pinned and not info.errors and not static_specs(info.outputs):
+                info.outputs = list(pinned[layer_id])
+                applied.add(layer_id)
         for spec in info.outputs:  # one cheap check per layer: an output of a rank numpy cannot hold
             dims = spec.shape.dims
             if dims is not None and len(dims) > NUMPY_MAX_RANK:
@@ -274,20 +282,30 @@ def infer_graph(
                 break
         if check_declared:
             _compare_ports(info, "out", layer.outputs, info.outputs)
-        if reuse is not None and _same_as_before(reuse, info, input_specs) and folder.layer_values(layer_id) is None:
+        if reuse is not None and _same_as_before(reuse, info, input_specs) and folder.layer_values(layer_id) is None \
+                and reuse.folder.layer_values(layer_id) is None:
             # computed at run time, as before: what reads it is unchanged (the layer itself keeps its new inference
-            # when its inputs changed: a ReduceMean's count of elements comes from them, not from its output)
+            # when its inputs changed: a ReduceMean's count of elements comes from them, not from its output). Not
+            # when ``reuse`` folded it (a generic inference reusing an exact one: its readers' folded values there
+            # are that signature's)
             if reuse.layers[layer_id].inputs == info.inputs:
                 layers[layer_id] = reuse.layers[layer_id]
             changed.discard(layer_id)
     inference = Inference(graph, layers, folder, bodies)
     inference.overridden = frozenset(input_specs or ())
     inference.valued = frozenset(input_values or ())
+    inference.pinned = frozenset(applied)
     if check_declared:
         check_variables(inference)
     if input_values is None:
         inference._find_value_inputs()
     return inference
+
+
+def static_specs(specs) -> bool:
+    """Whether these specs are all static: a kernel is prepared for static shapes only; a tensor whose shape
+    is known only when run (a Loop's output) gets the plain kernel."""
+    return all(spec.shape.is_static for spec in specs)
 
 
 def _reusable(reuse: Inference, layer_id: str, input_specs: dict[str, TensorSpec] | None, changed: set[str],
@@ -327,15 +345,17 @@ class _InferenceMemo:
 
     Large IRs repeat the same blocks thousands of times; this makes their inference a dictionary
     lookup per layer. Only successful inferences are kept (errors name their own layer); Parameter and
-    Const are never memoised (they read their ports and the weights), nor strict inference (its
-    params name the layer).
+    Const are never memoised (they read their ports and the weights), nor layers with bodies (equal
+    attributes do not make equal bodies). Parameters never name their layer (a kernel's or ``prepare``'s error
+    is given its layer where it is called, ``errors.with_layer``), so strict inference is memoised too.
     """
 
     _SKIP = ("Parameter", "Const")
     _MAX_CONST_BYTES = 64  # constant inputs compared by value; larger ones make a layer not memoisable
 
-    def __init__(self, const_value, weights, partial_value) -> None:
+    def __init__(self, const_value, weights, partial_value, strict: bool) -> None:
         self._const_value = const_value
+        self._strict = strict
         self._weights = weights
         self._partial_value = partial_value
         self._entries: dict[tuple, list[tuple[tuple, list[TensorSpec], dict[str, Any]]]] = {}
@@ -344,7 +364,7 @@ class _InferenceMemo:
         """``info.op.infer`` for this layer, or an earlier layer's equal result."""
         op, layer = info.op, info.layer
         if op.type in self._SKIP:
-            return op.infer(_context(info, self._const_value, False, self._weights, self._partial_value))
+            return op.infer(_context(info, self._const_value, self._strict, self._weights, self._partial_value))
         key = (op.type, op.version, tuple(layer.data.items()), tuple(info.inputs))
         candidates = self._entries.get(key)
         if candidates is not None:
@@ -364,7 +384,8 @@ class _InferenceMemo:
             partial_reads.append((position, value))
             return value
 
-        outputs, params = op.infer(_context(info, recording_const_value, False, self._weights, recording_partial_value))
+        outputs, params = op.infer(_context(info, recording_const_value, self._strict, self._weights,
+                                            recording_partial_value))
         if all(seen is not False for _, seen in reads):
             self._entries.setdefault(key, []).append((tuple(reads), tuple(partial_reads), list(outputs), dict(params)))
         return outputs, params
@@ -420,8 +441,7 @@ def run_time_kernel(info: LayerInference, strict: bool, weights, bodies):
             reads.append((position, constant_fingerprint(arrays[position], _RUN_TIME_KEY_MAX_BYTES)))
             return arrays[position]
 
-        specs = [TensorSpec(spec.element_type if spec.element_type != DYNAMIC else element_type_of(array.dtype),
-                            PartialShape.of(array.shape)) for spec, array in zip(info.inputs, arrays)]
+        specs = _specs_of(info, arrays)
         ctx = OpContext(info.layer, info.ref, info.op, specs, const_value, strict, weights, None, bodies)
         outputs, params = info.op.infer(ctx)
         prepared = checked_kernel(info.op, functools.partial(info.op.kernel, **params), outputs)
@@ -429,6 +449,42 @@ def run_time_kernel(info: LayerInference, strict: bool, weights, bodies):
             if sum(map(len, known.values())) >= _RUN_TIME_KERNELS:
                 known.clear()
             known.setdefault(shapes, []).append((tuple(reads), prepared))
+        return prepared(*arrays)
+
+    return kernel
+
+
+def _specs_of(info: LayerInference, arrays: tuple[np.ndarray, ...]) -> list[TensorSpec]:
+    """The specs of the arrays a layer is given at run: their shapes, and the element types inference gave its
+    inputs (the arrays' for a dynamic one)."""
+    return [TensorSpec(spec.element_type if spec.element_type != DYNAMIC else element_type_of(array.dtype),
+                       PartialShape.of(array.shape)) for spec, array in zip(info.inputs, arrays)]
+
+
+def prepared_per_shape(info: LayerInference, consts: list[np.ndarray | None], weights, bodies):
+    """The kernel of a layer of a generic plan (:mod:`ir_runner.lengths`) whose shapes vary from run to run and
+    whose operation prepares kernels that are not bit-exact (a MatMul's blocks of rows): prepared per input
+    shapes with the layer's own parameters and ``consts`` (its constant inputs), as a plan made for those
+    shapes prepares it; the output specs come from inference of those shapes (with only ``consts`` known,
+    which gave the same parameters). The last ``_RUN_TIME_KERNELS`` shapes' kernels are kept."""
+    op, general = info.op, functools.partial(info.op.kernel, **info.params)
+    known: dict[tuple, Any] = {}
+
+    def kernel(*arrays: np.ndarray):
+        shapes = tuple(array.shape for array in arrays)
+        prepared = known.get(shapes)
+        if prepared is None:
+            specs = _specs_of(info, arrays)
+            ctx = OpContext(info.layer, info.ref, op, specs, lambda _layer, position: consts[position], False,
+                            weights, None, bodies)
+            outputs, _ = op.infer(ctx)
+            if all(spec.shape.is_static for spec in outputs):
+                prepared = checked_kernel(op, op.prepare(info.params, specs, outputs, consts), outputs)
+            else:
+                prepared = checked_kernel(op, general, outputs)
+            if len(known) >= _RUN_TIME_KERNELS:
+                known.clear()
+            known[shapes] = prepared
         return prepared(*arrays)
 
     return kernel
@@ -444,7 +500,7 @@ def _partial_values(graph: Graph, layers: dict[str, LayerInference]):
     return partial_value
 
 
-def _infer_layer(info: LayerInference, const_value, strict: bool, weights, memo: _InferenceMemo | None,
+def _infer_layer(info: LayerInference, const_value, strict: bool, weights, memo: _InferenceMemo,
                  partial_value, bodies) -> None:
     layer = info.layer
     if info.op is None:
@@ -468,7 +524,7 @@ def _infer_layer(info: LayerInference, const_value, strict: bool, weights, memo:
         info.outputs = [_declared_spec(p, info) for p in layer.outputs]
         return
     try:
-        if memo is not None and not layer.bodies:  # (equal attributes do not make equal bodies)
+        if not layer.bodies:  # (equal attributes do not make equal bodies)
             outputs, params = memo.infer(info)
         else:
             outputs, params = info.op.infer(_context(info, const_value, strict, weights, partial_value, bodies))

@@ -11,10 +11,11 @@ from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
 
+from . import lengths
 from .errors import InputError, IRError, LayerRef, ResourceLimitError, UnsupportedError
 from .graph import Graph, read_graph
 from .infer import Inference, infer_graph
-from .plan import DEFAULT_MEMORY_LIMIT, Plan, Step, build_plan, check_memory
+from .plan import DEFAULT_MEMORY_LIMIT, Plan, PlanCache, Step, build_plan, check_memory
 from .record import Record
 from .runtime import TensorInfo, bind_feeds, bind_outputs, execute
 from .signature import input_infos, output_infos
@@ -32,7 +33,6 @@ from .subgraph import body_provider, infer_for_inputs
 from .types import PartialShape, TensorSpec, element_type_of
 
 Source = str | os.PathLike | bytes | bytearray
-_PLAN_CACHE_SIZE = 64
 
 
 class Model:
@@ -58,9 +58,11 @@ class Model:
         if self._static:
             check_memory(inference, memory_limit)  # refuse now; the plan itself is built on the first run
         self._static_plan: Plan | None = None
-        self._plans: dict[tuple, Plan] = {}
+        self._plans = PlanCache()
         self._kernels: dict[int, tuple] = {}  # see build_plan's kernels
         self._last_inference: tuple[tuple[TensorSpec, ...], Inference] | None = None  # see inference_for
+        self._families: list[lengths.Family] = []  # generic plans of stateful models (see plan_for)
+        self._previous: lengths.Signature | None = None  # the signature plan_for saw last
         self._lock = threading.Lock()
         # per input: name, dtype, and the static shape (a tuple) or the partial shape the feed must fit
         self._fast_inputs = tuple((i.name, i.dtype, i.shape if i.partial_shape.is_static else i.partial_shape)
@@ -104,16 +106,32 @@ class Model:
             arrays = bind_feeds(self.inputs, feeds, named, cast)
         if self.variables or state is not None:
             with Session(self, state) as session:
+                if out is None:
+                    return dict(zip(self._output_names, session.finish(self._run_stateful(arrays, session))))
                 plan = self.plan_for(arrays, session.current)
-                arrays = session.feeds(arrays)
-                targets = None if out is None else [*bind_outputs(self.inputs, self.outputs, plan, out, arrays),
-                                                    *[None] * (len(plan.output_slots) - len(self.outputs))]
-                return dict(zip(self._output_names, session.finish(execute(plan, arrays, out=targets))))
+                fed = session.feeds(arrays)
+                targets = [*bind_outputs(self.inputs, self.outputs, plan, out, fed),
+                           *[None] * (len(plan.output_slots) - len(self.outputs))]
+                return dict(zip(self._output_names, session.finish(execute(plan, fed, out=targets))))
         plan = self._static_plan or self.plan_for(arrays)
         if out is None:
             return dict(zip(self._output_names, execute(plan, arrays)))
         targets = bind_outputs(self.inputs, self.outputs, plan, out, arrays)
         return dict(zip(self._output_names, execute(plan, arrays, out=targets)))
+
+    def _run_stateful(self, arrays: list[np.ndarray], session: Session) -> list[np.ndarray]:
+        """A run on a state: on the generic plan of its family when there is one (see plan_for); if that fails,
+        planned exactly, which gives the error the model's inference gives, if any."""
+        plan = self.plan_for(arrays, session.current, generic=True)
+        fed = session.feeds(arrays)
+        if not plan.generic:
+            return execute(plan, fed)
+        try:
+            return execute(plan, fed)
+        except IRError:
+            with self._lock:  # (a family whose pins do not hold would fail every run: made again when it fits)
+                self._families = [family for family in self._families if family.plan is not plan]
+        return execute(self.plan_for(arrays, session.current), fed)
 
     def bind(self, feeds: Mapping[str, object] | Sequence | None = None, /, *, cast: str | None = None,
              **named: object) -> list[np.ndarray]:
@@ -198,7 +216,8 @@ class Model:
             return self.run(feeds, cast=cast, **named)
         return self.run(feeds, cast=cast, out=out, state=state, **named)
 
-    def plan_for(self, arrays: Sequence[np.ndarray], variables: Sequence[np.ndarray | None] | None = None) -> Plan:
+    def plan_for(self, arrays: Sequence[np.ndarray], variables: Sequence[np.ndarray | None] | None = None, *,
+                 generic: bool = False) -> Plan:
         """The plan for these checked input arrays: for a static model, one plan built on the first run;
         else one inferred for the arrays' shapes (and, for dynamic element types, dtypes; and the values of
         the inputs that decide shapes or kernel parameters, such as an axis fed at run time), cached per
@@ -208,6 +227,10 @@ class Model:
         and returns the written ones after the outputs.
 
         Shapes that do not fit the model (e.g. two dynamic dims that must be equal) raise InputError.
+
+        ``generic``: a stateful model's plan may be the generic plan of a family of signatures (a decoder's
+        steps, see :mod:`ir_runner.lengths`; ``plan.generic``), whose output shapes are known only when it runs
+        and whose errors are not the model's: a run that fails on it is planned again without.
         """
         if self.unsupported is not None:  # (a new error each time: re-raising one would keep every caller's frames)
             error = self.unsupported
@@ -224,6 +247,12 @@ class Model:
             if variables is None:
                 variables = initial_values(self)
             signature += tuple(None if v is None else (v.dtype, v.shape) for v in variables)
+        shapes, previous = signature, self._previous
+        self._previous = shapes
+        if generic and self._families:
+            found = self._plans.get(signature) or lengths.find(self._families, signature)
+            if found is not None:
+                return found
         values = None
         if self._value_inputs:
             values = {self.graph.parameters[i].id: arrays[i] for i in self._value_inputs}
@@ -241,6 +270,7 @@ class Model:
         fed = fed_specs(self, variables) if self.variables else {}
         fed_readers = tuple(fed)  # (before the computed readers join: the plan feeds these)
         computed = bool(self.variables) and len(fed) < sum(len(v.readers) for v in self.variables)
+        earlier = self._last_inference[1] if self._last_inference is not None else None
         inference = self.inference_for(specs, values=values, context=context, fed=fed, decide=not computed)
         if computed:
             # a reader the run computes outputs its init input's spec (and value), which only the first
@@ -256,11 +286,45 @@ class Model:
         with _gc_paused():
             plan = build_plan(inference, self.memory_limit, fed=fed_readers,
                               stored=stored_sources(self), kernels=self._kernels, strict=self.strict)
-        with self._lock:
-            if len(self._plans) >= _PLAN_CACHE_SIZE:
-                self._plans.clear()
-            self._plans[signature] = plan
+        self._plans.put(signature, plan)
+        if self.variables and not computed and not self.strict and previous is not None:
+            self._learn_family(previous, shapes, specs, fed, inference, earlier)
         return plan
+
+    def _learn_family(self, previous: lengths.Signature, signature: lengths.Signature, specs: list[TensorSpec],
+                      fed: dict[str, TensorSpec], exact: Inference, earlier: Inference | None) -> None:
+        """Make the family of ``signature`` (see :mod:`ir_runner.lengths`) when it differs from ``previous``
+        only in dims that grow together and its tensors fit the memory limit; a model its generic inference
+        refuses gets none. ``earlier``: an exact inference of another signature, for the pins."""
+        varying = lengths.varying_dims(previous, signature)
+        if varying is None or not lengths.fits_memory(exact, self.memory_limit):
+            return
+        unknown = {}  # per tensor (inputs, then variables): the axes that vary
+        for tensor, axis in varying:
+            unknown.setdefault(tensor, set()).add(axis)
+        given = {layer.id: lengths.unknown_dims(spec, unknown.get(i, ())) for i, (layer, spec)
+                 in enumerate(zip(self.graph.parameters, specs))}
+        count = len(self.inputs)
+        for i, variable in enumerate(self.variables):
+            for reader in variable.readers:
+                given[reader] = lengths.unknown_dims(fed[reader], unknown.get(count + i, ()))
+        try:
+            with _gc_paused():
+                # (reusing the exact inference: the layers no varying dim reaches, and their folded weights and
+                # kernels, are shared with the exact plans instead of copied)
+                generic = infer_for_inputs(self.graph, False, given, None, decide=False,
+                                           memory_limit=self.memory_limit, reuse=exact)
+                pinned = lengths.pins(generic, exact, earlier)
+                if pinned:
+                    generic = infer_for_inputs(self.graph, False, given, None, decide=False,
+                                               memory_limit=self.memory_limit, reuse=exact, pinned=pinned)
+                plan = lengths.generic_plan(generic, exact, tuple(fed), stored_sources(self), self._kernels)
+        except IRError:
+            return
+        with self._lock:
+            if len(self._families) >= lengths.MAX_FAMILIES:
+                self._families = []
+            self._families = [*self._families, lengths.Family(signature, varying, plan)]
 
     def inference_for(self, specs: Sequence[TensorSpec], *, values: dict[str, np.ndarray] | None = None,
                       context: str = "the inputs' shapes do not fit the model",

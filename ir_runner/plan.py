@@ -20,12 +20,21 @@ from __future__ import annotations
 import functools
 import math
 import operator
+import threading
 
 import numpy as np
 
-from .errors import IRError, KernelError, LayerRef, ResourceLimitError, UnsupportedError, human_bytes
+from .errors import IRError, KernelError, LayerRef, ResourceLimitError, UnsupportedError, human_bytes, with_layer
 from .extension import checked_kernel
-from .infer import Inference, constant_fingerprint, run_time_kernel, static_nbytes
+from .infer import (
+    Inference,
+    LayerInference,
+    constant_fingerprint,
+    prepared_per_shape,
+    run_time_kernel,
+    static_nbytes,
+    static_specs,
+)
 from .ir.weights import const_value
 from .ops.api import KernelFn
 from .record import Record
@@ -58,10 +67,11 @@ class Plan(Record):
 
     ``program`` is the steps as the plain run loop reads them, one tuple per step: ``(kernel, fetch, target,
     release, step)``, ``target`` the output slot, or for several outputs the slice of their (consecutive)
-    slots; ``initial_slots`` the slots before a run (the constants in place), copied by each run."""
+    slots; ``initial_slots`` the slots before a run (the constants in place), copied by each run. ``generic``:
+    made for a family of input shapes (:mod:`ir_runner.lengths`); output shapes it does not know are None."""
 
     __slots__ = ("slot_count", "constants", "input_slots", "steps", "output_slots", "output_copies", "output_specs",
-                 "output_into", "program", "initial_slots")
+                 "output_into", "program", "initial_slots", "generic")
 
     def __init__(self, slot_count: int, constants: tuple[tuple[int, np.ndarray], ...], input_slots: tuple[int, ...],
                  steps: tuple[Step, ...], output_slots: tuple[int, ...], output_copies: tuple[bool, ...],
@@ -78,6 +88,30 @@ class Plan(Record):
         self.initial_slots: list = [None] * slot_count
         for slot, value in constants:
             self.initial_slots[slot] = value
+        self.generic = False
+
+
+class PlanCache:
+    """Plans by signature, for a model and for a sub-graph alike: at most ``size``, then started anew (a model
+    fed ever new shapes keeps no more). Lookups take no lock; stores take the cache's, so several threads may
+    plan and run at once (two that plan one signature together store equal plans)."""
+
+    def __init__(self, size: int = 64) -> None:
+        self._plans: dict[tuple, Plan] = {}
+        self._size = size
+        self._lock = threading.Lock()
+
+    def __len__(self) -> int:
+        return len(self._plans)
+
+    def get(self, signature: tuple) -> Plan | None:
+        return self._plans.get(signature)
+
+    def put(self, signature: tuple, plan: Plan) -> None:
+        with self._lock:
+            if len(self._plans) >= self._size:
+                self._plans.clear()
+            self._plans[signature] = plan
 
 
 def _instruction(step: Step) -> tuple:
@@ -103,7 +137,8 @@ def _counted(kernel: KernelFn, count: int) -> KernelFn:
 
 def build_plan(inference: Inference, memory_limit: int | None = DEFAULT_MEMORY_LIMIT, *, checked: bool = False,
                fed: tuple[str, ...] = (), stored: tuple[tuple[str, int], ...] = (),
-               kernels: dict[int, tuple] | None = None, strict: bool = False) -> Plan:
+               kernels: dict[int, tuple] | None = None, strict: bool = False,
+               exact_at: Inference | None = None) -> Plan:
     """Turn an error-free inference with static shapes into a plan (a layer output whose shape only its run
     decides, such as a Loop stopped by its body's condition, is computed by the plain kernel).
 
@@ -115,6 +150,11 @@ def build_plan(inference: Inference, memory_limit: int | None = DEFAULT_MEMORY_L
     ``kernels``: the kernels of earlier plans of the same graph by LayerInference, taken for the layers whose
     inference this one reuses (``infer_graph(reuse=)``: same inputs, same constants), and filled.
     ``strict``: the model's, for the layers inferred again at run (see :func:`run_time_kernel`).
+    ``exact_at``: ``inference`` is generic (dims that vary left unknown: :mod:`ir_runner.lengths`) and this is
+    the inference of one signature it covers. A layer whose parameters differ there (they hold only for some
+    values of the unknown dims) is inferred again at run; one of unknown shapes whose operation prepares
+    kernels that are not bit-exact is prepared per shape at run (as a plan for those shapes would prepare it);
+    the others take the plain kernel, which needs no shape.
     """
     if not checked:
         check_memory(inference, memory_limit)
@@ -145,15 +185,24 @@ def build_plan(inference: Inference, memory_limit: int | None = DEFAULT_MEMORY_L
                 values.update(zip(outputs, folded))
                 continue
             known = kernels.get(id(info)) if kernels is not None else None
-            if known is not None and known[0] is info:
+            static = static_specs(info.inputs)
+            if exact_at is not None and not _holds(info, exact_at.layers[layer_id]):
+                kernel = run_time_kernel(info, strict, graph.net.weights, inference.bodies)
+            elif exact_at is not None and not (static and static_specs(info.outputs)) and info.op.prepare is not None \
+                    and not info.op.exact:
+                kernel = prepared_per_shape(info, [values.get(slot) for slot in inputs], graph.net.weights,
+                                            inference.bodies)
+            elif known is not None and known[0] is info:
                 kernel = known[1]
-            elif _static(info.inputs):
+            elif static or exact_at is not None:
                 kernel = _kernel_for(info, [values.get(slot) for slot in inputs], prepared,
                                      [(layer_id, position) in read for position in range(len(outputs))])
                 if kernels is not None:
                     kernels[id(info)] = (info, kernel)
             else:  # shapes only the run decides: inferred again from the arrays
                 kernel = run_time_kernel(info, strict, graph.net.weights, inference.bodies)
+            if layer_id in inference.pinned:
+                kernel = _pinned(kernel, [spec.shape.to_shape() for spec in info.outputs])
             steps_raw.append((kernel, info.ref, inputs, tuple(outputs)))
             if info.op.views:
                 may_alias.update(outputs)
@@ -193,10 +242,35 @@ def _shape_and_dtype(spec) -> tuple[np.dtype, tuple[int, ...] | None]:
     return spec.element_type.dtype, spec.shape.to_shape() if spec.shape.is_static else None
 
 
-def _static(specs) -> bool:
-    """Whether these specs are all static: a kernel is prepared for static shapes only; a tensor whose shape
-    is known only when run (a Loop's output) gets the plain kernel."""
-    return all(spec.shape.is_static for spec in specs)
+def _pinned(kernel: KernelFn, shapes: list[tuple[int, ...]]) -> KernelFn:
+    """``kernel`` whose outputs are checked to have ``shapes``, the specs a generic plan pinned for its layer
+    (:mod:`ir_runner.lengths`): a run that leaves them fails here, before a later step relies on them, and is
+    then planned exactly."""
+    several = len(shapes) > 1
+
+    def run(*inputs: np.ndarray):
+        result = kernel(*inputs)
+        got = [None if value is None else value.shape for value in result] if several else [result.shape]
+        if any(shape is not None and shape != want for shape, want in zip(got, shapes)):
+            raise KernelError(f"the output shapes {got} are not the generic plan's {shapes}")
+        return result
+
+    return run
+
+
+def _holds(info: LayerInference, exact: LayerInference) -> bool:
+    """Whether a layer's generic inference holds where ``exact`` inferred it for one signature: the same
+    parameters, and outputs that are the exact ones or have them as instances."""
+    if len(info.outputs) != len(exact.outputs):
+        return False
+    for spec, known in zip(info.outputs, exact.outputs):
+        fits = spec.shape.accepts(known.shape.to_shape()) if known.shape.is_static else spec.shape == known.shape
+        if spec.element_type != known.element_type or not fits:
+            return False
+    try:
+        return bool(info.params == exact.params)
+    except (ValueError, TypeError):  # a parameter holding an array: not compared
+        return False
 
 
 def kernel_error(exc: Exception, layer: LayerRef) -> IRError:
@@ -226,11 +300,11 @@ def _kernel_for(info, consts: list[np.ndarray | None], prepared: dict[tuple, Ker
     except TypeError:  # a parameter that cannot be hashed: prepare this one on its own
         key = kernel = None
     if kernel is None:
-        if op.prepare is not None and _static(info.inputs) and _static(info.outputs):
+        if op.prepare is not None and static_specs(info.inputs) and static_specs(info.outputs):
             try:
                 kernel = op.prepare(info.params, info.inputs, outputs, consts)
-            except IRError:
-                raise
+            except IRError as error:
+                raise with_layer(error, info.ref) from None
             except Exception as exc:  # (a prepare computes the kernel's tables: its failure is the kernel's)
                 raise kernel_error(exc, info.ref) from exc
         else:
@@ -265,17 +339,17 @@ def _with_releases(steps_raw, keep: set[int]) -> tuple[Step, ...]:
     )
 
 
-def check_memory(inference: Inference, limit: int | None) -> None:
+def check_memory(inference: Inference, limit: int | None) -> int | None:
     """Refuse a computed tensor numpy cannot describe (its non-zero dims multiply past numpy's largest array,
     which an empty tensor can too), and, given a ``limit``, one tensor or all of them together (a bound on the
-    peak) above it."""
+    peak) above it. Returns that total in bytes, or None when a shape is not static (checked up to it)."""
     total = 0
     for info in inference.layers.values():
         if info.op is None or info.op.type in ("Const", "Result"):
             continue
         for spec in info.outputs:
             if not spec.shape.is_static or spec.element_type.dtype is None:
-                return
+                return None
             nbytes = static_nbytes(spec)
             if limit is not None and nbytes > limit:
                 raise ResourceLimitError(
@@ -294,6 +368,7 @@ def check_memory(inference: Inference, limit: int | None) -> None:
             f" {human_bytes(limit)}",
             hint="pass memory_limit= to load() (or --memory-limit) to raise the ceiling",
         )
+    return total
 
 
 _NUMPY_MAX_BYTES = np.iinfo(np.intp).max

@@ -17,11 +17,10 @@ from .graph import Graph, build_graph
 from .infer import Inference, infer_graph
 from .ir.records import LayerRecord
 from .ops.api import Body
-from .plan import DEFAULT_MEMORY_LIMIT, build_plan, check_memory
+from .plan import DEFAULT_MEMORY_LIMIT, PlanCache, build_plan, check_memory
 from .runtime import execute
 from .types import PartialShape, TensorSpec, element_type, element_type_of
 
-_MAX_PLANS = 64
 _MAX_INFERENCES = 16
 
 
@@ -37,7 +36,7 @@ class Subgraph(Body):
         self.memory_limit = memory_limit
         self.parameters = tuple(layer.id for layer in graph.parameters)
         self.results = tuple(layer.id for layer in graph.results)
-        self._plans: dict[tuple, object] = {}
+        self._plans = PlanCache()
         self._deciding: dict[tuple, tuple[int, ...]] = {}  # per signature: the Parameters whose values decide
         self._inferences: dict[tuple, Inference | IRError] = {}
         self._lock = threading.Lock()
@@ -112,10 +111,7 @@ class Subgraph(Body):
                 inference = self._inference(specs, {self.parameters[i]: arrays[i] for i in deciding},
                                              decide=True)
             plan = build_plan(inference, None, strict=self.strict)
-            with self._lock:
-                if len(self._plans) >= _MAX_PLANS:
-                    self._plans.clear()
-                self._plans[signature] = plan
+            self._plans.put(signature, plan)
         return dict(zip(self.results, execute(plan, arrays)))
 
     def _element_type(self, parameter: str, array: np.ndarray):
@@ -136,7 +132,8 @@ def _digest(value: np.ndarray) -> bytes:
 
 def infer_for_inputs(graph: Graph, strict: bool, specs: dict[str, TensorSpec],
                      values: dict[str, np.ndarray] | None, *, decide: bool = True,
-                     memory_limit: int | None = DEFAULT_MEMORY_LIMIT, reuse: Inference | None = None) -> Inference:
+                     memory_limit: int | None = DEFAULT_MEMORY_LIMIT, reuse: Inference | None = None,
+                     pinned: dict[str, list[TensorSpec]] | None = None) -> Inference:
     """``graph`` inferred for these input specs and values of the Parameters that decide shapes (both by
     layer id), declared ports unchecked. Raises the inference's first error; a model and a sub-graph put it in
     their own words.
@@ -145,10 +142,11 @@ def infer_for_inputs(graph: Graph, strict: bool, specs: dict[str, TensorSpec],
     only the computation decides (NonMaxSuppression's count of boxes fed from a convolution's large output)
     is decided by computing what it comes from, whatever its size (the layers before it within
     ``memory_limit``); an input that decides a shape and is still unknown then raises InputError. Without
-    ``decide`` (a body inferred at load, some of its Parameters unknown) unknown shapes stay unknown."""
+    ``decide`` (a body inferred at load, some of its Parameters unknown) unknown shapes stay unknown. ``pinned``:
+    as :func:`infer_graph`'s."""
     bodies = functools.partial(body_provider, memory_limit=memory_limit)
     inference = infer_graph(graph, strict=strict, input_specs=specs, input_values=values,
-                            body_provider=bodies, check_declared=False, reuse=reuse)
+                            body_provider=bodies, check_declared=False, reuse=reuse, pinned=pinned)
     inference.raise_first()
     if values is not None and decide and inference.deciding_inputs():
         check_memory(inference, memory_limit)  # (up to the first shape not yet known)

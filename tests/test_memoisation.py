@@ -14,7 +14,7 @@ import pytest
 
 import ir_runner
 from ir_runner import infer as infer_module
-from ir_runner.errors import DeclaredMismatchError, InferenceError
+from ir_runner.errors import DeclaredMismatchError, IndexOutOfRangeError, InferenceError
 from ir_runner.graph import build_graph
 from ir_runner.infer import infer_graph
 from ir_runner.ir.reader import read_ir
@@ -158,6 +158,43 @@ def test_memoised_inference_equals_unmemoised_on_a_repetitive_model(monkeypatch)
         lid: info.params.keys() for lid, info in plain.layers.items() if info.op.type != "Const"
     }
     assert [str(e) for e in memoised.errors] == [str(e) for e in plain.errors]
+
+
+def test_strict_inference_is_memoised_and_its_index_errors_name_their_layers(monkeypatch):
+    """Strict parameters name no layer, so strict inference is memoised; a constant index out of range is still
+    the error of its own layer (at load), a fed one of the Gather that reads it (at run)."""
+    b = IRBuilder()
+    x = b.parameter("x", "f32", "4,6")
+    fed = b.parameter("fed", "i32", "2")
+    for block in range(6):
+        b.result(_gather(b, x, 1, f"gather_{block}", out_dims=[4, 2]))
+    axis = b.const("fed_axis", np.array(1, dtype=np.int64))
+    b.result(b.layer("Gather", "opset8", [x, fed, axis], out_specs=[("FP32", [4, 2])], name="by_feed"))
+    xml, weights = b.build()
+    inferred: list[str] = []
+    real_context = infer_module._context
+
+    def counting_context(info, *args):
+        if info.op.type == "Gather":
+            inferred.append(info.layer.name)
+        return real_context(info, *args)
+
+    with monkeypatch.context() as patch:
+        patch.setattr(infer_module, "_context", counting_context)
+        inference = _inference(xml, weights, strict=True)
+    assert not inference.errors and sum(name.startswith("gather_") for name in inferred) == 1
+    model = ir_runner.load(xml, weights, strict=True)
+    with pytest.raises(IndexOutOfRangeError) as caught:
+        model.run({"x": np.zeros((4, 6), np.float32), "fed": np.array([0, 6], np.int32)})
+    assert caught.value.layer.name == "by_feed" and "strict mode" in str(caught.value)
+
+    b = IRBuilder()
+    x = b.parameter("x", "f32", "4,6")
+    b.result(_gather(b, x, 1, "inside", out_dims=[4, 2]))
+    b.result(_gather(b, x, 1, "outside", out_dims=[4, 2], indices=(1, 6)))
+    with pytest.raises(IndexOutOfRangeError) as caught:
+        ir_runner.load(*b.build(), strict=True)
+    assert caught.value.layer.name == "outside"
 
 
 def current_dims(block: int) -> list[int]:

@@ -15,7 +15,7 @@ from tests.helpers.irbuild import IRBuilder
 
 
 def run(data, indices, axis=0, constant=False):
-    kernel = GatherKernel(data.shape, indices.shape, axis, 0, None, None)
+    kernel = GatherKernel(data.shape, indices.shape, axis, 0, None)
     if constant:
         kernel.fix_indices(indices)
     return kernel(data, indices)

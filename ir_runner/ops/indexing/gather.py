@@ -58,7 +58,6 @@ def infer_gather(ctx: OpContext, version: int):
     params = {"axis": axis, "batch_dims": batch_dims, "strict_low": None}
     if ctx.strict:
         params["strict_low"] = "minus_dim" if version == 8 else "zero"
-        params["layer"] = ctx.ref
         constant_indices = ctx.const_value(1)
         if constant_indices is not None and data.shape.dims is not None and data.shape.dims[axis].is_static:
             _check_strict(constant_indices, data.shape.dims[axis].lo, params["strict_low"], ctx.ref)
@@ -117,17 +116,16 @@ def gather(
     axis: int,
     batch_dims: int,
     strict_low: str | None,
-    layer: LayerRef | None = None,
 ) -> np.ndarray:
     """Gather with normalised axis/batch_dims; out-of-range indices give zeros (reference kernel)."""
-    return GatherKernel(data.shape, indices.shape, axis, batch_dims, strict_low, layer)(data, indices, axis_input)
+    return GatherKernel(data.shape, indices.shape, axis, batch_dims, strict_low)(data, indices, axis_input)
 
 
 def prepare_gather(params, inputs: list[TensorSpec], outputs: list[TensorSpec], consts) -> KernelFn:
     """A Gather kernel for static shapes; constant indices are normalised and checked once, here."""
     kernel = GatherKernel(
         inputs[0].shape.to_shape(), inputs[1].shape.to_shape(), params["axis"], params["batch_dims"],
-        params["strict_low"], params.get("layer"),
+        params["strict_low"],
     )
     if consts[1] is not None:
         kernel.fix_indices(consts[1])
@@ -192,14 +190,14 @@ class GatherKernel:
 
     accepts_out = True  # the plan may pass a caller's output buffer (``out=``)
 
-    def __init__(self, data_shape, indices_shape, axis: int, batch_dims: int, strict_low, layer) -> None:
+    def __init__(self, data_shape, indices_shape, axis: int, batch_dims: int, strict_low) -> None:
         self.dim = data_shape[axis]
         self.n_batch = math.prod(data_shape[:batch_dims])
         self.n_outer = math.prod(data_shape[batch_dims:axis])
         self.n_inner = math.prod(data_shape[axis + 1:])
         self.n_idx = math.prod(indices_shape[batch_dims:])
         self.out_shape = tuple(data_shape[:axis]) + tuple(indices_shape[batch_dims:]) + tuple(data_shape[axis + 1:])
-        self.strict_low, self.layer = strict_low, layer
+        self.strict_low = strict_low
         self.fixed: tuple[np.ndarray, np.ndarray | None] | None = None
 
     def fix_indices(self, indices: np.ndarray) -> None:
@@ -210,7 +208,7 @@ class GatherKernel:
     def _check(self, indices: np.ndarray) -> None:
         """In strict mode, raise for an index outside the spec's range (even when no element is read)."""
         if self.strict_low is not None:
-            _check_strict(indices, self.dim, self.strict_low, self.layer)
+            _check_strict(indices, self.dim, self.strict_low)  # (the caller names the layer: errors.with_layer)
 
     def _normalise(self, indices: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
         """Indices ready for the take, and the mask of valid ones (None when all are valid)."""
@@ -355,7 +353,7 @@ def outside_spec_range(indices: np.ndarray, dim: int, low: int) -> np.ndarray:
     return bad
 
 
-def _check_strict(indices: np.ndarray, dim: int, strict_low: str, layer: LayerRef | None) -> None:
+def _check_strict(indices: np.ndarray, dim: int, strict_low: str, layer: LayerRef | None = None) -> None:
     """Raise for the first index value outside the spec's range, compared as its true value."""
     low = -dim if strict_low == "minus_dim" else 0
     bad = outside_spec_range(indices, dim, low)

@@ -1,0 +1,203 @@
+"""Plans that hold across lengths (ir_runner/lengths.py): a stateful model's decoding steps share one generic plan
+per family of signatures, with the results, states and errors of the plans made for each signature."""
+
+from __future__ import annotations
+
+import numpy as np
+import openvino as ov
+import openvino.opset13 as ops
+import pytest
+
+import ir_runner
+import ir_runner.model
+from ir_runner import lengths
+from ir_runner.errors import InputError
+from tests.helpers.stateful_models import decoder, decoder_feeds, save, variable
+from tests.helpers.threads import in_threads
+
+
+def _decode(model, steps: int, state=None, first: int = 3):
+    """Greedy-free decoding: a prefill of ``first`` tokens, then one token a step; the outputs and the state."""
+    state = state if state is not None else model.new_state()
+    outputs, past, tokens = [], 0, list(range(1, first + 1))
+    for step in range(steps):
+        outputs.append(model.run(decoder_feeds(tokens, past), state=state)["logits"])
+        past += len(tokens)
+        tokens = [(7 * step + 5) % 16]
+    return outputs, state
+
+
+@pytest.fixture(scope="module")
+def decoder_xml(tmp_path_factory):
+    return str(decoder(tmp_path_factory.mktemp("lengths") / "decoder.xml", layers=2))
+
+
+def _exact(monkeypatch) -> None:
+    """Runs as without families: every signature planned for itself."""
+    monkeypatch.setattr(lengths, "find", lambda families, signature: None)
+
+
+def test_decoding_on_generic_plans_gives_the_exact_plans_bits(decoder_xml, monkeypatch):
+    model = ir_runner.load(decoder_xml)
+    got, state = _decode(model, 24)
+    assert model._families and all(f.plan.generic for f in model._families)
+    _exact(monkeypatch)
+    want, expected = _decode(ir_runner.load(decoder_xml), 24)
+    assert all(a.tobytes() == b.tobytes() and a.shape == b.shape for a, b in zip(got, want))
+    assert all(state[v].tobytes() == expected[v].tobytes() for v in state)
+
+
+def test_steps_of_a_family_are_neither_inferred_nor_planned(decoder_xml, monkeypatch):
+    model = ir_runner.load(decoder_xml)
+    inferred = []
+    original = ir_runner.model.infer_for_inputs
+    monkeypatch.setattr(ir_runner.model, "infer_for_inputs", lambda *a, **k: inferred.append(1) or original(*a, **k))
+    _, state = _decode(model, 3)  # prefill 3, then masks of 4 and 5: the family of 5 (caches of 4, up to 8) is made
+    assert len(model._families) == 1
+    before, plans = len(inferred), len(model._plans)
+    past = 5
+    for _ in range(4):  # masks of 6..9
+        model.run(decoder_feeds([1], past), state=state)
+        past += 1
+    assert len(inferred) == before and len(model._plans) == plans
+    model.run(decoder_feeds([1], past), state=state)  # a cache of 9: beyond twice the family's, a new one
+    assert len(model._families) == 2
+
+
+def test_dims_that_do_not_grow_together_are_planned_exactly(decoder_xml):
+    model = ir_runner.load(decoder_xml)
+    _, state = _decode(model, 4)
+    plans = len(model._plans)
+    feeds = decoder_feeds([1], 6)  # the cache holds 6: a mask of 9 instead of 7
+    feeds["attention_mask"] = np.ones((1, 9), np.int64)
+    with pytest.raises(InputError) as caught:
+        model.run(feeds, state=state)
+    assert "do not fit the model" in str(caught.value)
+    assert len(model._plans) == plans  # refused by the exact inference: no plan, no family
+
+
+def _clipped(path):
+    """``s := concat(s, x)`` on a growing f32[1,?] variable; ``y = s + table[:, :len(s)]`` with a table of 10:
+    from length 11 on, the Add's shapes do not fit (the Slice stops at the table's end)."""
+    x = ops.parameter([1, 1], np.float32, name="x")
+    cache = variable("s", [1, -1])
+    grown = ops.concat([ops.read_value(cache), x], 1)
+    length = ops.gather(ops.shape_of(grown, "i64"), ops.constant(np.array([1], np.int64)), np.int64(0))
+    table = ops.constant(np.arange(10, dtype=np.float32)[None])
+    sliced = ops.slice(table, ops.constant(np.array([0], np.int64)), length, ops.constant(np.array([1], np.int64)),
+                       ops.constant(np.array([1], np.int64)))
+    y = ops.add(grown, sliced, name="y")
+    y.output(0).get_tensor().set_names({"y"})
+    return save(ov.Model([ops.result(y)], [ops.assign(grown, cache)], [x], "clipped"), path)
+
+
+def test_a_length_the_model_refuses_raises_the_exact_error_and_keeps_the_state(tmp_path):
+    model = ir_runner.load(str(_clipped(tmp_path / "clipped.xml")))
+    state = model.new_state()
+    x = np.ones((1, 1), np.float32)
+    for step in range(10):  # lengths 1..10; the family of length 7 admits up to 14
+        assert model.run({"x": x}, state=state)["y"].shape == (1, step + 1)
+    assert any(family.admits(((np.dtype(np.float32), (1, 1)), (np.dtype(np.float32), (1, 11))))
+               for family in model._families)
+    kept = state["s"]
+    with pytest.raises(InputError) as generic:
+        model.run({"x": x}, state=state)
+    assert np.array_equal(state["s"], kept)
+    exact = ir_runner.load(str(tmp_path / "clipped.xml"))
+    fresh = exact.new_state()
+    fresh["s"] = kept
+    with pytest.raises(InputError) as planned:
+        exact.run({"x": x}, state=fresh)
+    assert str(generic.value) == str(planned.value) and generic.value.layer == planned.value.layer
+
+
+def test_families_need_dims_of_at_least_two():
+    two, three = ((np.dtype(np.int64), (1, 2)),), ((np.dtype(np.int64), (1, 3)),)
+    assert lengths.varying_dims(((np.dtype(np.int64), (1, 1)),), two) is None
+    assert lengths.varying_dims(two, three) == ((0, 1),)
+    assert lengths.varying_dims(two, ((np.dtype(np.int32), (1, 3)),)) is None  # another dtype
+    family = lengths.Family(three, ((0, 1),), plan=None)
+    assert family.admits(two) and family.admits(((np.dtype(np.int64), (1, 6)),))
+    assert not family.admits(((np.dtype(np.int64), (1, 1)),)) and not family.admits(((np.dtype(np.int64), (1, 7)),))
+
+
+def test_two_stated_decodings_in_threads_match_one_at_a_time(decoder_xml):
+    model = ir_runner.load(decoder_xml)
+    alone = [_decode(ir_runner.load(decoder_xml), 12, first=n)[0] for n in (2, 3, 4, 5)]
+    together = in_threads(lambda i: _decode(model, 12, first=2 + i % 4)[0], 8)
+    for i, outputs in enumerate(together):
+        assert all(a.tobytes() == b.tobytes() for a, b in zip(outputs, alone[i % 4]))
+
+
+def _clipped_output(path):
+    """``s := concat(s, x)``; outputs ``y = 2s`` and ``z = table[:, :len(s)]`` (a table of 10: ``z``'s length is
+    ``min(len(s), 10)``, the same for every length from 10 on)."""
+    x = ops.parameter([1, 1], np.float32, name="x")
+    cache = variable("s", [1, -1])
+    grown = ops.concat([ops.read_value(cache), x], 1)
+    length = ops.gather(ops.shape_of(grown, "i64"), ops.constant(np.array([1], np.int64)), np.int64(0))
+    table = ops.constant(np.arange(10, dtype=np.float32)[None])
+    z = ops.slice(table, ops.constant(np.array([0], np.int64)), length, ops.constant(np.array([1], np.int64)),
+                  ops.constant(np.array([1], np.int64)), name="z")
+    y = ops.multiply(grown, ops.constant(np.float32(2)), name="y")
+    for node, name in ((y, "y"), (z, "z")):
+        node.output(0).get_tensor().set_names({name})
+    return save(ov.Model([ops.result(y), ops.result(z)], [ops.assign(grown, cache)], [x], "clipped_output"), path)
+
+
+def test_a_pinned_shape_that_does_not_hold_is_planned_exactly(tmp_path):
+    """Two steps whose clipped output is as long make its shape pinned in their family's plan; a shorter cache
+    that the family admits breaks the pin: the run is planned exactly (same results) and the family dropped."""
+    model = ir_runner.load(str(_clipped_output(tmp_path / "clipped.xml")))
+    state = model.new_state()
+    x = np.ones((1, 1), np.float32)
+    for length in (11, 12):
+        state["s"] = np.zeros((1, length), np.float32)
+        assert model.run({"x": x}, state=state)["z"].shape == (1, 10)
+    [family] = model._families
+    assert family.plan.generic and any(step.layer.name == "z" for step in family.plan.steps)
+    state["s"] = np.full((1, 4), 3, np.float32)
+    got = model.run({"x": x}, state=state)
+    assert got["z"].shape == (1, 5) and np.array_equal(got["z"], np.arange(5, dtype=np.float32)[None])
+    assert np.array_equal(got["y"], np.array([[6, 6, 6, 6, 2]], np.float32))
+    assert family not in model._families
+
+
+def test_a_family_admits_no_other_rank_element_type_or_unset_variable():
+    base = ((np.dtype(np.int64), (1, 5)), (np.dtype(np.float32), (1, 2, 4, 8)))
+    family = lengths.Family(base, ((0, 1), (1, 2)), plan=None)
+    assert family.admits(((np.dtype(np.int64), (1, 7)), (np.dtype(np.float32), (1, 2, 6, 8))))
+    assert not family.admits(((np.dtype(np.int64), (1, 7)), (np.dtype(np.float32), (1, 2, 7, 8))))  # not together
+    assert not family.admits(((np.dtype(np.int64), (1,)), (np.dtype(np.float32), (1, 2, 4, 8))))  # another rank
+    assert not family.admits(((np.dtype(np.int64), (1, 5)), (np.dtype(np.float16), (1, 2, 4, 8))))
+    assert not family.admits(((np.dtype(np.int64), (1, 5)), None))  # an unset variable
+    assert not family.admits(((np.dtype(np.int64), (2, 6)), (np.dtype(np.float32), (1, 2, 5, 8))))  # a fixed dim
+
+
+def _positions(path):
+    """``y = table[range(len(s), len(s) + 1)[None]]``, then ``s := concat(s, x)``: a position embedding picked by
+    the cache's length through shape arithmetic (as Whisper's decoder picks it), which an exact plan folds."""
+    x = ops.parameter([1, 1], np.float32, name="x")
+    beam = ops.parameter([1], np.int32, name="beam_idx")
+    cache = variable("s", [1, -1])
+    read = ops.gather(ops.read_value(cache), beam, np.int64(0))
+    grown = ops.concat([read, x], 1)
+    one = ops.constant(np.array(1, np.int64))
+    past = ops.gather(ops.shape_of(read, "i64"), one, np.int64(0))
+    stop = ops.add(past, ops.gather(ops.shape_of(x, "i64"), one, np.int64(0)))
+    index = ops.unsqueeze(ops.range(past, stop, one, "i64"), ops.constant(np.array([0], np.int64)))
+    index = ops.convert(ops.tile(index, ops.constant(np.array([1, 1], np.int64))), "i32")
+    table = ops.constant(np.arange(64, dtype=np.float32).reshape(16, 4))
+    y = ops.gather(table, index, np.int64(0), name="y")
+    y.output(0).get_tensor().set_names({"y"})
+    return save(ov.Model([ops.result(y)], [ops.assign(grown, cache)], [x, beam], "positions"), path)
+
+
+def test_values_an_exact_plan_folds_from_shapes_are_computed_by_the_generic_plan(tmp_path):
+    model = ir_runner.load(str(_positions(tmp_path / "positions.xml")))
+    state = model.new_state()
+    x = np.ones((1, 1), np.float32)
+    for length in range(1, 13):
+        got = model.run({"x": x, "beam_idx": np.zeros(1, np.int32)}, state=state)["y"]
+        assert np.array_equal(got, np.arange(4 * (length - 1), 4 * length, dtype=np.float32).reshape(1, 1, 4))
+    assert model._families
