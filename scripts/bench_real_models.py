@@ -2,6 +2,7 @@
 
     python scripts/bench_real_models.py                 # the committed corpus (models/real/)
     python scripts/bench_real_models.py --zoo           # and the ONNX zoo CNNs (needs onnx; cached IRs)
+    python scripts/bench_real_models.py --cnn           # and the deployed CNNs (scripts/make_cnn_models.py)
     python scripts/bench_real_models.py gpt2 resnet50   # some networks
 
 For each network whose operations ir-run implements (the others are listed with what they miss):
@@ -65,8 +66,9 @@ print(time.perf_counter() - start, PEAK)
 """.replace("PEAK", PEAK)
 
 
-def networks(names: list[str], zoo: bool) -> list[tuple[str, Path]]:
-    """(name, model.xml) of the corpus networks, then of the zoo CNNs (converted into the cache if needed)."""
+def networks(names: list[str], zoo: bool, cnn: Path | None) -> list[tuple[str, Path]]:
+    """(name, model.xml) of the corpus networks, then of the zoo CNNs (converted into the cache if needed),
+    then of the CNNs ``scripts/make_cnn_models.py`` wrote into ``cnn``."""
     found = [(d.name, d / "model.xml") for d in sorted(REAL.iterdir()) if (d / "model.xml").exists()]
     found = [(n, p) for n, p in found if not names or n in names]
     if zoo or set(names) - {n for n, _ in found}:
@@ -74,6 +76,9 @@ def networks(names: list[str], zoo: bool) -> list[tuple[str, Path]]:
         from tests.helpers.zoo import ZOO, zoo_ir
 
         found += [(n, zoo_ir(n)) for n in ZOO if (zoo and not names) or n in names]
+    if cnn is not None:
+        made = [(d.name, d / "model.xml") for d in sorted(cnn.iterdir()) if (d / "model.xml").exists()]
+        found += [(n, p) for n, p in made if not names or n in names]
     return found
 
 
@@ -125,6 +130,8 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("names", nargs="*", help="networks (default: the committed corpus)")
     parser.add_argument("--zoo", action="store_true", help="also the ONNX model-zoo CNNs (needs onnx)")
+    parser.add_argument("--cnn", type=Path, nargs="?", const=Path.home() / ".cache" / "ir-run-cnn",
+                        help="also the CNNs scripts/make_cnn_models.py wrote to this folder (default: its default)")
     parser.add_argument("--seconds", type=float, default=2.0, help="minimum timing per measurement")
     parser.add_argument("--json", type=Path, help="write the rows to this file")
     args = parser.parse_args()
@@ -139,7 +146,7 @@ def main() -> int:
           f" {'first OV s':>10} {'peak ir-run MiB':>15} {'peak OV MiB':>11} {'err/bound':>9}")
     rows, ratios = [], []
     core = ov.Core()
-    for name, xml in networks(args.names, args.zoo):
+    for name, xml in networks(args.names, args.zoo, args.cnn):
         missing = missing_ops(xml)
         if missing:
             print(f"{name:16} not run: {len(missing)} operation(s) not implemented: {', '.join(missing)}")
