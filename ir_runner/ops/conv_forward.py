@@ -21,6 +21,7 @@ import math
 
 import numpy as np
 
+from ..blas import pooled_matmul
 from ..parallel import run_chunked
 from ..types import Dim
 from .window import FlatTaps, same_padding, tap_views
@@ -122,11 +123,11 @@ class ForwardKernel:
         return np.zeros(self.out_shape, dtype=self.work)
 
     def _pointwise_single(self, x: np.ndarray, w: np.ndarray) -> np.ndarray:
-        return np.matmul(w, x.reshape(self.cg, self.positions)).reshape(self.out_shape)
+        return pooled_matmul(w, x.reshape(self.cg, self.positions)).reshape(self.out_shape)
 
     def _pointwise(self, x: np.ndarray, w: np.ndarray) -> np.ndarray:
         cols = x.reshape(self.batch, self.groups, self.cg, self.positions)
-        return np.matmul(w, cols).reshape(self.out_shape)
+        return pooled_matmul(w, cols).reshape(self.out_shape)
 
     def _im2col(self, x: np.ndarray, w: np.ndarray) -> np.ndarray:
         """``[N, C, *K, *O]``: the padded input at each kernel tap's output positions (channel blocks split
@@ -160,7 +161,7 @@ class ForwardKernel:
 
         run_chunked(channels, cols[:, :1].size, copy)
         cols = cols.reshape(self.batch, self.groups, self.cg * math.prod(self.kernel), self.positions)
-        return np.matmul(w, cols).reshape(self.out_shape)  # [N, G, Co/G, P]
+        return pooled_matmul(w, cols).reshape(self.out_shape)  # [N, G, Co/G, P]
 
     def _flat_taps(self, x: np.ndarray) -> FlatTaps:
         return FlatTaps(x, self.begin, self.end, 0, self.kernel, self.strides, self.dilations, self.out_spatial)

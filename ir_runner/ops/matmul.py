@@ -32,6 +32,7 @@ import math
 
 import numpy as np
 
+from ..blas import pooled_matmul
 from ..errors import UnsupportedError
 from ..parallel import run_chunked
 from ..types import DYNAMIC, DYNAMIC_DIM, DYNAMIC_SHAPE, Dim, PartialShape, TensorSpec, broadcast_dims, merge_dims
@@ -111,8 +112,8 @@ def matmul(a: np.ndarray, b: np.ndarray, *, transpose_a: bool, transpose_b: bool
         np.copyto(out, result, casting="unsafe")
         return out
     if out is not None and out.ndim:
-        return np.matmul(a, b, out=out)
-    result = np.matmul(a, b)
+        return pooled_matmul(a, b, out=out)
+    result = pooled_matmul(a, b)
     if out is not None:
         np.copyto(out, result)
         return out
@@ -177,11 +178,11 @@ def _prepare_matmul(params, inputs: list[TensorSpec], outputs: list[TensorSpec],
         b = b.T if transpose_b else b
         if out is None:
             if whole:
-                return np.matmul(a, b).reshape(out_shape)
+                return pooled_matmul(a, b).reshape(out_shape)
             out = np.empty(out_shape, dtype)
         flat = out.reshape(rows, out_shape[-1])
         if whole:
-            np.matmul(a, b, out=flat)
+            pooled_matmul(a, b, out=flat)
         else:
             for lo, hi in blocks:
                 np.matmul(a[lo:hi], b, out=flat[lo:hi])
