@@ -1,24 +1,23 @@
-"""BLAS threads: OpenBLAS runs single-threaded during a run, and large products are split over ir-run's pool.
+"""BLAS threads: OpenBLAS on one thread once ir-run runs, and large products split over ir-run's own pool.
 
 numpy's OpenBLAS threads every product above ~2.6e5 multiply-adds, and its idle workers spin: on a machine
 whose cores are busy with other processes, a [24,96] x [96,12544] product (a 1x1 convolution of
 EfficientNet) took 32 ms on 2 threads against 0.9 ms on one (16 ms of CPU time spent spinning), and whole
-CNNs ran 5-10x slower. :func:`single_threaded` sets OpenBLAS to one thread for the length of a run (restored
-afterwards, counted across concurrent runs); :func:`pooled_matmul` splits a large product along the columns of its
-result over the pool of :mod:`.parallel`, whose workers block instead of spinning. Without an OpenBLAS found
-in the process (another BLAS, another OS), nothing is switched.
+CNNs ran 5-10x slower. :func:`keep_single_threaded` (called by every run) sets OpenBLAS to one thread once
+per process: this is process-wide, numpy products outside ir-run then run on one thread too (threadpoolctl
+or ``openblas_set_num_threads`` set it back). :func:`pooled_matmul` splits a large product along the
+columns of its result over the pool of :mod:`.parallel`, whose workers block instead of spinning. Without
+an OpenBLAS found in the process (another BLAS, another OS), nothing is switched.
 
-A column block of a product is the same dot products over the same K as the whole (BLAS sums each element
-along K the same way whatever the N split), so the values are within the product's stated bound either way.
+An element of a column block is the same dot product over K as in the whole product; BLAS may order that
+sum differently for another width, which the product's stated bound covers (as for OpenBLAS's own threads).
 """
 
 from __future__ import annotations
 
 import ctypes
 import math
-import threading
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 
 import numpy as np
 
@@ -55,32 +54,18 @@ def _openblas() -> tuple | None:
 
 
 _CONTROLS = _openblas()
-_lock = threading.Lock()
-_active = 0  # runs in progress (any thread)
-_saved = 1  # OpenBLAS's thread count before the first of them
+_switched = False
 
 
-@contextmanager
-def single_threaded() -> Iterator[None]:
-    """OpenBLAS on one thread while the block runs (nested and concurrent blocks share one switch)."""
-    global _active, _saved
-    if _CONTROLS is None:
-        yield
-        return
-    get, put = _CONTROLS
-    with _lock:
-        if not _active:
-            _saved = get()
-            if _saved != 1:
-                put(1)
-        _active += 1
-    try:
-        yield
-    finally:
-        with _lock:
-            _active -= 1
-            if not _active and _saved != 1:
-                put(_saved)
+def keep_single_threaded() -> None:
+    """OpenBLAS on one thread from now on: done once per process, at its first run (a switch per run, set
+    and restored, cost 3-11 us: half the run of a two-layer model). A count set later (threadpoolctl,
+    OpenBLAS's own calls) is left as it is."""
+    global _switched
+    if not _switched:
+        _switched = True
+        if _CONTROLS is not None:
+            _CONTROLS[1](1)
 
 
 def pooled_matmul(a: np.ndarray, b: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
@@ -89,12 +74,22 @@ def pooled_matmul(a: np.ndarray, b: np.ndarray, out: np.ndarray | None = None) -
     if a.ndim < 2 or b.ndim < 2 or a.dtype != b.dtype:
         return np.matmul(a, b, out=out)
     rows, inner, cols = a.shape[-2], a.shape[-1], b.shape[-1]
-    shape = np.broadcast_shapes(a.shape[:-2], b.shape[:-2]) + (rows, cols)
-    per_column = rows * inner * math.prod(shape[:-2])
+    if a.ndim == 2 or b.ndim == 2:
+        batch = b.shape[:-2] if a.ndim == 2 else a.shape[:-2]
+    else:
+        batch = np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
+    per_column = rows * inner * math.prod(batch)
     if per_column * cols < SPLIT_MIN_MACS or cols < 2:
         return np.matmul(a, b, out=out)
+    shape = batch + (rows, cols)
     if out is None:
         out = np.empty(shape, a.dtype)
     run_chunked(cols, per_column, lambda lo, hi: np.matmul(a, b[..., lo:hi], out=out[..., lo:hi]),
                 min_elements=SPLIT_MIN_MACS)
     return out
+
+
+def matmul_for(macs: int) -> Callable[..., np.ndarray]:
+    """The product to use for shapes known ahead of ``macs`` multiply-adds: ``np.matmul`` itself below the
+    split threshold (no per-call check), else :func:`pooled_matmul`."""
+    return pooled_matmul if macs >= SPLIT_MIN_MACS else np.matmul

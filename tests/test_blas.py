@@ -1,8 +1,6 @@
-"""ir_runner.blas: OpenBLAS single-threaded during runs (restored after), large products split over the pool."""
+"""ir_runner.blas: OpenBLAS set to one thread at the first run, large products split over ir-run's pool."""
 
 from __future__ import annotations
-
-import threading
 
 import numpy as np
 import pytest
@@ -12,67 +10,26 @@ from ir_runner import blas
 from tests.helpers.irbuild import IRBuilder
 
 
-def _threads() -> int:
+def test_a_run_sets_openblas_to_one_thread_once(monkeypatch):
     if blas._CONTROLS is None:
         pytest.skip("no OpenBLAS in this process")
-    return blas._CONTROLS[0]()
-
-
-def test_single_threaded_sets_one_thread_and_restores_the_count():
-    get, put = blas._CONTROLS if blas._CONTROLS else (None, None)
-    before = _threads()
-    put(2)
-    try:
-        with blas.single_threaded():
-            assert get() == 1
-            with blas.single_threaded():  # nested: one switch
-                assert get() == 1
-            assert get() == 1
-        assert get() == 2
-    finally:
-        put(before)
-
-
-def test_concurrent_runs_restore_only_when_the_last_ends():
-    get, put = blas._CONTROLS if blas._CONTROLS else (None, None)
-    before = _threads()
-    put(2)
-    inside, leave = threading.Event(), threading.Event()
-
-    def other() -> None:
-        with blas.single_threaded():
-            inside.set()
-            leave.wait(10)
-
-    worker = threading.Thread(target=other)
-    try:
-        worker.start()
-        inside.wait(10)
-        with blas.single_threaded():
-            assert get() == 1
-        assert get() == 1  # the other run is still going
-        leave.set()
-        worker.join(10)
-        assert get() == 2
-    finally:
-        leave.set()
-        put(before)
-
-
-def test_a_run_is_single_threaded_and_leaves_openblas_as_it_found_it():
-    get, put = blas._CONTROLS if blas._CONTROLS else (None, None)
-    before = _threads()
+    get, put = blas._CONTROLS
+    before = get()
     b = IRBuilder()
     x = b.parameter("x", "f32", "64,300")
     w = b.const("w", np.ones((300, 500), np.float32))
     b.result(b.layer("MatMul", "opset1", [x, w], attrs={"transpose_a": "false", "transpose_b": "false"},
                      out_specs=[("f32", "64,500")]))
     model = ir_runner.load(*b.build())
-    seen = []
+    feeds = {"x": np.ones((64, 300), np.float32)}
+    monkeypatch.setattr(blas, "_switched", False)
     put(2)
     try:
-        model.trace({"x": np.ones((64, 300), np.float32)}, callback=lambda record: seen.append(get()))
-        assert seen and set(seen) == {1}
+        (value,) = model.run(feeds).values()
+        assert (value == 300).all()
+        assert get() == 1
+        put(2)  # set by the user afterwards: left alone
+        model.run(feeds)
         assert get() == 2
     finally:
         put(before)

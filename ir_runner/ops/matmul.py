@@ -32,7 +32,7 @@ import math
 
 import numpy as np
 
-from ..blas import pooled_matmul
+from ..blas import matmul_for, pooled_matmul
 from ..errors import UnsupportedError
 from ..parallel import run_chunked
 from ..types import DYNAMIC, DYNAMIC_DIM, DYNAMIC_SHAPE, Dim, PartialShape, TensorSpec, broadcast_dims, merge_dims
@@ -172,17 +172,18 @@ def _prepare_matmul(params, inputs: list[TensorSpec], outputs: list[TensorSpec],
         needed = _needed(a_shape, math.prod(b_spec.shape.to_shape()), out_shape, dtype.itemsize)
         blocks = _row_blocks(rows, min(k, _PACKED_K) * dtype.itemsize, needed, 2048)
     whole = len(blocks) == 1
+    product = matmul_for(rows * k * out_shape[-1])
 
     def kernel(a: np.ndarray, b: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
         a = a.T if transpose_a else a.reshape(flat_a)
         b = b.T if transpose_b else b
         if out is None:
             if whole:
-                return pooled_matmul(a, b).reshape(out_shape)
+                return product(a, b).reshape(out_shape)
             out = np.empty(out_shape, dtype)
         flat = out.reshape(rows, out_shape[-1])
         if whole:
-            pooled_matmul(a, b, out=flat)
+            product(a, b, out=flat)
         else:
             for lo, hi in blocks:
                 np.matmul(a[lo:hi], b, out=flat[lo:hi])
