@@ -11,9 +11,9 @@ from tests.helpers.irbuild import IRBuilder
 
 
 def test_a_run_sets_openblas_to_one_thread_once(monkeypatch):
-    if blas._CONTROLS is None:
+    if blas.openblas_controls() is None:
         pytest.skip("no OpenBLAS in this process")
-    get, put = blas._CONTROLS
+    get, put = blas.openblas_controls()
     before = get()
     b = IRBuilder()
     x = b.parameter("x", "f32", "64,300")
