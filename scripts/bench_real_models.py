@@ -39,6 +39,7 @@ if any(name in os.environ for name in _CLEARED_ENV):
     os.execve(sys.executable, [sys.executable, *sys.argv], env)
 
 import numpy as np  # noqa: E402
+from bench_timing import cpu_name  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 REAL = ROOT / "models" / "real"
@@ -64,17 +65,6 @@ compiled = ov.Core().compile_model(ov.Core().read_model(sys.argv[2]), "CPU", {"I
 compiled(feeds)
 print(time.perf_counter() - start, PEAK)
 """.replace("PEAK", PEAK)
-
-
-def cpu_name() -> str:
-    """The CPU's model name (Linux), else the platform's processor string."""
-    try:
-        with open("/proc/cpuinfo") as info:
-            return next(line.split(":", 1)[1].strip() for line in info if line.startswith("model name"))
-    except (OSError, StopIteration):
-        import platform
-
-        return platform.processor() or "unknown CPU"
 
 
 def networks(names: list[str], zoo: bool, cnn: Path | None) -> list[tuple[str, Path]]:

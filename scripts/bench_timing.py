@@ -1,11 +1,13 @@
-"""Timing helpers for the benchmarks: interleaved medians, bit-exact comparison, unit formatting."""
+"""Timing helpers for the benchmarks: interleaved medians, bit-exact comparison, unit formatting, the CPU's name."""
 
 from __future__ import annotations
 
 import gc
+import platform
 import statistics
 import time
 from collections.abc import Callable
+from pathlib import Path
 
 import numpy as np
 
@@ -73,3 +75,14 @@ def fmt_bytes(n: float | None) -> str:
     if n is None:
         return "-"
     return f"{n / 2**20:.1f} MiB"
+
+
+def cpu_name() -> str:
+    """The CPU's model name (Linux), else the platform's processor or machine string."""
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
