@@ -59,11 +59,11 @@ ir_runner.load(sys.argv[2]).run(feeds)
 print(time.perf_counter() - start, PEAK)
 """.replace("PEAK", PEAK)
 FIRST_OPENVINO = """
-import time, sys
+import time, sys, json
 start = time.perf_counter()
 import numpy as np, openvino as ov
 feeds = dict(np.load(sys.argv[1]))
-compiled = ov.Core().compile_model(ov.Core().read_model(sys.argv[2]), "CPU", {"INFERENCE_PRECISION_HINT": "f32"})
+compiled = ov.Core().compile_model(ov.Core().read_model(sys.argv[2]), "CPU", json.loads(sys.argv[3]))
 compiled(feeds)
 print(time.perf_counter() - start, PEAK)
 """.replace("PEAK", PEAK)
@@ -107,13 +107,13 @@ def timed(call, seconds: float) -> float:
     return statistics.median(times)
 
 
-def fresh(script: str, feeds: Path, xml: Path, env: dict[str, str]) -> tuple[float, float]:
+def fresh(script: str, feeds: Path, xml: Path, env: dict[str, str], *extra: str) -> tuple[float, float]:
     """(wall seconds of a fresh process, its peak RSS in MiB), the best of 3 runs in ``env``."""
     best = (float("inf"), 0.0)
     for _ in range(3):
         start = time.perf_counter()
-        out = subprocess.run([sys.executable, "-c", script, str(feeds), str(xml)], capture_output=True, text=True,
-                             check=True, cwd=ROOT, env=env)
+        out = subprocess.run([sys.executable, "-c", script, str(feeds), str(xml), *extra], capture_output=True,
+                             text=True, check=True, cwd=ROOT, env=env)
         wall = time.perf_counter() - start
         rss = float(out.stdout.split()[1]) / 1024
         best = min(best, (wall, rss))
@@ -137,14 +137,21 @@ def main() -> int:
                         help="also the CNNs scripts/make_cnn_models.py wrote to this folder (default: its default)")
     parser.add_argument("--seconds", type=float, default=2.0, help="minimum timing per measurement")
     parser.add_argument("--json", type=Path, help="write the rows to this file")
+    parser.add_argument("--threads", type=int, help="threads of both engines (IR_RUN_THREADS and OpenVINO's"
+                        " INFERENCE_NUM_THREADS; default: each its own): 1 compares CPU work on a busy machine")
     args = parser.parse_args()
+    config = dict(CPU_CONFIG)
+    if args.threads:
+        os.environ["IR_RUN_THREADS"] = str(args.threads)  # before ir_runner is imported (read at import)
+        config["INFERENCE_NUM_THREADS"] = args.threads
     import openvino as ov
 
     import ir_runner
 
     cleared = os.environ.get("IR_RUN_BENCH_CLEARED")
     print(f"OPENBLAS_CORETYPE/OPENBLAS_L2_SIZE: {'unset for this run (' + cleared + ')' if cleared else 'not set'};"
-          f" {cpu_name()}, {os.cpu_count()} CPUs; load average {os.getloadavg()[0]:.1f}; openvino {ov.__version__}")
+          f" {cpu_name()}, {os.cpu_count()} CPUs; threads {args.threads or 'default'};"
+          f" load average {os.getloadavg()[0]:.1f}; openvino {ov.__version__}")
     print(f"{'network':16} {'weights':>8} {'ir-run ms':>10} {'OV ms':>8} {'ratio':>6} {'first ir-run s':>14}"
           f" {'first OV s':>10} {'peak ir-run MiB':>15} {'peak OV MiB':>11} {'err/bound':>9}")
     rows, ratios, names = [], [], []
@@ -165,13 +172,13 @@ def main() -> int:
             print(f"{name:16} not run: {str(error).splitlines()[0]}")
             rows.append({"network": name, "error": str(error)})
             continue
-        compiled = core.compile_model(str(xml), "CPU", CPU_CONFIG)
+        compiled = core.compile_model(str(xml), "CPU", config)
         want = [np.array(v) for v in compiled(feeds).values()]
         error = close(model.run(feeds), want)
         ours = timed(lambda: model.run(feeds), args.seconds)  # noqa: B023
         theirs = timed(lambda: compiled(feeds), args.seconds)  # noqa: B023
         first_ours, peak_ours = fresh(FIRST_IR_RUN, feeds_path, xml, env)
-        first_theirs, peak_theirs = fresh(FIRST_OPENVINO, feeds_path, xml, env)
+        first_theirs, peak_theirs = fresh(FIRST_OPENVINO, feeds_path, xml, env, json.dumps(config))
         weights = xml.with_suffix(".bin").stat().st_size / 2**20
         ratios.append(ours / theirs)
         names.append(name)
