@@ -6,10 +6,10 @@ EfficientNet) took 32 ms on 2 threads against 0.9 ms on one (16 ms of CPU time s
 CNNs ran 5-10x slower. :func:`keep_single_threaded` (called by every run) sets OpenBLAS to one thread once
 per process: this is process-wide, numpy products outside ir-run then run on one thread too (threadpoolctl
 or ``openblas_set_num_threads`` set it back). :func:`pooled_matmul` splits a large product along the
-columns of its result over the pool of :mod:`.parallel`, whose workers block instead of spinning. Without
+columns (or rows) of its result over the pool of :mod:`.parallel`, whose workers block instead of spinning. Without
 an OpenBLAS found in the process (another BLAS, another OS), nothing is switched.
 
-An element of a column block is the same dot product over K as in the whole product; BLAS may order that
+An element of a block is the same dot product over K as in the whole product; BLAS may order that
 sum differently for another width, which the product's stated bound covers (as for OpenBLAS's own threads).
 """
 
@@ -73,8 +73,8 @@ def keep_single_threaded() -> None:
 
 
 def pooled_matmul(a: np.ndarray, b: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
-    """``np.matmul(a, b, out=out)``, its result's columns split over the pool when large (both operands of rank
-    >= 2)."""
+    """``np.matmul(a, b, out=out)``, its result's columns (or rows, when it has fewer columns than rows) split
+    over the pool when large (both operands of rank >= 2)."""
     if a.ndim < 2 or b.ndim < 2 or a.dtype != b.dtype:
         return np.matmul(a, b, out=out)
     rows, inner, cols = a.shape[-2], a.shape[-1], b.shape[-1]
@@ -82,14 +82,17 @@ def pooled_matmul(a: np.ndarray, b: np.ndarray, out: np.ndarray | None = None) -
         batch = b.shape[:-2] if a.ndim == 2 else a.shape[:-2]
     else:
         batch = np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
-    per_column = rows * inner * math.prod(batch)
-    if per_column * cols < SPLIT_MIN_MACS or cols < 2:
+    macs = rows * inner * cols * math.prod(batch)
+    if macs < SPLIT_MIN_MACS or max(rows, cols) < 2:
         return np.matmul(a, b, out=out)
-    shape = batch + (rows, cols)
     if out is None:
-        out = np.empty(shape, a.dtype)
-    run_chunked(cols, per_column, lambda lo, hi: np.matmul(a, b[..., lo:hi], out=out[..., lo:hi]),
-                min_elements=SPLIT_MIN_MACS)
+        out = np.empty(batch + (rows, cols), a.dtype)
+    if cols >= rows:  # each piece packs all of a's rows and its own columns of b
+        run_chunked(cols, macs // cols, lambda lo, hi: np.matmul(a, b[..., lo:hi], out=out[..., lo:hi]),
+                    min_elements=SPLIT_MIN_MACS)
+    else:  # fewer columns (a convolution's last layers: [512, 4608] x [4608, 49]): split the rows instead
+        run_chunked(rows, macs // rows, lambda lo, hi: np.matmul(a[..., lo:hi, :], b, out=out[..., lo:hi, :]),
+                    min_elements=SPLIT_MIN_MACS)
     return out
 
 

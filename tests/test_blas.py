@@ -40,6 +40,8 @@ def test_a_run_sets_openblas_to_one_thread_once(monkeypatch):
     ((2, 3, 64, 100), (100, 700)),    # batch dims of a
     ((64, 100), (3, 100, 701)),       # batch dims of b, odd column count
     ((1, 24, 96), (2, 96, 4000)),     # broadcast batch
+    ((900, 300), (300, 49)),          # fewer columns than rows: rows split
+    ((2, 700, 64), (64, 30)),         # rows split with a batch
     ((5, 7), (7, 3)),                 # below the threshold: one call
     ((4, 0), (0, 9)),                 # empty inner dimension
 ])
