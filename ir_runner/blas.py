@@ -3,7 +3,7 @@
 numpy's OpenBLAS threads every product above ~2.6e5 multiply-adds, and its idle workers spin: on a machine
 whose cores are busy with other processes, a [24,96] x [96,12544] product (a 1x1 convolution of
 EfficientNet) took 32 ms on 2 threads against 0.9 ms on one (16 ms of CPU time spent spinning), and whole
-CNNs ran 5-10x slower. :func:`keep_single_threaded` (called by every run) sets OpenBLAS to one thread once
+CNNs ran 10-45x slower. :func:`keep_single_threaded` (called by every run) sets OpenBLAS to one thread once
 per process: this is process-wide, numpy products outside ir-run then run on one thread too (threadpoolctl
 or ``openblas_set_num_threads`` set it back). :func:`pooled_matmul` splits a large product along the
 columns (or rows) of its result over the pool of :mod:`.parallel`, whose workers block instead of spinning. Without
