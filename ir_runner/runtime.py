@@ -9,6 +9,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from .blas import keep_single_threaded
 from .casting import LEVELS, CastRefused, caller_stacklevel, convert, is_numpy_type, weakest_level
 from .errors import InputError, IRError, with_layer
 from .parallel import c_ordered_copy, copy_into
@@ -237,8 +238,8 @@ def execute(plan: Plan, feeds: Sequence[np.ndarray], observe: Observer | None = 
     """Run the plan's steps on ``feeds`` (already checked); outputs never alias a Const or an input.
 
     Floating-point warnings (overflow, invalid, division by zero) are ignored for the whole run: the values
-    are the reference's (infinities, NaNs), never an error. Kernels that run parts on worker threads set
-    their own ``errstate`` there (numpy's is per thread).
+    are the reference's (infinities, NaNs), never an error. OpenBLAS is set to one thread (:mod:`.blas`).
+    Kernels that run parts on worker threads set their own ``errstate`` there (numpy's is per thread).
 
     ``observe(step, value, seconds)``, when given, is called after each step (for tracing and per-layer
     timing), before any slot is released; ``value`` is a tuple for a step of several outputs. ``out``, when
@@ -255,6 +256,7 @@ def execute(plan: Plan, feeds: Sequence[np.ndarray], observe: Observer | None = 
         slots[slot] = value
     quiet = _FP_STATE.set(_FP_IGNORED)  # once per run: kernels on this thread need no errstate of their own
     try:
+        keep_single_threaded()
         if observe is None and not into:
             _run_steps(plan.program, slots)
         else:

@@ -46,16 +46,6 @@ def _reexec_without_openblas_overrides() -> None:
         os.execve(sys.executable, [sys.executable, *sys.orig_argv[1:]], env)  # (as run: -m scripts.NAME)
 
 
-def _cpu_name() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or platform.machine()
-
-
 def _git_state() -> str:
     """The commit the measured tree is at, with '-dirty' when it has uncommitted changes."""
     root = Path(__file__).resolve().parent.parent
@@ -107,12 +97,14 @@ def main(argv: list[str] | None = None) -> int:
     import numpy
     import openvino
 
+    from scripts.bench_timing import cpu_name
+
     meta = {
         "date": started.isoformat(timespec="seconds"),
         "mode": "quick" if args.quick else "full",
         "seconds": round(seconds, 1),
         "git": _git_state(),
-        "cpu": _cpu_name(),
+        "cpu": cpu_name(),
         "cpu_count": os.cpu_count(),
         "python": platform.python_version(),
         "numpy": numpy.__version__,

@@ -33,7 +33,7 @@ from scripts.bench_models import (
     select_gather_model,
     select_model,
 )
-from scripts.bench_timing import medians, once_ns, same_bits
+from scripts.bench_timing import bytecode_env, medians, once_ns, same_bits
 
 ROOT = Path(__file__).resolve().parent.parent
 MODELS = ROOT / "models"
@@ -202,18 +202,6 @@ def ir_run_command() -> list[str]:
     return [str(script)] if script.exists() else [sys.executable, "-m", "ir_runner"]
 
 
-def _bytecode_env(workdir: Path) -> dict[str, str]:
-    """The environment for timing whole processes: bytecode caches on, kept under ``workdir``.
-
-    Some environments set PYTHONDONTWRITEBYTECODE; an editable install then recompiles every ir-run
-    module in every process (about 50 ms), which an installed package never does. The warm-up round
-    writes the caches of every module the three processes import into ``workdir/pycache``.
-    """
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
-    env["PYTHONPYCACHEPREFIX"] = str(workdir / "pycache")
-    return env
-
-
 def startup(ctx: Context) -> list[Row]:
     """Whole processes, from start to exit after printing the result of the quick-start model."""
     _say("process time to first result")
@@ -229,7 +217,7 @@ def startup(ctx: Context) -> list[Row]:
     with np.load(MODELS / "select_gather.expected.npz") as data:
         printed = np.array2string(data["out"], threshold=20, edgeitems=3)
     samples: dict[str, list[float]] = {k: [] for k in commands}
-    env = _bytecode_env(ctx.workdir)
+    env = bytecode_env(ctx.workdir)
     reps = 3 if ctx.quick else 10
     for rep in range(reps + 1):
         for name, command in commands.items():

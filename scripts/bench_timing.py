@@ -1,11 +1,15 @@
-"""Timing helpers for the benchmarks: interleaved medians, bit-exact comparison, unit formatting."""
+"""Timing helpers for the benchmarks: interleaved medians, bit-exact comparison, unit formatting, the CPU's name, the
+environment for timing whole processes."""
 
 from __future__ import annotations
 
 import gc
+import os
+import platform
 import statistics
 import time
 from collections.abc import Callable
+from pathlib import Path
 
 import numpy as np
 
@@ -73,3 +77,26 @@ def fmt_bytes(n: float | None) -> str:
     if n is None:
         return "-"
     return f"{n / 2**20:.1f} MiB"
+
+
+def cpu_name() -> str:
+    """The CPU's model name (Linux), else the platform's processor or machine string."""
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def bytecode_env(workdir: Path) -> dict[str, str]:
+    """The environment for timing whole processes: bytecode caches on, kept under ``workdir``.
+
+    Some environments set PYTHONDONTWRITEBYTECODE; an editable install then recompiles every ir-run
+    module in every process (about 50 ms), which an installed package never does. A first (warm-up) process
+    writes the caches of every module it imports into ``workdir/pycache``.
+    """
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    env["PYTHONPYCACHEPREFIX"] = str(workdir / "pycache")
+    return env

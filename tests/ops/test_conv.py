@@ -479,3 +479,51 @@ def test_backprop_of_an_empty_axis_gives_zeros_of_the_inferred_shape(stride, pad
     static = o8.convolution_backprop_data(o8.parameter([1, 8, 3, 0], np.float32), w, [stride, stride], **attrs)
     assert out.shape == tuple(static.get_output_partial_shape(0).to_shape())
     assert model.outputs[0].partial_shape.accepts(out.shape) and not out.any()
+
+
+@pytest.mark.parametrize("kind, x_shape, filters, strides, dilations, pads", [
+    ("conv", (1, 24, 9, 13), (40, 24, 1, 1), [1, 1], [1, 1], [0, 0]),       # pointwise, one image
+    ("group", (2, 24, 9, 13), (3, 5, 8, 1, 1), [1, 1], [1, 1], [0, 0]),     # grouped pointwise, a batch
+    ("conv", (2, 6, 11, 10), (7, 6, 3, 2), [2, 1], [1, 2], [1, 2]),         # im2col: strides, dilations, pads
+    ("conv", (1, 5, 8, 9, 7), (4, 5, 2, 3, 1), [1, 2, 1], [2, 1, 1], [1, 0, 2]),  # 3-D
+    ("conv", (1, 4, 1, 3), (6, 4, 1, 1), [1, 1], [1, 1], [0, 0]),           # 3 positions (split in 2)
+])
+def test_products_split_over_the_pool(kind, x_shape, filters, strides, dilations, pads, tmp_path, monkeypatch):
+    """A convolution's product split by columns over the pool (ir_runner.blas, its threshold lowered to reach
+    these small cases) gives the same values within the bound, whatever the split."""
+    from ir_runner import blas, parallel
+
+    monkeypatch.setattr(blas, "SPLIT_MIN_MACS", 8)
+    monkeypatch.setattr(parallel, "_WORKERS", 3)
+    splits = []
+    real = blas.run_chunked
+    monkeypatch.setattr(blas, "run_chunked", lambda total, *a, **k: splits.append(total) or real(total, *a, **k))
+    rng = np.random.default_rng(len(x_shape) * 7 + filters[0])
+    x = rng.standard_normal(x_shape).astype(np.float32)
+    n = len(x_shape) - 2
+    attrs = dict(strides=strides, pads_begin=pads, pads_end=pads[::-1], dilations=dilations, auto_pad="explicit")
+    node, params = _build(kind, ps(*x.shape), filters, attrs, rng)
+    path = write_ir(node, params, tmp_path)
+    w = node.input_value(1).get_node().get_data()
+    k = int(np.prod(w.shape[-n - 1:]))
+    rtol, atol = _tolerance(x, w, k)
+    check_run(path, {"x": x}, rtol=rtol, atol=atol, oracle="cpu")
+    assert splits, "the product was not split"
+
+
+def test_split_products_of_integers_wrap(tmp_path, monkeypatch):
+    """Integer pointwise convolution split over the pool: products and sums wrap as the reference's."""
+    from ir_runner import blas, parallel
+
+    monkeypatch.setattr(blas, "SPLIT_MIN_MACS", 8)
+    monkeypatch.setattr(parallel, "_WORKERS", 2)
+    data = o8.parameter([1, 3, 4, 5], ov.Type.i32, name="x")
+    w = np.array([[[[7]], [[-5]], [[3]]], [[[1]], [[1]], [[1]]]], np.int32)
+    node = o8.convolution(data, o8.constant(w), [1, 1], [0, 0], [0, 0], [1, 1])
+    path = write_ir(node, [data], tmp_path)
+    x = np.full((1, 3, 4, 5), 2**29, np.int32)
+    x[0, 1] = -(2**30)
+    got = next(iter(ir_runner.load(str(path)).run({"x": x}).values()))
+    want = np.int64(2**29) * (7 + 3) + np.int64(-(2**30)) * -5, np.int64(2**29) * 2 - 2**30
+    wrapped = [(int(v) + 2**31) % 2**32 - 2**31 for v in want]
+    assert got.dtype == np.int32 and (got[0, 0] == wrapped[0]).all() and (got[0, 1] == wrapped[1]).all()

@@ -21,6 +21,7 @@ import math
 
 import numpy as np
 
+from ...blas import matmul_for
 from ...parallel import run_chunked
 from ...types import Dim
 from ..toolkit.numeric import accumulation_dtype
@@ -83,6 +84,7 @@ class ForwardKernel:
         self.out_shape = (x_shape[0], g * cog) + out_spatial
         self.positions = math.prod(out_spatial)
         taps = math.prod(kernel)
+        self.product = matmul_for(x_shape[0] * g * cog * cg * taps * self.positions)  # (im2col, pointwise)
         wk = w  # kept in its element type: a prepared kernel holds no converted copy of the filters
         unit = all(s == 1 for s in strides)
         if x_shape[0] == 0 or self.positions == 0 or g * cog == 0:
@@ -117,11 +119,11 @@ class ForwardKernel:
         return np.zeros(self.out_shape, dtype=self.work)
 
     def _pointwise_single(self, x: np.ndarray, w: np.ndarray) -> np.ndarray:
-        return np.matmul(w, x.reshape(self.cg, self.positions)).reshape(self.out_shape)
+        return self.product(w, x.reshape(self.cg, self.positions)).reshape(self.out_shape)
 
     def _pointwise(self, x: np.ndarray, w: np.ndarray) -> np.ndarray:
         cols = x.reshape(self.batch, self.groups, self.cg, self.positions)
-        return np.matmul(w, cols).reshape(self.out_shape)
+        return self.product(w, cols).reshape(self.out_shape)
 
     def _im2col(self, x: np.ndarray, w: np.ndarray) -> np.ndarray:
         """``[N, C, *K, *O]``: the padded input at each kernel tap's output positions (channel blocks split
@@ -155,7 +157,7 @@ class ForwardKernel:
 
         run_chunked(channels, cols[:, :1].size, copy)
         cols = cols.reshape(self.batch, self.groups, self.cg * math.prod(self.kernel), self.positions)
-        return np.matmul(w, cols).reshape(self.out_shape)  # [N, G, Co/G, P]
+        return self.product(w, cols).reshape(self.out_shape)  # [N, G, Co/G, P]
 
     def _flat_taps(self, x: np.ndarray) -> FlatTaps:
         return FlatTaps(x, self.begin, self.end, 0, self.kernel, self.strides, self.dilations, self.out_spatial)

@@ -167,11 +167,13 @@ def _sigmoid(x: np.ndarray, out: np.ndarray) -> None:
     np.divide(F32(1), F32(1) + expf(-x), out=out)
 
 
-def _swish_beta(x: np.ndarray, beta: np.ndarray, out: np.ndarray) -> None:
+def _swish_beta(x: np.ndarray, beta: np.ndarray | None, out: np.ndarray) -> None:
+    """``x / (1 + exp(-(x * beta)))``; beta None: 1, no multiplication (the same values)."""
+    scaled = x if beta is None else x * beta
     if x.dtype == F64:
-        np.divide(x, 1.0 + np.exp(-(x * beta)), out=out)
+        np.divide(x, 1.0 + np.exp(-scaled), out=out)
         return
-    np.divide(x, F32(1) + expf(-(x * beta)), out=out)
+    np.divide(x, F32(1) + expf(-scaled), out=out)
 
 
 def _hswish(x: np.ndarray, out: np.ndarray) -> None:
@@ -729,10 +731,10 @@ def _infer_swish(ctx: OpContext):
 def swish(x: np.ndarray, beta: np.ndarray | None = None, *, out: np.ndarray | None = None) -> np.ndarray:
     """Swish-4: ``x / (1 + exp(-beta * x))`` (beta 1 when absent; ``exp`` in double rounded to f32, the rest
     in f32)."""
-    b = np.asarray(1.0 if beta is None else beta.reshape(-1)[0].astype(F32 if x.dtype != F64 else F64))
+    b = None if beta is None else np.asarray(beta.reshape(-1)[0].astype(F32 if x.dtype != F64 else F64))
 
     def on_float(a: np.ndarray, out: np.ndarray) -> None:
-        _swish_beta(a, b.astype(a.dtype), out)
+        _swish_beta(a, None if b is None else b.astype(a.dtype), out)
 
     return _dispatch(x, on_float, None, True, out)
 

@@ -19,6 +19,7 @@ import math
 
 import numpy as np
 
+from ...blas import matmul_for, pooled_matmul
 from ...errors import UnsupportedError
 from ...types import DYNAMIC, DYNAMIC_DIM, DYNAMIC_SHAPE, Dim, PartialShape, TensorSpec, broadcast_dims, merge_dims
 from ..api import LATEST_OPSET, Attr, KernelFn, OpContext, OpDef
@@ -92,8 +93,8 @@ def matmul(a: np.ndarray, b: np.ndarray, *, transpose_a: bool, transpose_b: bool
         np.copyto(out, result, casting="unsafe")
         return out
     if out is not None and out.ndim:
-        return np.matmul(a, b, out=out)
-    result = np.matmul(a, b)
+        return pooled_matmul(a, b, out=out)
+    result = pooled_matmul(a, b)
     if out is not None:
         np.copyto(out, result)
         return out
@@ -152,17 +153,18 @@ def _prepare_matmul(params, inputs: list[TensorSpec], outputs: list[TensorSpec],
         needed = _needed(a_shape, math.prod(b_spec.shape.to_shape()), out_shape, dtype.itemsize)
         blocks = _row_blocks(rows, min(k, _PACKED_K) * dtype.itemsize, needed, 2048)
     whole = len(blocks) == 1
+    product = matmul_for(rows * k * out_shape[-1])
 
     def kernel(a: np.ndarray, b: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
         a = a.T if transpose_a else a.reshape(flat_a)
         b = b.T if transpose_b else b
         if out is None:
             if whole:
-                return np.matmul(a, b).reshape(out_shape)
+                return product(a, b).reshape(out_shape)
             out = np.empty(out_shape, dtype)
         flat = out.reshape(rows, out_shape[-1])
         if whole:
-            np.matmul(a, b, out=flat)
+            product(a, b, out=flat)
         else:
             for lo, hi in blocks:
                 np.matmul(a[lo:hi], b, out=flat[lo:hi])
