@@ -1,6 +1,6 @@
 """The viewer's adapter and overlays (ir_runner/view): Model Explorer graph JSON that keeps every layer, edge and
 port of the IR, groups, folded Consts, decompression units, bodies, variables; node data of validate,
-crosscheck and bench; ``ir-run view --export`` and the error without the extra. The browser tests are in
+crosscheck, bench and precision; ``ir-run view --export`` and the error without the extra. The browser tests are in
 tests/test_view_browser.py."""
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from ir_runner.view.overlays import (
     bench_overlays,
     crosscheck_overlays,
     node_ids,
+    precision_overlays,
     validation_overlay,
 )
 from tests.cli.clikit import invoke
@@ -27,6 +28,7 @@ from tests.conftest import MODELS
 from tests.helpers import view_models
 from tests.helpers.loops import write_nested_loops
 
+EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 REAL = sorted(p.parent.name for p in (MODELS / "real").glob("*/model.xml"))
 
 
@@ -304,3 +306,80 @@ def test_crosscheck_and_bench_view_their_own_run(command: str, tmp_path: Path) -
         assert files == ["graph.json", "overlay-bench-mean-ms-per-run.json", "overlay-bench-share-of-time.json"]
         shares = json.loads((tmp_path / "out" / files[2]).read_text())["main"]["results"]
         assert sum(r["value"] for r in shares.values()) == pytest.approx(100, abs=0.1)
+
+
+def _precision_overlays(tmp_path: Path, make, to: str) -> tuple[list, dict[str, str]]:
+    import ir_runner
+    from ir_runner.headroom import report_data
+
+    xml, weights, feeds = make()
+    (tmp_path / "m.xml").write_bytes(xml)
+    (tmp_path / "m.bin").write_bytes(weights)
+    result = report_data(ir_runner.precision(ir_runner.load(str(tmp_path / "m.xml")), feeds, to, fix=False))
+    graphs = model_graphs(analyse(str(tmp_path / "m.xml")))
+    names = {n["id"]: attrs(n["attrs"])["layer name"] for n in graphs["graphs"][0]["nodes"]}
+    return precision_overlays(result, graphs), names
+
+
+def test_precision_overlay_marks_the_planted_overflow_first(tmp_path: Path) -> None:
+    from ir_runner.view.overlays import PALE, YELLOW
+    from tests.helpers.precision_models import OVERFLOW_LAYER, overflow_model
+
+    (bits, status), names = _precision_overlays(tmp_path, overflow_model, "f16")
+    assert bits.name == "precision headroom bits in f16 as GPU" and status.name == "precision status in f16 as GPU"
+    marked = {names[node]: r for node, r in status.data["main"]["results"].items()}
+    assert marked[OVERFLOW_LAYER]["bgColor"] == FIRST
+    assert marked[OVERFLOW_LAYER]["value"].startswith("first divergence (overflow: ")
+    assert marked["project"] == {"value": "ok", "bgColor": PALE}
+    assert marked["reduce"]["bgColor"] == YELLOW and marked["reduce"]["value"].startswith("diverges: ")
+    headroom = {names[node]: r["value"] for node, r in bits.data["main"]["results"].items()}
+    assert headroom[OVERFLOW_LAYER] < 0 < headroom["project"]  # beyond 65504: log2(65504 / max) is negative
+    assert [t["value"] for t in bits.data["main"]["thresholds"]] == [0, 3, 8, 1e9]
+    assert "red: < 0 bits (overflows)" in bits.legend and "orange: underflow" in status.legend
+
+
+def test_precision_overlay_marks_an_underflow_and_the_layers_kept_in_f32(tmp_path: Path) -> None:
+    from tests.helpers.precision_models import UNDERFLOW_LAYER, overflow_model, underflow_model
+
+    (_, status), names = _precision_overlays(tmp_path, underflow_model, "f16")
+    marked = {names[node]: r for node, r in status.data["main"]["results"].items()}
+    assert marked[UNDERFLOW_LAYER]["value"].startswith("first divergence (underflow: ")
+    (_, status), names = _precision_overlays(tmp_path, overflow_model, "bf16")  # CPU: the tail stays in f32
+    marked = {names[node]: r["value"] for node, r in status.data["main"]["results"].items()}
+    assert marked == {"project": "ok", "amplify": "ok", "reduce": "ok", "relu": "ok (runs in f32)"}
+
+
+@pytest.mark.parametrize("command", ["view", "precision"])
+def test_precision_view_exports_the_headroom_of_its_run(command: str, tmp_path: Path) -> None:
+    model = EXAMPLES / "precision" / "overflow.xml"
+    extra = ["--overlay", "precision"] if command == "view" else ["--view"]
+    result = invoke(command, model, "--input", model.with_suffix(".npz"), *extra, "--export", tmp_path / "out",
+                    "-q", debug=False)
+    assert result.exit_code == (0 if command == "view" else 1), result.output  # precision: an output diverges
+    files = sorted(p.name for p in (tmp_path / "out").iterdir())
+    assert files == ["graph.json", "overlay-precision-headroom-bits-in-f16-as-gpu.json",
+                     "overlay-precision-status-in-f16-as-gpu.json"]
+    graphs = json.loads((tmp_path / "out" / "graph.json").read_text())
+    names = {n["id"]: attrs(n["attrs"])["layer name"] for n in graphs["graphs"][0]["nodes"]}
+    status = json.loads((tmp_path / "out" / files[2]).read_text())["main"]["results"]
+    assert [names[n] for n, r in status.items() if r["value"].startswith("first divergence")] == ["amplify"]
+    assert "legend: precision status in f16 as GPU" in graphs["graphs"][0]["groupNodeAttributes"][""]
+
+
+def test_view_precision_overlay_takes_to_and_device(tmp_path: Path) -> None:
+    model = EXAMPLES / "precision" / "overflow.xml"
+    result = invoke("view", model, "--input", model.with_suffix(".npz"), "--overlay", "precision", "--to", "bf16",
+                    "--export", tmp_path / "out", "-q", debug=False)
+    assert result.exit_code == 0, result.output
+    status = json.loads((tmp_path / "out" / "overlay-precision-status-in-bf16-as-cpu.json").read_text())
+    assert all(not r["value"].startswith(("first", "overflow")) for r in status["main"]["results"].values())
+    result = invoke("view", model, "--overlay", "precision", "--device", "NPU", "--export", tmp_path / "o2",
+                    debug=False)
+    assert result.exit_code == 4 and "'NPU' is not one of CPU, GPU" in result.output, result.output
+
+
+def test_precision_view_refuses_compression() -> None:
+    model = EXAMPLES / "precision" / "mlp_int8.xml"
+    result = invoke("precision", model, "--input", model.with_suffix(".npz"), "--compression", "--view",
+                    debug=False)
+    assert result.exit_code == 2 and "--view shows the precision headroom" in result.output

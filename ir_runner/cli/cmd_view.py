@@ -16,11 +16,15 @@ from .view import OVERLAYS, pop_view_options, view_options
 @click.option("--overlay", "overlays", multiple=True, type=click.Choice(OVERLAYS),
               help="Lay findings over the graph (repeatable): validate (mismatching ports, unsupported layers),"
                    " crosscheck (error per layer against --device, the first divergence selected), bench (time"
-                   " per layer and its share).")
+                   " per layer and its share), precision (headroom of every layer against --to's range, overflow,"
+                   " underflow, the first divergence in the emulation selected).")
 @input_options(fill="random")
-@click.option("--device", default="CPU", show_default=True, help="The OpenVINO device of --overlay crosscheck.")
+@click.option("--device", help="The OpenVINO device of --overlay crosscheck (default CPU); for --overlay precision,"
+              " whose way of applying the hint to emulate, CPU or GPU (default: GPU for f16, CPU for bf16).")
 @click.option("--precision", type=click.Choice(["f32", "f16", "bf16"]), default="f32", show_default=True,
               help="The device's INFERENCE_PRECISION_HINT for --overlay crosscheck.")
+@click.option("--to", "to", type=click.Choice(["f16", "bf16"]), default="f16", show_default=True,
+              help="The INFERENCE_PRECISION_HINT --overlay precision emulates.")
 @click.option("--iterations", "-n", type=click.IntRange(min=1), default=10, show_default=True,
               help="Runs timed per layer for --overlay bench.")
 @view_options
@@ -31,7 +35,7 @@ def view(**kw: Any) -> None:
     Every layer with its type-version, attributes and declared and inferred port specs; groups from the
     layer names' module prefixes; Const weights folded into their consumers; decompression subgraphs as one
     group; bodies as subgraphs; variable readers and writers linked. Each --overlay is a node data layer
-    (pick it in the viewer's node data panel). Inputs for crosscheck and bench are random unless given.
+    (pick it in the viewer's node data panel). Inputs for crosscheck, bench and precision are random unless given.
     Exit 5 when the view extra is not installed (--export needs no extra).
     """
     from .view import show_model

@@ -1,5 +1,6 @@
-"""``view``: a model's graph in Model Explorer with ``validate``, ``crosscheck`` and ``bench --per-layer`` laid
-over it; also what ``crosscheck --view`` and ``bench --per-layer --view`` call with their own results."""
+"""``view``: a model's graph in Model Explorer with ``validate``, ``crosscheck``, ``bench --per-layer`` and
+``precision`` laid over it; also what ``crosscheck --view``, ``bench --per-layer --view`` and ``precision --view``
+call with their own results."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from ..record import Record
 from .common import info, write_stdout
 from .options import InputOptions
 
-OVERLAYS = ("validate", "crosscheck", "bench")
+OVERLAYS = ("validate", "crosscheck", "bench", "precision")
 FIRST_PORT = 8080  # Model Explorer's own default; the first free port from here on is taken
 
 
@@ -59,18 +60,20 @@ def pop_view(kw: dict[str, Any]) -> ViewOptions | None:
 
 
 def show_model(model: str, weights: str | None, strict: bool, memory_limit: int | None, inputs: InputOptions,
-               options: ViewOptions, overlays: tuple[str, ...], device: str, precision: str, iterations: int) -> None:
-    """``ir-run view``: run what the overlays need, then :func:`open_view`."""
+               options: ViewOptions, overlays: tuple[str, ...], device: str | None, precision: str, iterations: int,
+               to: str) -> None:
+    """``ir-run view``: run what the overlays need, then :func:`open_view` (``device``: crosscheck's, CPU when
+    None; precision's emulation, its default for ``to`` when None)."""
     if options.export is None:
         from ..view.server import require_model_explorer
 
         require_model_explorer()  # before the work: without it nothing can be shown
-    crosscheck = bench = None
+    crosscheck = bench = headroom = None
     if "crosscheck" in overlays:
         from .crosscheck import CrosscheckOptions, crosscheck_result
 
-        crosscheck = crosscheck_result(CrosscheckOptions(model, weights, strict, memory_limit, inputs, device,
-                                                         precision))
+        crosscheck = crosscheck_result(CrosscheckOptions(model, weights, strict, memory_limit, inputs,
+                                                         device or "CPU", precision))
         first = crosscheck["first_divergence"]
         info(f"crosscheck: first divergence: layer '{first['layer']}' (id {first['id']})" if first
              else "crosscheck: no divergence")
@@ -79,16 +82,34 @@ def show_model(model: str, weights: str | None, strict: bool, memory_limit: int 
 
         bench = bench_result(BenchOptions(model, weights, strict, memory_limit, inputs, warmup=1,
                                           iterations=iterations, per_layer=True))["per_layer"]
-    open_view(model, weights, strict, options, validate="validate" in overlays, crosscheck=crosscheck, bench=bench)
+    if "precision" in overlays:
+        from .precision import PrecisionOptions, precision_result
+
+        headroom = precision_result(PrecisionOptions(model, weights, strict, memory_limit, inputs, to, device,
+                                                     no_fix=True))["precision"]
+        first = headroom["first_divergence"]
+        info(f"precision: first divergence in {to}: layer '{first['layer']}' (id {first['id']})" if first
+             else f"precision: no divergence in {to}")
+    open_view(model, weights, strict, options, validate="validate" in overlays, crosscheck=crosscheck, bench=bench,
+              precision=headroom)
 
 
 def open_view(model: str, weights: str | None, strict: bool, options: ViewOptions, *, validate: bool = False,
-              crosscheck: dict[str, Any] | None = None, bench: list[dict[str, Any]] | None = None) -> None:
+              crosscheck: dict[str, Any] | None = None, bench: list[dict[str, Any]] | None = None,
+              precision: dict[str, Any] | None = None) -> None:
     """Build the view of ``model`` with the overlays asked for (``crosscheck``: its result; ``bench``: its
-    per-layer rows), then export it or serve it until interrupted."""
+    per-layer rows; ``precision``: its report), then export it or serve it until interrupted. The page opens on
+    the first divergence: crosscheck's, else precision's."""
     from ..report import analyse, validation_data
     from ..view.graph_json import model_graphs
-    from ..view.overlays import Overlay, bench_overlays, crosscheck_overlays, node_ids, validation_overlay
+    from ..view.overlays import (
+        Overlay,
+        bench_overlays,
+        crosscheck_overlays,
+        node_ids,
+        precision_overlays,
+        validation_overlay,
+    )
     from ..view.server import View, export, require_model_explorer, serve
 
     if options.export is None:
@@ -96,7 +117,8 @@ def open_view(model: str, weights: str | None, strict: bool, options: ViewOption
     analysis = analyse(model, weights, strict=strict)
     if analysis.graph is None:
         raise analysis.errors[0]
-    first = crosscheck["first_divergence"] if crosscheck else None
+    first = next((result["first_divergence"] for result in (crosscheck, precision)
+                  if result is not None and result["first_divergence"] is not None), None)
     graphs = model_graphs(analysis)
     selected = node_ids(graphs).get(first["id"]) if first else None
     overlays: list[Overlay] = []
@@ -106,6 +128,8 @@ def open_view(model: str, weights: str | None, strict: bool, options: ViewOption
         overlays += crosscheck_overlays(crosscheck, graphs)
     if bench is not None:
         overlays += bench_overlays(bench, graphs)
+    if precision is not None:
+        overlays += precision_overlays(precision, graphs)
     view = View(Path(model).name, graphs, overlays, selected)
     if options.export is not None:
         for path in export(view, options.export):
