@@ -383,3 +383,27 @@ def test_precision_view_refuses_compression() -> None:
     result = invoke("precision", model, "--input", model.with_suffix(".npz"), "--compression", "--view",
                     debug=False)
     assert result.exit_code == 2 and "--view shows the precision headroom" in result.output
+
+
+def test_crosscheck_overlay_of_a_first_divergence_without_an_error_value() -> None:
+    # a device output of another shape diverges with no max_abs: the layer is pinned, not a KeyError
+    graphs = model_graphs(analyse(str(MODELS / "picker.xml")))
+    layer = next(n["id"] for n in graphs["graphs"][0]["nodes"] if n["incomingEdges"])
+    result = {"device": "CPU", "precision": "f32", "first_divergence": {"id": layer},
+              "layers": [{"id": layer, "max_abs": None, "status": "diverges"}]}
+    error, status = crosscheck_overlays(result, graphs)
+    assert status.data["main"]["results"][layer]["value"] == "first divergence (diverges)"
+    assert error.data["main"]["results"] == {}
+
+
+@pytest.mark.parametrize("command", ["crosscheck", "precision"])
+def test_json_with_view_keeps_stdout_one_json_document(command: str, tmp_path: Path) -> None:
+    from tests.cli.clikit import as_json
+
+    if command == "crosscheck":
+        pytest.importorskip("openvino")
+    model = MODELS / "picker.xml"
+    result = invoke(command, model, "--input", MODELS / "picker.inputs.npz", "--json", "--view", "--export",
+                    tmp_path / "out", debug=False)
+    assert as_json(result)["command"] == command  # the files written are named on stderr
+    assert str(tmp_path / "out" / "graph.json") in result.stderr

@@ -11,7 +11,7 @@ from typing import Any
 import click
 
 from ..record import Record
-from .common import info, write_stdout
+from .common import info, log, settings, write_stdout
 from .options import InputOptions
 
 OVERLAYS = ("validate", "crosscheck", "bench", "precision")
@@ -131,13 +131,14 @@ def open_view(model: str, weights: str | None, strict: bool, options: ViewOption
     if precision is not None:
         overlays += precision_overlays(precision, graphs)
     view = View(Path(model).name, graphs, overlays, selected)
+    say = log if settings().json else write_stdout  # after a --json report, stdout stays one JSON document
     if options.export is not None:
         for path in export(view, options.export):
-            write_stdout(str(path))
+            say(str(path))
         return
     port = options.port if options.port is not None else free_port()
     info(f"serving the view on port {port}; Ctrl+C stops it")
-    serve(view, port, options.open_browser, announce=lambda address: write_stdout(f"view: {address}"))
+    serve(view, port, options.open_browser, announce=lambda address: say(f"view: {address}"))
 
 
 def free_port() -> int:
