@@ -102,13 +102,14 @@ def default_tolerance(to: str) -> Tolerance:
 
 class LayerPrecision(Record):
     """One float layer output: where (``layer``, ``position``, ``port``), its ``shape``, the precision it runs in
-    (``runs``: 'f16', 'bf16' or 'f32', kept by the device or by ``keep``), its f32 range (``max_abs``: the
-    largest finite ``|value|``, ``min_abs``: the smallest non-zero one; None when there is none), the elements
-    that leave the type's range (``overflow``: finite values beyond its maximum, ``underflow``: non-zero values
-    that round to zero, ``subnormal``: values that round to a subnormal), ``headroom_bits`` (log2 of the type's
-    maximum over ``max_abs``) and the emulated error (``mismatches`` elements beyond the tolerance, the largest
-    absolute error ``max_error`` and the worst element ``worst_index`` with the ``reference`` and ``emulated``
-    values there)."""
+    (``runs``: 'f16' or 'bf16'; 'f32' when kept by the device or by ``keep``; the output's own type, such as
+    'f64', when the hint does not convert it), its reference range (``max_abs``: the largest finite ``|value|``,
+    ``min_abs``: the smallest non-zero one; None when there is none), the elements that leave the type's range
+    (``overflow``: finite values beyond its maximum, ``underflow``: non-zero values that round to zero,
+    ``subnormal``: values that round to a subnormal) and ``headroom_bits`` (log2 of the type's maximum over
+    ``max_abs``), these four only for an f32 output (the hint converts no other type), and the emulated error
+    (``mismatches`` elements beyond the tolerance, the largest absolute error ``max_error`` and the worst element
+    ``worst_index`` with the ``reference`` and ``emulated`` values there)."""
 
     __slots__ = ("layer", "position", "port", "shape", "runs", "max_abs", "min_abs", "overflow", "underflow",
                  "subnormal", "headroom_bits", "mismatches", "max_error", "worst_index", "reference", "emulated")
@@ -372,13 +373,16 @@ def _compare(row: LayerPrecision, ref: np.ndarray, value: np.ndarray, tolerance:
 
 
 def _range(row: LayerPrecision, ref: np.ndarray, low: LowType) -> None:
-    """The reference's range against the type's: overflow, underflow to zero, subnormals, headroom."""
+    """The reference's range, and for an f32 output (the only type the hint converts) against the type's:
+    overflow, underflow to zero, subnormals, headroom."""
     magnitude = np.abs(ref[np.isfinite(ref)].astype(np.float64))
     if magnitude.size == 0:
         return
     row.max_abs = float(magnitude.max())
     nonzero = magnitude[magnitude > 0]
     row.min_abs = float(nonzero.min()) if nonzero.size else None
+    if ref.dtype != np.float32:
+        return
     rounded = np.abs(nonzero.astype(np.float32).astype(low.dtype).astype(np.float64))
     row.overflow = int(np.count_nonzero(np.isinf(rounded)))
     row.underflow = int(np.count_nonzero(rounded == 0))
