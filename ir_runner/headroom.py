@@ -401,10 +401,12 @@ def _fixes(emulation: Emulation, reference: dict, rows: list[LayerPrecision], ke
     keep, keep_fixes = _keep_set(emulation, reference, kept)
     order = {step.layer.id: index for index, step in enumerate(emulation.plan.steps)}
     refs = [emulation.model.inference.layers[layer_id].ref for layer_id in sorted(keep, key=order.__getitem__)]
-    source = emulation.model.source
-    xml = os.fspath(source) if isinstance(source, (str, os.PathLike)) else "model.xml"
+    model = emulation.model
+    xml = os.fspath(model.source) if isinstance(model.source, (str, os.PathLike)) else "model.xml"
+    weights = os.fspath(model.weights_source) if isinstance(model.weights_source, (str, os.PathLike)) else None
     return PrecisionFix(scale, scale_fixes, refs, keep_fixes,
-                        keep_snippet(xml, [ref.name for ref in refs], emulation.device, low.name) if refs else "")
+                        keep_snippet(xml, [ref.name for ref in refs], emulation.device, low.name, weights)
+                        if refs else "")
 
 
 def _keep_set(emulation: Emulation, reference: dict, kept: set[str]) -> tuple[set[str], bool]:
@@ -454,11 +456,12 @@ def _lowered_sources(emulation: Emulation, layer_id: str, kept: set[str], comput
     return list(found)
 
 
-def keep_snippet(xml: str, names: Sequence[str], device: str, to: str) -> str:
+def keep_snippet(xml: str, names: Sequence[str], device: str, to: str, weights: str | None = None) -> str:
     """Python that writes a copy of the IR with the ``precise`` rt_info attribute on ``names`` (OpenVINO then
-    keeps them in f32) and compiles it with the hint."""
+    keeps them in f32) and compiles it with the hint; ``weights``: the .bin (default: the one next to ``xml``)."""
     xml_text = str(xml)
-    stem = xml_text[:-4] if xml_text.endswith(".xml") else xml_text
+    stem = xml_text[:-4] if xml_text.lower().endswith(".xml") else xml_text
+    weights = stem + ".bin" if weights is None else str(weights)
     return "\n".join([
         "import xml.etree.ElementTree as ET",
         "import openvino as ov",
@@ -473,7 +476,7 @@ def keep_snippet(xml: str, names: Sequence[str], device: str, to: str) -> str:
         "        ET.SubElement(rt_info, 'attribute', name='precise', version='0')",
         f"tree.write({stem + '.keep-f32.xml'!r})",
         "core = ov.Core()",
-        f"model = core.read_model({stem + '.keep-f32.xml'!r}, {stem + '.bin'!r})",
+        f"model = core.read_model({stem + '.keep-f32.xml'!r}, {weights!r})",
         f"compiled = core.compile_model(model, {device!r}, {{'INFERENCE_PRECISION_HINT': {to!r}}})",
     ])
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import shutil
 from pathlib import Path
 
 from tests.cli.clikit import invoke
@@ -93,3 +94,14 @@ def test_bad_options_exit_with_their_codes():
     assert invoke("precision", xml).exit_code == 4  # no input and --fill error
     result = invoke("precision", xml, "-i", feeds, "--reference", xml)
     assert result.exit_code == 2 and "--reference is the uncompressed model for --compression" in result.output
+
+
+def test_the_keep_snippet_reads_the_weights_given(tmp_path):
+    # --weights names a .bin that is not next to the .xml: the snippet must read that one (it read m.bin)
+    examples = Path(__file__).resolve().parents[2] / "examples" / "precision"
+    shutil.copy(examples / "overflow.xml", tmp_path / "m.xml")
+    shutil.copy(examples / "overflow.bin", tmp_path / "weights.bin")
+    result = invoke("precision", tmp_path / "m.xml", "--weights", tmp_path / "weights.bin", "--input",
+                    examples / "overflow.npz", "--json", debug=False)
+    snippet = json.loads(result.stdout)["precision"]["fix"]["keep_snippet"]
+    assert f"core.read_model({str(tmp_path / 'm.keep-f32.xml')!r}, {str(tmp_path / 'weights.bin')!r})" in snippet
