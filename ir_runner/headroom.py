@@ -215,9 +215,7 @@ def precision(model: Model | str | os.PathLike | bytes, feeds: Mapping[str, obje
         raise InputError(f"headroom must be at least 1, got {headroom!r}")
     if not isinstance(model, Model):
         model = load(model, weights)
-    if model.variables:
-        raise UnsupportedError("precision does not run stateful models (their variables would need the emulation"
-                               " across steps)", hint="run crosscheck --precision on the device instead")
+    require_stateless(model)
     low = TYPES[to]
     bound = tolerance or default_tolerance(to)
     arrays = model.bind(feeds, cast=cast)
@@ -230,6 +228,13 @@ def precision(model: Model | str | os.PathLike | bytes, feeds: Mapping[str, obje
     if run.diverging and fix:
         fixed = _fixes(emulation, reference, run.rows, kept, headroom)
     return PrecisionReport(to, device, bound, headroom, run.rows, run.diverging, fixed)
+
+
+def require_stateless(model: Model) -> None:
+    """Raise an UnsupportedError for a stateful model: its variables would need the emulation across steps."""
+    if model.variables:
+        raise UnsupportedError("precision does not run stateful models (their variables would need the emulation"
+                               " across steps)", hint="run crosscheck --precision on the device instead")
 
 
 class Emulation:

@@ -382,7 +382,7 @@ def test_precision_view_refuses_compression() -> None:
     model = EXAMPLES / "precision" / "mlp_int8.xml"
     result = invoke("precision", model, "--input", model.with_suffix(".npz"), "--compression", "--view",
                     debug=False)
-    assert result.exit_code == 2 and "--view shows the precision headroom" in result.output
+    assert result.exit_code == 2 and "--view is for the headroom report, not --compression" in result.output
 
 
 def test_crosscheck_overlay_of_a_first_divergence_without_an_error_value() -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import click
+from click.core import ParameterSource
 
 from .common import EXIT_CODES_HELP, json_option, quiet_option
 from .options import input_options, model_options, pop_input_options
@@ -49,5 +50,24 @@ def precision(**kw: Any) -> None:
     """
     from .precision import PrecisionOptions, precision_command
 
+    _check_mode(kw["compression"])
     view = pop_view(kw)
     precision_command(PrecisionOptions(inputs=pop_input_options(kw), **kw), view)
+
+
+HEADROOM_ONLY = {"to": "--to", "device": "--device", "atol": "--atol", "rtol": "--rtol", "headroom": "--headroom",
+                 "keep": "--keep", "no_fix": "--no-fix", "show": "--view"}
+COMPRESSION_ONLY = {"reference": "--reference", "top": "--top"}
+
+
+def _check_mode(compression: bool) -> None:
+    """A usage error for an option given on the command line that the other mode (headroom or --compression)
+    takes: it would be ignored."""
+    context = click.get_current_context()
+    wrong = COMPRESSION_ONLY if not compression else HEADROOM_ONLY
+    given = [flag for name, flag in wrong.items()
+             if context.get_parameter_source(name) not in (None, ParameterSource.DEFAULT)]
+    if given:
+        verb = "is" if len(given) == 1 else "are"
+        raise click.UsageError(f"{', '.join(given)} {verb} for the headroom report, not --compression" if compression
+                               else f"{', '.join(given)} {verb} for --compression: add --compression")

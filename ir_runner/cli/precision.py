@@ -5,8 +5,6 @@ from __future__ import annotations
 import math
 from typing import Any
 
-import click
-
 from ..record import Record
 from .common import EXIT_COMPARISON, emit
 from .crosscheck import _index
@@ -48,10 +46,6 @@ class PrecisionOptions(Record):
 
 def precision_command(options: PrecisionOptions, view: ViewOptions | None = None) -> None:
     """Run the report and print it; with ``view``, then show the headroom in the viewer (before the exit code)."""
-    if options.reference is not None and not options.compression:
-        raise click.UsageError("--reference is the uncompressed model for --compression: add --compression")
-    if view is not None and options.compression:
-        raise click.UsageError("--view shows the precision headroom, not --compression's ranking")
     if view is not None:
         from ..view.server import require_model_explorer
 
@@ -68,8 +62,7 @@ def precision_command(options: PrecisionOptions, view: ViewOptions | None = None
             open_view(options.model, options.weights, options.strict, view, precision=result["precision"])
 
 
-def _bound(options: PrecisionOptions) -> tuple[Any, dict[str, Any]]:
-    model = load_model(options.model, options.weights, options.strict, options.memory_limit)
+def _bound(options: PrecisionOptions, model: Any) -> tuple[Any, dict[str, Any]]:
     bound = bind_inputs(model, options.inputs)
     return bound, {"model": {"path": options.model, "weights": options.weights}, "seed": bound.seed,
                    "inputs": binding_rows(bound)}
@@ -79,7 +72,7 @@ def compression_result(options: PrecisionOptions) -> dict[str, Any]:
     """What ``precision --compression`` prints, as JSON-ready data."""
     from ..sensitivity import compression, report_data
 
-    bound, result = _bound(options)
+    bound, result = _bound(options, load_model(options.model, options.weights, options.strict, options.memory_limit))
     reference = None
     if options.reference is not None:
         reference = load_model(options.reference, None, options.strict, options.memory_limit)
@@ -90,9 +83,11 @@ def compression_result(options: PrecisionOptions) -> dict[str, Any]:
 def precision_result(options: PrecisionOptions) -> dict[str, Any]:
     """What ``precision`` prints, as JSON-ready data (``exit_code`` set when a model output diverges)."""
     from ..divergence import Tolerance
-    from ..headroom import default_tolerance, precision, report_data
+    from ..headroom import default_tolerance, precision, report_data, require_stateless
 
-    bound, result = _bound(options)
+    model = load_model(options.model, options.weights, options.strict, options.memory_limit)
+    require_stateless(model)  # before the inputs: a stateful model's would be bound in vain
+    bound, result = _bound(options, model)
     default = default_tolerance(options.to)
     tolerance = Tolerance(default.atol if options.atol is None else options.atol,
                           default.rtol if options.rtol is None else options.rtol, None)
