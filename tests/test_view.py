@@ -407,3 +407,41 @@ def test_json_with_view_keeps_stdout_one_json_document(command: str, tmp_path: P
                     tmp_path / "out", debug=False)
     assert as_json(result)["command"] == command  # the files written are named on stderr
     assert str(tmp_path / "out" / "graph.json") in result.stderr
+
+
+def test_a_port_in_use_is_an_input_error(tmp_path: Path) -> None:
+    # Model Explorer exited 1 (ir-run's code for a failed comparison) with its own message
+    pytest.importorskip("model_explorer", reason="the view extra is not installed (pip install 'ir-run[view]')")
+    import socket
+
+    with socket.socket() as busy:
+        busy.bind(("localhost", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        result = invoke("view", MODELS / "picker.xml", "--no-browser", "--port", port, debug=False)
+    assert result.exit_code == 4, result.output
+    assert f"port {port} is in use" in result.stderr and "--port" in result.stderr
+
+
+def test_serving_prints_only_the_address_to_open_on_stdout() -> None:
+    # Model Explorer printed its own messages there, with an address that lacks the overlays and the selection
+    pytest.importorskip("model_explorer", reason="the view extra is not installed (pip install 'ir-run[view]')")
+    import os
+    import socket
+    import subprocess
+    import sys
+
+    with socket.socket() as probe:
+        probe.bind(("localhost", 0))
+        port = probe.getsockname()[1]
+    env = {k: v for k, v in os.environ.items() if k != "IR_RUN_DEBUG"}
+    process = subprocess.Popen([sys.executable, "-m", "ir_runner", "view", str(MODELS / "picker.xml"), "--overlay",
+                                "validate", "--no-browser", "--port", str(port)], stdout=subprocess.PIPE,
+                               stderr=subprocess.DEVNULL, text=True, env=env)
+    try:
+        first = process.stdout.readline()
+    finally:
+        process.terminate()
+        process.wait(timeout=30)
+    assert first.startswith(f"view: http://localhost:{port}/?data="), first
+    assert "nodeData" in first

@@ -4,7 +4,9 @@ call with their own results."""
 
 from __future__ import annotations
 
+import functools
 import socket
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -138,7 +140,9 @@ def open_view(model: str, weights: str | None, strict: bool, options: ViewOption
         return
     port = options.port if options.port is not None else free_port()
     info(f"serving the view on port {port}; Ctrl+C stops it")
-    serve(view, port, options.open_browser, announce=lambda address: say(f"view: {address}"))
+    stdout = sys.stdout  # (while serving, sys.stdout is the null device: Model Explorer's own messages go there)
+    show = log if settings().json else functools.partial(click.echo, file=stdout)
+    serve(view, port, options.open_browser, announce=lambda address: show(f"view: {address}"))
 
 
 def free_port() -> int:
