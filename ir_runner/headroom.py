@@ -252,7 +252,9 @@ class Emulation:
                         if getattr(layers[step.layer.id].op, "precision_anchor", False)}
         self.tail = self._tail() if device == "CPU" else set()
         graph = model.graph
-        self.returned = {graph.sources[result.id][0]: result.name for result in graph.results}
+        self.returned: dict[tuple[str, int], list[str]] = {}  # a layer output -> the model outputs it is
+        for result in graph.results:
+            self.returned.setdefault(graph.sources[result.id][0], []).append(result.name)
 
     def ids_named(self, names: Iterable[str]) -> set[str]:
         """The ids of the computed layers named ``names`` (InputError naming an unknown one)."""
@@ -329,8 +331,8 @@ class Emulation:
                         rows.append(row)
                     if row.diverges and first is None:
                         first = row
-                    if row.diverges and (layer_id, position) in self.returned:
-                        diverging.append(self.returned[(layer_id, position)])
+                    if row.diverges:
+                        diverging += self.returned.get((layer_id, position), [])
                 if several:
                     slots[step.outputs[0]:step.outputs[-1] + 1] = values
                 else:

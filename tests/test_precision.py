@@ -209,3 +209,16 @@ def test_an_f64_layer_is_never_lowered_so_never_overflows():
     assert big_row.overflow == 0 and big_row.headroom_bits is None
     back = _row(report, "back")  # f32 again: lowered, and 3e6 overflows f16 there
     assert back.runs == "f16" and back.status == "overflow" and back.headroom_bits < 0
+
+
+def test_every_model_output_of_a_diverging_layer_output_is_named():
+    # two Results reading one overflowing output: only the last one was named
+    b = IRBuilder("two")
+    x = b.parameter("x", "f32", "4")
+    big = b.layer("Multiply", "opset1", [x, b.const("gain", np.full(4, 1e5, np.float32))],
+                  attrs={"auto_broadcast": "numpy"}, out_specs=[("FP32", [4])], name="big")
+    b.result(big, "out_a")
+    b.result(big, "out_b")
+    xml, weights = b.build()
+    report = ir_runner.precision(ir_runner.load(xml, weights), {"x": np.ones(4, np.float32)}, "f16", fix=False)
+    assert report.outputs_diverging == ["out_a", "out_b"]
