@@ -445,3 +445,17 @@ def test_serving_prints_only_the_address_to_open_on_stdout() -> None:
         process.wait(timeout=30)
     assert first.startswith(f"view: http://localhost:{port}/?data="), first
     assert "nodeData" in first
+
+
+@pytest.mark.parametrize(("args", "unused"), [
+    (["--input", MODELS / "picker.inputs.npz"], "--input"),
+    (["--overlay", "validate", "--seed", "3", "--shape", "x=[6]"], "--shape, --seed"),
+    (["--overlay", "bench", "--to", "bf16", "--device", "GPU", "--precision", "f16"], "--device, --precision, --to"),
+    (["--overlay", "precision", "-n", "3"], "--iterations"),
+])
+def test_an_option_no_overlay_uses_is_a_usage_error(args: list, unused: str, tmp_path: Path) -> None:
+    # they were silently ignored
+    result = invoke("view", MODELS / "picker.xml", *args, "--export", tmp_path, debug=False)
+    assert result.exit_code == 2 and f"no --overlay given uses {unused} (it would be ignored)" in result.output, \
+        result.output
+    assert not (tmp_path / "graph.json").exists()

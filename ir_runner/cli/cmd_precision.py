@@ -5,10 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 import click
-from click.core import ParameterSource
 
 from .common import EXIT_CODES_HELP, json_option, quiet_option
-from .options import input_options, model_options, pop_input_options
+from .options import given_on_command_line, input_options, model_options, pop_input_options
 from .view import pop_view, view_options
 
 
@@ -63,10 +62,7 @@ COMPRESSION_ONLY = {"reference": "--reference", "top": "--top"}
 def _check_mode(compression: bool) -> None:
     """A usage error for an option given on the command line that the other mode (headroom or --compression)
     takes: it would be ignored."""
-    context = click.get_current_context()
-    wrong = COMPRESSION_ONLY if not compression else HEADROOM_ONLY
-    given = [flag for name, flag in wrong.items()
-             if context.get_parameter_source(name) not in (None, ParameterSource.DEFAULT)]
+    given = given_on_command_line(HEADROOM_ONLY if compression else COMPRESSION_ONLY)
     if given:
         verb = "is" if len(given) == 1 else "are"
         raise click.UsageError(f"{', '.join(given)} {verb} for the headroom report, not --compression" if compression

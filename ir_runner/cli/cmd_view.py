@@ -7,7 +7,7 @@ from typing import Any
 import click
 
 from .common import EXIT_CODES_HELP, quiet_option
-from .options import input_options, model_options, pop_input_options
+from .options import given_on_command_line, input_options, model_options, pop_input_options
 from .view import OVERLAYS, pop_view_options, view_options
 
 
@@ -40,5 +40,24 @@ def view(**kw: Any) -> None:
     """
     from .view import show_model
 
+    _check_overlay_options(kw["overlays"])
     show_model(kw.pop("model"), kw.pop("weights"), kw.pop("strict"), kw.pop("memory_limit"), pop_input_options(kw),
                pop_view_options(kw), **kw)
+
+
+RUN_OPTIONS = {"inputs": "--input", "values": "--value", "shapes": "--shape", "data_shapes": "--data-shape",
+               "ranges": "--range", "seed": "--seed", "fill": "--fill", "cast": "--cast"}
+USED_BY = {"crosscheck": {**RUN_OPTIONS, "device": "--device", "precision": "--precision"},
+           "bench": {**RUN_OPTIONS, "iterations": "--iterations"},
+           "precision": {**RUN_OPTIONS, "device": "--device", "to": "--to"}}
+
+
+def _check_overlay_options(overlays: tuple[str, ...]) -> None:
+    """A usage error for an option given on the command line that no overlay asked for uses: it would be
+    ignored."""
+    used = {name for overlay in overlays for name in USED_BY.get(overlay, {})}
+    unused = given_on_command_line({name: flag for flags in USED_BY.values() for name, flag in flags.items()
+                                    if name not in used})
+    if unused:
+        raise click.UsageError(f"no --overlay given uses {', '.join(unused)} (it would be ignored): crosscheck, bench"
+                               " and precision run the model with the inputs given")
