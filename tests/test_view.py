@@ -459,3 +459,14 @@ def test_an_option_no_overlay_uses_is_a_usage_error(args: list, unused: str, tmp
     assert result.exit_code == 2 and f"no --overlay given uses {unused} (it would be ignored)" in result.output, \
         result.output
     assert not (tmp_path / "graph.json").exists()
+
+
+def test_view_export_with_json_is_one_json_object(tmp_path: Path) -> None:
+    # --json printed the paths as text (then, with the first fix, nothing on stdout)
+    from tests.cli.clikit import as_json
+
+    result = invoke("--json", "view", MODELS / "picker.xml", "--overlay", "validate", "--export", tmp_path,
+                    debug=False)
+    data = as_json(result)
+    assert data["command"] == "view" and data["exit_code"] == 0
+    assert data["export"] == [str(tmp_path / "graph.json"), str(tmp_path / "overlay-validate.json")]

@@ -13,7 +13,7 @@ from typing import Any
 import click
 
 from ..record import Record
-from .common import info, log, settings, write_stdout
+from .common import emit, info, log, settings, write_stdout
 from .options import InputOptions
 
 OVERLAYS = ("validate", "crosscheck", "bench", "precision")
@@ -93,15 +93,16 @@ def show_model(model: str, weights: str | None, strict: bool, memory_limit: int 
         info(f"precision: first divergence in {to}: layer '{first['layer']}' (id {first['id']})" if first
              else f"precision: no divergence in {to}")
     open_view(model, weights, strict, options, validate="validate" in overlays, crosscheck=crosscheck, bench=bench,
-              precision=headroom)
+              precision=headroom, command="view")
 
 
 def open_view(model: str, weights: str | None, strict: bool, options: ViewOptions, *, validate: bool = False,
               crosscheck: dict[str, Any] | None = None, bench: list[dict[str, Any]] | None = None,
-              precision: dict[str, Any] | None = None) -> None:
+              precision: dict[str, Any] | None = None, command: str | None = None) -> None:
     """Build the view of ``model`` with the overlays asked for (``crosscheck``: its result; ``bench``: its
     per-layer rows; ``precision``: its report), then export it or serve it until interrupted. The page opens on
-    the first divergence: crosscheck's, else precision's."""
+    the first divergence: crosscheck's, else precision's. ``command``: the view is that command's result (the
+    files exported are its output, one JSON object with --json), not what follows another command's report."""
     from ..report import analyse, validation_data
     from ..view.graph_json import model_graphs
     from ..view.overlays import (
@@ -135,8 +136,13 @@ def open_view(model: str, weights: str | None, strict: bool, options: ViewOption
     view = View(Path(model).name, graphs, overlays, selected)
     say = log if settings().json else write_stdout  # after a --json report, stdout stays one JSON document
     if options.export is not None:
-        for path in export(view, options.export):
-            say(str(path))
+        written = [str(path) for path in export(view, options.export)]
+        if command is not None:
+            emit(command, {"model": {"path": model, "weights": weights}, "export": written}, lambda r: "\n".join(
+                r["export"]))
+            return
+        for path in written:
+            say(path)
         return
     port = options.port if options.port is not None else free_port()
     info(f"serving the view on port {port}; Ctrl+C stops it")
