@@ -470,3 +470,13 @@ def test_view_export_with_json_is_one_json_object(tmp_path: Path) -> None:
     data = as_json(result)
     assert data["command"] == "view" and data["exit_code"] == 0
     assert data["export"] == [str(tmp_path / "graph.json"), str(tmp_path / "overlay-validate.json")]
+
+
+@pytest.mark.parametrize("serving", [["--port", "9999"], ["--no-browser"]])
+def test_serving_options_with_export_are_a_usage_error(serving: list, tmp_path: Path) -> None:
+    # they were ignored
+    result = invoke("view", MODELS / "picker.xml", *serving, "--export", tmp_path, debug=False)
+    assert result.exit_code == 2 and "--export DIR serves nothing" in result.output, result.output
+    result = invoke("bench", MODELS / "picker.xml", "--per-layer", "--view", *serving, "--export", tmp_path,
+                    debug=False)
+    assert result.exit_code == 2 and "--export DIR serves nothing" in result.output, result.output

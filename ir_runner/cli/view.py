@@ -48,8 +48,12 @@ def view_options(function):
 
 
 def pop_view_options(kw: dict[str, Any]) -> ViewOptions:
-    """The ``view_options`` values, taken out of a command's keyword arguments."""
-    return ViewOptions(kw.pop("port"), not kw.pop("no_browser"), kw.pop("export"))
+    """The ``view_options`` values, taken out of a command's keyword arguments (``--port`` and ``--no-browser``
+    with ``--export``, which serves nothing, are a usage error)."""
+    options = ViewOptions(kw.pop("port"), not kw.pop("no_browser"), kw.pop("export"))
+    if options.export is not None and (options.port is not None or not options.open_browser):
+        raise click.UsageError("--port and --no-browser are for serving the view; --export DIR serves nothing")
+    return options
 
 
 def pop_view(kw: dict[str, Any]) -> ViewOptions | None:
