@@ -225,11 +225,15 @@ def test_without_the_extra_one_error_names_it(monkeypatch: pytest.MonkeyPatch) -
     for args in (["view", MODELS / "select_gather.xml"],
                  ["crosscheck", MODELS / "select_gather.xml", "--input", MODELS / "select_gather.inputs.npz",
                   "--view"],
-                 ["bench", MODELS / "select_gather.xml", "--per-layer", "--view", "-n", "1"]):
+                 ["bench", MODELS / "select_gather.xml", "--per-layer", "--view", "-n", "1"],
+                 ["precision", MODELS / "select_gather.xml", "--input", MODELS / "select_gather.inputs.npz",
+                  "--view"],
+                 ["view", MODELS / "select_gather.xml", "--overlay", "precision"]):
         result = invoke(*args, debug=False)
         assert result.exit_code == 5, result.output
         assert "pip install 'ir-run[view]'" in result.output and "Traceback" not in result.output
         assert "ImportError" not in result.output and "latency" not in result.output  # refused before the work
+        assert "float layer outputs" not in result.output
 
 
 def test_view_options_need_view() -> None:
