@@ -35,11 +35,12 @@ diverges.
 
 Fixes, both checked by emulating them:
 
-- **scale**: with an overflow, the power of two ``S`` that brings the largest activation below the type's
-  maximum divided by ``headroom``, for ``ACTIVATIONS_SCALE_FACTOR`` (a GPU property: ``ActivationsScaling``
-  divides the inputs of Convolution and MatMul layers by S, and the scale cancels at normalisations). The
-  emulation holds every lowered output as ``round(x / S) * S``: the scaled domain of the whole network, an upper
-  bound of what the property can fix (a scale that meets no normalisation is taken back earlier on the device).
+- **scale** (``'GPU'`` only: the CPU plugin has no such property): with an overflow, the power of two ``S``
+  that brings the largest activation below the type's maximum divided by ``headroom``, for
+  ``ACTIVATIONS_SCALE_FACTOR`` (a GPU property: ``ActivationsScaling`` divides the inputs of Convolution and
+  MatMul layers by S, and the scale cancels at normalisations). The emulation holds every lowered output as
+  ``round(x / S) * S``: the scaled domain of the whole network, an upper bound of what the property can fix (a
+  scale that meets no normalisation is taken back earlier on the device).
 - **keep**: layers to keep in f32, found by adding the first diverging lowered layer until no model output
   diverges, then dropping every layer the result does not need (each kept layer is necessary: without it an
   output diverges). Applied with the ``precise`` rt_info attribute on the layers in the IR (OpenVINO reads it
@@ -67,6 +68,7 @@ from .types import element_type_of
 DEVICES = ("CPU", "GPU")
 DEFAULT_DEVICE = {"f16": "GPU", "bf16": "CPU"}
 DEFAULT_HEADROOM = 8.0
+SCALE_DEVICES = ("GPU",)  # the plugins with ACTIVATIONS_SCALE_FACTOR (OpenVINO 2026.4's CPU plugin refuses it)
 MAX_KEEP_STEPS = 64  # emulated runs the keep-set search may take before it gives up
 
 
@@ -152,9 +154,9 @@ class LayerPrecision(Record):
 
 class PrecisionFix(Record):
     """What to change, checked in the emulation: ``scale`` (a power of two for ``ACTIVATIONS_SCALE_FACTOR``, None
-    without an overflow) and ``scale_fixes`` (no model output diverges with it); ``keep`` (the layers to keep in
-    f32, in execution order) and ``keep_fixes``; ``snippet``, Python that applies the ``keep`` set (empty when
-    there is none)."""
+    without an overflow or on the CPU) and ``scale_fixes`` (no model output diverges with it); ``keep`` (the
+    layers to keep in f32, in execution order) and ``keep_fixes``; ``snippet``, Python that applies the ``keep``
+    set (empty when there is none)."""
 
     __slots__ = ("scale", "scale_fixes", "keep", "keep_fixes", "snippet")
 
@@ -402,7 +404,7 @@ def _fixes(emulation: Emulation, reference: dict, rows: list[LayerPrecision], ke
     low = emulation.low
     scale, scale_fixes = None, False
     largest = max((row.max_abs for row in rows if row.runs == low.name and row.max_abs is not None), default=0.0)
-    if any(row.overflow for row in rows if row.runs == low.name):
+    if emulation.device in SCALE_DEVICES and any(row.overflow for row in rows if row.runs == low.name):
         scale = 2 ** max(0, math.ceil(math.log2(largest * headroom / low.max)))
         scale_fixes = not emulation.run(reference, kept, scale=scale).diverging
     keep, keep_fixes = _keep_set(emulation, reference, kept)

@@ -222,3 +222,10 @@ def test_every_model_output_of_a_diverging_layer_output_is_named():
     xml, weights = b.build()
     report = ir_runner.precision(ir_runner.load(xml, weights), {"x": np.ones(4, np.float32)}, "f16", fix=False)
     assert report.outputs_diverging == ["out_a", "out_b"]
+
+
+def test_no_scale_is_offered_to_the_cpu_plugin_which_has_no_such_property():
+    # the snippet compiled on 'CPU' with ACTIVATIONS_SCALE_FACTOR, which OpenVINO refuses ("Unsupported property")
+    _, _, report = _report(overflow_model, "f16", device="CPU")
+    assert report.first.layer.name == OVERFLOW_LAYER and report.first.status == "overflow" and not report.ok
+    assert report.fix.scale is None and report.fix.keep_fixes
