@@ -484,3 +484,22 @@ def test_serving_options_with_export_are_a_usage_error(serving: list, tmp_path: 
     result = invoke("bench", MODELS / "picker.xml", "--per-layer", "--view", *serving, "--export", tmp_path,
                     debug=False)
     assert result.exit_code == 2 and "--export DIR serves nothing" in result.output, result.output
+
+
+def test_a_folded_constants_mismatch_is_named_on_its_consumer(tmp_path: Path) -> None:
+    # the consumer showed "mismatch: out 0" (the Const's port) and hid its own mismatching input
+    import numpy as np
+
+    from tests.helpers.irbuild import IRBuilder
+
+    b = IRBuilder("const_mismatch")
+    x = b.parameter("x", "f32", "4")
+    w = b.const("w", np.ones(4, np.float32), out_spec=("FP32", [5]))
+    b.result(b.layer("Add", "opset1", [x, w], attrs={"auto_broadcast": "numpy"}, out_specs=[("FP32", [4])],
+                     name="add"), "out")
+    analysis = analyse(str(b.write(tmp_path, "const_mismatch")))
+    graphs = model_graphs(analysis)
+    results = validation_overlay(validation_data(analysis), graphs).data["main"]["results"]
+    names = {n["id"]: attrs(n["attrs"])["layer name"] for n in graphs["graphs"][0]["nodes"]}
+    marked = {names[node]: r["value"] for node, r in results.items()}
+    assert marked["add"] == "mismatch: constant 'w' out 0; in 1"

@@ -54,31 +54,38 @@ def node_ids(graphs: dict[str, Any]) -> dict[str, str]:
 def validation_overlay(data: dict[str, Any], graphs: dict[str, Any]) -> Overlay:
     """``validate``'s findings per node: mismatch (a port's declared spec differs from the inferred one; the
     value names the ports), error (another inference error), unsupported (not checked), warning (an
-    operation's own check), ok."""
+    operation's own check), ok. A node shows its worst kind, with every finding of that kind: its own and
+    those of the Consts folded into it (named)."""
     where = node_ids(graphs)
-    found: dict[str, tuple[str, str]] = {}
+    found: dict[str, tuple[str, list[str]]] = {}
+    rank = list(_VALIDATION_COLOURS)
 
-    def mark(layer_id: str | None, kind: str, text: str) -> None:
-        node = where.get(layer_id or "")
+    def mark(layer: dict[str, Any], kind: str, detail: str = "") -> None:
+        node = where.get(layer["id"])
         if node is None:
             return
-        rank = list(_VALIDATION_COLOURS)
-        if node not in found or rank.index(kind) < rank.index(found[node][0]):
-            found[node] = (kind, text)
+        if detail and node != layer["id"]:  # a folded Const's finding, shown on its consumer
+            detail = f"constant '{layer['name']}' {detail}"
+        kept = found.get(node)
+        if kept is None or rank.index(kind) < rank.index(kept[0]):
+            found[node] = (kind, [detail] if detail else [])
+        elif kind == kept[0] and detail and detail not in kept[1]:
+            kept[1].append(detail)
 
     for layer in data["layers"]:
         bad = [f"{port['direction']} {port['position']}" for port in layer["ports"] if not port["ok"]
                and (layer.get("checked", True) or port["direction"] == "in")]
-        mark(layer["id"], MISMATCH if bad else OK, f"mismatch: {', '.join(bad)}" if bad else OK)
+        mark(layer, MISMATCH if bad else OK, ", ".join(bad))
     for group in data["unsupported"]:
         for layer in group["layers"]:
-            mark(layer["id"], UNSUPPORTED, f"unsupported: {group['type']}")
+            mark(layer, UNSUPPORTED, group["type"])
     for kind, entries in ((ERROR, data["errors"]), (WARNING, data["warnings"])):
         for entry in entries:
             layer = entry.get("layer")
             if layer is not None and not (kind == ERROR and entry["type"] == "DeclaredMismatchError"):
-                mark(layer["id"], kind, f"{kind}: {entry['type']}" if kind == ERROR else WARNING)
-    results = {node: {"value": text, "bgColor": _VALIDATION_COLOURS[kind]} for node, (kind, text) in found.items()}
+                mark(layer, kind, entry["type"] if kind == ERROR else "")
+    results = {node: {"value": f"{kind}: {'; '.join(details)}" if details else kind,
+                      "bgColor": _VALIDATION_COLOURS[kind]} for node, (kind, details) in found.items()}
     return Overlay("validate", _node_data("validate", results), _legend(_VALIDATION_COLOURS.items()))
 
 
