@@ -503,3 +503,11 @@ def test_a_folded_constants_mismatch_is_named_on_its_consumer(tmp_path: Path) ->
     names = {n["id"]: attrs(n["attrs"])["layer name"] for n in graphs["graphs"][0]["nodes"]}
     marked = {names[node]: r["value"] for node, r in results.items()}
     assert marked["add"] == "mismatch: constant 'w' out 0; in 1"
+
+
+def test_an_export_folder_that_cannot_be_made_is_an_output_error(tmp_path: Path) -> None:
+    # it was an internal error (exit 70, "a bug in ir-run")
+    (tmp_path / "file").write_text("")
+    result = invoke("view", MODELS / "picker.xml", "--export", tmp_path / "file" / "sub", debug=False)
+    assert result.exit_code == 74, result.output
+    assert f"cannot write the view into '{tmp_path / 'file' / 'sub'}'" in result.stderr

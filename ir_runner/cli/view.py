@@ -13,7 +13,7 @@ from typing import Any
 import click
 
 from ..record import Record
-from .common import emit, info, log, settings, write_stdout
+from .common import OutputError, emit, info, log, settings, write_stdout
 from .options import InputOptions
 
 OVERLAYS = ("validate", "crosscheck", "bench", "precision")
@@ -140,7 +140,10 @@ def open_view(model: str, weights: str | None, strict: bool, options: ViewOption
     view = View(Path(model).name, graphs, overlays, selected)
     say = log if settings().json else write_stdout  # after a --json report, stdout stays one JSON document
     if options.export is not None:
-        written = [str(path) for path in export(view, options.export)]
+        try:
+            written = [str(path) for path in export(view, options.export)]
+        except OSError as exc:
+            raise OutputError(f"cannot write the view into '{options.export}': {exc.strerror or exc}") from None
         if command is not None:
             emit(command, {"model": {"path": model, "weights": weights}, "export": written}, lambda r: "\n".join(
                 r["export"]))
