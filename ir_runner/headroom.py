@@ -35,11 +35,12 @@ diverges.
 
 Fixes, both checked by emulating them:
 
-- **scale**: with an overflow, the power of two ``S`` that brings the largest activation below the type's
-  maximum divided by ``headroom``, for ``ACTIVATIONS_SCALE_FACTOR`` (a GPU property: ``ActivationsScaling``
-  divides the inputs of Convolution and MatMul layers by S, and the scale cancels at normalisations). The
-  emulation holds every lowered output as ``round(x / S) * S``: the scaled domain of the whole network, an upper
-  bound of what the property can fix (a scale that meets no normalisation is taken back earlier on the device).
+- **scale** (``'GPU'`` only: the CPU plugin has no such property): with an overflow, the power of two ``S``
+  that brings the largest activation below the type's maximum divided by ``headroom``, for
+  ``ACTIVATIONS_SCALE_FACTOR`` (a GPU property: ``ActivationsScaling`` divides the inputs of Convolution and
+  MatMul layers by S, and the scale cancels at normalisations). The emulation holds every lowered output as
+  ``round(x / S) * S``: the scaled domain of the whole network, an upper bound of what the property can fix (a
+  scale that meets no normalisation is taken back earlier on the device).
 - **keep**: layers to keep in f32, found by adding the first diverging lowered layer until no model output
   diverges, then dropping every layer the result does not need (each kept layer is necessary: without it an
   output diverges). Applied with the ``precise`` rt_info attribute on the layers in the IR (OpenVINO reads it
@@ -67,6 +68,7 @@ from .types import element_type_of
 DEVICES = ("CPU", "GPU")
 DEFAULT_DEVICE = {"f16": "GPU", "bf16": "CPU"}
 DEFAULT_HEADROOM = 8.0
+SCALE_DEVICES = ("GPU",)  # the plugins with ACTIVATIONS_SCALE_FACTOR (OpenVINO 2026.4's CPU plugin refuses it)
 MAX_KEEP_STEPS = 64  # emulated runs the keep-set search may take before it gives up
 
 
@@ -102,13 +104,14 @@ def default_tolerance(to: str) -> Tolerance:
 
 class LayerPrecision(Record):
     """One float layer output: where (``layer``, ``position``, ``port``), its ``shape``, the precision it runs in
-    (``runs``: 'f16', 'bf16' or 'f32', kept by the device or by ``keep``), its f32 range (``max_abs``: the
-    largest finite ``|value|``, ``min_abs``: the smallest non-zero one; None when there is none), the elements
-    that leave the type's range (``overflow``: finite values beyond its maximum, ``underflow``: non-zero values
-    that round to zero, ``subnormal``: values that round to a subnormal), ``headroom_bits`` (log2 of the type's
-    maximum over ``max_abs``) and the emulated error (``mismatches`` elements beyond the tolerance, the largest
-    absolute error ``max_error`` and the worst element ``worst_index`` with the ``reference`` and ``emulated``
-    values there)."""
+    (``runs``: 'f16' or 'bf16'; 'f32' when kept by the device or by ``keep``; the output's own type, such as
+    'f64', when the hint does not convert it), its reference range (``max_abs``: the largest finite ``|value|``,
+    ``min_abs``: the smallest non-zero one; None when there is none), the elements that leave the type's range
+    (``overflow``: finite values beyond its maximum, ``underflow``: non-zero values that round to zero,
+    ``subnormal``: values that round to a subnormal) and ``headroom_bits`` (log2 of the type's maximum over
+    ``max_abs``), these four only for an f32 output (the hint converts no other type), and the emulated error
+    (``mismatches`` elements beyond the tolerance, the largest absolute error ``max_error`` and the worst element
+    ``worst_index`` with the ``reference`` and ``emulated`` values there)."""
 
     __slots__ = ("layer", "position", "port", "shape", "runs", "max_abs", "min_abs", "overflow", "underflow",
                  "subnormal", "headroom_bits", "mismatches", "max_error", "worst_index", "reference", "emulated")
@@ -151,9 +154,9 @@ class LayerPrecision(Record):
 
 class PrecisionFix(Record):
     """What to change, checked in the emulation: ``scale`` (a power of two for ``ACTIVATIONS_SCALE_FACTOR``, None
-    without an overflow) and ``scale_fixes`` (no model output diverges with it); ``keep`` (the layers to keep in
-    f32, in execution order) and ``keep_fixes``; ``snippet``, Python that applies the ``keep`` set (empty when
-    there is none)."""
+    without an overflow or on the CPU) and ``scale_fixes`` (no model output diverges with it); ``keep`` (the
+    layers to keep in f32, in execution order) and ``keep_fixes``; ``snippet``, Python that applies the ``keep``
+    set (empty when there is none)."""
 
     __slots__ = ("scale", "scale_fixes", "keep", "keep_fixes", "snippet")
 
@@ -214,9 +217,7 @@ def precision(model: Model | str | os.PathLike | bytes, feeds: Mapping[str, obje
         raise InputError(f"headroom must be at least 1, got {headroom!r}")
     if not isinstance(model, Model):
         model = load(model, weights)
-    if model.variables:
-        raise UnsupportedError("precision does not run stateful models (their variables would need the emulation"
-                               " across steps)", hint="run crosscheck --precision on the device instead")
+    require_stateless(model)
     low = TYPES[to]
     bound = tolerance or default_tolerance(to)
     arrays = model.bind(feeds, cast=cast)
@@ -229,6 +230,13 @@ def precision(model: Model | str | os.PathLike | bytes, feeds: Mapping[str, obje
     if run.diverging and fix:
         fixed = _fixes(emulation, reference, run.rows, kept, headroom)
     return PrecisionReport(to, device, bound, headroom, run.rows, run.diverging, fixed)
+
+
+def require_stateless(model: Model) -> None:
+    """Raise an UnsupportedError for a stateful model: its variables would need the emulation across steps."""
+    if model.variables:
+        raise UnsupportedError("precision does not run stateful models (their variables would need the emulation"
+                               " across steps)", hint="run crosscheck --precision on the device instead")
 
 
 class Emulation:
@@ -246,7 +254,9 @@ class Emulation:
                         if getattr(layers[step.layer.id].op, "precision_anchor", False)}
         self.tail = self._tail() if device == "CPU" else set()
         graph = model.graph
-        self.returned = {graph.sources[result.id][0]: result.name for result in graph.results}
+        self.returned: dict[tuple[str, int], list[str]] = {}  # a layer output -> the model outputs it is
+        for result in graph.results:
+            self.returned.setdefault(graph.sources[result.id][0], []).append(result.name)
 
     def ids_named(self, names: Iterable[str]) -> set[str]:
         """The ids of the computed layers named ``names`` (InputError naming an unknown one)."""
@@ -323,8 +333,8 @@ class Emulation:
                         rows.append(row)
                     if row.diverges and first is None:
                         first = row
-                    if row.diverges and (layer_id, position) in self.returned:
-                        diverging.append(self.returned[(layer_id, position)])
+                    if row.diverges:
+                        diverging += self.returned.get((layer_id, position), [])
                 if several:
                     slots[step.outputs[0]:step.outputs[-1] + 1] = values
                 else:
@@ -372,13 +382,16 @@ def _compare(row: LayerPrecision, ref: np.ndarray, value: np.ndarray, tolerance:
 
 
 def _range(row: LayerPrecision, ref: np.ndarray, low: LowType) -> None:
-    """The reference's range against the type's: overflow, underflow to zero, subnormals, headroom."""
+    """The reference's range, and for an f32 output (the only type the hint converts) against the type's:
+    overflow, underflow to zero, subnormals, headroom."""
     magnitude = np.abs(ref[np.isfinite(ref)].astype(np.float64))
     if magnitude.size == 0:
         return
     row.max_abs = float(magnitude.max())
     nonzero = magnitude[magnitude > 0]
     row.min_abs = float(nonzero.min()) if nonzero.size else None
+    if ref.dtype != np.float32:
+        return
     rounded = np.abs(nonzero.astype(np.float32).astype(low.dtype).astype(np.float64))
     row.overflow = int(np.count_nonzero(np.isinf(rounded)))
     row.underflow = int(np.count_nonzero(rounded == 0))
@@ -391,16 +404,18 @@ def _fixes(emulation: Emulation, reference: dict, rows: list[LayerPrecision], ke
     low = emulation.low
     scale, scale_fixes = None, False
     largest = max((row.max_abs for row in rows if row.runs == low.name and row.max_abs is not None), default=0.0)
-    if any(row.overflow for row in rows if row.runs == low.name):
+    if emulation.device in SCALE_DEVICES and any(row.overflow for row in rows if row.runs == low.name):
         scale = 2 ** max(0, math.ceil(math.log2(largest * headroom / low.max)))
         scale_fixes = not emulation.run(reference, kept, scale=scale).diverging
     keep, keep_fixes = _keep_set(emulation, reference, kept)
     order = {step.layer.id: index for index, step in enumerate(emulation.plan.steps)}
     refs = [emulation.model.inference.layers[layer_id].ref for layer_id in sorted(keep, key=order.__getitem__)]
-    source = emulation.model.source
-    xml = os.fspath(source) if isinstance(source, (str, os.PathLike)) else "model.xml"
+    model = emulation.model
+    xml = os.fspath(model.source) if isinstance(model.source, (str, os.PathLike)) else "model.xml"
+    weights = os.fspath(model.weights_source) if isinstance(model.weights_source, (str, os.PathLike)) else None
     return PrecisionFix(scale, scale_fixes, refs, keep_fixes,
-                        keep_snippet(xml, [ref.name for ref in refs], emulation.device, low.name) if refs else "")
+                        keep_snippet(xml, [ref.name for ref in refs], emulation.device, low.name, weights)
+                        if refs else "")
 
 
 def _keep_set(emulation: Emulation, reference: dict, kept: set[str]) -> tuple[set[str], bool]:
@@ -450,11 +465,12 @@ def _lowered_sources(emulation: Emulation, layer_id: str, kept: set[str], comput
     return list(found)
 
 
-def keep_snippet(xml: str, names: Sequence[str], device: str, to: str) -> str:
+def keep_snippet(xml: str, names: Sequence[str], device: str, to: str, weights: str | None = None) -> str:
     """Python that writes a copy of the IR with the ``precise`` rt_info attribute on ``names`` (OpenVINO then
-    keeps them in f32) and compiles it with the hint."""
+    keeps them in f32) and compiles it with the hint; ``weights``: the .bin (default: the one next to ``xml``)."""
     xml_text = str(xml)
-    stem = xml_text[:-4] if xml_text.endswith(".xml") else xml_text
+    stem = xml_text[:-4] if xml_text.lower().endswith(".xml") else xml_text
+    weights = stem + ".bin" if weights is None else str(weights)
     return "\n".join([
         "import xml.etree.ElementTree as ET",
         "import openvino as ov",
@@ -469,7 +485,7 @@ def keep_snippet(xml: str, names: Sequence[str], device: str, to: str) -> str:
         "        ET.SubElement(rt_info, 'attribute', name='precise', version='0')",
         f"tree.write({stem + '.keep-f32.xml'!r})",
         "core = ov.Core()",
-        f"model = core.read_model({stem + '.keep-f32.xml'!r}, {stem + '.bin'!r})",
+        f"model = core.read_model({stem + '.keep-f32.xml'!r}, {weights!r})",
         f"compiled = core.compile_model(model, {device!r}, {{'INFERENCE_PRECISION_HINT': {to!r}}})",
     ])
 

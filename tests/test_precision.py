@@ -190,3 +190,42 @@ def test_an_overflow_that_reaches_no_output_is_listed_but_passes():
         report = ir_runner.precision(folder / "model.xml", dict(data), "f16")
     assert report.ok and report.fix is None
     assert report.first.status == "overflow" and report.first.reference == float(np.finfo(np.float32).min)
+
+
+def test_an_f64_layer_is_never_lowered_so_never_overflows():
+    # the hint converts f32 only: a 1e6 in f64 is no f16 overflow (it was reported as one)
+    b = IRBuilder("f64")
+    x = b.parameter("x", "f32", "4")
+    wide = b.layer("Convert", "opset1", [x], attrs={"destination_type": "f64"}, out_specs=[("FP64", [4])],
+                   name="wide")
+    big = b.layer("Multiply", "opset1", [wide, b.const("gain", np.full(4, 1e6))], attrs={"auto_broadcast": "numpy"},
+                  out_specs=[("FP64", [4])], name="big")
+    b.result(b.layer("Convert", "opset1", [big], attrs={"destination_type": "f32"}, out_specs=[("FP32", [4])],
+                     name="back"), "out")
+    xml, weights = b.build()
+    report = ir_runner.precision(ir_runner.load(xml, weights), {"x": np.arange(4, dtype=np.float32)}, "f16")
+    big_row = _row(report, "big")
+    assert big_row.runs == "f64" and big_row.status == "ok" and big_row.max_abs == 3e6
+    assert big_row.overflow == 0 and big_row.headroom_bits is None
+    back = _row(report, "back")  # f32 again: lowered, and 3e6 overflows f16 there
+    assert back.runs == "f16" and back.status == "overflow" and back.headroom_bits < 0
+
+
+def test_every_model_output_of_a_diverging_layer_output_is_named():
+    # two Results reading one overflowing output: only the last one was named
+    b = IRBuilder("two")
+    x = b.parameter("x", "f32", "4")
+    big = b.layer("Multiply", "opset1", [x, b.const("gain", np.full(4, 1e5, np.float32))],
+                  attrs={"auto_broadcast": "numpy"}, out_specs=[("FP32", [4])], name="big")
+    b.result(big, "out_a")
+    b.result(big, "out_b")
+    xml, weights = b.build()
+    report = ir_runner.precision(ir_runner.load(xml, weights), {"x": np.ones(4, np.float32)}, "f16", fix=False)
+    assert report.outputs_diverging == ["out_a", "out_b"]
+
+
+def test_no_scale_is_offered_to_the_cpu_plugin_which_has_no_such_property():
+    # the snippet compiled on 'CPU' with ACTIVATIONS_SCALE_FACTOR, which OpenVINO refuses ("Unsupported property")
+    _, _, report = _report(overflow_model, "f16", device="CPU")
+    assert report.first.layer.name == OVERFLOW_LAYER and report.first.status == "overflow" and not report.ok
+    assert report.fix.scale is None and report.fix.keep_fixes

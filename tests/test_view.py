@@ -1,6 +1,6 @@
 """The viewer's adapter and overlays (ir_runner/view): Model Explorer graph JSON that keeps every layer, edge and
 port of the IR, groups, folded Consts, decompression units, bodies, variables; node data of validate,
-crosscheck and bench; ``ir-run view --export`` and the error without the extra. The browser tests are in
+crosscheck, bench and precision; ``ir-run view --export`` and the error without the extra. The browser tests are in
 tests/test_view_browser.py."""
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from ir_runner.view.overlays import (
     bench_overlays,
     crosscheck_overlays,
     node_ids,
+    precision_overlays,
     validation_overlay,
 )
 from tests.cli.clikit import invoke
@@ -27,6 +28,7 @@ from tests.conftest import MODELS
 from tests.helpers import view_models
 from tests.helpers.loops import write_nested_loops
 
+EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 REAL = sorted(p.parent.name for p in (MODELS / "real").glob("*/model.xml"))
 
 
@@ -225,11 +227,15 @@ def test_without_the_extra_one_error_names_it(monkeypatch: pytest.MonkeyPatch) -
     for args in (["view", MODELS / "select_gather.xml"],
                  ["crosscheck", MODELS / "select_gather.xml", "--input", MODELS / "select_gather.inputs.npz",
                   "--view"],
-                 ["bench", MODELS / "select_gather.xml", "--per-layer", "--view", "-n", "1"]):
+                 ["bench", MODELS / "select_gather.xml", "--per-layer", "--view", "-n", "1"],
+                 ["precision", MODELS / "select_gather.xml", "--input", MODELS / "select_gather.inputs.npz",
+                  "--view"],
+                 ["view", MODELS / "select_gather.xml", "--overlay", "precision"]):
         result = invoke(*args, debug=False)
         assert result.exit_code == 5, result.output
         assert "pip install 'ir-run[view]'" in result.output and "Traceback" not in result.output
         assert "ImportError" not in result.output and "latency" not in result.output  # refused before the work
+        assert "float layer outputs" not in result.output
 
 
 def test_view_options_need_view() -> None:
@@ -306,3 +312,204 @@ def test_crosscheck_and_bench_view_their_own_run(command: str, tmp_path: Path) -
         assert files == ["graph.json", "overlay-bench-mean-ms-per-run.json", "overlay-bench-share-of-time.json"]
         shares = json.loads((tmp_path / "out" / files[2]).read_text())["main"]["results"]
         assert sum(r["value"] for r in shares.values()) == pytest.approx(100, abs=0.1)
+
+
+def _precision_overlays(tmp_path: Path, make, to: str) -> tuple[list, dict[str, str]]:
+    import ir_runner
+    from ir_runner.headroom import report_data
+
+    xml, weights, feeds = make()
+    (tmp_path / "m.xml").write_bytes(xml)
+    (tmp_path / "m.bin").write_bytes(weights)
+    result = report_data(ir_runner.precision(ir_runner.load(str(tmp_path / "m.xml")), feeds, to, fix=False))
+    graphs = model_graphs(analyse(str(tmp_path / "m.xml")))
+    names = {n["id"]: attrs(n["attrs"])["layer name"] for n in graphs["graphs"][0]["nodes"]}
+    return precision_overlays(result, graphs), names
+
+
+def test_precision_overlay_marks_the_planted_overflow_first(tmp_path: Path) -> None:
+    from ir_runner.view.overlays import PALE, YELLOW
+    from tests.helpers.precision_models import OVERFLOW_LAYER, overflow_model
+
+    (bits, status), names = _precision_overlays(tmp_path, overflow_model, "f16")
+    assert bits.name == "precision headroom bits in f16 as GPU" and status.name == "precision status in f16 as GPU"
+    marked = {names[node]: r for node, r in status.data["main"]["results"].items()}
+    assert marked[OVERFLOW_LAYER]["bgColor"] == FIRST
+    assert marked[OVERFLOW_LAYER]["value"].startswith("first divergence (overflow: ")
+    assert marked["project"] == {"value": "ok", "bgColor": PALE}
+    assert marked["reduce"]["bgColor"] == YELLOW and marked["reduce"]["value"].startswith("diverges: ")
+    headroom = {names[node]: r["value"] for node, r in bits.data["main"]["results"].items()}
+    assert headroom[OVERFLOW_LAYER] < 0 < headroom["project"]  # beyond 65504: log2(65504 / max) is negative
+    assert [t["value"] for t in bits.data["main"]["thresholds"]] == [0, 3, 8, 1e9]
+    assert "red: < 0 bits (overflows)" in bits.legend and "orange: underflow" in status.legend
+
+
+def test_precision_overlay_marks_an_underflow_and_the_layers_kept_in_f32(tmp_path: Path) -> None:
+    from tests.helpers.precision_models import UNDERFLOW_LAYER, overflow_model, underflow_model
+
+    (_, status), names = _precision_overlays(tmp_path, underflow_model, "f16")
+    marked = {names[node]: r for node, r in status.data["main"]["results"].items()}
+    assert marked[UNDERFLOW_LAYER]["value"].startswith("first divergence (underflow: ")
+    (_, status), names = _precision_overlays(tmp_path, overflow_model, "bf16")  # CPU: the tail stays in f32
+    marked = {names[node]: r["value"] for node, r in status.data["main"]["results"].items()}
+    assert marked == {"project": "ok", "amplify": "ok", "reduce": "ok", "relu": "ok (runs in f32)"}
+
+
+@pytest.mark.parametrize("command", ["view", "precision"])
+def test_precision_view_exports_the_headroom_of_its_run(command: str, tmp_path: Path) -> None:
+    model = EXAMPLES / "precision" / "overflow.xml"
+    extra = ["--overlay", "precision"] if command == "view" else ["--view"]
+    result = invoke(command, model, "--input", model.with_suffix(".npz"), *extra, "--export", tmp_path / "out",
+                    "-q", debug=False)
+    assert result.exit_code == (0 if command == "view" else 1), result.output  # precision: an output diverges
+    files = sorted(p.name for p in (tmp_path / "out").iterdir())
+    assert files == ["graph.json", "overlay-precision-headroom-bits-in-f16-as-gpu.json",
+                     "overlay-precision-status-in-f16-as-gpu.json"]
+    graphs = json.loads((tmp_path / "out" / "graph.json").read_text())
+    names = {n["id"]: attrs(n["attrs"])["layer name"] for n in graphs["graphs"][0]["nodes"]}
+    status = json.loads((tmp_path / "out" / files[2]).read_text())["main"]["results"]
+    assert [names[n] for n, r in status.items() if r["value"].startswith("first divergence")] == ["amplify"]
+    assert "legend: precision status in f16 as GPU" in graphs["graphs"][0]["groupNodeAttributes"][""]
+
+
+def test_view_precision_overlay_takes_to_and_device(tmp_path: Path) -> None:
+    model = EXAMPLES / "precision" / "overflow.xml"
+    result = invoke("view", model, "--input", model.with_suffix(".npz"), "--overlay", "precision", "--to", "bf16",
+                    "--export", tmp_path / "out", "-q", debug=False)
+    assert result.exit_code == 0, result.output
+    status = json.loads((tmp_path / "out" / "overlay-precision-status-in-bf16-as-cpu.json").read_text())
+    assert all(not r["value"].startswith(("first", "overflow")) for r in status["main"]["results"].values())
+    result = invoke("view", model, "--overlay", "precision", "--device", "NPU", "--export", tmp_path / "o2",
+                    debug=False)
+    assert result.exit_code == 4 and "'NPU' is not one of CPU, GPU" in result.output, result.output
+
+
+def test_precision_view_refuses_compression() -> None:
+    model = EXAMPLES / "precision" / "mlp_int8.xml"
+    result = invoke("precision", model, "--input", model.with_suffix(".npz"), "--compression", "--view",
+                    debug=False)
+    assert result.exit_code == 2 and "--view is for the headroom report, not --compression" in result.output
+
+
+def test_crosscheck_overlay_of_a_first_divergence_without_an_error_value() -> None:
+    # a device output of another shape diverges with no max_abs: the layer is pinned, not a KeyError
+    graphs = model_graphs(analyse(str(MODELS / "picker.xml")))
+    layer = next(n["id"] for n in graphs["graphs"][0]["nodes"] if n["incomingEdges"])
+    result = {"device": "CPU", "precision": "f32", "first_divergence": {"id": layer},
+              "layers": [{"id": layer, "max_abs": None, "status": "diverges"}]}
+    error, status = crosscheck_overlays(result, graphs)
+    assert status.data["main"]["results"][layer]["value"] == "first divergence (diverges)"
+    assert error.data["main"]["results"] == {}
+
+
+@pytest.mark.parametrize("command", ["crosscheck", "precision"])
+def test_json_with_view_keeps_stdout_one_json_document(command: str, tmp_path: Path) -> None:
+    from tests.cli.clikit import as_json
+
+    if command == "crosscheck":
+        pytest.importorskip("openvino")
+    model = MODELS / "picker.xml"
+    result = invoke(command, model, "--input", MODELS / "picker.inputs.npz", "--json", "--view", "--export",
+                    tmp_path / "out", debug=False)
+    assert as_json(result)["command"] == command  # the files written are named on stderr
+    assert str(tmp_path / "out" / "graph.json") in result.stderr
+
+
+def test_a_port_in_use_is_an_input_error(tmp_path: Path) -> None:
+    # Model Explorer exited 1 (ir-run's code for a failed comparison) with its own message
+    pytest.importorskip("model_explorer", reason="the view extra is not installed (pip install 'ir-run[view]')")
+    import socket
+
+    with socket.socket() as busy:
+        busy.bind(("localhost", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        result = invoke("view", MODELS / "picker.xml", "--no-browser", "--port", port, debug=False)
+    assert result.exit_code == 4, result.output
+    assert f"port {port} is in use" in result.stderr and "--port" in result.stderr
+
+
+def test_serving_prints_only_the_address_to_open_on_stdout() -> None:
+    # Model Explorer printed its own messages there, with an address that lacks the overlays and the selection
+    pytest.importorskip("model_explorer", reason="the view extra is not installed (pip install 'ir-run[view]')")
+    import os
+    import socket
+    import subprocess
+    import sys
+
+    with socket.socket() as probe:
+        probe.bind(("localhost", 0))
+        port = probe.getsockname()[1]
+    env = {k: v for k, v in os.environ.items() if k != "IR_RUN_DEBUG"}
+    process = subprocess.Popen([sys.executable, "-m", "ir_runner", "view", str(MODELS / "picker.xml"), "--overlay",
+                                "validate", "--no-browser", "--port", str(port)], stdout=subprocess.PIPE,
+                               stderr=subprocess.DEVNULL, text=True, env=env)
+    try:
+        first = process.stdout.readline()
+    finally:
+        process.terminate()
+        process.wait(timeout=30)
+    assert first.startswith(f"view: http://localhost:{port}/?data="), first
+    assert "nodeData" in first
+
+
+@pytest.mark.parametrize(("args", "unused"), [
+    (["--input", MODELS / "picker.inputs.npz"], "--input"),
+    (["--overlay", "validate", "--seed", "3", "--shape", "x=[6]"], "--shape, --seed"),
+    (["--overlay", "bench", "--to", "bf16", "--device", "GPU", "--precision", "f16"], "--device, --precision, --to"),
+    (["--overlay", "precision", "-n", "3"], "--iterations"),
+])
+def test_an_option_no_overlay_uses_is_a_usage_error(args: list, unused: str, tmp_path: Path) -> None:
+    # they were silently ignored
+    result = invoke("view", MODELS / "picker.xml", *args, "--export", tmp_path, debug=False)
+    assert result.exit_code == 2 and f"no --overlay given uses {unused} (it would be ignored)" in result.output, \
+        result.output
+    assert not (tmp_path / "graph.json").exists()
+
+
+def test_view_export_with_json_is_one_json_object(tmp_path: Path) -> None:
+    # --json printed the paths as text (then, with the first fix, nothing on stdout)
+    from tests.cli.clikit import as_json
+
+    result = invoke("--json", "view", MODELS / "picker.xml", "--overlay", "validate", "--export", tmp_path,
+                    debug=False)
+    data = as_json(result)
+    assert data["command"] == "view" and data["exit_code"] == 0
+    assert data["export"] == [str(tmp_path / "graph.json"), str(tmp_path / "overlay-validate.json")]
+
+
+@pytest.mark.parametrize("serving", [["--port", "9999"], ["--no-browser"]])
+def test_serving_options_with_export_are_a_usage_error(serving: list, tmp_path: Path) -> None:
+    # they were ignored
+    result = invoke("view", MODELS / "picker.xml", *serving, "--export", tmp_path, debug=False)
+    assert result.exit_code == 2 and "--export DIR serves nothing" in result.output, result.output
+    result = invoke("bench", MODELS / "picker.xml", "--per-layer", "--view", *serving, "--export", tmp_path,
+                    debug=False)
+    assert result.exit_code == 2 and "--export DIR serves nothing" in result.output, result.output
+
+
+def test_a_folded_constants_mismatch_is_named_on_its_consumer(tmp_path: Path) -> None:
+    # the consumer showed "mismatch: out 0" (the Const's port) and hid its own mismatching input
+    import numpy as np
+
+    from tests.helpers.irbuild import IRBuilder
+
+    b = IRBuilder("const_mismatch")
+    x = b.parameter("x", "f32", "4")
+    w = b.const("w", np.ones(4, np.float32), out_spec=("FP32", [5]))
+    b.result(b.layer("Add", "opset1", [x, w], attrs={"auto_broadcast": "numpy"}, out_specs=[("FP32", [4])],
+                     name="add"), "out")
+    analysis = analyse(str(b.write(tmp_path, "const_mismatch")))
+    graphs = model_graphs(analysis)
+    results = validation_overlay(validation_data(analysis), graphs).data["main"]["results"]
+    names = {n["id"]: attrs(n["attrs"])["layer name"] for n in graphs["graphs"][0]["nodes"]}
+    marked = {names[node]: r["value"] for node, r in results.items()}
+    assert marked["add"] == "mismatch: constant 'w' out 0; in 1"
+
+
+def test_an_export_folder_that_cannot_be_made_is_an_output_error(tmp_path: Path) -> None:
+    # it was an internal error (exit 70, "a bug in ir-run")
+    (tmp_path / "file").write_text("")
+    result = invoke("view", MODELS / "picker.xml", "--export", tmp_path / "file" / "sub", debug=False)
+    assert result.exit_code == 74, result.output
+    assert f"cannot write the view into '{tmp_path / 'file' / 'sub'}'" in result.stderr

@@ -1,7 +1,8 @@
 """``ir-run view`` in a real browser: Debian's chromium, headless, driven by selenium (chromedriver from the
 chromium-driver package; never a browser a pip package downloads). For a model with a planted declared-vs-
-inferred mismatch, a model with a planted CPU-plugin fault seen by ``crosscheck --view``, and a 1,000+-layer
-transformer with a mismatch planted deep in its groups: the page loads without console errors, the layer ir-run
+inferred mismatch, a model with a planted CPU-plugin fault seen by ``crosscheck --view``, a model with a planted
+f16 overflow seen by ``precision --view``, and a 1,000+-layer transformer with a mismatch planted deep in its
+groups: the page loads without console errors, the layer ir-run
 names is in the rendered graph (selected, its attributes in the side panel), the overlay marks it (its colour
 on the canvas, its value in the panel), and a screenshot is saved in tmp/artifacts/.
 
@@ -177,6 +178,16 @@ def test_crosschecked_model_with_a_planted_device_fault(browser, tmp_path: Path)
         image = screenshot(browser, "view-crosscheck-fault")
         assert leave(browser) == []
     assert "crosscheck status vs CPU f32" in text and "crosscheck log10 max abs error vs CPU f32" in text
+    assert pixels_of(image, FIRST) > 500
+
+
+def test_precision_view_of_a_model_with_a_planted_f16_overflow(browser) -> None:
+    examples = Path(__file__).resolve().parent.parent / "examples" / "precision"
+    with serving("precision", examples / "overflow.xml", "--input", examples / "overflow.npz", "--view") as address:
+        text = load(browser, address, "NODE DATA PROVIDERS", "amplify", "first divergence (overflow: 91 of 256)")
+        image = screenshot(browser, "view-precision-overflow")
+        assert leave(browser) == []
+    assert "precision status in f16 as GPU" in text and "precision headroom bits in f16 as GPU" in text
     assert pixels_of(image, FIRST) > 500
 
 

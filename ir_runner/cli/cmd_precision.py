@@ -7,7 +7,8 @@ from typing import Any
 import click
 
 from .common import EXIT_CODES_HELP, json_option, quiet_option
-from .options import input_options, model_options, pop_input_options
+from .options import given_on_command_line, input_options, model_options, pop_input_options
+from .view import pop_view, view_options
 
 
 @click.command(epilog=EXIT_CODES_HELP)
@@ -31,6 +32,9 @@ from .options import input_options, model_options, pop_input_options
 @click.option("--top", type=click.IntRange(min=1), default=3, show_default=True,
               help="With --compression: how many of the worst layers the nncf.IgnoredScope snippet names.")
 @click.option("--all", "show_all", is_flag=True, help="List every float layer output, not only those with a problem.")
+@click.option("--view", "show", is_flag=True, help="Then show the headroom in the viewer (ir-run view; needs"
+              " pip install 'ir-run[view]').")
+@view_options
 @json_option
 @quiet_option
 def precision(**kw: Any) -> None:
@@ -45,4 +49,21 @@ def precision(**kw: Any) -> None:
     """
     from .precision import PrecisionOptions, precision_command
 
-    precision_command(PrecisionOptions(inputs=pop_input_options(kw), **kw))
+    _check_mode(kw["compression"])
+    view = pop_view(kw)
+    precision_command(PrecisionOptions(inputs=pop_input_options(kw), **kw), view)
+
+
+HEADROOM_ONLY = {"to": "--to", "device": "--device", "atol": "--atol", "rtol": "--rtol", "headroom": "--headroom",
+                 "keep": "--keep", "no_fix": "--no-fix", "show": "--view"}
+COMPRESSION_ONLY = {"reference": "--reference", "top": "--top"}
+
+
+def _check_mode(compression: bool) -> None:
+    """A usage error for an option given on the command line that the other mode (headroom or --compression)
+    takes: it would be ignored."""
+    given = given_on_command_line(HEADROOM_ONLY if compression else COMPRESSION_ONLY)
+    if given:
+        verb = "is" if len(given) == 1 else "are"
+        raise click.UsageError(f"{', '.join(given)} {verb} for the headroom report, not --compression" if compression
+                               else f"{', '.join(given)} {verb} for --compression: add --compression")

@@ -202,3 +202,12 @@ def pop_tolerances(kw: dict[str, Any]) -> Tolerances:
 
     return Tolerances(parse_tolerances(kw.pop("atol"), "--atol"), parse_tolerances(kw.pop("rtol"), "--rtol"),
                       kw.pop("exact"), kw.pop("max_mismatches"))
+
+
+def given_on_command_line(flags: dict[str, str]) -> list[str]:
+    """The flags (parameter name -> flag) of the current command that were given, not left at their default."""
+    from click.core import ParameterSource
+
+    context = click.get_current_context()
+    return [flag for name, flag in flags.items()
+            if context.get_parameter_source(name) not in (None, ParameterSource.DEFAULT)]

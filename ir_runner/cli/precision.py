@@ -12,6 +12,7 @@ from .formats import shape_text, table
 from .inputs import bind_inputs
 from .options import InputOptions
 from .run import binding_rows, binding_text, load_model
+from .view import ViewOptions, open_view
 
 
 class PrecisionOptions(Record):
@@ -43,28 +44,50 @@ class PrecisionOptions(Record):
         self.show_all = show_all
 
 
-def precision_command(options: PrecisionOptions) -> None:
-    if options.reference is not None and not options.compression:
-        import click
+def precision_command(options: PrecisionOptions, view: ViewOptions | None = None) -> None:
+    """Run the report and print it; with ``view``, then show the headroom in the viewer (before the exit code)."""
+    if view is not None:
+        from ..view.server import require_model_explorer
 
-        raise click.UsageError("--reference is the uncompressed model for --compression: add --compression")
-    model = load_model(options.model, options.weights, options.strict, options.memory_limit)
-    bound = bind_inputs(model, options.inputs)
-    result: dict[str, Any] = {"model": {"path": options.model, "weights": options.weights}, "seed": bound.seed,
-                              "inputs": binding_rows(bound)}
+        require_model_explorer()  # before the work: without it the result could not be shown
     if options.compression:
-        from ..sensitivity import compression, report_data
-
-        reference = None
-        if options.reference is not None:
-            reference = load_model(options.reference, None, options.strict, options.memory_limit)
-        report = compression(bound.model, bound.arrays, reference=reference, top=options.top)
-        result["compression"] = report_data(report)
+        result = compression_result(options)
         emit("precision", result, lambda r: render_compression(r, options.show_all))
         return
-    from ..divergence import Tolerance
-    from ..headroom import default_tolerance, precision, report_data
+    result = precision_result(options)
+    try:
+        emit("precision", result, lambda r: render_precision(r, options.show_all))
+    finally:  # (emit exits with the result's code: the view is served first)
+        if view is not None:
+            open_view(options.model, options.weights, options.strict, view, precision=result["precision"])
 
+
+def _bound(options: PrecisionOptions, model: Any) -> tuple[Any, dict[str, Any]]:
+    bound = bind_inputs(model, options.inputs)
+    return bound, {"model": {"path": options.model, "weights": options.weights}, "seed": bound.seed,
+                   "inputs": binding_rows(bound)}
+
+
+def compression_result(options: PrecisionOptions) -> dict[str, Any]:
+    """What ``precision --compression`` prints, as JSON-ready data."""
+    from ..sensitivity import compression, report_data
+
+    bound, result = _bound(options, load_model(options.model, options.weights, options.strict, options.memory_limit))
+    reference = None
+    if options.reference is not None:
+        reference = load_model(options.reference, None, options.strict, options.memory_limit)
+    result["compression"] = report_data(compression(bound.model, bound.arrays, reference=reference, top=options.top))
+    return result
+
+
+def precision_result(options: PrecisionOptions) -> dict[str, Any]:
+    """What ``precision`` prints, as JSON-ready data (``exit_code`` set when a model output diverges)."""
+    from ..divergence import Tolerance
+    from ..headroom import default_tolerance, precision, report_data, require_stateless
+
+    model = load_model(options.model, options.weights, options.strict, options.memory_limit)
+    require_stateless(model)  # before the inputs: a stateful model's would be bound in vain
+    bound, result = _bound(options, model)
     default = default_tolerance(options.to)
     tolerance = Tolerance(default.atol if options.atol is None else options.atol,
                           default.rtol if options.rtol is None else options.rtol, None)
@@ -73,7 +96,7 @@ def precision_command(options: PrecisionOptions) -> None:
     result["precision"] = report_data(report)
     if not report.ok:
         result["exit_code"] = EXIT_COMPARISON
-    emit("precision", result, lambda r: render_precision(r, options.show_all))
+    return result
 
 
 def render_precision(result: dict[str, Any], show_all: bool = False) -> str:

@@ -1,18 +1,21 @@
-"""``view``: a model's graph in Model Explorer with ``validate``, ``crosscheck`` and ``bench --per-layer`` laid
-over it; also what ``crosscheck --view`` and ``bench --per-layer --view`` call with their own results."""
+"""``view``: a model's graph in Model Explorer with ``validate``, ``crosscheck``, ``bench --per-layer`` and
+``precision`` laid over it; also what ``crosscheck --view``, ``bench --per-layer --view`` and ``precision --view``
+call with their own results."""
 
 from __future__ import annotations
 
+import functools
 import socket
+import sys
 from pathlib import Path
 from typing import Any
 
 import click
 
 from ..record import Record
-from .common import info, write_stdout
+from .common import OutputError, emit, info, log, settings, write_stdout
 
-OVERLAYS = ("validate", "crosscheck", "bench")
+OVERLAYS = ("validate", "crosscheck", "bench", "precision")
 FIRST_PORT = 8080  # Model Explorer's own default; the first free port from here on is taken
 
 
@@ -44,8 +47,12 @@ def view_options(function):
 
 
 def pop_view_options(kw: dict[str, Any]) -> ViewOptions:
-    """The ``view_options`` values, taken out of a command's keyword arguments."""
-    return ViewOptions(kw.pop("port"), not kw.pop("no_browser"), kw.pop("export"))
+    """The ``view_options`` values, taken out of a command's keyword arguments (``--port`` and ``--no-browser``
+    with ``--export``, which serves nothing, are a usage error)."""
+    options = ViewOptions(kw.pop("port"), not kw.pop("no_browser"), kw.pop("export"))
+    if options.export is not None and (options.port is not None or not options.open_browser):
+        raise click.UsageError("--port and --no-browser are for serving the view; --export DIR serves nothing")
+    return options
 
 
 def pop_view(kw: dict[str, Any]) -> ViewOptions | None:
@@ -58,12 +65,22 @@ def pop_view(kw: dict[str, Any]) -> ViewOptions | None:
 
 
 def open_view(model: str, weights: str | None, strict: bool, options: ViewOptions, *, validate: bool = False,
-              crosscheck: dict[str, Any] | None = None, bench: list[dict[str, Any]] | None = None) -> None:
+              crosscheck: dict[str, Any] | None = None, bench: list[dict[str, Any]] | None = None,
+              precision: dict[str, Any] | None = None, command: str | None = None) -> None:
     """Build the view of ``model`` with the overlays asked for (``crosscheck``: its result; ``bench``: its
-    per-layer rows), then export it or serve it until interrupted."""
+    per-layer rows; ``precision``: its report), then export it or serve it until interrupted. The page opens on
+    the first divergence: crosscheck's, else precision's. ``command``: the view is that command's result (the
+    files exported are its output, one JSON object with --json), not what follows another command's report."""
     from ..report import analyse, validation_data
     from ..view.graph_json import model_graphs
-    from ..view.overlays import Overlay, bench_overlays, crosscheck_overlays, node_ids, validation_overlay
+    from ..view.overlays import (
+        Overlay,
+        bench_overlays,
+        crosscheck_overlays,
+        node_ids,
+        precision_overlays,
+        validation_overlay,
+    )
     from ..view.server import View, export, require_model_explorer, serve
 
     if options.export is None:
@@ -71,7 +88,8 @@ def open_view(model: str, weights: str | None, strict: bool, options: ViewOption
     analysis = analyse(model, weights, strict=strict)
     if analysis.graph is None:
         raise analysis.errors[0]
-    first = crosscheck["first_divergence"] if crosscheck else None
+    first = next((result["first_divergence"] for result in (crosscheck, precision)
+                  if result is not None and result["first_divergence"] is not None), None)
     graphs = model_graphs(analysis)
     selected = node_ids(graphs).get(first["id"]) if first else None
     overlays: list[Overlay] = []
@@ -81,14 +99,27 @@ def open_view(model: str, weights: str | None, strict: bool, options: ViewOption
         overlays += crosscheck_overlays(crosscheck, graphs)
     if bench is not None:
         overlays += bench_overlays(bench, graphs)
+    if precision is not None:
+        overlays += precision_overlays(precision, graphs)
     view = View(Path(model).name, graphs, overlays, selected)
+    say = log if settings().json else write_stdout  # after a --json report, stdout stays one JSON document
     if options.export is not None:
-        for path in export(view, options.export):
-            write_stdout(str(path))
+        try:
+            written = [str(path) for path in export(view, options.export)]
+        except OSError as exc:
+            raise OutputError(f"cannot write the view into '{options.export}': {exc.strerror or exc}") from None
+        if command is not None:
+            emit(command, {"model": {"path": model, "weights": weights}, "export": written}, lambda r: "\n".join(
+                r["export"]))
+            return
+        for path in written:
+            say(path)
         return
     port = options.port if options.port is not None else free_port()
     info(f"serving the view on port {port}; Ctrl+C stops it")
-    serve(view, port, options.open_browser, announce=lambda address: write_stdout(f"view: {address}"))
+    stdout = sys.stdout  # (while serving, sys.stdout is the null device: Model Explorer's own messages go there)
+    show = log if settings().json else functools.partial(click.echo, file=stdout)
+    serve(view, port, options.open_browser, announce=lambda address: show(f"view: {address}"))
 
 
 def free_port() -> int:

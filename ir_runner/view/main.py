@@ -21,9 +21,6 @@ class IRAdapter(Adapter):
                                description="OpenVINO IR model.xml + model.bin, read by ir-run",
                                source_repo="https://pypi.org/project/ir-run/", fileExts=["xml"])
 
-    def __init__(self) -> None:
-        super().__init__()
-
     def convert(self, model_path: str, settings: dict[str, Any]) -> dict[str, Any]:
         analysis = analyse(model_path)
         if analysis.graph is None:

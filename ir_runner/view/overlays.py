@@ -2,7 +2,8 @@
 layer the viewer colours nodes by, with the value on each node and in its side panel, and a legend.
 
 The inputs are the JSON-ready results the CLI prints with ``--json``: ``validate``'s (``report.validation_data``),
-``crosscheck``'s (``divergence.report_data``) and ``bench --per-layer``'s rows. A finding on a folded Const is
+``crosscheck``'s (``divergence.report_data``), ``bench --per-layer``'s rows and ``precision``'s
+(``headroom.report_data``). A finding on a folded Const is
 shown on the node it is folded into.
 """
 
@@ -24,6 +25,7 @@ MISMATCH, ERROR, UNSUPPORTED, WARNING, OK = "mismatch", "error", "unsupported", 
 _VALIDATION_COLOURS = {MISMATCH: RED, ERROR: ORANGE, UNSUPPORTED: GREY, WARNING: YELLOW, OK: PALE}
 _STATUS_COLOURS = {"diverges": RED, "inherited": ORANGE, "explained": YELLOW, "device representation": YELLOW,
                    "not observable": GREY, "agree": PALE}
+_PRECISION_COLOURS = {"overflow": RED, "underflow": ORANGE, "diverges": YELLOW, "ok": PALE}
 
 
 class Overlay(NamedTuple):
@@ -52,31 +54,38 @@ def node_ids(graphs: dict[str, Any]) -> dict[str, str]:
 def validation_overlay(data: dict[str, Any], graphs: dict[str, Any]) -> Overlay:
     """``validate``'s findings per node: mismatch (a port's declared spec differs from the inferred one; the
     value names the ports), error (another inference error), unsupported (not checked), warning (an
-    operation's own check), ok."""
+    operation's own check), ok. A node shows its worst kind, with every finding of that kind: its own and
+    those of the Consts folded into it (named)."""
     where = node_ids(graphs)
-    found: dict[str, tuple[str, str]] = {}
+    found: dict[str, tuple[str, list[str]]] = {}
+    rank = list(_VALIDATION_COLOURS)
 
-    def mark(layer_id: str | None, kind: str, text: str) -> None:
-        node = where.get(layer_id or "")
+    def mark(layer: dict[str, Any], kind: str, detail: str = "") -> None:
+        node = where.get(layer["id"])
         if node is None:
             return
-        rank = list(_VALIDATION_COLOURS)
-        if node not in found or rank.index(kind) < rank.index(found[node][0]):
-            found[node] = (kind, text)
+        if detail and node != layer["id"]:  # a folded Const's finding, shown on its consumer
+            detail = f"constant '{layer['name']}' {detail}"
+        kept = found.get(node)
+        if kept is None or rank.index(kind) < rank.index(kept[0]):
+            found[node] = (kind, [detail] if detail else [])
+        elif kind == kept[0] and detail and detail not in kept[1]:
+            kept[1].append(detail)
 
     for layer in data["layers"]:
         bad = [f"{port['direction']} {port['position']}" for port in layer["ports"] if not port["ok"]
                and (layer.get("checked", True) or port["direction"] == "in")]
-        mark(layer["id"], MISMATCH if bad else OK, f"mismatch: {', '.join(bad)}" if bad else OK)
+        mark(layer, MISMATCH if bad else OK, ", ".join(bad))
     for group in data["unsupported"]:
         for layer in group["layers"]:
-            mark(layer["id"], UNSUPPORTED, f"unsupported: {group['type']}")
+            mark(layer, UNSUPPORTED, group["type"])
     for kind, entries in ((ERROR, data["errors"]), (WARNING, data["warnings"])):
         for entry in entries:
             layer = entry.get("layer")
             if layer is not None and not (kind == ERROR and entry["type"] == "DeclaredMismatchError"):
-                mark(layer["id"], kind, f"{kind}: {entry['type']}" if kind == ERROR else WARNING)
-    results = {node: {"value": text, "bgColor": _VALIDATION_COLOURS[kind]} for node, (kind, text) in found.items()}
+                mark(layer, kind, entry["type"] if kind == ERROR else "")
+    results = {node: {"value": f"{kind}: {'; '.join(details)}" if details else kind,
+                      "bgColor": _VALIDATION_COLOURS[kind]} for node, (kind, details) in found.items()}
     return Overlay("validate", _node_data("validate", results), _legend(_VALIDATION_COLOURS.items()))
 
 
@@ -103,21 +112,10 @@ def crosscheck_overlays(result: dict[str, Any], graphs: dict[str, Any]) -> list[
     first_node = where.get(first["id"]) if first else None
     steps = [(EXACT, PALE, "bit-equal"), (-9, GREEN, "<= 1e-9"), (-6, YELLOW, "<= 1e-6"), (-3, ORANGE, "<= 1e-3"),
              (1e9, RED, "> 1e-3")]
-    error_results = {node: {"value": value} for node, value in errors.items()}
-    status_results = {node: {"value": text, "bgColor": _STATUS_COLOURS[text]} for node, text in status.items()}
-    if first_node is not None:
-        status_results[first_node] = {"value": f"first divergence ({status[first_node]})", "bgColor": FIRST,
-                                      "textColor": "#ffffff"}
-        error_results[first_node]["bgColor"] = FIRST
     device = f"{result['device']} {result['precision']}"
-    return [
-        Overlay(f"crosscheck log10 max abs error vs {device}",
-                _node_data(f"crosscheck log10 max abs error vs {device}", error_results,
-                           [(limit, colour) for limit, colour, _ in steps]),
-                f"{_legend((label, colour) for _, colour, label in steps)}; {EXACT} = bit-equal"),
-        Overlay(f"crosscheck status vs {device}", _node_data(f"crosscheck status vs {device}", status_results),
-                _legend([("first divergence", FIRST), *_STATUS_COLOURS.items()])),
-    ]
+    return _scale_and_status(f"crosscheck log10 max abs error vs {device}", errors, steps, f"{EXACT} = bit-equal",
+                             f"crosscheck status vs {device}", {node: (text, text) for node, text in status.items()},
+                             _STATUS_COLOURS, first_node)
 
 
 def bench_overlays(rows: list[dict[str, Any]], graphs: dict[str, Any]) -> list[Overlay]:
@@ -141,6 +139,58 @@ def bench_overlays(rows: list[dict[str, Any]], graphs: dict[str, Any]) -> list[O
                 _node_data("bench share of time %", {n: {"value": round(v, 2)} for n, v in shares.items()},
                            [(limit, colour) for limit, colour, _ in steps]),
                 _legend((label, colour) for _, colour, label in steps)),
+    ]
+
+
+def precision_overlays(result: dict[str, Any], graphs: dict[str, Any]) -> list[Overlay]:
+    """Two node data layers of a ``precision`` report: each node's headroom in bits (log2 of the type's maximum
+    over its largest f32 value: negative when it overflows; the least of its float outputs), and its status
+    (overflow, underflow to zero, diverges beyond the tolerance, ok: the worst of its outputs, with the counts);
+    the first divergence in its own colour. A layer kept in f32 (by the device or ``--keep``) says so."""
+    where, to = node_ids(graphs), result["to"]
+    bits: dict[str, float] = {}
+    status: dict[str, tuple[str, str]] = {}
+    order = list(_PRECISION_COLOURS)
+    for row in result["layers"]:
+        node = where.get(row["id"])
+        if node is None:
+            continue
+        if row["headroom_bits"] is not None:
+            bits[node] = min(bits.get(node, math.inf), round(row["headroom_bits"], 2))
+        kind = row["status"]
+        counts = {"overflow": row["overflow"], "underflow": row["underflow"], "diverges": row["mismatches"]}
+        text = kind if kind == "ok" else f"{kind}: {counts[kind]} of {row['size']}"
+        if row["runs"] != to:
+            text += f" (runs in {row['runs']})"
+        if node not in status or order.index(kind) < order.index(status[node][0]):
+            status[node] = (kind, text)
+    first = result["first_divergence"]
+    first_node = where.get(first["id"]) if first else None
+    steps = [(0, RED, "< 0 bits (overflows)"), (3, ORANGE, "0-3 bits"), (8, YELLOW, "3-8 bits"),
+             (1e9, PALE, "> 8 bits")]
+    how = f"{to} as {result['device']}"
+    return _scale_and_status(f"precision headroom bits in {how}", bits, steps,
+                             f"log2 of {to}'s maximum over the layer's largest |f32 value|",
+                             f"precision status in {how}", status, _PRECISION_COLOURS, first_node)
+
+
+def _scale_and_status(scale_name: str, values: dict[str, float], steps: list[tuple[float, str, str]], note: str,
+                      status_name: str, status: dict[str, tuple[str, str]], colours: dict[str, str],
+                      first_node: str | None) -> list[Overlay]:
+    """A numeric layer (``values`` per node, coloured by ``steps``: upper bound, colour, legend label) and a status
+    layer (node -> (kind, text), coloured by kind), the first divergence in its own colour on both."""
+    value_results: dict[str, dict[str, Any]] = {node: {"value": value} for node, value in values.items()}
+    status_results = {node: {"value": text, "bgColor": colours[kind]} for node, (kind, text) in status.items()}
+    if first_node is not None:
+        status_results[first_node] = {"value": f"first divergence ({status[first_node][1]})", "bgColor": FIRST,
+                                      "textColor": "#ffffff"}
+        if first_node in value_results:
+            value_results[first_node]["bgColor"] = FIRST
+    return [
+        Overlay(scale_name, _node_data(scale_name, value_results, [(limit, colour) for limit, colour, _ in steps]),
+                f"{_legend((label, colour) for _, colour, label in steps)}; {note}"),
+        Overlay(status_name, _node_data(status_name, status_results),
+                _legend([("first divergence", FIRST), *colours.items()])),
     ]
 
 

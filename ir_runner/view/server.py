@@ -9,9 +9,12 @@ the selected layer (the first divergence) when there is one, its group expanded.
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import json
+import os
 import re
+import socket
 import threading
 import time
 import urllib.request
@@ -20,7 +23,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
-from ..errors import UnsupportedError
+from ..errors import InputError, UnsupportedError
 from ..record import Record
 from .graph_json import MAIN_GRAPH, group_node_id
 from .overlays import Overlay
@@ -86,8 +89,13 @@ def page_address(view: View, port: int, config: Any) -> str:
 
 def serve(view: View, port: int, open_browser: bool = True, announce=print) -> None:
     """Start Model Explorer's server on ``port`` with the view and keep serving until interrupted; open the
-    page in the default browser unless ``open_browser`` is False. ``announce`` gets the page's address."""
+    page in the default browser unless ``open_browser`` is False. ``announce`` gets the page's address (while
+    the server runs, ``sys.stdout`` is the null device: ``announce`` writes to a stream it holds). An InputError
+    when something listens on ``port`` already."""
     require_model_explorer()
+    if _in_use(port):
+        raise InputError(f"port {port} is in use: the view cannot be served there",
+                         hint="choose another --port, or leave it out to take the first free one")
     from model_explorer import config as make_config
     from model_explorer import server
 
@@ -106,7 +114,15 @@ def serve(view: View, port: int, open_browser: bool = True, announce=print) -> N
             webbrowser.open_new_tab(address)
 
     threading.Thread(target=ready, daemon=True).start()
-    server.start(host=HOST, port=port, config=config, no_open_in_browser=True)
+    # Model Explorer's own messages go to the null device: they would follow a --json report on stdout, and the
+    # address they print lacks the overlays and the selection (announce gets the one to open)
+    with open(os.devnull, "w", encoding="utf-8") as null, contextlib.redirect_stdout(null):
+        server.start(host=HOST, port=port, config=config, no_open_in_browser=True)
+
+
+def _in_use(port: int) -> bool:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        return probe.connect_ex((HOST, port)) == 0
 
 
 def _answers(port: int) -> bool:

@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import json
 import math
+import shutil
 from pathlib import Path
+
+import pytest
 
 from tests.cli.clikit import invoke
 
@@ -92,4 +95,37 @@ def test_bad_options_exit_with_their_codes():
     assert result.exit_code == 4 and "keep: the model computes no layer named 'nope'" in result.stderr
     assert invoke("precision", xml).exit_code == 4  # no input and --fill error
     result = invoke("precision", xml, "-i", feeds, "--reference", xml)
-    assert result.exit_code == 2 and "--reference is the uncompressed model for --compression" in result.output
+    assert result.exit_code == 2 and "--reference is for --compression: add --compression" in result.output
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["--top", "2"], "--top is for --compression: add --compression"),
+    (["--compression", "--to", "bf16", "--keep", "x", "--no-fix"],
+     "--to, --keep, --no-fix are for the headroom report, not --compression"),
+    (["--compression", "--device", "cpu", "--headroom", "4", "--atol", "0", "--rtol", "0.1"],
+     "--device, --atol, --rtol, --headroom are for the headroom report"),
+])
+def test_an_option_of_the_other_mode_is_a_usage_error(args, message):
+    # they were silently ignored (only --reference was refused)
+    xml, feeds = _model("overflow")
+    result = invoke("precision", xml, "-i", feeds, *args, debug=False)
+    assert result.exit_code == 2 and message in result.output, result.output
+
+
+def test_the_keep_snippet_reads_the_weights_given(tmp_path):
+    # --weights names a .bin that is not next to the .xml: the snippet must read that one (it read m.bin)
+    examples = Path(__file__).resolve().parents[2] / "examples" / "precision"
+    shutil.copy(examples / "overflow.xml", tmp_path / "m.xml")
+    shutil.copy(examples / "overflow.bin", tmp_path / "weights.bin")
+    result = invoke("precision", tmp_path / "m.xml", "--weights", tmp_path / "weights.bin", "--input",
+                    examples / "overflow.npz", "--json", debug=False)
+    snippet = json.loads(result.stdout)["precision"]["fix"]["keep_snippet"]
+    assert f"core.read_model({str(tmp_path / 'm.keep-f32.xml')!r}, {str(tmp_path / 'weights.bin')!r})" in snippet
+
+
+def test_a_stateful_model_is_refused_before_its_inputs_are_asked_for(tmp_path):
+    # it asked for --data-shape of every dynamic input first, then refused the model
+    from tests.helpers.stateful_models import accumulator
+
+    result = invoke("precision", accumulator(tmp_path / "acc.xml", init=False), debug=False)
+    assert result.exit_code == 5 and "does not run stateful models" in result.stderr, result.output
