@@ -36,12 +36,17 @@ def extract(model: Model | str | os.PathLike | bytes, output: str | os.PathLike,
     ``from_`` to the layers ``to`` (names, or ids) to ``output`` (.xml; the .bin next to it); the path written.
 
     Raises InputError naming what was asked when a layer is unknown, a ``to`` layer is not reached from any
-    ``from_`` layer, or a ``from_`` layer reaches no ``to`` layer."""
+    ``from_`` layer, or a ``from_`` layer reaches no ``to`` layer; without ``to``, the part ends at the model's
+    outputs that the ``from_`` layers reach. Refuses (InputError) an ``output`` that is not an ``.xml``, or
+    whose files would replace the model's own."""
+    sources = [Path(model), Path(weights) if weights else Path(model).with_suffix(".bin")] \
+        if isinstance(model, (str, os.PathLike)) else []
     if not isinstance(model, Model):
         model = load(model, weights)
     graph = model.graph
+    _check_output(Path(output), sources + [graph.net.weights.path])
     starts = _resolve(graph, from_, "--from")
-    stops = _resolve(graph, to, "--to") or [layer.id for layer in graph.results]
+    stops = _resolve(graph, to, "--to") or _outputs_reached(graph, starts)
     keep = part_between(graph, starts, stops)
     outputs = [(layer_id, position) for layer_id in stops if graph.layers[layer_id] not in graph.results
                for position in range(len(graph.layers[layer_id].outputs))]
@@ -59,6 +64,39 @@ def extract_summary(model: str, weights: str | None, from_: Sequence[str], to: S
             "outputs": [_tensor(info) for info in written.outputs]}
 
 
+def _check_output(xml: Path, sources: Sequence[Path | None]) -> None:
+    """InputError when ``xml`` is no ``.xml`` path, or it or its ``.bin`` is one of the ``sources`` files."""
+    if xml.suffix.lower() != ".xml":
+        raise InputError(f"-o '{clip_text(str(xml))}': the part is written as an .xml (and its .bin next to it)",
+                         hint="-o names the .xml; its .bin is written next to it")
+    for target in (xml, xml.with_suffix(".bin")):
+        for source in sources:
+            if source is not None and _same_file(target, source):
+                raise InputError(f"-o '{clip_text(str(xml))}' would write over the model's own file"
+                                 f" '{clip_text(str(source))}'", hint="write the part to another path")
+
+
+def _same_file(a: Path, b: Path) -> bool:
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return a.resolve() == b.resolve()
+
+
+def _outputs_reached(graph: Graph, starts: Collection[str]) -> list[str]:
+    """The ids of the model's Results that a layer of ``starts`` reaches (every Result when ``starts`` is
+    empty); InputError when they reach none."""
+    results = [layer.id for layer in graph.results]
+    if not starts:
+        return results
+    below = _below(graph, starts)
+    reached = [layer_id for layer_id in results if layer_id in below]
+    if not reached:
+        raise InputError(f"--from {', '.join(_named(graph, start) for start in starts)} reaches none of the"
+                         " model's outputs", hint="name the last layers of the part with --to")
+    return reached
+
+
 def _tensor(info) -> dict[str, str]:
     return {"name": info.name, "spec": f"{info.element_type.name}{info.partial_shape}"}
 
@@ -73,8 +111,7 @@ def part_between(graph: Graph, starts: Collection[str], stops: Collection[str]) 
     above = _closure(stops, lambda layer_id: (source for source, _ in graph.sources[layer_id]))
     if not starts:
         return above
-    below = _closure(starts, lambda layer_id: (user for position in range(len(graph.layers[layer_id].outputs))
-                                               for user, _ in graph.consumers.get((layer_id, position), ())))
+    below = _below(graph, starts)
     for layer_id in stops:
         if layer_id not in below:
             raise InputError(f"--to {_named(graph, layer_id)} is not reached from --from"
@@ -148,6 +185,12 @@ def _constant(graph: Graph, layer_id: str, known: dict[str, bool]) -> bool:
         known[current] = all(known[source] for source in sources)
         stack.pop()
     return known[layer_id]
+
+
+def _below(graph: Graph, starts: Iterable[str]) -> set[str]:
+    """The layer ids that a layer of ``starts`` reaches, ``starts`` included."""
+    return _closure(starts, lambda layer_id: (user for position in range(len(graph.layers[layer_id].outputs))
+                                              for user, _ in graph.consumers.get((layer_id, position), ())))
 
 
 def _closure(seeds: Iterable[str], step) -> set[str]:

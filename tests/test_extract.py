@@ -133,3 +133,51 @@ def test_cli_writes_the_part_and_exits_4_on_an_unknown_layer(tmp_path):
     (tmp_path / "file").write_text("")
     result = invoke("extract", RESNET, "--to", "aten::relu/Relu", "-o", tmp_path / "file" / "x.xml", debug=False)
     assert result.exit_code == 74 and "cannot write" in result.output and not list(tmp_path.glob("**/.x*"))
+
+
+def _two_outputs() -> IRBuilder:
+    b = IRBuilder("two")
+    x = b.parameter("x", "f32", "3")
+    a = b.layer("Relu", "opset1", [x], name="a")
+    b.result(b.layer("Negative", "opset1", [a], name="neg"), "out_a")
+    b.result(b.layer("Abs", "opset1", [x], name="c"), "out_c")
+    return b
+
+
+def test_without_to_it_ends_at_the_outputs_the_from_layers_reach(tmp_path):
+    model = ir_runner.load(*_two_outputs().build())
+    sub = ir_runner.load(ir_runner.extract(model, tmp_path / "a.xml", from_=["a"]))
+    assert [info.name for info in sub.outputs] == ["out_a"]
+    assert {layer.name for layer in sub.graph.layers.values()} == {"x", "a", "neg", "out_a"}
+    assert np.array_equal(next(iter(sub.run([np.float32([-1, 2, -3])]).values())), [-0.0, -2, -0.0])
+    b = _two_outputs()
+    b.layer("Relu", "opset1", [b.layers[0]], name="dead")  # reaches no Result
+    with pytest.raises(ir_runner.InputError, match=r"--from 'dead' \(id 6\) reaches none of the model's outputs"):
+        ir_runner.extract(ir_runner.load(*b.build()), tmp_path / "c.xml", from_=["dead"])
+
+
+def test_it_refuses_to_write_over_the_model_or_to_an_output_that_is_no_xml(tmp_path):
+    source = _two_outputs().write(tmp_path)
+    before = source.read_bytes(), source.with_suffix(".bin").read_bytes()
+    for output in (source, tmp_path / "sub" / ".." / "model.xml", tmp_path / "model.XML"):
+        with pytest.raises(ir_runner.InputError, match="would write over the model's own file"):
+            ir_runner.extract(source, output, to=["a"])
+    (tmp_path / "w").mkdir()
+    weights = tmp_path / "w" / "part.bin"
+    weights.write_bytes(source.with_suffix(".bin").read_bytes())
+    with pytest.raises(ir_runner.InputError, match="would write over the model's own file"):
+        ir_runner.extract(source, tmp_path / "w" / "part.xml", to=["a"], weights=weights)
+    with pytest.raises(ir_runner.InputError, match="would write over the model's own file"):
+        ir_runner.extract(ir_runner.load(source), source, to=["a"])  # a loaded Model: its weights file
+    result = invoke("extract", source, "--to", "a", "-o", tmp_path / "part.bin")
+    assert result.exit_code == 4 and "the part is written as an .xml" in result.output
+    assert not (tmp_path / "part.bin").exists()
+    assert (source.read_bytes(), source.with_suffix(".bin").read_bytes()) == before
+
+
+def test_cli_a_missing_model_or_weights_file_is_a_bad_model_not_an_unwritable_output(tmp_path):
+    result = invoke("extract", tmp_path / "nope.xml", "-o", tmp_path / "x.xml", debug=False)
+    assert result.exit_code == 3 and "model file" in result.output and "cannot write" not in result.output
+    (tmp_path / "lone.xml").write_bytes(Path(RESNET).read_bytes())
+    result = invoke("extract", tmp_path / "lone.xml", "-o", tmp_path / "x.xml", debug=False)
+    assert result.exit_code == 3 and "does not exist" in result.output and "cannot write" not in result.output
