@@ -69,18 +69,25 @@ def _check_output(xml: Path, sources: Sequence[Path | None]) -> None:
     if xml.suffix.lower() != ".xml":
         raise InputError(f"-o '{clip_text(str(xml))}': the part is written as an .xml (and its .bin next to it)",
                          hint="-o names the .xml; its .bin is written next to it")
-    for target in (xml, xml.with_suffix(".bin")):
+    source = overwritten((xml, xml.with_suffix(".bin")), sources)
+    if source is not None:
+        raise InputError(f"-o '{clip_text(str(xml))}' would write over the model's own file"
+                         f" '{clip_text(str(source))}'", hint="write the part to another path")
+
+
+def overwritten(targets: Iterable[Path], sources: Iterable[Path | None]) -> Path | None:
+    """The first of ``sources`` (None ones skipped) that writing ``targets`` would replace (the same file, or the
+    same path once resolved when one does not exist), else None."""
+    sources = [source for source in sources if source is not None]
+    for target in targets:
         for source in sources:
-            if source is not None and _same_file(target, source):
-                raise InputError(f"-o '{clip_text(str(xml))}' would write over the model's own file"
-                                 f" '{clip_text(str(source))}'", hint="write the part to another path")
-
-
-def _same_file(a: Path, b: Path) -> bool:
-    try:
-        return os.path.samefile(a, b)
-    except OSError:
-        return a.resolve() == b.resolve()
+            try:
+                same = os.path.samefile(target, source)
+            except OSError:
+                same = target.resolve() == source.resolve()
+            if same:
+                return source
+    return None
 
 
 def _outputs_reached(graph: Graph, starts: Collection[str]) -> list[str]:

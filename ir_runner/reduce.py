@@ -14,13 +14,14 @@ reduced: the search ends at the model's inputs and says so.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 
 import numpy as np
 
+from .errors import InputError, clip_text
 from .model import Model, load
-from .parts import cut_of, sub_ir
+from .parts import cut_of, overwritten, sub_ir
 from .record import Record
 
 Slot = tuple[str, int]
@@ -41,6 +42,20 @@ class Reduction(Record):
         self.report = report
         self.probes = probes
         self.reason = reason
+
+
+FILES = ("model.xml", "model.bin", "inputs.npz", "README.md")  # what a reduction writes to its directory
+
+
+def check_directory(directory: str | os.PathLike, sources: Iterable[str | os.PathLike | None]) -> None:
+    """InputError when a file a reduction writes to ``directory`` would replace one of ``sources`` (the model's
+    files, its inputs): a reduction written to the model's own folder must not overwrite the model."""
+    folder = Path(directory)
+    source = overwritten([folder / name for name in FILES],
+                         [None if path is None else Path(path) for path in sources])
+    if source is not None:
+        raise InputError(f"--reduce -o '{clip_text(str(folder))}' would write over '{clip_text(str(source))}'",
+                         hint="give -o a folder of its own (default: repro)")
 
 
 MAX_SINGLES = 24  # layers of a diverging group (and what it reads unseen) tried alone, at most
@@ -103,6 +118,7 @@ def _write(directory: Path, model: Model, part: Model, cut, xml: bytes, weights:
     first = part_report.first
     layers = [model.graph.layers[layer_id].name for layer_id in model.graph.order if layer_id in cut.keep]
     lines = [f"# {first.layer.type_version} diverges on {part_report.device}",
+             "In this folder,",
              "",
              "    " + command,
              "",

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import math
+import os
+import shlex
 from typing import Any
 
 from .. import crosscheck
@@ -74,6 +76,11 @@ def crosscheck_result(options: CrosscheckOptions) -> dict[str, Any]:
     from ..device import import_openvino
 
     import_openvino()  # before any input is read or generated: without it nothing can be compared
+    if options.reduce:  # (the model's own files are checked by crosscheck)
+        from ..reduce import check_directory
+
+        check_directory(options.output, [path for token in options.inputs.inputs
+                                         for path in (token, token.partition("=")[2]) if os.path.isfile(path)])
     model = load_model(options.model, options.weights, options.strict, options.memory_limit)
     bound = bind_inputs(model, options.inputs)
     default = DEFAULT_TOLERANCES[options.precision]
@@ -153,8 +160,9 @@ def render_crosscheck(result: dict[str, Any], show_all: bool = False) -> str:
     reduction = result.get("reduction")
     if reduction is not None:
         parts.append(f"reduced: {reduction['directory']}/model.xml, {len(reduction['layers'])} layer(s) of the model"
-                     f" ({', '.join(reduction['layers'])}) still diverge; {reduction['directory']}/README.md:"
-                     f" {reduction['command']}" if reduction["directory"] else f"not reduced: {reduction['reason']}")
+                     f" ({', '.join(reduction['layers'])}) still diverge; {reduction['directory']}/README.md; shown by:"
+                     f" cd {shlex.quote(reduction['directory'])} && {reduction['command']}" if reduction["directory"]
+                     else f"not reduced: {reduction['reason']}")
     return "\n".join(part for part in parts if part)
 
 
