@@ -143,7 +143,7 @@ def _command(check: dict) -> str:
     if tolerance is not None:
         for name in ("atol", "rtol", "ulp"):
             if getattr(tolerance, name) != getattr(default, name) and getattr(tolerance, name) is not None:
-                words.append(f"--{name} {getattr(tolerance, name):g}")
+                words.append(f"--{name} {getattr(tolerance, name)!r}")  # (all digits: the same bound)
     if check.get("strict_representations"):
         words.append("--strict-representations")
     return " ".join(words)

@@ -154,3 +154,18 @@ def test_a_reduction_never_writes_over_the_model_or_its_inputs(tmp_path):
     assert result.exit_code == 4 and "would write over" in result.output
     assert {name: (tmp_path / name).read_bytes() for name in before} == before
     assert sorted(path.name for path in (tmp_path / "other").iterdir()) == ["inputs.npz"]
+
+
+def test_the_command_gives_the_tolerance_the_part_was_checked_with_to_the_last_digit(tmp_path):
+    from ir_runner.divergence import DEFAULT_TOLERANCES, Tolerance
+    from ir_runner.reduce import reduce_divergence
+
+    builder, feeds, _, _ = deep_negative_gather()
+    model = ir_runner.load(*builder.build())
+    values = {(row.layer.id, row.position): row.value for row in model.trace(feeds).layers}
+    ids = {layer.name: layer_id for layer_id, layer in model.graph.layers.items()}
+    report = type("Report", (), {"first": type("Row", (), {
+        "layer": LayerRef("head_11", "Maximum-1", ids["head_11"]), "position": 0})()})()
+    found = reduce_divergence(model, report, values, tmp_path, [], _Part, device="CPU", precision="f16",
+                              tolerance=Tolerance(1.23456789e-3, 2e-3, 3), default_tolerance=DEFAULT_TOLERANCES["f16"])
+    assert found.command.endswith("--precision f16 --atol 0.00123456789 --ulp 3")
