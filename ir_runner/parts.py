@@ -2,12 +2,14 @@
 
 The part runs from the layers named ``from_`` to those named ``to``, both included: every layer that is reached
 from a ``from_`` layer and reaches a ``to`` layer. Without ``from_`` it starts at the model's inputs, without
-``to`` it ends at its outputs (its Results). What the part reads from outside becomes a Parameter, of the
-tensor's inferred element type and shape, named as the layer that produced it (``name.PORT`` for a layer of
-several outputs) and keeping its tensor names; constants (Consts, and layers computed from constants alone,
-such as a decompression subgraph of weights) are taken along instead, with their bytes. Each output of a ``to``
-layer becomes a Result (``NAME/sink_port_PORT``); a ``to`` that is a Result stays itself. Layers are named by
-name, or by id when no layer has that name. The IR is written by :mod:`ir_runner.ir.writer`.
+``to`` it ends at its outputs (its Results) that the ``from_`` layers reach. What the part reads from outside
+becomes a Parameter, of the tensor's inferred element type and shape, named as the layer that produced it
+(``name.PORT`` for a layer of several outputs) and keeping its tensor names; constants (Consts, and layers
+computed from constants alone, such as a decompression subgraph of weights) are taken along instead, with their
+bytes. A variable read or written in the part keeps its readers and its writer (a writer reaches no Result: the
+part would no longer update its state). Each output of a ``to`` layer becomes a Result
+(``NAME/sink_port_PORT``); a ``to`` that is a Result stays itself. Layers are named by name, or by id when no
+layer has that name. The IR is written by :mod:`ir_runner.ir.writer`.
 """
 
 from __future__ import annotations
@@ -134,12 +136,17 @@ def part_between(graph: Graph, starts: Collection[str], stops: Collection[str]) 
 
 def cut_of(model: Model, keep: Collection[str], outputs: Sequence[Slot],
            values: Mapping[Slot, np.ndarray] | None = None) -> Cut:
-    """The :class:`Cut` keeping ``keep`` plus the constants it reads (with their own constant inputs), a
+    """The :class:`Cut` keeping ``keep`` plus the constants it reads (with their own constant inputs) and the
+    readers and writer of every variable one of them reads or writes (a stateful part keeps updating its state), a
     Parameter for every other tensor it reads from outside (of the type and static shape of its array in
     ``values`` when given, else of the inferred spec), and a Result for each of ``outputs``."""
     graph = model.graph
     constant: dict[str, bool] = {}
     kept = set(keep)
+    for variable in model.variables:  # a variable's reader and writer go together (OpenVINO refuses one alone)
+        pair = {*variable.readers, *([variable.writer] if variable.writer is not None else [])}
+        if pair & kept:
+            kept |= pair
     inputs: dict[Slot, TensorSpec] = {}
     pending = [layer_id for layer_id in graph.order if layer_id in kept]
     while pending:
