@@ -143,22 +143,25 @@ def cut_of(model: Model, keep: Collection[str], outputs: Sequence[Slot],
     graph = model.graph
     constant: dict[str, bool] = {}
     kept = set(keep)
-    for variable in model.variables:  # a variable's reader and writer go together (OpenVINO refuses one alone)
-        pair = {*variable.readers, *([variable.writer] if variable.writer is not None else [])}
-        if pair & kept:
-            kept |= pair
     inputs: dict[Slot, TensorSpec] = {}
     pending = [layer_id for layer_id in graph.order if layer_id in kept]
     while pending:
-        layer_id = pending.pop()
-        for slot in graph.sources[layer_id]:
-            if slot[0] in kept or slot in inputs:
-                continue
-            if _constant(graph, slot[0], constant):
-                kept.add(slot[0])
-                pending.append(slot[0])
-            else:
-                inputs[slot] = _spec(model, slot, values)
+        while pending:
+            layer_id = pending.pop()
+            for slot in graph.sources[layer_id]:
+                if slot[0] in kept or slot in inputs:
+                    continue
+                if _constant(graph, slot[0], constant):
+                    kept.add(slot[0])
+                    pending.append(slot[0])
+                else:
+                    inputs[slot] = _spec(model, slot, values)
+        for variable in model.variables:  # its readers and writer go together (OpenVINO refuses one alone)
+            pair = {*variable.readers, *([variable.writer] if variable.writer is not None else [])}
+            if pair & kept:
+                pending.extend(pair - kept)
+                kept |= pair
+    inputs = {slot: spec for slot, spec in inputs.items() if slot[0] not in kept}
     place = {layer_id: index for index, layer_id in enumerate(graph.order)}
     ordered = dict(sorted(inputs.items(), key=lambda item: (place[item[0][0]], item[0][1])))
     return Cut(kept, ordered, outputs)

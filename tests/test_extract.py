@@ -195,3 +195,24 @@ def test_a_stateful_part_keeps_the_writers_of_its_variables(tmp_path):
         return [step.token for step in generate(ir_runner.load(model), [3, 17, 42], 4)]
 
     assert tokens(path) == tokens(source)  # the part updates its KV cache as the model does
+
+
+def test_a_variable_initialised_from_constants_keeps_its_writer_in_a_part_starting_after_it(tmp_path):
+    b = IRBuilder("counter")
+    x = b.parameter("x", "f32", "3")
+    state = b.layer("ReadValue", "opset6", [b.const("init", np.float32([1, 2, 3]))], name="state",
+                    attrs={"variable_id": "v", "variable_type": "f32", "variable_shape": "3"})
+    total = b.layer("Add", "opset1", [x, state], attrs={"auto_broadcast": "numpy"}, name="total")
+    b.layer("Assign", "opset6", [total], attrs={"variable_id": "v"}, name="keep")
+    b.result(b.layer("Relu", "opset1", [total], name="relu"), "out")
+    source = b.write(tmp_path)
+    path = ir_runner.extract(source, tmp_path / "part.xml", from_=["total"])
+    assert sorted(layer.name for layer in read_ir(path).layers) == ["init", "keep", "out", "relu", "state", "total",
+                                                                    "x"]
+    steps = [np.float32([-5, 1, 0]), np.float32([1, 1, 1])]
+    request = ov.Core().compile_model(str(path), "CPU").create_infer_request()
+    device = [request.infer([step])[0].copy() for step in steps]  # (refused without the Assign: no sibling)
+    for model in (ir_runner.load(source), ir_runner.load(path)):
+        state = model.new_state()
+        ours = [next(iter(model.run([step], state=state).values())) for step in steps]
+        assert [out.tolist() for out in ours] == [[0, 3, 3], [0, 4, 4]] == [out.tolist() for out in device]
