@@ -216,3 +216,14 @@ def test_a_variable_initialised_from_constants_keeps_its_writer_in_a_part_starti
         state = model.new_state()
         ours = [next(iter(model.run([step], state=state).values())) for step in steps]
         assert [out.tolist() for out in ours] == [[0, 3, 3], [0, 4, 4]] == [out.tolist() for out in device]
+
+
+def test_cli_an_xml_that_cannot_be_written_leaves_the_bin_as_it_was(tmp_path):
+    (tmp_path / "part.xml").mkdir()  # (the .xml cannot replace a folder, the .bin could be written)
+    result = invoke("extract", RESNET, "--to", "aten::relu/Relu", "-o", tmp_path / "part.xml", debug=False)
+    assert result.exit_code == 74 and "cannot write" in result.output
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["part.xml"]
+    (tmp_path / "part.bin").write_bytes(b"before")
+    assert invoke("extract", RESNET, "--to", "aten::relu/Relu", "-o", tmp_path / "part.xml").exit_code == 74
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["part.bin", "part.xml"]
+    assert (tmp_path / "part.bin").read_bytes() == b"before"
