@@ -109,15 +109,13 @@ def reduce_divergence(model: Model, report, values: Mapping[Slot, np.ndarray], d
 
 def _write(directory: Path, model: Model, part: Model, cut, xml: bytes, weights: bytes, values, part_report,
            probes: int, check: dict) -> Reduction:
-    directory.mkdir(parents=True, exist_ok=True)
-    (directory / "model.xml").write_bytes(xml)
-    (directory / "model.bin").write_bytes(weights)
-    np.savez(directory / "inputs.npz", **{info.name: np.asarray(values[slot])
-                                          for info, slot in zip(part.inputs, cut.inputs)})
+    from .cli.files import atomic_write, save_arrays  # (each file whole; an .npz of any input name)
+
     command = _command(check)
     first = part_report.first
     layers = [model.graph.layers[layer_id].name for layer_id in model.graph.order if layer_id in cut.keep]
     lines = [f"# {first.layer.type_version} diverges on {part_report.device}",
+             "",
              "In this folder,",
              "",
              "    " + command,
@@ -132,7 +130,12 @@ def _write(directory: Path, model: Model, part: Model, cut, xml: bytes, weights:
              f" ({len(part.graph.layers)} layers with its constants, inputs and output), reduced by"
              f" `ir-run crosscheck --reduce` in {probes} step(s); `inputs.npz` holds the reference's values of"
              " the tensors where it was cut from the model."]
-    (directory / "README.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    directory.mkdir(parents=True, exist_ok=True)
+    for name, content in (("model.xml", xml), ("model.bin", weights),
+                          ("README.md", ("\n".join(lines) + "\n").encode("utf-8"))):
+        atomic_write(directory / name, lambda stream, content=content: stream.write(content))
+    save_arrays(directory / "inputs.npz", {info.name: np.asarray(values[slot])
+                                           for info, slot in zip(part.inputs, cut.inputs)})
     return Reduction(directory, layers, command, part_report, probes)
 
 

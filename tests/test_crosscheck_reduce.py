@@ -169,3 +169,15 @@ def test_the_command_gives_the_tolerance_the_part_was_checked_with_to_the_last_d
     found = reduce_divergence(model, report, values, tmp_path, [], _Part, device="CPU", precision="f16",
                               tolerance=Tolerance(1.23456789e-3, 2e-3, 3), default_tolerance=DEFAULT_TOLERANCES["f16"])
     assert found.command.endswith("--precision f16 --atol 0.00123456789 --ulp 3")
+
+
+def test_an_input_of_the_part_may_have_any_name(tmp_path):
+    builder, feeds, _, _ = negative_gather()
+    xml = builder.xml().replace(b'name="to_float"', b'name="file"')  # (np.savez(file=...) clashes)
+    report = ir_runner.crosscheck(ir_runner.load(xml, builder.bin), feeds, reduce=True, output=tmp_path / "repro")
+    assert report.reduction.directory is not None
+    with np.load(tmp_path / "repro" / "inputs.npz") as saved:
+        assert sorted(saved.files) == ["file", "idx"]
+        assert saved["file"].tolist() == [10, 20, 30, 40, 50, 60]
+    assert sorted(path.name for path in (tmp_path / "repro").iterdir()) == ["README.md", "inputs.npz", "model.bin",
+                                                                           "model.xml"]
