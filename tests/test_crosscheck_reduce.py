@@ -149,9 +149,10 @@ def test_a_reduction_never_writes_over_the_model_or_its_inputs(tmp_path):
     assert result.exit_code == 4 and "would write over" in result.output
     (tmp_path / "other").mkdir()
     np.savez(tmp_path / "other" / "inputs.npz", **feeds)
-    result = invoke("crosscheck", path, "--input", f"x={tmp_path / 'other' / 'inputs.npz'}", "--input",
-                    tmp_path / "inputs.npz", "--reduce", "-o", tmp_path / "other")
-    assert result.exit_code == 4 and "would write over" in result.output
+    for token in (f"x={tmp_path / 'other' / 'inputs.npz'}", f"x={tmp_path / 'other' / 'inputs.npz'}:x"):
+        result = invoke("crosscheck", path, "--input", token, "--input", tmp_path / "inputs.npz", "--reduce", "-o",
+                        tmp_path / "other")
+        assert result.exit_code == 4 and "would write over" in result.output
     assert {name: (tmp_path / name).read_bytes() for name in before} == before
     assert sorted(path.name for path in (tmp_path / "other").iterdir()) == ["inputs.npz"]
 

@@ -21,6 +21,7 @@ from ..divergence import (
 )
 from ..record import Record
 from .common import EXIT_COMPARISON, OutputError, emit
+from .files import split_key
 from .formats import shape_text, table
 from .inputs import bind_inputs
 from .options import InputOptions
@@ -79,8 +80,9 @@ def crosscheck_result(options: CrosscheckOptions) -> dict[str, Any]:
     if options.reduce:  # (the model's own files are checked by crosscheck)
         from ..reduce import check_directory
 
-        check_directory(options.output, [path for token in options.inputs.inputs
-                                         for path in (token, token.partition("=")[2]) if os.path.isfile(path)])
+        check_directory(options.output, [split_key(path)[0] for token in options.inputs.inputs
+                                         for path in (token, token.partition("=")[2])
+                                         if os.path.isfile(split_key(path)[0])])
     model = load_model(options.model, options.weights, options.strict, options.memory_limit)
     bound = bind_inputs(model, options.inputs)
     default = DEFAULT_TOLERANCES[options.precision]
