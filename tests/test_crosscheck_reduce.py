@@ -120,11 +120,12 @@ def test_the_part_grows_backwards_until_it_diverges_or_reaches_the_inputs(tmp_pa
     assert missing.reason.startswith("no part of the model ending at layer 'head_11'")
 
 
-def test_the_printed_command_shows_the_divergence_from_where_the_user_is(tmp_path):
+def test_the_printed_command_shows_the_divergence_from_any_folder(tmp_path, monkeypatch):
     builder, feeds, _, _ = negative_gather()
     path = builder.write(tmp_path)
     np.savez(tmp_path / "inputs.npz", **feeds)
-    result = invoke("crosscheck", path, "--input", tmp_path / "inputs.npz", "--reduce", "-o", tmp_path / "my repro")
+    monkeypatch.chdir(tmp_path)
+    result = invoke("crosscheck", path, "--input", "inputs.npz", "--reduce", "-o", "my repro")  # (relative)
     line = next(line for line in result.stdout.splitlines() if line.startswith("reduced:"))
     command = line.split("; shown by: ", 1)[1]
     assert "In this folder," in (tmp_path / "my repro" / "README.md").read_text()

@@ -160,11 +160,13 @@ def render_crosscheck(result: dict[str, Any], show_all: bool = False) -> str:
         parts.extend(_group_text(group, result["device"]) for group in result.get("groups", ())
                      if group["boundary"]["id"] == first["id"])
     reduction = result.get("reduction")
-    if reduction is not None:
-        parts.append(f"reduced: {reduction['directory']}/model.xml, {len(reduction['layers'])} layer(s) of the model"
-                     f" ({', '.join(reduction['layers'])}) still diverge; {reduction['directory']}/README.md; shown by:"
-                     f" cd {shlex.quote(reduction['directory'])} && {reduction['command']}" if reduction["directory"]
-                     else f"not reduced: {reduction['reason']}")
+    if reduction is not None and reduction["directory"]:
+        folder = reduction["directory"]
+        parts.append(f"reduced: {folder}/model.xml, {len(reduction['layers'])} layer(s) of the model"
+                     f" ({', '.join(reduction['layers'])}) still diverge; {folder}/README.md; shown by:"
+                     f" cd {shlex.quote(os.path.abspath(folder))} && {reduction['command']}")
+    elif reduction is not None:
+        parts.append(f"not reduced: {reduction['reason']}")
     return "\n".join(part for part in parts if part)
 
 
