@@ -191,6 +191,11 @@ def crosscheck(model: Model | str | os.PathLike | bytes, feeds: Mapping[str, obj
         model = load(model, weights)
     elif model.source is None:
         raise InputError("crosscheck needs the model's XML: pass the path (or bytes) given to load()")
+    if reduce:
+        from .reduce import check_directory
+
+        check_directory(output, [path for path in (model.source, model.weights_source, model.graph.net.weights.path)
+                                 if isinstance(path, (str, os.PathLike))])
     bound = tolerance or DEFAULT_TOLERANCES[precision]
     arrays = model.bind(feeds, cast=cast)
     variables = None

@@ -170,6 +170,7 @@ def generate(model: Model, prompt: Sequence[int], max_new_tokens: int, *, state:
         raise InputError("the prompt has no token", hint="give at least one id: --input-ids 1,2,3")
     given = dict(given or {})
     roles = find_roles(model, given)
+    _check_vocabulary(model, roles, prompt)
     state = state if state is not None else model.new_state()
     steps: list[GenerationStep] = []
     tokens, past = list(prompt), 0
@@ -188,6 +189,21 @@ def generate(model: Model, prompt: Sequence[int], max_new_tokens: int, *, state:
         past += len(tokens)
         tokens = [step.token]
     return steps
+
+
+def _check_vocabulary(model: Model, roles: Roles, prompt: Sequence[int]) -> None:
+    """InputError when a prompt id is outside the vocabulary that the logits' static last dim gives (a model
+    indexes its embedding table with it: OpenVINO's Gather gives zeros for such an id, a run with no meaning)."""
+    dims = next(info.partial_shape.dims for info in model.outputs if info.name == roles.logits)
+    if not dims or not dims[-1].is_static:
+        return
+    size = dims[-1].lo
+    for position, token in enumerate(prompt):
+        if not 0 <= token < size:
+            raise InputError(f"the prompt's token {position} is id {token}, outside the model's vocabulary: its"
+                             f" logits '{roles.logits}' score {size} ids (0 to {size - 1})",
+                             hint="give ids of this model's vocabulary (with --prompt: the folder's tokenizer IRs"
+                                  " must be the model's own)")
 
 
 def state_from(model: Model, values: dict[str, np.ndarray | None]) -> State:

@@ -2,12 +2,14 @@
 
 The part runs from the layers named ``from_`` to those named ``to``, both included: every layer that is reached
 from a ``from_`` layer and reaches a ``to`` layer. Without ``from_`` it starts at the model's inputs, without
-``to`` it ends at its outputs (its Results). What the part reads from outside becomes a Parameter, of the
-tensor's inferred element type and shape, named as the layer that produced it (``name.PORT`` for a layer of
-several outputs) and keeping its tensor names; constants (Consts, and layers computed from constants alone,
-such as a decompression subgraph of weights) are taken along instead, with their bytes. Each output of a ``to``
-layer becomes a Result (``NAME/sink_port_PORT``); a ``to`` that is a Result stays itself. Layers are named by
-name, or by id when no layer has that name. The IR is written by :mod:`ir_runner.ir.writer`.
+``to`` it ends at its outputs (its Results) that the ``from_`` layers reach. What the part reads from outside
+becomes a Parameter, of the tensor's inferred element type and shape, named as the layer that produced it
+(``name.PORT`` for a layer of several outputs) and keeping its tensor names; constants (Consts, and layers
+computed from constants alone, such as a decompression subgraph of weights) are taken along instead, with their
+bytes. A variable read or written in the part keeps its readers and its writer (a writer reaches no Result: the
+part would no longer update its state). Each output of a ``to`` layer becomes a Result
+(``NAME/sink_port_PORT``); a ``to`` that is a Result stays itself. Layers are named by name, or by id when no
+layer has that name. The IR is written by :mod:`ir_runner.ir.writer`.
 """
 
 from __future__ import annotations
@@ -36,12 +38,17 @@ def extract(model: Model | str | os.PathLike | bytes, output: str | os.PathLike,
     ``from_`` to the layers ``to`` (names, or ids) to ``output`` (.xml; the .bin next to it); the path written.
 
     Raises InputError naming what was asked when a layer is unknown, a ``to`` layer is not reached from any
-    ``from_`` layer, or a ``from_`` layer reaches no ``to`` layer."""
+    ``from_`` layer, or a ``from_`` layer reaches no ``to`` layer; without ``to``, the part ends at the model's
+    outputs that the ``from_`` layers reach. Refuses (InputError) an ``output`` that is not an ``.xml``, or
+    whose files would replace the model's own."""
+    sources = [Path(model), Path(weights) if weights else Path(model).with_suffix(".bin")] \
+        if isinstance(model, (str, os.PathLike)) else []
     if not isinstance(model, Model):
         model = load(model, weights)
     graph = model.graph
+    _check_output(Path(output), sources + [graph.net.weights.path])
     starts = _resolve(graph, from_, "--from")
-    stops = _resolve(graph, to, "--to") or [layer.id for layer in graph.results]
+    stops = _resolve(graph, to, "--to") or _outputs_reached(graph, starts)
     keep = part_between(graph, starts, stops)
     outputs = [(layer_id, position) for layer_id in stops if graph.layers[layer_id] not in graph.results
                for position in range(len(graph.layers[layer_id].outputs))]
@@ -59,6 +66,46 @@ def extract_summary(model: str, weights: str | None, from_: Sequence[str], to: S
             "outputs": [_tensor(info) for info in written.outputs]}
 
 
+def _check_output(xml: Path, sources: Sequence[Path | None]) -> None:
+    """InputError when ``xml`` is no ``.xml`` path, or it or its ``.bin`` is one of the ``sources`` files."""
+    if xml.suffix.lower() != ".xml":
+        raise InputError(f"-o '{clip_text(str(xml))}': the part is written as an .xml (and its .bin next to it)",
+                         hint="-o names the .xml; its .bin is written next to it")
+    source = overwritten((xml, xml.with_suffix(".bin")), sources)
+    if source is not None:
+        raise InputError(f"-o '{clip_text(str(xml))}' would write over the model's own file"
+                         f" '{clip_text(str(source))}'", hint="write the part to another path")
+
+
+def overwritten(targets: Iterable[Path], sources: Iterable[Path | None]) -> Path | None:
+    """The first of ``sources`` (None ones skipped) that writing ``targets`` would replace (the same file, or the
+    same path once resolved when one does not exist), else None."""
+    sources = [source for source in sources if source is not None]
+    for target in targets:
+        for source in sources:
+            try:
+                same = os.path.samefile(target, source)
+            except OSError:
+                same = target.resolve() == source.resolve()
+            if same:
+                return source
+    return None
+
+
+def _outputs_reached(graph: Graph, starts: Collection[str]) -> list[str]:
+    """The ids of the model's Results that a layer of ``starts`` reaches (every Result when ``starts`` is
+    empty); InputError when they reach none."""
+    results = [layer.id for layer in graph.results]
+    if not starts:
+        return results
+    below = _below(graph, starts)
+    reached = [layer_id for layer_id in results if layer_id in below]
+    if not reached:
+        raise InputError(f"--from {', '.join(_named(graph, start) for start in starts)} reaches none of the"
+                         " model's outputs", hint="name the last layers of the part with --to")
+    return reached
+
+
 def _tensor(info) -> dict[str, str]:
     return {"name": info.name, "spec": f"{info.element_type.name}{info.partial_shape}"}
 
@@ -73,8 +120,7 @@ def part_between(graph: Graph, starts: Collection[str], stops: Collection[str]) 
     above = _closure(stops, lambda layer_id: (source for source, _ in graph.sources[layer_id]))
     if not starts:
         return above
-    below = _closure(starts, lambda layer_id: (user for position in range(len(graph.layers[layer_id].outputs))
-                                               for user, _ in graph.consumers.get((layer_id, position), ())))
+    below = _below(graph, starts)
     for layer_id in stops:
         if layer_id not in below:
             raise InputError(f"--to {_named(graph, layer_id)} is not reached from --from"
@@ -90,7 +136,8 @@ def part_between(graph: Graph, starts: Collection[str], stops: Collection[str]) 
 
 def cut_of(model: Model, keep: Collection[str], outputs: Sequence[Slot],
            values: Mapping[Slot, np.ndarray] | None = None) -> Cut:
-    """The :class:`Cut` keeping ``keep`` plus the constants it reads (with their own constant inputs), a
+    """The :class:`Cut` keeping ``keep`` plus the constants it reads (with their own constant inputs) and the
+    readers and writer of every variable one of them reads or writes (a stateful part keeps updating its state), a
     Parameter for every other tensor it reads from outside (of the type and static shape of its array in
     ``values`` when given, else of the inferred spec), and a Result for each of ``outputs``."""
     graph = model.graph
@@ -99,15 +146,22 @@ def cut_of(model: Model, keep: Collection[str], outputs: Sequence[Slot],
     inputs: dict[Slot, TensorSpec] = {}
     pending = [layer_id for layer_id in graph.order if layer_id in kept]
     while pending:
-        layer_id = pending.pop()
-        for slot in graph.sources[layer_id]:
-            if slot[0] in kept or slot in inputs:
-                continue
-            if _constant(graph, slot[0], constant):
-                kept.add(slot[0])
-                pending.append(slot[0])
-            else:
-                inputs[slot] = _spec(model, slot, values)
+        while pending:
+            layer_id = pending.pop()
+            for slot in graph.sources[layer_id]:
+                if slot[0] in kept or slot in inputs:
+                    continue
+                if _constant(graph, slot[0], constant):
+                    kept.add(slot[0])
+                    pending.append(slot[0])
+                else:
+                    inputs[slot] = _spec(model, slot, values)
+        for variable in model.variables:  # its readers and writer go together (OpenVINO refuses one alone)
+            pair = {*variable.readers, *([variable.writer] if variable.writer is not None else [])}
+            if pair & kept:
+                pending.extend(pair - kept)
+                kept |= pair
+    inputs = {slot: spec for slot, spec in inputs.items() if slot[0] not in kept}
     place = {layer_id: index for index, layer_id in enumerate(graph.order)}
     ordered = dict(sorted(inputs.items(), key=lambda item: (place[item[0][0]], item[0][1])))
     return Cut(kept, ordered, outputs)
@@ -148,6 +202,12 @@ def _constant(graph: Graph, layer_id: str, known: dict[str, bool]) -> bool:
         known[current] = all(known[source] for source in sources)
         stack.pop()
     return known[layer_id]
+
+
+def _below(graph: Graph, starts: Iterable[str]) -> set[str]:
+    """The layer ids that a layer of ``starts`` reaches, ``starts`` included."""
+    return _closure(starts, lambda layer_id: (user for position in range(len(graph.layers[layer_id].outputs))
+                                              for user, _ in graph.consumers.get((layer_id, position), ())))
 
 
 def _closure(seeds: Iterable[str], step) -> set[str]:

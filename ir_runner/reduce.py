@@ -14,13 +14,14 @@ reduced: the search ends at the model's inputs and says so.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 
 import numpy as np
 
+from .errors import InputError, clip_text
 from .model import Model, load
-from .parts import cut_of, sub_ir
+from .parts import cut_of, overwritten, sub_ir
 from .record import Record
 
 Slot = tuple[str, int]
@@ -41,6 +42,20 @@ class Reduction(Record):
         self.report = report
         self.probes = probes
         self.reason = reason
+
+
+FILES = ("model.xml", "model.bin", "inputs.npz", "README.md")  # what a reduction writes to its directory
+
+
+def check_directory(directory: str | os.PathLike, sources: Iterable[str | os.PathLike | None]) -> None:
+    """InputError when a file a reduction writes to ``directory`` would replace one of ``sources`` (the model's
+    files, its inputs): a reduction written to the model's own folder must not overwrite the model."""
+    folder = Path(directory)
+    source = overwritten([folder / name for name in FILES],
+                         [None if path is None else Path(path) for path in sources])
+    if source is not None:
+        raise InputError(f"--reduce -o '{clip_text(str(folder))}' would write over '{clip_text(str(source))}'",
+                         hint="give -o a folder of its own (default: repro)")
 
 
 MAX_SINGLES = 24  # layers of a diverging group (and what it reads unseen) tried alone, at most
@@ -94,15 +109,14 @@ def reduce_divergence(model: Model, report, values: Mapping[Slot, np.ndarray], d
 
 def _write(directory: Path, model: Model, part: Model, cut, xml: bytes, weights: bytes, values, part_report,
            probes: int, check: dict) -> Reduction:
-    directory.mkdir(parents=True, exist_ok=True)
-    (directory / "model.xml").write_bytes(xml)
-    (directory / "model.bin").write_bytes(weights)
-    np.savez(directory / "inputs.npz", **{info.name: np.asarray(values[slot])
-                                          for info, slot in zip(part.inputs, cut.inputs)})
+    from .cli.files import atomic_write, save_arrays  # (each file whole; an .npz of any input name)
+
     command = _command(check)
     first = part_report.first
     layers = [model.graph.layers[layer_id].name for layer_id in model.graph.order if layer_id in cut.keep]
     lines = [f"# {first.layer.type_version} diverges on {part_report.device}",
+             "",
+             "In this folder,",
              "",
              "    " + command,
              "",
@@ -116,7 +130,12 @@ def _write(directory: Path, model: Model, part: Model, cut, xml: bytes, weights:
              f" ({len(part.graph.layers)} layers with its constants, inputs and output), reduced by"
              f" `ir-run crosscheck --reduce` in {probes} step(s); `inputs.npz` holds the reference's values of"
              " the tensors where it was cut from the model."]
-    (directory / "README.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    directory.mkdir(parents=True, exist_ok=True)
+    for name, content in (("model.xml", xml), ("model.bin", weights),
+                          ("README.md", ("\n".join(lines) + "\n").encode("utf-8"))):
+        atomic_write(directory / name, lambda stream, content=content: stream.write(content))
+    save_arrays(directory / "inputs.npz", {info.name: np.asarray(values[slot])
+                                           for info, slot in zip(part.inputs, cut.inputs)})
     return Reduction(directory, layers, command, part_report, probes)
 
 
@@ -127,7 +146,7 @@ def _command(check: dict) -> str:
     if tolerance is not None:
         for name in ("atol", "rtol", "ulp"):
             if getattr(tolerance, name) != getattr(default, name) and getattr(tolerance, name) is not None:
-                words.append(f"--{name} {getattr(tolerance, name):g}")
+                words.append(f"--{name} {getattr(tolerance, name)!r}")  # (all digits: the same bound)
     if check.get("strict_representations"):
         words.append("--strict-representations")
     return " ".join(words)

@@ -4,6 +4,11 @@ with the reference's values at the cut and the command that shows the divergence
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -113,3 +118,68 @@ def test_the_part_grows_backwards_until_it_diverges_or_reaches_the_inputs(tmp_pa
     missing = reduce_divergence(model, report, values, tmp_path / "none", [], never, **options)
     assert missing.directory is None and missing.probes == 12 and not (tmp_path / "none").exists()
     assert missing.reason.startswith("no part of the model ending at layer 'head_11'")
+
+
+def test_the_printed_command_shows_the_divergence_from_any_folder(tmp_path, monkeypatch):
+    builder, feeds, _, _ = negative_gather()
+    path = builder.write(tmp_path)
+    np.savez(tmp_path / "inputs.npz", **feeds)
+    monkeypatch.chdir(tmp_path)
+    result = invoke("crosscheck", path, "--input", "inputs.npz", "--reduce", "-o", "my repro")  # (relative)
+    line = next(line for line in result.stdout.splitlines() if line.startswith("reduced:"))
+    command = line.split("; shown by: ", 1)[1]
+    assert "In this folder," in (tmp_path / "my repro" / "README.md").read_text()
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"}
+    shown = subprocess.run(command, shell=True, cwd=elsewhere, env=env, capture_output=True, text=True, timeout=120)
+    assert shown.returncode == 1, shown.stdout + shown.stderr
+    assert "first divergence: layer 'pick' (Gather-7" in shown.stdout
+
+
+def test_a_reduction_never_writes_over_the_model_or_its_inputs(tmp_path):
+    builder, feeds, _, _ = negative_gather()
+    path = builder.write(tmp_path)
+    np.savez(tmp_path / "inputs.npz", **feeds)
+    before = {name: (tmp_path / name).read_bytes() for name in ("model.xml", "model.bin", "inputs.npz")}
+    with pytest.raises(ir_runner.InputError, match="would write over"):
+        ir_runner.crosscheck(path, feeds, reduce=True, output=tmp_path)
+    with pytest.raises(ir_runner.InputError, match="would write over"):
+        ir_runner.crosscheck(ir_runner.load(path), feeds, reduce=True, output=tmp_path / "sub" / "..")
+    result = invoke("crosscheck", path, "--input", tmp_path / "inputs.npz", "--reduce", "-o", tmp_path)
+    assert result.exit_code == 4 and "would write over" in result.output
+    (tmp_path / "other").mkdir()
+    np.savez(tmp_path / "other" / "inputs.npz", **feeds)
+    for token in (f"x={tmp_path / 'other' / 'inputs.npz'}", f"x={tmp_path / 'other' / 'inputs.npz'}:x"):
+        result = invoke("crosscheck", path, "--input", token, "--input", tmp_path / "inputs.npz", "--reduce", "-o",
+                        tmp_path / "other")
+        assert result.exit_code == 4 and "would write over" in result.output
+    assert {name: (tmp_path / name).read_bytes() for name in before} == before
+    assert sorted(path.name for path in (tmp_path / "other").iterdir()) == ["inputs.npz"]
+
+
+def test_the_command_gives_the_tolerance_the_part_was_checked_with_to_the_last_digit(tmp_path):
+    from ir_runner.divergence import DEFAULT_TOLERANCES, Tolerance
+    from ir_runner.reduce import reduce_divergence
+
+    builder, feeds, _, _ = deep_negative_gather()
+    model = ir_runner.load(*builder.build())
+    values = {(row.layer.id, row.position): row.value for row in model.trace(feeds).layers}
+    ids = {layer.name: layer_id for layer_id, layer in model.graph.layers.items()}
+    report = type("Report", (), {"first": type("Row", (), {
+        "layer": LayerRef("head_11", "Maximum-1", ids["head_11"]), "position": 0})()})()
+    found = reduce_divergence(model, report, values, tmp_path, [], _Part, device="CPU", precision="f16",
+                              tolerance=Tolerance(1.23456789e-3, 2e-3, 3), default_tolerance=DEFAULT_TOLERANCES["f16"])
+    assert found.command.endswith("--precision f16 --atol 0.00123456789 --ulp 3")
+
+
+def test_an_input_of_the_part_may_have_any_name(tmp_path):
+    builder, feeds, _, _ = negative_gather()
+    xml = builder.xml().replace(b'name="to_float"', b'name="file"')  # (np.savez(file=...) clashes)
+    report = ir_runner.crosscheck(ir_runner.load(xml, builder.bin), feeds, reduce=True, output=tmp_path / "repro")
+    assert report.reduction.directory is not None
+    with np.load(tmp_path / "repro" / "inputs.npz") as saved:
+        assert sorted(saved.files) == ["file", "idx"]
+        assert saved["file"].tolist() == [10, 20, 30, 40, 50, 60]
+    assert sorted(path.name for path in (tmp_path / "repro").iterdir()) == ["README.md", "inputs.npz", "model.bin",
+                                                                           "model.xml"]

@@ -133,3 +133,97 @@ def test_cli_writes_the_part_and_exits_4_on_an_unknown_layer(tmp_path):
     (tmp_path / "file").write_text("")
     result = invoke("extract", RESNET, "--to", "aten::relu/Relu", "-o", tmp_path / "file" / "x.xml", debug=False)
     assert result.exit_code == 74 and "cannot write" in result.output and not list(tmp_path.glob("**/.x*"))
+
+
+def _two_outputs() -> IRBuilder:
+    b = IRBuilder("two")
+    x = b.parameter("x", "f32", "3")
+    a = b.layer("Relu", "opset1", [x], name="a")
+    b.result(b.layer("Negative", "opset1", [a], name="neg"), "out_a")
+    b.result(b.layer("Abs", "opset1", [x], name="c"), "out_c")
+    return b
+
+
+def test_without_to_it_ends_at_the_outputs_the_from_layers_reach(tmp_path):
+    model = ir_runner.load(*_two_outputs().build())
+    sub = ir_runner.load(ir_runner.extract(model, tmp_path / "a.xml", from_=["a"]))
+    assert [info.name for info in sub.outputs] == ["out_a"]
+    assert {layer.name for layer in sub.graph.layers.values()} == {"x", "a", "neg", "out_a"}
+    assert np.array_equal(next(iter(sub.run([np.float32([-1, 2, -3])]).values())), [-0.0, -2, -0.0])
+    b = _two_outputs()
+    b.layer("Relu", "opset1", [b.layers[0]], name="dead")  # reaches no Result
+    with pytest.raises(ir_runner.InputError, match=r"--from 'dead' \(id 6\) reaches none of the model's outputs"):
+        ir_runner.extract(ir_runner.load(*b.build()), tmp_path / "c.xml", from_=["dead"])
+
+
+def test_it_refuses_to_write_over_the_model_or_to_an_output_that_is_no_xml(tmp_path):
+    source = _two_outputs().write(tmp_path)
+    before = source.read_bytes(), source.with_suffix(".bin").read_bytes()
+    for output in (source, tmp_path / "sub" / ".." / "model.xml", tmp_path / "model.XML"):
+        with pytest.raises(ir_runner.InputError, match="would write over the model's own file"):
+            ir_runner.extract(source, output, to=["a"])
+    (tmp_path / "w").mkdir()
+    weights = tmp_path / "w" / "part.bin"
+    weights.write_bytes(source.with_suffix(".bin").read_bytes())
+    with pytest.raises(ir_runner.InputError, match="would write over the model's own file"):
+        ir_runner.extract(source, tmp_path / "w" / "part.xml", to=["a"], weights=weights)
+    with pytest.raises(ir_runner.InputError, match="would write over the model's own file"):
+        ir_runner.extract(ir_runner.load(source), source, to=["a"])  # a loaded Model: its weights file
+    result = invoke("extract", source, "--to", "a", "-o", tmp_path / "part.bin")
+    assert result.exit_code == 4 and "the part is written as an .xml" in result.output
+    assert not (tmp_path / "part.bin").exists()
+    assert (source.read_bytes(), source.with_suffix(".bin").read_bytes()) == before
+
+
+def test_cli_a_missing_model_or_weights_file_is_a_bad_model_not_an_unwritable_output(tmp_path):
+    result = invoke("extract", tmp_path / "nope.xml", "-o", tmp_path / "x.xml", debug=False)
+    assert result.exit_code == 3 and "model file" in result.output and "cannot write" not in result.output
+    (tmp_path / "lone.xml").write_bytes(Path(RESNET).read_bytes())
+    result = invoke("extract", tmp_path / "lone.xml", "-o", tmp_path / "x.xml", debug=False)
+    assert result.exit_code == 3 and "does not exist" in result.output and "cannot write" not in result.output
+
+
+def test_a_stateful_part_keeps_the_writers_of_its_variables(tmp_path):
+    source = ROOT / "tests/data/llm/llama-default/openvino_model.xml"
+    path = ir_runner.extract(source, tmp_path / "all.xml")
+    types = [layer.type for layer in read_ir(path).layers]
+    assert types.count("ReadValue") == types.count("Assign") == 4
+    ov.Core().compile_model(str(path), "CPU")  # (OpenVINO refuses a ReadValue whose Assign is missing, at run)
+    from ir_runner.generation import generate
+
+    def tokens(model):
+        return [step.token for step in generate(ir_runner.load(model), [3, 17, 42], 4)]
+
+    assert tokens(path) == tokens(source)  # the part updates its KV cache as the model does
+
+
+def test_a_variable_initialised_from_constants_keeps_its_writer_in_a_part_starting_after_it(tmp_path):
+    b = IRBuilder("counter")
+    x = b.parameter("x", "f32", "3")
+    state = b.layer("ReadValue", "opset6", [b.const("init", np.float32([1, 2, 3]))], name="state",
+                    attrs={"variable_id": "v", "variable_type": "f32", "variable_shape": "3"})
+    total = b.layer("Add", "opset1", [x, state], attrs={"auto_broadcast": "numpy"}, name="total")
+    b.layer("Assign", "opset6", [total], attrs={"variable_id": "v"}, name="keep")
+    b.result(b.layer("Relu", "opset1", [total], name="relu"), "out")
+    source = b.write(tmp_path)
+    path = ir_runner.extract(source, tmp_path / "part.xml", from_=["total"])
+    assert sorted(layer.name for layer in read_ir(path).layers) == ["init", "keep", "out", "relu", "state", "total",
+                                                                    "x"]
+    steps = [np.float32([-5, 1, 0]), np.float32([1, 1, 1])]
+    request = ov.Core().compile_model(str(path), "CPU").create_infer_request()
+    device = [request.infer([step])[0].copy() for step in steps]  # (refused without the Assign: no sibling)
+    for model in (ir_runner.load(source), ir_runner.load(path)):
+        state = model.new_state()
+        ours = [next(iter(model.run([step], state=state).values())) for step in steps]
+        assert [out.tolist() for out in ours] == [[0, 3, 3], [0, 4, 4]] == [out.tolist() for out in device]
+
+
+def test_cli_an_xml_that_cannot_be_written_leaves_the_bin_as_it_was(tmp_path):
+    (tmp_path / "part.xml").mkdir()  # (the .xml cannot replace a folder, the .bin could be written)
+    result = invoke("extract", RESNET, "--to", "aten::relu/Relu", "-o", tmp_path / "part.xml", debug=False)
+    assert result.exit_code == 74 and "cannot write" in result.output
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["part.xml"]
+    (tmp_path / "part.bin").write_bytes(b"before")
+    assert invoke("extract", RESNET, "--to", "aten::relu/Relu", "-o", tmp_path / "part.xml").exit_code == 74
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["part.bin", "part.xml"]
+    assert (tmp_path / "part.bin").read_bytes() == b"before"

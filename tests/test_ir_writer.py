@@ -66,6 +66,8 @@ def test_read_write_read_gives_the_same_graph_and_openvino_reads_it(path):
     assert_same_net(net, again)
     assert len(weights) <= (ROOT / path).with_suffix(".bin").stat().st_size
     assert ir_bytes(again) == (xml, weights)  # a fixed point
+    if any(layer.version == "extension" for layer in net.layers):  # (OpenVINO reads those with the extension)
+        pytest.importorskip("openvino_tokenizers")
     ours = _ov_model(xml, weights)
     theirs = ov.Core().read_model(str(ROOT / path))
     assert sorted(op.get_friendly_name() for op in ours.get_ordered_ops()) == \

@@ -151,6 +151,9 @@ def test_cli_value_npy_inspect_and_saved_outputs(tmp_path):
     assert '"x"' in result.output and '"yz"' in result.output
     refused = invoke("run", xml, "--value", "text=[1, 2]")
     assert refused.exit_code != 0 and "holds numbers or booleans" in refused.output
+    for mixed in ('["a", 1]', '[[true, "a"]]', '["a", 1.5]'):  # (numpy alone makes strings of them: '1', 'True')
+        refused = invoke("run", xml, "--value", f"text={mixed}")
+        assert refused.exit_code == 4 and "mixes strings with numbers or booleans" in refused.output
     refused = invoke("run", xml, "--input", "text=random", "--data-shape", "text=[2]")
     assert refused.exit_code != 0 and "give its data in a file or with --value" in refused.output
 

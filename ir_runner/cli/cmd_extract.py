@@ -27,11 +27,14 @@ def extract(model: str, weights: str | None, from_: tuple[str, ...], to: tuple[s
     constants it reads are copied with their bytes into its own .bin. Exit 0 when written, 4 when a layer
     is unknown or a --to layer is not reached from the --from layers, 74 when the files cannot be written.
     """
+    from ..errors import IRError
     from ..parts import extract_summary
     from .common import OutputError
 
     try:
         summary = extract_summary(model, weights, from_, to, output)
+    except IRError:  # (a missing model or weights file is one too: not an output that cannot be written)
+        raise
     except OSError as error:
         raise OutputError(f"cannot write '{output}': {error.strerror or error}") from None
     emit("extract", summary, _render)

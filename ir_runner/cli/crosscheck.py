@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import math
+import os
+import shlex
 from typing import Any
 
 from .. import crosscheck
@@ -19,6 +21,7 @@ from ..divergence import (
 )
 from ..record import Record
 from .common import EXIT_COMPARISON, OutputError, emit
+from .files import split_key
 from .formats import shape_text, table
 from .inputs import bind_inputs
 from .options import InputOptions
@@ -74,6 +77,12 @@ def crosscheck_result(options: CrosscheckOptions) -> dict[str, Any]:
     from ..device import import_openvino
 
     import_openvino()  # before any input is read or generated: without it nothing can be compared
+    if options.reduce:  # (the model's own files are checked by crosscheck)
+        from ..reduce import check_directory
+
+        check_directory(options.output, [split_key(path)[0] for token in options.inputs.inputs
+                                         for path in (token, token.partition("=")[2])
+                                         if os.path.isfile(split_key(path)[0])])
     model = load_model(options.model, options.weights, options.strict, options.memory_limit)
     bound = bind_inputs(model, options.inputs)
     default = DEFAULT_TOLERANCES[options.precision]
@@ -151,10 +160,13 @@ def render_crosscheck(result: dict[str, Any], show_all: bool = False) -> str:
         parts.extend(_group_text(group, result["device"]) for group in result.get("groups", ())
                      if group["boundary"]["id"] == first["id"])
     reduction = result.get("reduction")
-    if reduction is not None:
-        parts.append(f"reduced: {reduction['directory']}/model.xml, {len(reduction['layers'])} layer(s) of the model"
-                     f" ({', '.join(reduction['layers'])}) still diverge; {reduction['directory']}/README.md:"
-                     f" {reduction['command']}" if reduction["directory"] else f"not reduced: {reduction['reason']}")
+    if reduction is not None and reduction["directory"]:
+        folder = reduction["directory"]
+        parts.append(f"reduced: {folder}/model.xml, {len(reduction['layers'])} layer(s) of the model"
+                     f" ({', '.join(reduction['layers'])}) still diverge; {folder}/README.md; shown by:"
+                     f" cd {shlex.quote(os.path.abspath(folder))} && {reduction['command']}")
+    elif reduction is not None:
+        parts.append(f"not reduced: {reduction['reason']}")
     return "\n".join(part for part in parts if part)
 
 

@@ -168,6 +168,9 @@ def json_array(value: Any, where: str) -> np.ndarray:
         raise InputError(f"{where} nests its lists too deeply to be an array") from None
     if array.dtype.kind not in "biufU":
         raise InputError(f"{where} must hold numbers, booleans or strings (a nested list), got {array.dtype} values")
+    if array.dtype.kind == "U" and not all(isinstance(item, str) for item in np.asarray(value, dtype=object).flat):
+        raise InputError(f"{where} mixes strings with numbers or booleans",
+                         hint="quote every element of a string input (numpy would turn 1 into '1')")
     return array
 
 

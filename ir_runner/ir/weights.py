@@ -46,6 +46,11 @@ class Weights:
         return self._missing
 
     @property
+    def path(self) -> Path | None:
+        """The file the weights are read from (None for bytes, or no weights)."""
+        return self._path
+
+    @property
     def description(self) -> str:
         if self._path is not None:
             return f"weights file '{self._path}'"

@@ -62,18 +62,32 @@ def ir_bytes(net: NetRecord, cut: Cut | None = None) -> tuple[bytes, bytes]:
 
 def write_ir(net: NetRecord, xml_path: str | os.PathLike, cut: Cut | None = None) -> Path:
     """Write ``net`` (or ``cut`` of it) to ``xml_path`` and the ``.bin`` of the same stem next to it; the path.
-    Each file is written to a temporary file in the same folder, then renamed over the target (OSError when
-    that fails: the folder is created if missing)."""
+    Both files are written to temporary files in the same folder, then renamed over the targets; OSError when
+    that fails, the targets then as they were (the folder is created if missing)."""
     path = Path(xml_path)
     xml, data = ir_bytes(net, cut)
     path.parent.mkdir(parents=True, exist_ok=True)
-    for target, content in ((path.with_suffix(".bin"), data), (path, xml)):
-        temporary = target.with_name(f".{target.name}.{os.getpid()}.tmp")
+    weights = path.with_suffix(".bin")
+    temporary = {target: target.with_name(f".{target.name}.{os.getpid()}.tmp") for target in (weights, path)}
+    backup = weights.with_name(f".{weights.name}.{os.getpid()}.old")
+    try:
+        temporary[weights].write_bytes(data)
+        temporary[path].write_bytes(xml)
+        kept = weights.is_file()
+        if kept:
+            os.replace(weights, backup)
         try:
-            temporary.write_bytes(content)
-            os.replace(temporary, target)
-        finally:
-            temporary.unlink(missing_ok=True)
+            os.replace(temporary[weights], weights)
+            os.replace(temporary[path], path)
+        except OSError:
+            if kept:
+                os.replace(backup, weights)
+            else:
+                weights.unlink(missing_ok=True)
+            raise
+    finally:
+        for name in (*temporary.values(), backup):
+            name.unlink(missing_ok=True)
     return path
 
 

@@ -95,3 +95,15 @@ def test_prompt_needs_the_tokenizer_irs(folder):
     result = invoke("generate", folder, "--prompt", "hello")
     assert result.exit_code == 4
     assert "holds no openvino_detokenizer.xml" in result.output and "convert_tokenizer" in result.output
+
+
+def test_a_token_outside_the_models_vocabulary_is_refused(folder):
+    for name in ("openvino_tokenizer.xml", "openvino_tokenizer.bin", "openvino_detokenizer.xml",
+                 "openvino_detokenizer.bin"):  # a tokenizer of more than the model's 256 ids
+        shutil.copy(DATA / "tokenizers" / "gpt2_bpe" / name, folder / name)
+    result = invoke("generate", folder, "--prompt", "Hello world", "--max-new-tokens", 2)
+    assert result.exit_code == 4 and "is id 366, outside the model's vocabulary" in result.output
+    assert "score 256 ids (0 to 255)" in result.output and "the model's own" in result.output
+    result = invoke("generate", folder, "--input-ids", "3,256", "--max-new-tokens", 2)
+    assert result.exit_code == 4 and "the prompt's token 1 is id 256, outside" in result.output
+    assert invoke("generate", folder, "--input-ids", "3,255", "--max-new-tokens", 1).exit_code == 0
