@@ -6,7 +6,6 @@ errors naming the layer and port, batch rules and chunked runs, and seeded diffe
 
 from __future__ import annotations
 
-import ml_dtypes
 import numpy as np
 import pytest
 
@@ -16,29 +15,22 @@ from openvino import opset1, opset6  # noqa: E402
 import ir_runner  # noqa: E402
 from ir_runner.errors import InferenceError, InputError, UnsupportedError  # noqa: E402
 from ir_runner.ops.sequence_recurrent.decode import OPS  # noqa: E402
-from ir_runner.ops.sequence_recurrent.gather_tree import OPS as TREE_OPS  # noqa: E402
 from tests.helpers.irbuild import IRBuilder  # noqa: E402
+from tests.helpers.node_eval import NP_TYPES, OV_TYPES  # noqa: E402
 from tests.helpers.optest import check_inference, check_output_shapes, check_run, write_ir  # noqa: E402
+from tests.helpers.shapes import partial_shape  # noqa: E402
 
 D = ov.Dimension
-TYPES = {"i32": (ov.Type.i32, np.int32), "f32": (ov.Type.f32, np.float32), "f16": (ov.Type.f16, np.float16),
-         "i64": (ov.Type.i64, np.int64), "f64": (ov.Type.f64, np.float64), "bf16": (ov.Type.bf16, ml_dtypes.bfloat16),
-         "u8": (ov.Type.u8, np.uint8)}
-
-
-def _shape(dims):
-    return ov.PartialShape.dynamic() if dims is None else ov.PartialShape([d if isinstance(d, D) else D(d)
-                                                                             for d in dims])
 
 
 # -- CTCGreedyDecoderSeqLen-6 ------------------------------------------------------------------------------------
 
 def _ctc(tmp_path, shapes, et="f32", seq_et="i32", merge=True, classes="i32", lengths="i32", name="ctc"):
-    data = opset6.parameter(_shape(shapes[0]), TYPES[et][0], name="data")
-    seq = opset6.parameter(_shape(shapes[1]), TYPES[seq_et][0], name="sequence_length")
+    data = opset6.parameter(partial_shape(shapes[0]), OV_TYPES[et], name="data")
+    seq = opset6.parameter(partial_shape(shapes[1]), OV_TYPES[seq_et], name="sequence_length")
     params = [data, seq]
     if len(shapes) == 3:
-        params.append(opset6.parameter(_shape(shapes[2]), TYPES[seq_et][0], name="blank_index"))
+        params.append(opset6.parameter(partial_shape(shapes[2]), OV_TYPES[seq_et], name="blank_index"))
     node = opset6.ctc_greedy_decoder_seq_len(*params, merge_repeated=merge, classes_index_type=classes,
                                              sequence_length_type=lengths)
     return write_ir(node, params, tmp_path, name), node
@@ -60,9 +52,9 @@ def test_ctc_shapes_as_openvino_infers_them(shapes, tmp_path):
 
 
 def _ctc_feeds(data, lengths, blank=None, et="f32", seq_et="i32"):
-    feeds = {"data": np.array(data).astype(TYPES[et][1]), "sequence_length": np.array(lengths).astype(TYPES[seq_et][1])}
+    feeds = {"data": np.array(data).astype(NP_TYPES[et]), "sequence_length": np.array(lengths).astype(NP_TYPES[seq_et])}
     if blank is not None:
-        feeds["blank_index"] = np.array(blank).astype(TYPES[seq_et][1])
+        feeds["blank_index"] = np.array(blank).astype(NP_TYPES[seq_et])
     return feeds
 
 
@@ -188,8 +180,8 @@ def test_ctc_random_against_the_cpu_plugin(seed, tmp_path):
 # -- CTCGreedyDecoder-1 ------------------------------------------------------------------------------------------
 
 def _ctc1(tmp_path, shapes, et="f32", mask_et=None, merge=True, name="ctc1"):
-    data = opset1.parameter(_shape(shapes[0]), TYPES[et][0], name="data")
-    mask = opset1.parameter(_shape(shapes[1]), TYPES[mask_et or et][0], name="sequence_mask")
+    data = opset1.parameter(partial_shape(shapes[0]), OV_TYPES[et], name="data")
+    mask = opset1.parameter(partial_shape(shapes[1]), OV_TYPES[mask_et or et], name="sequence_mask")
     node = opset1.ctc_greedy_decoder(data, mask, merge)
     return write_ir(node, [data, mask], tmp_path, name), node
 
@@ -253,7 +245,7 @@ def _ctc1_feeds(rng, t, n, c, et, mask_et=None, nan=False):
     if nan:
         data[rng.random((t, n, c)) < 0.2] = np.nan
     mask = (rng.random((t, n)) < 0.85).astype(np.float32)
-    return {"data": data.astype(TYPES[et][1]), "sequence_mask": mask.astype(TYPES[mask_et or et][1])}
+    return {"data": data.astype(NP_TYPES[et]), "sequence_mask": mask.astype(NP_TYPES[mask_et or et])}
 
 
 @pytest.mark.parametrize("merge", [True, False])
@@ -276,7 +268,7 @@ def test_ctc_greedy_decoder_other_float_types_against_the_reference_loop(et, mas
     check_inference(path)
     feeds = _ctc1_feeds(rng, 6, 3, 4, et, mask_et, nan=True)
     got = list(ir_runner.load(str(path)).run(feeds).values())[0]
-    assert got.dtype == TYPES[et][1]
+    assert got.dtype == NP_TYPES[et]
     want = _ctc1_loop(feeds["data"].astype(np.float32), feeds["sequence_mask"].astype(np.float32), True)
     np.testing.assert_array_equal(got.astype(np.float32), want)
 

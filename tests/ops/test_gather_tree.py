@@ -5,42 +5,34 @@ errors naming the layer and port, the batch rule and chunked runs, and a seeded 
 
 from __future__ import annotations
 
-import ml_dtypes
 import numpy as np
 import pytest
 
 ov = pytest.importorskip("openvino")
-from openvino import opset1, opset6  # noqa: E402
+from openvino import opset1  # noqa: E402
 
 import ir_runner  # noqa: E402
-from ir_runner.errors import InferenceError, InputError, UnsupportedError  # noqa: E402
-from ir_runner.ops.sequence_recurrent.decode import OPS  # noqa: E402
+from ir_runner.errors import InferenceError, InputError  # noqa: E402
 from ir_runner.ops.sequence_recurrent.gather_tree import OPS as TREE_OPS  # noqa: E402
 from tests.helpers.irbuild import IRBuilder  # noqa: E402
+from tests.helpers.node_eval import NP_TYPES, OV_TYPES  # noqa: E402
 from tests.helpers.optest import check_inference, check_output_shapes, check_run, write_ir  # noqa: E402
+from tests.helpers.shapes import partial_shape  # noqa: E402
 
 D = ov.Dimension
-TYPES = {"i32": (ov.Type.i32, np.int32), "f32": (ov.Type.f32, np.float32), "f16": (ov.Type.f16, np.float16),
-         "i64": (ov.Type.i64, np.int64), "f64": (ov.Type.f64, np.float64), "bf16": (ov.Type.bf16, ml_dtypes.bfloat16),
-         "u8": (ov.Type.u8, np.uint8)}
-
-
-def _shape(dims):
-    return ov.PartialShape.dynamic() if dims is None else ov.PartialShape([d if isinstance(d, D) else D(d)
-                                                                             for d in dims])
 
 
 # -- GatherTree-1 ------------------------------------------------------------------------------------------
 
 def _tree(tmp_path, shapes, et="i32", name="tree"):
-    params = [opset1.parameter(_shape(s), TYPES[et][0], name=n)
+    params = [opset1.parameter(partial_shape(s), OV_TYPES[et], name=n)
               for n, s in zip(("step_ids", "parent_ids", "max_seq_len", "end_token"), shapes)]
     node = opset1.gather_tree(*params)
     return write_ir(node, params, tmp_path, name), node
 
 
 def _tree_feeds(steps, parents, lengths, end, et):
-    dtype = TYPES[et][1]
+    dtype = NP_TYPES[et]
     return {"step_ids": np.array(steps).astype(dtype), "parent_ids": np.array(parents).astype(dtype),
             "max_seq_len": np.array(lengths).astype(dtype), "end_token": np.array(end).astype(dtype)}
 
@@ -129,7 +121,7 @@ def test_gather_tree_u8_and_bf16_as_i32(tmp_path):
     for et in ("i32", "u8", "bf16"):
         path, _ = _tree(tmp_path, ([5, 2, 3], [5, 2, 3], [2], []), et, name=et)
         got = list(ir_runner.load(str(path)).run(_tree_feeds(steps, parents, [4, 5], 5, et)).values())[0]
-        assert got.dtype == TYPES[et][1]
+        assert got.dtype == NP_TYPES[et]
         want = got.astype(np.int64) if want is None else want
         np.testing.assert_array_equal(got.astype(np.int64), want)
 

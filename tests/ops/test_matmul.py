@@ -4,22 +4,19 @@ ranks), values against ``Node.evaluate`` within the bound stated in ``ir_runner/
 
 from __future__ import annotations
 
-import ml_dtypes
 import numpy as np
 import pytest
 
 ov = pytest.importorskip("openvino")
-from openvino import opset1  # noqa: E402
 from openvino import opset13 as ops  # noqa: E402
 
 import ir_runner  # noqa: E402
 from tests.helpers.bits import assert_same_bits  # noqa: E402
-from tests.helpers.bounds import F32_EPS, matmul_bound, out_eps_of, softmax_bound  # noqa: E402
-from tests.helpers.node_eval import BF16, NP_TYPES, OV_TYPES, evaluate  # noqa: E402
-from tests.helpers.optest import check_inference, write_ir  # noqa: E402
+from tests.helpers.bounds import matmul_bound  # noqa: E402
+from tests.helpers.node_eval import NP_TYPES, OV_TYPES, evaluate  # noqa: E402
+from tests.helpers.optest import check_inference, run_and_evaluate, write_ir  # noqa: E402
 
-
-# -- MatMul shapes -----------------------------------------------------------------------------------------
+# -- MatMul shapes -------------------------------------------------------------------------------------------
 
 MATMUL_SHAPES = [
     ([2, 3], [3, 4], False, False), ([3, 2], [3, 4], True, False), ([2, 3], [4, 3], False, True),
@@ -49,7 +46,7 @@ def test_matmul_mismatch_is_an_error_naming_the_layer(tmp_path):
         ir_runner.load(str(path))
 
 
-# -- MatMul values -----------------------------------------------------------------------------------------
+# -- MatMul values -------------------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("et", ["f32", "f16", "bf16", "i32", "i64", "u32", "u64"])
 @pytest.mark.parametrize(("a_shape", "b_shape", "ta", "tb"), [
@@ -69,7 +66,7 @@ def test_matmul_values(et, a_shape, b_shape, ta, tb, tmp_path):
         a = rng.standard_normal(a_shape).astype(dtype)
         b = rng.standard_normal(b_shape).astype(dtype)
     pa, pb = ops.parameter(a_shape, OV_TYPES[et], name="a"), ops.parameter(b_shape, OV_TYPES[et], name="b")
-    got, want = _run(tmp_path, ops.matmul(pa, pb, ta, tb), [pa, pb], {"a": a, "b": b})
+    got, want = run_and_evaluate(tmp_path, ops.matmul(pa, pb, ta, tb), [pa, pb], {"a": a, "b": b})
     assert got.shape == want.shape and got.dtype == want.dtype
     if dtype.kind in "iu":
         assert_same_bits(got, want, et)
@@ -80,7 +77,8 @@ def test_matmul_values(et, a_shape, b_shape, ta, tb, tmp_path):
 def test_matmul_f16_accumulates_wider(tmp_path):
     a = np.array([[2048, 1, 1, 1, 1]], np.float16)
     pa, pb = ops.parameter([1, 5], ov.Type.f16, name="a"), ops.parameter([5, 1], ov.Type.f16, name="b")
-    got, want = _run(tmp_path, ops.matmul(pa, pb, False, False), [pa, pb], {"a": a, "b": np.ones((5, 1), np.float16)})
+    got, want = run_and_evaluate(tmp_path, ops.matmul(pa, pb, False, False), [pa, pb],
+                                 {"a": a, "b": np.ones((5, 1), np.float16)})
     assert got.tolist() == want.tolist() == [[2052.0]]
 
 
@@ -89,8 +87,8 @@ def test_matmul_of_no_rows(a_shape, tmp_path):
     """A mixture-of-experts layer's expert that no token was routed to multiplies an empty [0, K] activation
     by its weight: an empty product (it divided by zero planning its row blocks)."""
     pa, pb = ops.parameter([-1] * len(a_shape), ov.Type.f32, name="a"), ops.parameter([24, 64], ov.Type.f32, name="b")
-    got, want = _run(tmp_path, ops.matmul(pa, pb, False, True), [pa, pb],
-                     {"a": np.zeros(a_shape, np.float32), "b": np.ones((24, 64), np.float32)})
+    got, want = run_and_evaluate(tmp_path, ops.matmul(pa, pb, False, True), [pa, pb],
+                                 {"a": np.zeros(a_shape, np.float32), "b": np.ones((24, 64), np.float32)})
     assert got.shape == want.shape == a_shape[:-1] + (24,)
 
 
@@ -173,12 +171,12 @@ def test_matmul_of_an_empty_feed_is_the_references(et, a_shape, b_shape, declare
     (a sum over no terms), as the reference (found by fuzzing: the row blocking divided by zero)."""
     pa, pb = ops.parameter(declared, OV_TYPES[et], name="a"), ops.parameter(b_shape, OV_TYPES[et], name="b")
     feeds = {"a": np.ones(a_shape, NP_TYPES[et]), "b": np.ones(b_shape, NP_TYPES[et])}
-    got, want = _run(tmp_path, ops.matmul(pa, pb, False, False), [pa, pb], feeds)
+    got, want = run_and_evaluate(tmp_path, ops.matmul(pa, pb, False, False), [pa, pb], feeds)
     assert got.dtype == want.dtype and got.shape == want.shape
     assert_same_bits(got, want, et)
 
 
-# -- differential: random ranks, transposes and broadcast batch dims ------------------------------------------------------------------------------------------
+# -- differential: random ranks, transposes and broadcast batch dims -----------------------------------------
 
 @pytest.mark.parametrize("seed", range(1, 20, 2))
 def test_matmul_differential(seed, tmp_path):
@@ -196,7 +194,7 @@ def test_matmul_differential(seed, tmp_path):
     arrays = [rng.integers(-1000, 1000, size=s).astype(dtype) if dtype.kind == "i"
               else rng.standard_normal(s).astype(dtype) for s in (a_shape, b_shape)]
     pa, pb = ops.parameter(a_shape, OV_TYPES[et], name="a"), ops.parameter(b_shape, OV_TYPES[et], name="b")
-    got, want = _run(tmp_path, ops.matmul(pa, pb, ta, tb), [pa, pb], dict(zip("ab", arrays)))
+    got, want = run_and_evaluate(tmp_path, ops.matmul(pa, pb, ta, tb), [pa, pb], dict(zip("ab", arrays)))
     if dtype.kind == "i":
         assert_same_bits(got, want, et)
     else:

@@ -8,10 +8,10 @@ import numpy as np
 import pytest
 
 ov = pytest.importorskip("openvino")
-from openvino import opset1, opset15, opset16  # noqa: E402
+from openvino import opset1, opset15  # noqa: E402
 
 import ir_runner  # noqa: E402
-from ir_runner.errors import InferenceError, IRError  # noqa: E402
+from ir_runner.errors import InferenceError  # noqa: E402
 from ir_runner.ops.registry import lookup  # noqa: E402
 from tests.helpers.irbuild import IRBuilder  # noqa: E402
 from tests.helpers.optest import check_inference, check_output_shapes, check_run, write_ir  # noqa: E402

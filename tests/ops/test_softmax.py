@@ -14,10 +14,9 @@ from openvino import opset13 as ops  # noqa: E402
 
 import ir_runner  # noqa: E402
 from tests.helpers.bits import assert_same_bits  # noqa: E402
-from tests.helpers.bounds import F32_EPS, matmul_bound, out_eps_of, softmax_bound  # noqa: E402
-from tests.helpers.node_eval import BF16, NP_TYPES, OV_TYPES, evaluate  # noqa: E402
-from tests.helpers.optest import check_inference, write_ir  # noqa: E402
-
+from tests.helpers.bounds import F32_EPS, out_eps_of, softmax_bound  # noqa: E402
+from tests.helpers.node_eval import BF16, NP_TYPES, OV_TYPES  # noqa: E402
+from tests.helpers.optest import check_inference, run_and_evaluate, write_ir  # noqa: E402
 
 # -- Softmax and LogSoftmax ----------------------------------------------------------------------------------
 
@@ -29,7 +28,7 @@ def test_softmax_values(et, shape, axis, version, tmp_path):
     x = (rng.standard_normal(shape) * 5).astype(NP_TYPES[et])
     data = ops.parameter(shape, OV_TYPES[et], name="x")
     node = opset1.softmax(data, axis) if version == 1 else ops.softmax(data, axis)
-    got, want = _run(tmp_path, node, [data], {"x": x})
+    got, want = run_and_evaluate(tmp_path, node, [data], {"x": x})
     softmax_bound(x, axis, got, want)
 
 
@@ -39,7 +38,7 @@ def test_softmax_subnormal_outputs_within_two_subnormal_units(et, low, tmp_path)
     reference's by at most 2 units of the smallest subnormal (numpy's exp is not correctly rounded there)."""
     x = np.random.default_rng(5).uniform(low, 0, (3000, 6)).astype(NP_TYPES[et])
     data = ops.parameter(list(x.shape), OV_TYPES[et], name="x")
-    got, want = _run(tmp_path, ops.softmax(data, 1), [data], {"x": x})
+    got, want = run_and_evaluate(tmp_path, ops.softmax(data, 1), [data], {"x": x})
     softmax_bound(x, 1, got, want)
     g = np.abs(got.astype(np.float64))
     assert ((g > 0) & (g < float(ml_dtypes.finfo(x.dtype).smallest_normal))).sum() > 500
@@ -48,14 +47,14 @@ def test_softmax_subnormal_outputs_within_two_subnormal_units(et, low, tmp_path)
 def test_softmax_nan_and_infinite_rows(tmp_path):
     x = np.array([[1, 2, 3], [np.nan, 0, 1], [np.inf, 0, 1], [-np.inf] * 3, [-np.inf, 0, 1]], np.float32)
     data = ops.parameter([5, 3], ov.Type.f32, name="x")
-    got, want = _run(tmp_path, ops.softmax(data, 1), [data], {"x": x})
+    got, want = run_and_evaluate(tmp_path, ops.softmax(data, 1), [data], {"x": x})
     softmax_bound(x, 1, got, want)
     assert np.isnan(got[1:4]).all() and got[4, 0] == 0
 
 
 def test_softmax_empty_and_axis_refused(tmp_path):
     data = ops.parameter([2, 0], ov.Type.f32, name="x")
-    got, want = _run(tmp_path, ops.softmax(data, 1), [data], {"x": np.zeros((2, 0), np.float32)})
+    got, want = run_and_evaluate(tmp_path, ops.softmax(data, 1), [data], {"x": np.zeros((2, 0), np.float32)})
     assert got.shape == want.shape == (2, 0)
     data = ops.parameter([2, 3], ov.Type.f32, name="x")
     path = write_ir(ops.softmax(data, 1), [data], tmp_path)
@@ -98,7 +97,7 @@ def test_softmax_of_short_rows_against_the_reference(length, tmp_path):
     x = (np.random.default_rng(length).standard_normal((300, length)) * 6).astype(np.float32)
     x[7, 0], x[8, -1] = np.nan, np.inf
     data = ops.parameter([300, length], ov.Type.f32, name="x")
-    got, want = _run(tmp_path, ops.softmax(data, 1), [data], {"x": x})
+    got, want = run_and_evaluate(tmp_path, ops.softmax(data, 1), [data], {"x": x})
     softmax_bound(x, 1, got, want)
     assert np.isnan(got[7:9]).all() and not np.isnan(np.delete(got, [7, 8], axis=0)).any()
 
@@ -182,7 +181,7 @@ def test_log_softmax_against_float64(et, shape, axis, tmp_path):
     assert (np.abs(got - exact) <= limit).all()
 
 
-# -- differential: a random axis ------------------------------------------------------------------------------------------
+# -- differential: a random axis -----------------------------------------------------------------------------
 
 @pytest.mark.parametrize("seed", range(0, 20, 2))
 def test_softmax_differential(seed, tmp_path):
@@ -195,5 +194,5 @@ def test_softmax_differential(seed, tmp_path):
     axis = int(rng.integers(-len(shape), len(shape)))
     x = (rng.standard_normal(shape) * 3).astype(dtype)
     data = ops.parameter(shape, OV_TYPES[et], name="x")
-    got, want = _run(tmp_path, ops.softmax(data, axis), [data], {"x": x})
+    got, want = run_and_evaluate(tmp_path, ops.softmax(data, axis), [data], {"x": x})
     softmax_bound(x, axis, got, want)
