@@ -50,10 +50,8 @@ from ..api import (
     InputFit,
     OpContext,
     OpDef,
+    broadcast_merge,
     broadcast_read,
-    equal_merge,
-    numpy_merge,
-    pdpd_merge,
     pdpd_shape,
     quiet_f16_nans,
 )
@@ -281,10 +279,7 @@ def _infer(entry: Binary):
             raise UnsupportedError(f"{entry.type} on {et} is not implemented (OpenVINO's reference has none either)",
                                    layer=ctx.ref, hint="insert a Convert to a wider type")
         mode, axis = broadcast_read(ctx)
-        if mode == "pdpd":
-            shape = pdpd_merge(a.shape, b.shape, axis)
-        else:
-            shape = (numpy_merge if mode == "numpy" else equal_merge)(a.shape, b.shape)
+        shape = broadcast_merge(mode, a.shape, b.shape, axis)
         if shape is None:
             ctx.fail(f"input shapes {a.shape.brief()} and {b.shape.brief()} do not broadcast"
                      f" (auto_broadcast={mode})")
