@@ -16,7 +16,7 @@ from typing import Any
 import click
 import numpy as np
 
-from ..casting import CastRefused, convert, integer_bounds, weakest_level
+from ..casting import CastRefused, cast_array, integer_bounds, weakest_level
 from ..errors import InputError, ResourceLimitError
 from ..model import DEFAULT_MEMORY_LIMIT, Model, TensorInfo, array_from_bytes
 from ..record import Record
@@ -396,7 +396,7 @@ def _cast(info: TensorInfo, array: np.ndarray, where: str, cast: str) -> tuple[n
                          " which is not an IR element type")
     note = f"{got.name}->{info.element_type.name}"
     try:
-        converted = convert(array, info.element_type, cast)
+        converted = cast_array(array, info.element_type, cast)
     except CastRefused as refused:
         level = weakest_level(array, info.element_type)
         why = "" if cast == "no" else f": {refused}"
