@@ -110,7 +110,7 @@ def bind_inputs(model: Model, options: InputOptions) -> Bound:
     names = Names(model.inputs)
     shapes = _named_values(options.shapes, names, "--shape", _partial_shape)
     if shapes:
-        model = reshape(model, shapes)
+        model = with_shapes(model, shapes)
         names = Names(model.inputs)
     data_shapes = _named_values(options.data_shapes, names, "--data-shape", _static_shape)
     ranges = _named_values(options.ranges, names, "--range", _range)
@@ -146,7 +146,7 @@ def bind_inputs(model: Model, options: InputOptions) -> Bound:
     return _resolve(model, slots, data_shapes, ranges, options)  # type: ignore[arg-type]
 
 
-def reshape(model: Model, shapes: dict[int, PartialShape]) -> Model:
+def with_shapes(model: Model, shapes: dict[int, PartialShape]) -> Model:
     """The model with some inputs' partial shapes replaced (OpenVINO's reshape), re-inferred."""
     specs = [TensorSpec(info.element_type, shapes.get(i, info.partial_shape)) for i, info in enumerate(model.inputs)]
     given = " ".join(flag("--shape", model.inputs[i].name, str(s)) for i, s in shapes.items())
