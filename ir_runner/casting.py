@@ -31,7 +31,7 @@ class CastRefused(Exception):
     """The level does not allow this conversion; ``str()`` says why (without naming the input)."""
 
 
-def convert(array: np.ndarray, target: ElementType, level: str) -> np.ndarray:
+def cast_array(array: np.ndarray, target: ElementType, level: str) -> np.ndarray:
     """``array`` as ``target.dtype`` when ``level`` allows it, else CastRefused. A TypeError from numpy
     (ml_dtypes has no int4 <-> uint4 conversion) is left to the caller."""
     dtype = target.dtype
@@ -58,7 +58,7 @@ def weakest_level(array: np.ndarray, target: ElementType) -> str | None:
     """The first level that converts ``array`` to ``target``, or None when none does."""
     for level in LEVELS:
         try:
-            convert(array, target, level)
+            cast_array(array, target, level)
         except (CastRefused, TypeError):
             continue
         return level

@@ -94,7 +94,7 @@ def varying_dims(previous: Signature, signature: Signature) -> tuple[tuple[int, 
     return tuple(found) or None
 
 
-def unknown_dims(spec: TensorSpec, axes) -> TensorSpec:
+def with_unknown_dims(spec: TensorSpec, axes) -> TensorSpec:
     """``spec`` with the dims at ``axes`` unknown, at least ``_LEAST``: a varying tensor as the generic inference
     takes it."""
     if not axes:

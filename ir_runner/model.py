@@ -302,12 +302,12 @@ class Model:
         unknown = {}  # per tensor (inputs, then variables): the axes that vary
         for tensor, axis in varying:
             unknown.setdefault(tensor, set()).add(axis)
-        given = {layer.id: lengths.unknown_dims(spec, unknown.get(i, ())) for i, (layer, spec)
+        given = {layer.id: lengths.with_unknown_dims(spec, unknown.get(i, ())) for i, (layer, spec)
                  in enumerate(zip(self.graph.parameters, specs))}
         count = len(self.inputs)
         for i, variable in enumerate(self.variables):
             for reader in variable.readers:
-                given[reader] = lengths.unknown_dims(fed[reader], unknown.get(count + i, ()))
+                given[reader] = lengths.with_unknown_dims(fed[reader], unknown.get(count + i, ()))
         try:
             with _gc_paused():
                 # (reusing the exact inference: the layers no varying dim reaches, and their folded weights and

@@ -10,7 +10,7 @@ from typing import NamedTuple
 import numpy as np
 
 from .blas import keep_single_threaded
-from .casting import LEVELS, CastRefused, caller_stacklevel, convert, is_numpy_type, weakest_level
+from .casting import LEVELS, CastRefused, caller_stacklevel, cast_array, is_numpy_type, weakest_level
 from .errors import InputError, IRError, with_layer
 from .parallel import c_ordered_copy, copy_into
 from .plan import Plan, Step, kernel_error
@@ -195,7 +195,7 @@ def _cast(info: TensorInfo, array: np.ndarray, cast: str | None) -> np.ndarray:
     if cast is not None and cast not in LEVELS:
         raise InputError(f"cast={cast!r} is not one of {', '.join(map(repr, LEVELS))}")
     try:
-        converted = convert(array, info.element_type, cast or "no")
+        converted = cast_array(array, info.element_type, cast or "no")
     except CastRefused as refused:
         if cast is None:
             raise InputError(

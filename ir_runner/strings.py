@@ -62,7 +62,7 @@ def to_output(array: np.ndarray) -> np.ndarray:
     return array.astype(str)
 
 
-def pack(array: np.ndarray) -> bytes:
+def encode_const(array: np.ndarray) -> bytes:
     """The ``.bin`` bytes of a string Const holding ``array`` (count, offsets, bytes)."""
     encoded = [encode(x) for x in np.asarray(array, dtype=object).ravel().tolist()]
     offsets = np.zeros(len(encoded) + 1, dtype=_HEADER)
@@ -70,7 +70,7 @@ def pack(array: np.ndarray) -> bytes:
     return np.array([len(encoded)], _HEADER).tobytes() + offsets.tobytes() + b"".join(encoded)
 
 
-def unpack(data: memoryview, shape: tuple[int, ...]) -> np.ndarray:
+def decode_const(data: memoryview, shape: tuple[int, ...]) -> np.ndarray:
     """The object array of ``shape`` that a string Const's bytes ``data`` (its offset..offset + size) hold.
 
     Raises ValueError with the reason when the layout is inconsistent: too short, a count that is not the

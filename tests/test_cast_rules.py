@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 import ir_runner
-from ir_runner.casting import CastRefused, convert, is_safe
+from ir_runner.casting import CastRefused, cast_array, is_safe
 from ir_runner.types import element_type_of
 from tests.helpers.irbuild import IRBuilder
 
@@ -111,15 +111,15 @@ def test_same_kind_keeps_every_value_of_the_array(source, target):
         else:
             expected = _kind(source) != "f" and exact(value, target)
         try:
-            convert(value, et, "same_kind")
+            cast_array(value, et, "same_kind")
             allowed = True
         except (CastRefused, TypeError):
             allowed = False
         assert allowed == expected, (value, target)
         with pytest.raises(CastRefused):
-            convert(value, et, "no")
+            cast_array(value, et, "no")
         if converted is not None:
-            assert convert(value, et, "unsafe").tobytes() == converted.tobytes()
+            assert cast_array(value, et, "unsafe").tobytes() == converted.tobytes()
 
 
 def test_numpy_types_keep_numpy_safe_rule():

@@ -16,7 +16,7 @@ from typing import Any
 import click
 import numpy as np
 
-from ..casting import CastRefused, convert, integer_bounds, weakest_level
+from ..casting import CastRefused, cast_array, integer_bounds, weakest_level
 from ..errors import InputError, ResourceLimitError
 from ..model import DEFAULT_MEMORY_LIMIT, Model, TensorInfo, array_from_bytes
 from ..record import Record
@@ -110,7 +110,7 @@ def bind_inputs(model: Model, options: InputOptions) -> Bound:
     names = Names(model.inputs)
     shapes = _named_values(options.shapes, names, "--shape", _partial_shape)
     if shapes:
-        model = reshape(model, shapes)
+        model = with_shapes(model, shapes)
         names = Names(model.inputs)
     data_shapes = _named_values(options.data_shapes, names, "--data-shape", _static_shape)
     ranges = _named_values(options.ranges, names, "--range", _range)
@@ -146,7 +146,7 @@ def bind_inputs(model: Model, options: InputOptions) -> Bound:
     return _resolve(model, slots, data_shapes, ranges, options)  # type: ignore[arg-type]
 
 
-def reshape(model: Model, shapes: dict[int, PartialShape]) -> Model:
+def with_shapes(model: Model, shapes: dict[int, PartialShape]) -> Model:
     """The model with some inputs' partial shapes replaced (OpenVINO's reshape), re-inferred."""
     specs = [TensorSpec(info.element_type, shapes.get(i, info.partial_shape)) for i, info in enumerate(model.inputs)]
     given = " ".join(flag("--shape", model.inputs[i].name, str(s)) for i, s in shapes.items())
@@ -396,7 +396,7 @@ def _cast(info: TensorInfo, array: np.ndarray, where: str, cast: str) -> tuple[n
                          " which is not an IR element type")
     note = f"{got.name}->{info.element_type.name}"
     try:
-        converted = convert(array, info.element_type, cast)
+        converted = cast_array(array, info.element_type, cast)
     except CastRefused as refused:
         level = weakest_level(array, info.element_type)
         why = "" if cast == "no" else f": {refused}"

@@ -24,7 +24,7 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import LayerRef, ModelFormatError, WeightsFileNotFoundError, clip_text
-from ..strings import unpack as unpack_strings
+from ..strings import decode_const
 from ..types import ElementType, PartialShape
 
 
@@ -186,7 +186,7 @@ def _string_const(layer: LayerRef, shape: PartialShape, offset: int, size: int, 
         raise ModelFormatError(f"offset={offset} + {size} bytes lies outside {weights.description} ({len(data)} bytes)",
                                layer=layer, hint="the .bin does not belong to this .xml, or it is truncated")
     try:
-        return _read_only(unpack_strings(data[offset:offset + size], shape.to_shape()))
+        return _read_only(decode_const(data[offset:offset + size], shape.to_shape()))
     except ValueError as exc:
         raise ModelFormatError(f"string{shape.brief()} at offset={offset}, size={size}: {exc}", layer=layer) from None
 

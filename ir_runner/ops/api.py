@@ -501,6 +501,14 @@ def pdpd_merge(dst: PartialShape, src: PartialShape, axis: int) -> PartialShape 
     return PartialShape(tuple(dims))
 
 
+def broadcast_merge(mode: str, a: PartialShape, b: PartialShape, axis: int = -1) -> PartialShape | None:
+    """``a`` and ``b`` merged by an ``auto_broadcast`` mode (as :func:`broadcast_read` gives it): numpy both
+    ways, pdpd ``b`` fitted into ``a`` from ``axis``, none equal shapes; None when they do not broadcast."""
+    if mode == "pdpd":
+        return pdpd_merge(a, b, axis)
+    return (numpy_merge if mode == "numpy" else equal_merge)(a, b)
+
+
 def pdpd_shape(shape: tuple[int, ...], rank: int, axis: int) -> tuple[int, ...]:
     """A pdpd-broadcast operand's shape padded with 1s to ``rank`` (placed at ``axis``; -1: aligned right),
     so that numpy broadcasting then does the rest."""

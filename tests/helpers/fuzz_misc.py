@@ -20,8 +20,7 @@ from ir_runner.ops.signal.istft import BOUND as ISTFT_BOUND
 from ir_runner.ops.toolkit.libm import _c_expf
 from ir_runner.ops.toolkit.numeric import Arith
 from tests.helpers.fuzz_ops import CPU_TYPES, NP, Case, exact, op
-from tests.helpers.node_eval import BF16, evaluate
-from tests.helpers.optest import _tensor
+from tests.helpers.node_eval import BF16, evaluate, to_tensor
 
 F = np.float32
 
@@ -90,7 +89,7 @@ def gen_ctc_loss(case: Case, name: str):
 
 def _uniform(et, shape, seeds):
     """OpenVINO's RandomUniform-8 reference: the numbers the Multinomial reference draws."""
-    low, high = (ov.op.Constant(_tensor(np.array(v, NP[et]))) for v in (0, 1))
+    low, high = (ov.op.Constant(to_tensor(np.array(v, NP[et]))) for v in (0, 1))
     node = opset8.random_uniform(opset1.constant(np.array(shape, np.int64)), low, high, et, *seeds)
     return evaluate(node, []).reshape(shape)
 

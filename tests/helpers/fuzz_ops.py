@@ -69,6 +69,7 @@ from ir_runner.ops.elementwise.unary import ULP_BOUNDS
 from tests.helpers import optest
 from tests.helpers.bits import assert_same_bits
 from tests.helpers.cpu_features import has as cpu_has
+from tests.helpers.node_eval import to_tensor
 from tests.helpers.ov_random import random_values
 
 FLOATS = ("f16", "bf16", "f32", "f64")
@@ -135,7 +136,7 @@ class Case:
     def const(self, et: str, value) -> ov.Output:
         value = np.asarray(value, NP[et])
         if et == "bf16":
-            return ov.op.Constant(optest._tensor(value)).output(0)
+            return ov.op.Constant(to_tensor(value)).output(0)
         return ov.op.Constant(value).output(0)
 
     def value(self, output: ov.Output) -> np.ndarray:

@@ -25,6 +25,7 @@ import openvino as ov
 
 import ir_runner
 from tests.helpers.bits import assert_same_bits
+from tests.helpers.node_eval import evaluate, evaluate_tensors, from_tensor, to_tensor
 
 FLOAT_BITS = {np.dtype(np.float16): np.uint16, np.dtype(np.float32): np.uint32, np.dtype(np.float64): np.uint64}
 
@@ -70,6 +71,15 @@ def check_inference(xml: Path) -> ir_runner.ValidationReport:
     return report
 
 
+def run_and_evaluate(tmp_path: Path, node, params, feeds: dict[str, np.ndarray]):
+    """The one-node model of ``node`` checked by :func:`check_inference` and run by ir-run, and OpenVINO's
+    ``Node.evaluate`` on the same feeds (given in the node's Parameter order): (ir-run's output 0, reference)."""
+    path = write_ir(node, params, tmp_path)
+    check_inference(path)
+    got = next(iter(ir_runner.load(str(path)).run(feeds).values()))
+    return got, evaluate(node, list(feeds.values()))
+
+
 def check_output_shapes(xml: Path, node) -> None:
     """The model's outputs inferred as OpenVINO infers ``node``'s outputs, bounds included (an IR writes a
     bounded dim such as ``1..`` as -1, so :func:`check_inference` cannot compare those): the printed partial
@@ -91,43 +101,18 @@ def reference_outputs(xml: Path, feeds: dict[str, np.ndarray]) -> list[np.ndarra
         kind = node.get_type_name()
         if kind == "Parameter":
             name = node.output(0).get_any_name()
-            values[node.output(0)] = _tensor(np.array(feeds[name], order="C"))  # (ascontiguousarray: 0-D -> 1-D)
+            values[node.output(0)] = to_tensor(np.array(feeds[name], order="C"))  # (ascontiguousarray: 0-D -> 1-D)
             continue
         if kind == "Result":
             continue
         args = [values[i.get_source_output()] for i in node.inputs()]
-        if kind == "Constant":
-            outputs = [ov.Tensor(node.get_output_element_type(0), node.get_output_shape(0))]
-        else:
-            # a static output gets its buffer: some evaluates (MVN-6) write without resizing a 0-size tensor
-            outputs = [ov.Tensor(node.get_output_element_type(i), node.get_output_shape(i)
-                                 if node.get_output_partial_shape(i).is_static else ov.Shape([0]))
-                       for i in range(node.get_output_size())]
-        assert node.evaluate(outputs, args), f"OpenVINO has no reference evaluate for {node}"
+        outputs = evaluate_tensors(node, args)
         for i, tensor in enumerate(outputs):
             values[node.output(i)] = tensor
-    return [_array(values[r.input_value(0)]) for r in model.get_results()]
+    return [from_tensor(values[r.input_value(0)]) for r in model.get_results()]
 
 
 _CORE = None
-
-
-def _tensor(array: np.ndarray) -> ov.Tensor:
-    """An OpenVINO tensor of ``array``; bf16 (which the Python API does not take) by its bits."""
-    if array.dtype.name != "bfloat16":
-        return ov.Tensor(array)
-    tensor = ov.Tensor(ov.Type.bf16, ov.Shape(list(array.shape)))
-    tensor.data[...] = array.view(np.float16)  # the API shows bf16 bits as float16: a bit copy
-    return tensor
-
-
-def _array(tensor: ov.Tensor) -> np.ndarray:
-    value = np.array(tensor.data, copy=True)
-    if tensor.get_element_type() == ov.Type.bf16:
-        import ml_dtypes
-
-        return value.view(ml_dtypes.bfloat16)
-    return value
 
 
 def cpu_outputs(xml: Path, feeds: dict[str, np.ndarray]) -> list[np.ndarray]:
@@ -139,10 +124,10 @@ def cpu_outputs(xml: Path, feeds: dict[str, np.ndarray]) -> list[np.ndarray]:
     _CORE = _CORE or ov.Core()
     compiled = _CORE.compile_model(str(xml), "CPU", {"INFERENCE_PRECISION_HINT": "f32"})
     request = compiled.create_infer_request()
-    result = request.infer({name: _tensor(value) if value.dtype.name == "bfloat16" else value
+    result = request.infer({name: to_tensor(value) if value.dtype.name == "bfloat16" else value
                             for name, value in ((n, np.require(v, requirements="C")) for n, v in feeds.items())})
-    return [_array(request.get_output_tensor(i)) if out.get_element_type() == ov.Type.bf16 else np.array(result[out])
-            for i, out in enumerate(compiled.outputs)]
+    return [from_tensor(request.get_output_tensor(i)) if out.get_element_type() == ov.Type.bf16
+            else np.array(result[out]) for i, out in enumerate(compiled.outputs)]
 
 
 def check_run(xml: Path, feeds: dict[str, np.ndarray], *, ulp: int | None = None, rtol: float | None = None,

@@ -32,6 +32,7 @@ from openvino import opset1, opset7, opset8
 from openvino.utils.node_factory import NodeFactory
 
 import ir_runner
+from tests.helpers.node_eval import evaluate_tensors
 
 NP = {
     "boolean": np.bool_, "f16": np.float16, "f32": np.float32, "f64": np.float64, "bf16": ml_dtypes.bfloat16,
@@ -134,9 +135,7 @@ def evaluate(node: ov.Node, args: list[np.ndarray]) -> list[np.ndarray]:
     if 0 in shape:  # nothing to compute; OpenVINO's reference Select corrupts the heap on broadcast empty outputs
         return [np.zeros(shape, NP[out_type])]
     tensors = [to_tensor(t, as_standin(a, et, t)) for a, et, t in zip(args, in_types, eval_types)]
-    outputs = [ov.Tensor(ov_type(eval_out), ov.Shape([0]))]
-    assert node.evaluate(outputs, tensors), f"no reference for {node}"
-    result = from_tensor(eval_out, outputs[0])
+    result = from_tensor(eval_out, evaluate_tensors(node, tensors, [ov_type(eval_out)])[0])
     if eval_out != out_type:
         result = result.astype(NP[out_type]) if out_type in PACKED else result.view(NP[out_type])
     return [result]

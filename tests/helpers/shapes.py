@@ -14,6 +14,13 @@ import openvino as ov
 import ir_runner
 
 
+def partial_shape(dims) -> ov.PartialShape:
+    """An OpenVINO partial shape: None a dynamic rank, each dim an int (-1 dynamic) or an ``ov.Dimension``."""
+    if dims is None:
+        return ov.PartialShape.dynamic()
+    return ov.PartialShape([d if isinstance(d, ov.Dimension) else ov.Dimension(d) for d in dims])
+
+
 def check_shapes(xml: Path) -> ir_runner.ValidationReport:
     """Validate ``xml`` (no finding), require every port's inferred spec to equal the declared one (a bounded
     dim is declared -1), and every layer output's inferred partial shape to equal OpenVINO's."""

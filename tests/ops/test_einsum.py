@@ -13,7 +13,8 @@ from openvino import opset13  # noqa: E402
 import ir_runner  # noqa: E402
 from ir_runner.errors import IRError  # noqa: E402
 from ir_runner.ops.linalg.einsum import parse_equation  # noqa: E402
-from tests.helpers.optest import check_inference, check_output_shapes, cpu_outputs, write_ir  # noqa: E402
+from tests.helpers.optest import check_inference, check_output_shapes, check_run, cpu_outputs, write_ir  # noqa: E402
+from tests.helpers.ov_random import parameter  # noqa: E402
 
 
 def _params(shapes, et=ov.Type.f32):
@@ -130,3 +131,11 @@ def test_einsum_differential(seed, tmp_path):
     got = next(iter(ir_runner.load(str(path)).run(feeds).values()))
     _check_bound(equation, list(feeds.values()), got, np.float32)
     np.testing.assert_allclose(got, cpu_outputs(path, feeds)[0], rtol=1e-5, atol=1e-5)
+
+
+# -- empty and scalar tensors --------------------------------------------------------------------------------
+
+def test_empty_sum(tmp_path):
+    a, b = parameter("a", "f32", [2, 0]), parameter("b", "f32", [0, 3])
+    path = write_ir(opset13.einsum([a, b], "ab,bc->ac"), [a, b], tmp_path)
+    check_run(path, {"a": np.zeros((2, 0), np.float32), "b": np.zeros((0, 3), np.float32)}, oracle=cpu_outputs)

@@ -13,6 +13,7 @@ from openvino import opset3, opset5, opset13, opset15  # noqa: E402
 import ir_runner  # noqa: E402
 from ir_runner.errors import IndexOutOfRangeError, IRError  # noqa: E402
 from tests.helpers.optest import check_inference, check_run, cpu_outputs, write_ir  # noqa: E402
+from tests.helpers.ov_random import parameter  # noqa: E402
 
 
 def _param(shape, et=ov.Type.f32, name="data"):
@@ -358,3 +359,73 @@ def test_scatter_update_with_a_computed_axis_is_planned_per_value(tmp_path):
     feeds = {"data": np.zeros((2, 2), np.float32), "indices": np.array([1]), "u": np.ones((2, 1), np.float32)}
     for value in (1, -1):
         check_run(path, {**feeds, "axis": np.array(value)})
+
+
+# -- empty and scalar tensors --------------------------------------------------------------------------------
+
+def _gather_elements_empty():
+    d, i = parameter("data", "f32", [0, 3]), parameter("i", "i32", [0, 3])
+    feeds = {"data": np.zeros((0, 3), np.float32), "i": np.zeros((0, 3), np.int32)}
+    return opset13.gather_elements(d, i, 0), [d, i], feeds, cpu_outputs
+
+
+def _gather_nd_no_tuples():
+    d, i = parameter("data", "f32", [3, 2]), parameter("i", "i32", [0, 1])
+    feeds = {"data": np.ones((3, 2), np.float32), "i": np.zeros((0, 1), np.int32)}
+    return opset13.gather_nd(d, i), [d, i], feeds, cpu_outputs
+
+
+def _gather_nd_empty_slices():
+    d, i = parameter("data", "f32", [3, 0]), parameter("i", "i32", [2, 1])
+    feeds = {"data": np.zeros((3, 0), np.float32), "i": np.zeros((2, 1), np.int32)}
+    return opset13.gather_nd(d, i), [d, i], feeds, cpu_outputs
+
+
+def _scatter_update_empty():
+    d, i, u = parameter("data", "f32", [3, 2]), parameter("i", "i64", [0]), parameter("u", "f32", [0, 2])
+    node = opset13.scatter_update(d, i, u, opset13.constant(np.array(0, np.int64)))
+    feeds = {"data": np.ones((3, 2), np.float32), "i": np.zeros(0, np.int64), "u": np.zeros((0, 2), np.float32)}
+    return node, [d, i, u], feeds, None
+
+
+def _scatter_elements_sum_empty():
+    d, i, u = parameter("data", "f32", [3, 2]), parameter("i", "i64", [0, 2]), parameter("u", "f32", [0, 2])
+    node = opset13.scatter_elements_update(d, i, u, opset13.constant(np.array(0, np.int64)), "sum")
+    feeds = {"data": np.ones((3, 2), np.float32), "i": np.zeros((0, 2), np.int64), "u": np.zeros((0, 2), np.float32)}
+    return node, [d, i, u], feeds, None
+
+
+def _scatter_nd_empty():
+    d, i, u = parameter("data", "f32", [3, 2]), parameter("i", "i64", [0, 1]), parameter("u", "f32", [0, 2])
+    feeds = {"data": np.ones((3, 2), np.float32), "i": np.zeros((0, 1), np.int64), "u": np.zeros((0, 2), np.float32)}
+    return opset13.scatter_nd_update(d, i, u), [d, i, u], feeds, None
+
+
+def _scatter_nd_scalar_update():
+    d, u = parameter("data", "f32", [3, 2]), parameter("u", "f32", [])
+    feeds = {"data": np.ones((3, 2), np.float32), "u": np.array(7, np.float32)}
+    return opset13.scatter_nd_update(d, opset13.constant(np.array([1, 0], np.int64)), u), [d, u], feeds, None
+
+
+EMPTY_CASES = {  # name -> () -> (node, parameters, feeds, oracle)
+    "gather-elements-empty": _gather_elements_empty, "gather-nd-no-tuples": _gather_nd_no_tuples,
+    "gather-nd-empty-slices": _gather_nd_empty_slices, "scatter-update-empty": _scatter_update_empty,
+    "scatter-elements-sum-empty": _scatter_elements_sum_empty, "scatter-nd-empty": _scatter_nd_empty,
+    "scatter-nd-scalar-update": _scatter_nd_scalar_update,
+}
+
+
+@pytest.mark.parametrize("name", list(EMPTY_CASES))
+def test_empty_and_scalar(name, tmp_path):
+    node, params, feeds, oracle = EMPTY_CASES[name]()
+    check_run(write_ir(node, params, tmp_path), feeds, oracle=oracle)
+
+
+def test_gather_nd_with_empty_tuples_takes_whole_batch_elements(tmp_path):
+    """Index tuples of length 0 pick the whole (batch) element each: the reference kernel's reading (the CPU plugin
+    returns uninitialised memory there)."""
+    d, i = parameter("data", "f32", [3, 2]), parameter("i", "i32", [2, 0])
+    path = write_ir(opset13.gather_nd(d, i), [d, i], tmp_path)
+    data = np.arange(6, dtype=np.float32).reshape(3, 2)
+    got = next(iter(ir_runner.load(str(path)).run({"data": data, "i": np.zeros((2, 0), np.int32)}).values()))
+    assert np.array_equal(got, np.stack([data, data]))

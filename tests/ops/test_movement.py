@@ -12,6 +12,7 @@ from openvino import opset1, opset13  # noqa: E402
 import ir_runner  # noqa: E402
 from ir_runner.errors import IRError  # noqa: E402
 from tests.helpers.optest import check_inference, check_output_shapes, check_run, cpu_outputs, write_ir  # noqa: E402
+from tests.helpers.ov_random import parameter  # noqa: E402
 
 
 def _param(shape, et=ov.Type.f32, name="data"):
@@ -281,3 +282,29 @@ def test_pad_of_dynamic_rank_keeps_the_rank_dynamic(tmp_path):
     check_inference(path)
     check_output_shapes(path, node)
     check_run(path, {"x": np.arange(4, dtype=np.int8)})
+
+
+# -- empty and scalar tensors --------------------------------------------------------------------------------
+
+def _pad_empty(mode):
+    def build():
+        d = parameter("data", "f32", [0, 3])
+        pads = opset13.constant(np.array([0, 1], np.int64))
+        return opset13.pad(d, pads, pads, mode), [d], {"data": np.zeros((0, 3), np.float32)}, None
+    return build
+
+
+def _roll_empty():
+    d = parameter("data", "f32", [0, 3])
+    node = opset13.roll(d, opset13.constant(np.array([1], np.int64)), opset13.constant(np.array([0], np.int64)))
+    return node, [d], {"data": np.zeros((0, 3), np.float32)}, cpu_outputs
+
+
+EMPTY_CASES = {"pad-constant-empty": _pad_empty("constant"), "pad-symmetric-empty": _pad_empty("symmetric"),
+               "roll-empty": _roll_empty}
+
+
+@pytest.mark.parametrize("name", list(EMPTY_CASES))
+def test_empty_and_scalar(name, tmp_path):
+    node, params, feeds, oracle = EMPTY_CASES[name]()
+    check_run(write_ir(node, params, tmp_path), feeds, oracle=oracle)

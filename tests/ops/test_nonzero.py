@@ -11,6 +11,7 @@ from openvino import opset13  # noqa: E402
 
 import ir_runner  # noqa: E402
 from tests.helpers.optest import check_inference, check_output_shapes, check_run, cpu_outputs, write_ir  # noqa: E402
+from tests.helpers.ov_random import parameter  # noqa: E402
 
 
 def _param(shape, et=ov.Type.f32, name="data"):
@@ -72,3 +73,11 @@ def test_non_zero_chain_has_concrete_shapes_at_run(tmp_path):
     for bits in ([1, 0, 1, 1, 0, 0], [0] * 6, [1] * 6):
         got = check_run(path, {"mask": np.array(bits, bool).reshape(2, 3), "data": values}, oracle=cpu_outputs)
         assert next(iter(got.values())).tolist() == values.reshape(-1)[np.array(bits, bool)].tolist()
+
+
+# -- empty and scalar tensors --------------------------------------------------------------------------------
+
+@pytest.mark.parametrize(("shape", "value"), [([0, 3], 1), ([], 2), ([], 0)], ids=["empty", "scalar", "scalar-zero"])
+def test_empty_and_scalar(shape, value, tmp_path):
+    d = parameter("data", "f32", shape)
+    check_run(write_ir(opset13.non_zero(d), [d], tmp_path), {"data": np.full(shape, value, np.float32)})

@@ -13,6 +13,7 @@ from openvino import opset1, opset16  # noqa: E402
 import ir_runner  # noqa: E402
 from tests.helpers.irbuild import IRBuilder  # noqa: E402
 from tests.helpers.optest import check_inference, check_output_shapes, check_run, write_ir  # noqa: E402
+from tests.helpers.ov_random import parameter  # noqa: E402
 
 ON_OFF = (np.float32(5), np.float32(-1))
 
@@ -61,3 +62,13 @@ def test_unknown_mode_is_refused_naming_the_layer():
                      out_specs=[("FP32", [2, 3])], name="hot"))
     with pytest.raises(ir_runner.ModelFormatError, match=r"layer 'hot' \(OneHot-16.*negative_indices_mode='wrap'"):
         ir_runner.load(*b.build())
+
+
+# -- empty and scalar tensors --------------------------------------------------------------------------------
+
+@pytest.mark.parametrize(("shape", "depth"), [([0, 2], 3), ([2], 0), ([], 3)], ids=["empty", "depth-0", "scalar"])
+def test_empty_and_scalar(shape, depth, tmp_path):
+    i = parameter("i", "i32", shape)
+    on, off = (opset1.constant(np.array(v, np.float32)) for v in (1, 0))
+    node = opset1.one_hot(i, opset1.constant(np.array(depth, np.int64)), on, off, 1 if shape else 0)
+    check_run(write_ir(node, [i], tmp_path), {"i": np.zeros(shape, np.int32)})

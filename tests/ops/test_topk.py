@@ -13,6 +13,7 @@ from openvino import opset1, opset3, opset13  # noqa: E402
 import ir_runner  # noqa: E402
 from ir_runner.errors import InferenceError, InputError  # noqa: E402
 from tests.helpers.optest import check_inference, check_output_shapes, check_run, write_ir  # noqa: E402
+from tests.helpers.ov_random import parameter  # noqa: E402
 
 MAKERS = {1: opset1.topk, 3: opset3.topk, 11: opset13.topk}
 
@@ -160,3 +161,11 @@ def test_topk_small_k_on_long_rows_with_ties(mode, sort, dtype, tmp_path):
     if dtype == np.int64:
         data[2, 5:9] = [np.iinfo(np.int64).min, np.iinfo(np.int64).max, np.iinfo(np.int64).max, 0]
     check_run(path, {"data": data})
+
+
+# -- empty and scalar tensors --------------------------------------------------------------------------------
+
+def test_empty_rows(tmp_path):
+    d = parameter("data", "f32", [0, 3])
+    node = opset13.topk(d, opset13.constant(np.array(2, np.int64)), 1, "max", "value")
+    check_run(write_ir(node, [d], tmp_path), {"data": np.zeros((0, 3), np.float32)})

@@ -180,6 +180,20 @@ def _num_spatial(data: PartialShape, filters: PartialShape, filter_extra: int, a
     return attrs.spatial_from_attrs()
 
 
+def _check_data_and_filters(ctx: OpContext, data: PartialShape, filters: PartialShape, extra: int, grouped: bool,
+                            filters_in: int) -> None:
+    """The data is of rank 3 to 5, the filters' rank matches it (``extra`` leading filter dims: 2, grouped 3)
+    and, ungrouped, data channels equal the filters' input channels (filter axis ``filters_in``: 1 forward,
+    0 transposed)."""
+    _rank_ok(ctx, data, (3, 4, 5), "the data", 0)
+    if data.rank is not None and filters.rank is not None and data.rank != filters.rank - extra + 2:
+        ctx.fail(f"data {data.brief()} and filters {filters.brief()} ranks do not match", position=1)
+    if not grouped and data.rank is not None and filters.rank is not None \
+            and not compatible(data.dims[1], filters.dims[filters_in]):
+        ctx.fail(f"data channels ({data.dims[1]}) do not match filter input channels "
+                 f"({filters.dims[filters_in]})", position=1)
+
+
 def infer_convolution(ctx: OpContext, grouped: bool):
     data, filters = (s.shape for s in ctx.inputs[:2])
     et = _element_type(ctx, 0, 1)
@@ -188,13 +202,7 @@ def infer_convolution(ctx: OpContext, grouped: bool):
     n = _num_spatial(data, filters, extra, attrs)
     if n is None:
         return [TensorSpec(et, DYNAMIC_SHAPE)], {}
-    _rank_ok(ctx, data, (3, 4, 5), "the data", 0)
-    if data.rank is not None and filters.rank is not None and data.rank != filters.rank - extra + 2:
-        ctx.fail(f"data {data.brief()} and filters {filters.brief()} ranks do not match", position=1)
-    if not grouped and data.rank is not None and filters.rank is not None \
-            and not compatible(data.dims[1], filters.dims[1]):
-        ctx.fail(f"data channels ({data.dims[1]}) do not match filter input channels ({filters.dims[1]})",
-                 position=1)
+    _check_data_and_filters(ctx, data, filters, extra, grouped, filters_in=1)
     attrs.validate(ctx, n)
     batch = data.dims[0] if data.rank is not None else DYNAMIC_DIM
     channels = _output_channels(ctx, data, filters, grouped, plain=0, per_group=2, times=1)
@@ -240,13 +248,7 @@ def infer_backprop(ctx: OpContext, grouped: bool):
     if out_spatial is not None and out_spatial.rank is not None and out_spatial.rank != n:
         ctx.fail(f"output_shape {out_spatial} should be defined for all and only the {n} spatial dimensions",
                  position=2)
-    _rank_ok(ctx, data, (3, 4, 5), "the data", 0)
-    if data.rank is not None and filters.rank is not None and data.rank != filters.rank - extra + 2:
-        ctx.fail(f"data {data.brief()} and filters {filters.brief()} ranks do not match", position=1)
-    if not grouped and data.rank is not None and filters.rank is not None \
-            and not compatible(data.dims[1], filters.dims[0]):
-        ctx.fail(f"data channels ({data.dims[1]}) do not match filter input channels ({filters.dims[0]})",
-                 position=1)
+    _check_data_and_filters(ctx, data, filters, extra, grouped, filters_in=0)
     attrs.validate(ctx, n, backprop=True)
     data_dims = data.dims[-n:] if data.dims is not None else (DYNAMIC_DIM,) * n
     filter_dims = filters.dims[-n:] if filters.dims is not None else (DYNAMIC_DIM,) * n

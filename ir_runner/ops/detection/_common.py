@@ -67,7 +67,7 @@ def infer_boxes(ctx: OpContext, coordinates: int, meaning: str, params: dict) ->
     return [TensorSpec(et, shape)], params
 
 
-def checked_indices(data: np.ndarray, batch_indices: np.ndarray) -> np.ndarray:
+def checked_batch_indices(data: np.ndarray, batch_indices: np.ndarray) -> np.ndarray:
     """The batch indices as int64; an InputError for one outside ``[0, N)`` or an empty image (the reference would
     read outside the data)."""
     n, _, h, w = data.shape

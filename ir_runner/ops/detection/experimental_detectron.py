@@ -326,8 +326,8 @@ def _best(score: np.ndarray, count: int) -> np.ndarray:
     return np.array(partial_sort(range(len(values)), count, lambda i, j: values[i] > values[j]), np.int64)
 
 
-def generate_proposals(im_info: np.ndarray, anchors: np.ndarray, deltas: np.ndarray, scores: np.ndarray, *,
-                       min_size: float, nms_threshold: float, pre_nms_count: int, post_nms_count: int):
+def proposals_single_image(im_info: np.ndarray, anchors: np.ndarray, deltas: np.ndarray, scores: np.ndarray, *,
+                           min_size: float, nms_threshold: float, pre_nms_count: int, post_nms_count: int):
     """ExperimentalDetectronGenerateProposalsSingleImage-6 (see the module docstring)."""
     f32 = np.float32
     if anchors.shape[0] * 4 != deltas.size or deltas.size != 4 * scores.size:
@@ -415,9 +415,9 @@ def _overlap(boxes: np.ndarray, areas: np.ndarray, i: int, j: int) -> np.float32
         return inter / (areas[i] + areas[j] - inter)
 
 
-def detection_output(rois: np.ndarray, deltas: np.ndarray, scores: np.ndarray, im_info: np.ndarray, *,
-                     score_threshold: float, nms_threshold: float, max_delta_log_wh: float, num_classes: int,
-                     post_nms_count: int, most: int, weights: tuple[float, ...]):
+def detectron_detections(rois: np.ndarray, deltas: np.ndarray, scores: np.ndarray, im_info: np.ndarray, *,
+                         score_threshold: float, nms_threshold: float, max_delta_log_wh: float, num_classes: int,
+                         post_nms_count: int, most: int, weights: tuple[float, ...]):
     """ExperimentalDetectronDetectionOutput-6 (see the module docstring)."""
     f32 = np.float32
     if scores.shape[1] != num_classes or deltas.shape[1] != 4 * num_classes:
@@ -459,11 +459,11 @@ OPS = (
                                                                                         ("true", "false"))),
           batch=lambda *a: "rois are assigned to pyramid levels of one image (their rows are not a batch)"),
     OpDef("ExperimentalDetectronGenerateProposalsSingleImage", 6, 6, LATEST_OPSET, PROPOSAL_NAMES, infer_proposals,
-          generate_proposals,
+          proposals_single_image,
           attrs=(Attr("min_size"), Attr("nms_threshold"), Attr("pre_nms_count"), Attr("post_nms_count")),
           batch=lambda *a: "one image's proposals are ranked together (SingleImage)"),
     OpDef("ExperimentalDetectronDetectionOutput", 6, 6, LATEST_OPSET, DETECTION_NAMES, infer_detection_output,
-          detection_output,
+          detectron_detections,
           attrs=(Attr("score_threshold"), Attr("nms_threshold"), Attr("max_delta_log_wh"), Attr("num_classes"),
                  Attr("post_nms_count"), Attr("max_detections_per_image"),
                  Attr("class_agnostic_box_regression", "false", ("true", "false")), Attr("deltas_weights")),

@@ -37,7 +37,7 @@ import numpy as np
 from ...errors import InputError
 from ..api import LATEST_OPSET, Attr, OpContext, OpDef
 from ..toolkit.numeric import Arith
-from ._common import MAX_SAMPLES, checked_indices, infer_boxes, roi_batch
+from ._common import MAX_SAMPLES, checked_batch_indices, infer_boxes, roi_batch
 
 NAMES = ("data", "rois", "batch_indices")
 MODES = {"avg": "avg", "max": "max"}
@@ -79,7 +79,7 @@ def roi_align(data: np.ndarray, rois: np.ndarray, batch_indices: np.ndarray, *, 
     out = np.zeros((count, c, pooled_h, pooled_w), data.dtype)
     if out.size == 0:
         return out
-    wide = checked_indices(data, batch_indices)
+    wide = checked_batch_indices(data, batch_indices)
     ar = Arith(data.dtype)
     src, dst = OFFSETS[aligned_mode]
     scale = np.float32(spatial_scale)

@@ -31,7 +31,7 @@ from ...errors import InputError
 from ...types import TensorSpec
 from ..api import LATEST_OPSET, Attr, InputFit, OpContext, OpDef
 from ..toolkit.numeric import Arith
-from ._common import MAX_SAMPLES, checked_indices, infer_boxes, roi_batch
+from ._common import MAX_SAMPLES, checked_batch_indices, infer_boxes, roi_batch
 
 
 def _infer(ctx: OpContext):
@@ -63,7 +63,7 @@ def roi_align_rotated(data: np.ndarray, rois: np.ndarray, batch_indices: np.ndar
     out = np.zeros((rois.shape[0], c, pooled_h, pooled_w), data.dtype)
     if out.size == 0:
         return out
-    wide = checked_indices(data, batch_indices)
+    wide = checked_batch_indices(data, batch_indices)
     ar = Arith(data.dtype)
     box = rois.astype(data.dtype)
     scale = ar.of(spatial_scale)

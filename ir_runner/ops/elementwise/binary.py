@@ -43,17 +43,15 @@ import numpy as np
 
 from ...errors import InputError, UnsupportedError
 from ...parallel import PARALLEL_MIN_ELEMENTS
-from ...types import BOOLEAN, DYNAMIC, Dim, TensorSpec
+from ...types import BOOLEAN, DYNAMIC, Dim, TensorSpec, element_type_of
 from ..api import (
     LATEST_OPSET,
     Attr,
     InputFit,
     OpContext,
     OpDef,
+    broadcast_merge,
     broadcast_read,
-    equal_merge,
-    numpy_merge,
-    pdpd_merge,
     pdpd_shape,
     quiet_f16_nans,
 )
@@ -117,7 +115,7 @@ def _power(a: np.ndarray, b: np.ndarray, out: np.ndarray) -> None:
     wide = np.power(a.astype(np.float64), b.astype(np.float64))
     if _is_int(a):
         _round_integer_powers(a, b, wide)
-        out[...] = float_to_int(wide, _INT_NAMES[a.dtype])
+        out[...] = float_to_int(wide, element_type_of(a.dtype).name)
     elif _is_ml(a):
         out[...] = wide.astype(np.float32)
     else:
@@ -183,7 +181,7 @@ def _floor_mod(a: np.ndarray, b: np.ndarray, out: np.ndarray) -> None:
     x, y = a.astype(np.float64), b.astype(np.float64)
     wide = x - y * np.floor(x / y)
     if a.dtype.kind == "i":
-        out[...] = float_to_int(wide, _INT_NAMES[a.dtype])
+        out[...] = float_to_int(wide, element_type_of(a.dtype).name)
     elif _is_ml(a):
         out[...] = wide.astype(np.float32)
     else:
@@ -204,11 +202,6 @@ def _shift(ufunc: np.ufunc) -> Callable[..., None]:
             out[...] = ufunc(a.astype(wide), count).astype(out.dtype)
 
     return compute
-
-
-_INT_NAMES = {np.dtype(t): n for t, n in ((np.int8, "i8"), (np.int16, "i16"), (np.int32, "i32"), (np.int64, "i64"),
-                                         (np.uint8, "u8"), (np.uint16, "u16"), (np.uint32, "u32"),
-                                         (np.uint64, "u64"))}
 
 
 # -- the table ------------------------------------------------------------------------------------------------
@@ -281,10 +274,7 @@ def _infer(entry: Binary):
             raise UnsupportedError(f"{entry.type} on {et} is not implemented (OpenVINO's reference has none either)",
                                    layer=ctx.ref, hint="insert a Convert to a wider type")
         mode, axis = broadcast_read(ctx)
-        if mode == "pdpd":
-            shape = pdpd_merge(a.shape, b.shape, axis)
-        else:
-            shape = (numpy_merge if mode == "numpy" else equal_merge)(a.shape, b.shape)
+        shape = broadcast_merge(mode, a.shape, b.shape, axis)
         if shape is None:
             ctx.fail(f"input shapes {a.shape.brief()} and {b.shape.brief()} do not broadcast"
                      f" (auto_broadcast={mode})")

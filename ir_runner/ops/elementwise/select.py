@@ -29,9 +29,8 @@ from ..api import (
     KernelFn,
     OpContext,
     OpDef,
+    broadcast_merge,
     broadcast_read,
-    equal_merge,
-    numpy_merge,
     pdpd_merge,
     pdpd_shape,
     quiet_f16_nans,
@@ -64,9 +63,8 @@ def infer_select(ctx: OpContext):
         if shape is None:
             ctx.fail("'Cond' tensor shape is not broadcastable to 'then' (pdpd)", position=0)
     else:
-        merge = numpy_merge if mode == "numpy" else equal_merge
-        shape = merge(else_.shape, then.shape)
-        shape = merge(shape, cond.shape) if shape is not None else None
+        shape = broadcast_merge(mode, else_.shape, then.shape)
+        shape = broadcast_merge(mode, shape, cond.shape) if shape is not None else None
         if shape is None:
             ctx.fail(f"argument shapes are inconsistent for auto_broadcast={mode}")
     return [TensorSpec(et, shape)], {"mode": mode, "axis": axis}

@@ -38,7 +38,7 @@ import numpy as np
 
 from ...errors import InputError, UnsupportedError
 from ...parallel import run_chunked
-from ...types import DYNAMIC, PartialShape, TensorSpec
+from ...types import DYNAMIC, PartialShape, TensorSpec, element_type_of
 from ..api import LATEST_OPSET, Attr, OpContext, OpDef, numpy_merge, quiet_f16_nans
 from ..toolkit.broadcasting import UNCOMPUTED_TYPES, aligned_batch, run_elementwise
 from ..toolkit.convert_rules import bf16_as_openvino_rounds, float_to_int
@@ -237,7 +237,7 @@ def _int_via_double(fn: np.ufunc, rounding: str) -> Callable[..., None]:
         wide = fn(x.astype(F64))
         if rounding == "round":
             wide = np.where(np.isfinite(wide), np.copysign(np.floor(np.abs(wide) + 0.5), wide), wide)
-        out[...] = float_to_int(wide, _INT_NAMES[x.dtype])
+        out[...] = float_to_int(wide, element_type_of(x.dtype).name)
 
     return compute
 
@@ -250,7 +250,7 @@ def _int_atanh(x: np.ndarray, out: np.ndarray) -> None:
 
 
 def _int_sigmoid(x: np.ndarray, out: np.ndarray) -> None:
-    e = float_to_int(np.exp(np.negative(x).astype(F64)), _INT_NAMES[x.dtype]).astype(x.dtype)
+    e = float_to_int(np.exp(np.negative(x).astype(F64)), element_type_of(x.dtype).name).astype(x.dtype)
     d = (e + x.dtype.type(1)).astype(np.int64) if x.dtype.kind == "i" else (e + x.dtype.type(1))
     out[...] = np.where(d == 1, 1, np.where(d == -1, -1, 0)).astype(x.dtype)
 
@@ -265,11 +265,6 @@ def _int_relu(x: np.ndarray, out: np.ndarray) -> None:
 
 def _int_sign(x: np.ndarray, out: np.ndarray) -> None:
     np.subtract((x > 0).view(np.int8), (x < 0).view(np.int8), out=out, casting="unsafe")
-
-
-_INT_NAMES = {np.dtype(t): n for t, n in ((np.int8, "i8"), (np.int16, "i16"), (np.int32, "i32"), (np.int64, "i64"),
-                                         (np.uint8, "u8"), (np.uint16, "u16"), (np.uint32, "u32"),
-                                         (np.uint64, "u64"))}
 
 
 # -- the table ----------------------------------------------------------------------------------------------------
@@ -476,7 +471,7 @@ def elu(x: np.ndarray, *, alpha: float, out: np.ndarray | None = None) -> np.nda
         out[...] = _elu_value(a, alpha)
 
     def on_int(a: np.ndarray, out: np.ndarray) -> None:
-        e = float_to_int(np.exp(a.astype(F64)), _INT_NAMES[a.dtype]).astype(a.dtype)
+        e = float_to_int(np.exp(a.astype(F64)), element_type_of(a.dtype).name).astype(a.dtype)
         out[...] = np.where(a > 0, a, (e - a.dtype.type(1)) * a.dtype.type(int(alpha)))
 
     return _dispatch(x, on_float, on_int, True, out)
@@ -508,7 +503,7 @@ def selu(x: np.ndarray, alpha: np.ndarray, lam: np.ndarray, *, out: np.ndarray |
         np.multiply(np.where(a > 0, a, (e - 1) * ty(a_value)), ty(l_value), out=out)
 
     def on_int(a: np.ndarray, out: np.ndarray) -> None:
-        e = float_to_int(np.exp(a.astype(F64)), _INT_NAMES[a.dtype]).astype(a.dtype)
+        e = float_to_int(np.exp(a.astype(F64)), element_type_of(a.dtype).name).astype(a.dtype)
         out[...] = np.where(a > 0, a, (e - a.dtype.type(1)) * a_value) * l_value
 
     return _dispatch(x, on_float, on_int, True, out)

@@ -65,10 +65,10 @@ from ..api import (
     Explanation,
     OpContext,
     OpDef,
+    broadcast_merge,
     broadcast_read,
     equal_merge,
     numpy_merge,
-    pdpd_merge,
     pdpd_shape,
 )
 from ..toolkit.broadcasting import aligned_batch
@@ -102,12 +102,7 @@ def _infer(ctx: OpContext):
     merged = data.shape
     for position in range(1, 5):
         limit = ctx.inputs[position].shape
-        if mode == "numpy":
-            result = numpy_merge(merged, limit)
-        elif mode == "pdpd":
-            result = pdpd_merge(merged, limit, axis)
-        else:
-            result = equal_merge(merged, limit)
+        result = broadcast_merge(mode, merged, limit, axis)
         if result is None:
             ctx.fail(f"{_LIMITS[position - 1]} {limit} does not broadcast to data {merged} "
                      f"(auto_broadcast={mode})", position=position)
