@@ -130,9 +130,10 @@ def _roundf(x: np.float32) -> np.float32:
 
 
 def _clip(x: np.ndarray, high: np.float32) -> np.ndarray:
-    """``std::max(0, std::min(x, high))``: NaN stays NaN."""
+    """``std::max(0.0f, std::min(x, high))``: ``std::min`` keeps a NaN ``x``, ``std::max`` then gives its first
+    operand, 0 (as for -0.0: +0.0)."""
     low = np.where(high < x, high, x)
-    return np.where(low < 0, np.float32(0), low).astype(np.float32)
+    return np.where(np.float32(0) < low, low, np.float32(0)).astype(np.float32)
 
 
 def _enumerate(scores: np.ndarray, deltas: np.ndarray, anchors: np.ndarray, p: dict, img_h, img_w, min_h,
