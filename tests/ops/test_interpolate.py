@@ -375,3 +375,38 @@ def test_interpolate_1_unsupported_cases_name_the_layer(attrs, message, tmp_path
     path, _ = _interpolate1(tmp_path, [1, 2, 4, 4], [8], {"axes": [3], **attrs})
     with pytest.raises(ir_runner.UnsupportedError, match=r"Interpolate-1.*" + message):
         ir_runner.load(str(path))
+
+
+@pytest.mark.parametrize(("axes", "target", "declared"), [("3,2", [7, 8], "1,2,7,8"), ("3,3", [6, 9], "1,2,4,6")])
+def test_interpolate_1_axes_are_a_set(axes, target, declared, tmp_path):
+    """Interpolate-1's axes are an AxisSet: written "3,2" they are {2, 3}, and target_spatial_shape's values go
+    to them in increasing order; a repeated axis counts once (the first value). As the CPU plugin runs them."""
+    from tests.helpers.irbuild import IRBuilder
+
+    b = IRBuilder()
+    x = b.parameter("x", "f32", "1,2,4,5")
+    size = b.const("size", np.array(target, np.int64))
+    b.result(b.layer("Interpolate", "opset1", [x, size], attrs={"axes": axes, "mode": "linear",
+                                                                 "align_corners": "false"},
+                     out_specs=[("FP32", declared)], name="resize"))
+    path = b.write(tmp_path)
+    feeds = {"x": np.random.default_rng(0).standard_normal((1, 2, 4, 5)).astype(np.float32)}
+    (got,) = ir_runner.load(str(path)).run(feeds).values()
+    (want,) = cpu_outputs(path, feeds)
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize(("target", "attrs", "message"), [
+    (np.array([7.0], np.float32), {}, "target_spatial_shape must have an integer element type"),
+    (np.array([7], np.int64), {"pads_begin": "0,0,0,-1"}, "must not be negative"),
+])
+def test_interpolate_1_refusals_openvino_makes(target, attrs, message, tmp_path):
+    from tests.helpers.irbuild import IRBuilder
+
+    b = IRBuilder()
+    x = b.parameter("x", "f32", "1,2,4,5")
+    b.result(b.layer("Interpolate", "opset1", [x, b.const("size", target)],
+                     attrs={"axes": "3", "mode": "nearest", **attrs}, out_specs=[("FP32", "1,2,4,7")], name="resize"))
+    with pytest.raises(IRError, match=r"layer 'resize' \(Interpolate-1.*" + message):
+        ir_runner.load(*b.build())
+
