@@ -13,6 +13,7 @@ from openvino import opset1, opset3, opset4, opset5, opset9  # noqa: E402
 
 import ir_runner  # noqa: E402
 from ir_runner.errors import InferenceError, InputError, IRError  # noqa: E402
+from ir_runner.ops.detection.nms import NAMES  # noqa: E402
 from ir_runner.ops.toolkit.stl_order import std_sort  # noqa: E402
 from tests.helpers.optest import check_inference, check_output_shapes, check_run, cpu_outputs, write_ir  # noqa: E402
 
@@ -362,3 +363,52 @@ def test_non_max_suppression_old_versions_shapes_as_openvino_infers_them(version
     path, node = _nms(tmp_path, version, shapes, (3, 0.5, 0.1), attrs)
     check_inference(path)
     check_output_shapes(path, node)
+
+
+@pytest.mark.parametrize("version", [1, 3, 4])
+@pytest.mark.parametrize(("most", "scores_shape"), [(-2, [2, 3, -1]), (-2, [2, 3, 7]), (-1, [2, 3, 7]),
+                                                    (3, ov.PartialShape.dynamic())])
+def test_non_max_suppression_old_versions_counts_as_openvino(version, most, scores_shape, tmp_path):
+    """OpenVINO's Dimension of the count: -1 unknown, below -1 zero rows (never a negative dim); versions 1 and 3
+    bound the rows by the count alone when the scores' rank is unknown."""
+    attrs = ("corner", True) if version == 1 else ("corner", True, "i64")
+    path, node = _nms(tmp_path, version, ([2, 7, 4], scores_shape), (most, 0.5, 0.1), attrs)
+    check_output_shapes(path, node)
+
+
+@pytest.mark.parametrize("version", [1, 3, 4])
+def test_non_max_suppression_old_versions_negative_count_refused_at_run(version, tmp_path):
+    attrs = ("corner", True) if version == 1 else ("corner", True, "i64")
+    path, _ = _nms(tmp_path, version, ([2, 7, 4], [2, 3, 7]), (-2, 0.5, 0.1), attrs)
+    model = ir_runner.load(str(path))
+    feeds = {"boxes": np.zeros((2, 7, 4), np.float32), "scores": np.zeros((2, 3, 7), np.float32)}
+    with pytest.raises(InputError, match="max_output_boxes_per_class is -2"):
+        model.run(feeds)
+
+
+@pytest.mark.parametrize("version", ["opset1", "opset3", "opset4"])
+def test_non_max_suppression_old_versions_without_a_count_select_nothing(version, tmp_path):
+    """Without max_output_boxes_per_class, OpenVINO adds its default 0: no rows, [0, 3] at load."""
+    from tests.helpers.irbuild import IRBuilder
+
+    b = IRBuilder()
+    boxes, scores = b.parameter("boxes", "f32", "2,7,4"), b.parameter("scores", "f32", "2,3,7")
+    b.result(b.layer("NonMaxSuppression", version, [boxes, scores], attrs={"box_encoding": "corner"},
+                     out_specs=[("I64", [0, 3])], name="nms"))
+    model = ir_runner.load(*b.build())
+    assert [str(o.partial_shape) for o in model.outputs] == ["[0,3]"]
+
+
+@pytest.mark.parametrize("position", [2, 3, 4])
+def test_non_max_suppression_old_versions_take_scalars_only(position, tmp_path):
+    """Versions 1, 3 and 4 take the count and thresholds as scalars (version 5 also takes 1-element 1-D)."""
+    from tests.helpers.irbuild import IRBuilder
+
+    b = IRBuilder()
+    inputs = [b.parameter("boxes", "f32", "2,7,4"), b.parameter("scores", "f32", "2,3,7")]
+    for i, value in enumerate((np.int64(3), np.float32(0.5), np.float32(0.1)), start=2):
+        inputs.append(b.const(f"c{i}", np.array([value] if i == position else value)))
+    b.result(b.layer("NonMaxSuppression", "opset4", inputs, out_specs=[("I64", [18, 3])], name="nms"))
+    with pytest.raises(InferenceError, match=rf"layer 'nms' \(NonMaxSuppression-4.*{NAMES[position]} must be a"
+                                             r" scalar"):
+        ir_runner.load(*b.build())
