@@ -99,7 +99,7 @@ def istft(data: np.ndarray, window: np.ndarray, _size: np.ndarray, _step: np.nda
         full = 0
     batch = data.shape[:-3]
     wide = data.astype(np.float64)
-    spectrum = (wide[..., 0] + 1j * wide[..., 1]).reshape(-1, bins, frames)
+    spectrum = (wide[..., 0] + 1j * wide[..., 1]).reshape(int(np.prod(batch)), bins, frames)  # (frames may be 0)
     signals = np.fft.irfft(np.swapaxes(spectrum, 1, 2), n=frame_size, axis=-1)  # [batch, frames, frame_size]
     padded = np.zeros(frame_size)
     start = (frame_size - window.shape[0]) // 2
