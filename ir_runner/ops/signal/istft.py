@@ -63,6 +63,9 @@ def infer_istft(ctx: OpContext):
               "normalized": ctx.attr_bool("normalized", False)}
     if data.rank is None:
         return [TensorSpec(et, DYNAMIC_SHAPE)], params
+    if size is not None and not data.dims[-3].contains(size // 2 + 1):
+        ctx.fail(f"data has {data.dims[-3]} frequency bins (dim -3); frame_size {size} needs {size // 2 + 1}",
+                 position=0)
     if len(ctx.inputs) == 5:
         length = ctx.inputs[4].shape
         if length.rank is not None and not (length.rank == 0 or length.rank == 1 and length.dims[0].contains(1)):
