@@ -61,3 +61,16 @@ def test_unknown_mode_is_refused_naming_the_layer():
                      out_specs=[("FP32", [2, 3])], name="hot"))
     with pytest.raises(ir_runner.ModelFormatError, match=r"layer 'hot' \(OneHot-16.*negative_indices_mode='wrap'"):
         ir_runner.load(*b.build())
+
+
+@pytest.mark.parametrize("opset", ["opset1", "opset16"])
+@pytest.mark.parametrize("position", [1, 2, 3])
+def test_one_element_depth_or_values_are_refused_as_openvino_does(opset, position):
+    """OpenVINO takes depth, on_value and off_value of a static shape only as scalars ([1] too is refused)."""
+    b = IRBuilder("one_hot")
+    x = b.parameter("x", "i64", "2")
+    values = [np.int64(3), np.float32(1), np.float32(0)]
+    parts = [x] + [b.const(f"c{i}", np.array([v]) if i == position else v) for i, v in enumerate(values, start=1)]
+    b.result(b.layer("OneHot", opset, parts, attrs={"axis": "-1"}, out_specs=[("FP32", [2, 3])], name="hot"))
+    with pytest.raises(ir_runner.InferenceError, match=r"layer 'hot' \(OneHot-1.*must be a scalar, got \[1\]"):
+        ir_runner.load(*b.build())
