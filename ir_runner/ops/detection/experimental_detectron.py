@@ -48,6 +48,7 @@ from ..toolkit.dims import dim_mul
 from ..toolkit.libm import expf
 from ..toolkit.numeric import Arith
 from ..toolkit.stl_order import adjust_heap, heap_select
+from ._common import max0
 
 FLOATS = ("f16", "bf16", "f32", "f64")
 
@@ -281,7 +282,7 @@ def _refined(anchors, deltas, scores, image_h, image_w, min_size):
     boxes = np.stack([px - f32(0.5) * pw, py - f32(0.5) * ph, px + f32(0.5) * pw - f32(1),
                       py + f32(0.5) * ph - f32(1)], axis=1)
     limits = np.array([image_w - f32(1), image_h - f32(1)] * 2, f32)
-    boxes = np.maximum(f32(0), np.minimum(boxes, limits))  # (std::max(0, std::min(v, limit)))
+    boxes = max0(np.minimum(boxes, limits))  # (std::max(0.0f, std::min(v, limit)): NaN gives 0)
     kept = (f32(min_size) <= boxes[:, 2] - boxes[:, 0] + f32(1)) & (f32(min_size) <= boxes[:, 3] - boxes[:, 1] + f32(1))
     return boxes, kept.astype(f32) * scores.transpose(1, 2, 0).reshape(-1)
 
@@ -394,8 +395,8 @@ def _refine_classes(rois, deltas, weights, cap):
     px, py = d[..., 0] * ww + cx, d[..., 1] * hh + cy
     with np.errstate(over="ignore"):
         pw, ph = expf(np.minimum(d[..., 2], cap)) * ww, expf(np.minimum(d[..., 3], cap)) * hh
-    boxes = np.maximum(f32(0), np.stack([px - f32(0.5) * pw, py - f32(0.5) * ph, px + f32(0.5) * pw - f32(1),
-                                          py + f32(0.5) * ph - f32(1)], axis=-1))
+    boxes = max0(np.stack([px - f32(0.5) * pw, py - f32(0.5) * ph, px + f32(0.5) * pw - f32(1),
+                           py + f32(0.5) * ph - f32(1)], axis=-1))  # (std::max(0.0f, v): NaN gives 0)
     areas = (boxes[..., 2] - boxes[..., 0] + f32(1)) * (boxes[..., 3] - boxes[..., 1] + f32(1))
     return np.where(valid[None, :, None], boxes, f32(0)), np.where(valid[None], areas, f32(0)), valid
 
