@@ -160,3 +160,18 @@ def test_no_frames_give_zeros(data_shape, center, length, want, tmp_path):
     feeds = {"data": np.zeros(data_shape, np.float32), "window": np.ones(8, np.float32)}
     (got,) = ir_runner.load(str(path)).run(feeds).values()
     assert got.shape == want and got.dtype == np.float32 and not got.any()
+
+
+@pytest.mark.parametrize("center", [False, True])
+def test_a_huge_step_computes_only_the_output(center, tmp_path):
+    """Only the samples of the output are computed: with frame_step 2^40 and signal_length 16 (a hostile model)
+    the run takes no memory beyond the output, and equals the CPU plugin's result with step 1000 (the second frame
+    starts past the output either way)."""
+    rng = np.random.default_rng(3)
+    feeds = _feeds(rng, [2, 5, 3, 2], 8)
+    small, _ = _model(tmp_path / "small", [2, 5, 3, 2], 8, 8, 1000, center, False, 16)
+    (want,) = cpu_outputs(small, feeds)
+    huge, _ = _model(tmp_path / "huge", [2, 5, 3, 2], 8, 8, 2**40, center, False, 16)
+    (got,) = ir_runner.load(str(huge)).run(feeds).values()
+    assert got.shape == want.shape == (2, 16)
+    assert np.abs(got - want).max() <= BOUND * np.abs(want).max()
