@@ -225,6 +225,20 @@ def test_generate_proposals_invalid_models_are_refused_naming_the_layer(shapes, 
         ir_runner.load(*b.build())
 
 
+@pytest.mark.parametrize("name", ["pre_nms_count", "post_nms_count"])
+def test_generate_proposals_negative_counts_are_refused_naming_the_layer(name):
+    """A negative count: OpenVINO infers an unknown length and its CPU plugin fails to compile the model; ir-run
+    inferred a negative dim (post_nms_count=-1 gave rois [-1, 4])."""
+    b = IRBuilder("proposals")
+    inputs = [b.parameter(n, "f32", s) for n, s in zip(("info", "anchors", "deltas", "scores"),
+                                                        ("3", "24,4", "8,3,4", "2,3,4"))]
+    attrs = {"min_size": "0", "nms_threshold": "0.7", "pre_nms_count": "20", "post_nms_count": "5", name: "-1"}
+    b.result(b.layer("ExperimentalDetectronGenerateProposalsSingleImage", "opset6", inputs, name="rpn", attrs=attrs,
+                     out_specs=[("FP32", [-1, 4]), ("FP32", [-1])]))
+    with pytest.raises(ir_runner.InferenceError, match=rf"layer 'rpn' .*{name}=-1 must not be negative"):
+        ir_runner.load(*b.build())
+
+
 def test_generate_proposals_shapes_as_openvino_infers_them(tmp_path):
     path, node = _proposals(tmp_path, (None, [-1, 4], [-1, -1, -1], None),
                             {"min_size": 0.0, "nms_threshold": 0.7, "pre_nms_count": 20, "post_nms_count": 5})

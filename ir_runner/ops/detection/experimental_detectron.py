@@ -265,6 +265,10 @@ def infer_proposals(ctx: OpContext):
     post = ctx.attr_int("post_nms_count", 0)
     params = {"min_size": ctx.attr_float("min_size", 0.0), "nms_threshold": ctx.attr_float("nms_threshold", 0.0),
               "pre_nms_count": ctx.attr_int("pre_nms_count", 0), "post_nms_count": post}
+    for name in ("pre_nms_count", "post_nms_count"):
+        if params[name] < 0:
+            ctx.fail(f"attribute {name}={params[name]} must not be negative",
+                     hint="OpenVINO infers no length for it, and its CPU plugin fails to compile it")
     return [TensorSpec(et, PartialShape.of((post, 4))), TensorSpec(et, PartialShape.of((post,)))], params
 
 
