@@ -225,18 +225,31 @@ def test_generate_proposals_invalid_models_are_refused_naming_the_layer(shapes, 
         ir_runner.load(*b.build())
 
 
-@pytest.mark.parametrize("name", ["pre_nms_count", "post_nms_count"])
-def test_generate_proposals_negative_counts_are_refused_naming_the_layer(name):
-    """A negative count: OpenVINO infers an unknown length and its CPU plugin fails to compile the model; ir-run
-    inferred a negative dim (post_nms_count=-1 gave rois [-1, 4])."""
+def test_generate_proposals_negative_post_nms_count_is_refused_naming_the_layer():
+    """OpenVINO infers an unknown length for it and its CPU plugin fails to compile the model; ir-run inferred a
+    negative dim (rois [-1, 4])."""
     b = IRBuilder("proposals")
     inputs = [b.parameter(n, "f32", s) for n, s in zip(("info", "anchors", "deltas", "scores"),
                                                         ("3", "24,4", "8,3,4", "2,3,4"))]
-    attrs = {"min_size": "0", "nms_threshold": "0.7", "pre_nms_count": "20", "post_nms_count": "5", name: "-1"}
+    attrs = {"min_size": "0", "nms_threshold": "0.7", "pre_nms_count": "20", "post_nms_count": "-1"}
     b.result(b.layer("ExperimentalDetectronGenerateProposalsSingleImage", "opset6", inputs, name="rpn", attrs=attrs,
                      out_specs=[("FP32", [-1, 4]), ("FP32", [-1])]))
-    with pytest.raises(ir_runner.InferenceError, match=rf"layer 'rpn' .*{name}=-1 must not be negative"):
+    with pytest.raises(ir_runner.InferenceError, match=r"layer 'rpn' .*post_nms_count=-1 must not be negative"):
         ir_runner.load(*b.build())
+
+
+def test_generate_proposals_negative_pre_nms_count_takes_every_box(tmp_path):
+    """pre_nms_count -1: the CPU plugin reads it unsigned and sorts every box; bit for bit."""
+    rng = np.random.default_rng(0)
+    attrs = {"min_size": 0.0, "nms_threshold": 0.7, "post_nms_count": 5, "pre_nms_count": -1}
+    path, _ = _proposals(tmp_path, ([3], [24, 4], [8, 3, 4], [2, 3, 4]), attrs)
+    corner, size = rng.uniform(0, 200, (24, 2)), rng.uniform(1, 120, (24, 2))
+    feeds = {"info": np.array([240, 320, 1], np.float32),
+             "anchors": np.concatenate([corner, corner + size], axis=1).astype(np.float32),
+             "deltas": rng.standard_normal((8, 3, 4)).astype(np.float32),
+             "scores": rng.random((2, 3, 4)).astype(np.float32)}
+    got = list(ir_runner.load(str(path)).run(feeds).values())
+    assert [g.tobytes() for g in got] == [w.tobytes() for w in cpu_outputs(path, feeds)]
 
 
 def test_generate_proposals_shapes_as_openvino_infers_them(tmp_path):

@@ -265,10 +265,9 @@ def infer_proposals(ctx: OpContext):
     post = ctx.attr_int("post_nms_count", 0)
     params = {"min_size": ctx.attr_float("min_size", 0.0), "nms_threshold": ctx.attr_float("nms_threshold", 0.0),
               "pre_nms_count": ctx.attr_int("pre_nms_count", 0), "post_nms_count": post}
-    for name in ("pre_nms_count", "post_nms_count"):
-        if params[name] < 0:
-            ctx.fail(f"attribute {name}={params[name]} must not be negative",
-                     hint="OpenVINO infers no length for it, and its CPU plugin fails to compile it")
+    if post < 0:
+        ctx.fail(f"attribute post_nms_count={post} must not be negative",
+                 hint="OpenVINO infers no length for it, and its CPU plugin fails to compile it")
     return [TensorSpec(et, PartialShape.of((post, 4))), TensorSpec(et, PartialShape.of((post,)))], params
 
 
@@ -340,7 +339,7 @@ def generate_proposals(im_info: np.ndarray, anchors: np.ndarray, deltas: np.ndar
                          f" {list(scores.shape)} do not hold one box per anchor", port="input 1 (anchors)")
     info = im_info.astype(f32).reshape(-1)
     boxes, score = _refined(anchors.astype(f32), deltas.astype(f32), scores.astype(f32), info[0], info[1], min_size)
-    order = _best(score, min(score.size, pre_nms_count))
+    order = _best(score, score.size if pre_nms_count < 0 else min(score.size, pre_nms_count))  # (-1: all, unsigned)
     kept = order[_nms(boxes[order], f32(nms_threshold), post_nms_count)]
     rois = np.zeros((post_nms_count, 4), f32)
     best = np.zeros(post_nms_count, f32)
