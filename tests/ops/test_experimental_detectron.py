@@ -292,20 +292,35 @@ def test_detection_output_equals_the_cpu_plugins(seed, tmp_path):
     assert got[1].dtype == np.int32
 
 
-@pytest.mark.parametrize("delta", [np.nan, np.inf, -np.inf])
-def test_detection_output_non_finite_deltas_as_the_cpu_plugin(delta, tmp_path):
-    """Refined corners that are NaN clip to 0 (``std::max(0.0f, NaN)``), as in the CPU plugin: bit for bit."""
+def _small_detection(tmp_path, post_nms_count, change=None):
+    """Five rois of three classes, the plugin's outputs and ir-run's (``change`` edits the feeds first)."""
     rng = np.random.default_rng(2)
-    attrs = {**DETECTION_ATTRS, "num_classes": 3, "score_threshold": 0.1, "nms_threshold": 0.5, "post_nms_count": 5,
-             "max_detections_per_image": 10}
+    attrs = {**DETECTION_ATTRS, "num_classes": 3, "score_threshold": 0.1, "nms_threshold": 0.5,
+             "post_nms_count": post_nms_count, "max_detections_per_image": 10}
     path, _ = _detections(tmp_path, ([5, 4], [5, 12], [5, 3], [1, 3]), attrs)
     corner, size = rng.uniform(0, 200, (5, 2)), rng.uniform(1, 120, (5, 2))
     feeds = {"rois": np.concatenate([corner, corner + size], axis=1).astype(np.float32),
              "deltas": rng.standard_normal((5, 12)).astype(np.float32),
              "scores": rng.random((5, 3)).astype(np.float32), "info": np.array([[240, 320, 1]], np.float32)}
-    feeds["deltas"][1], feeds["scores"][1] = delta, 0.99
-    got = list(ir_runner.load(str(path)).run(feeds).values())
-    assert [g.tobytes() for g in got] == [w.tobytes() for w in cpu_outputs(path, feeds)]
+    if change:
+        change(feeds)
+    return list(ir_runner.load(str(path)).run(feeds).values()), cpu_outputs(path, feeds)
+
+
+@pytest.mark.parametrize("delta", [np.nan, np.inf, -np.inf])
+def test_detection_output_non_finite_deltas_as_the_cpu_plugin(delta, tmp_path):
+    """Refined corners that are NaN clip to 0 (``std::max(0.0f, NaN)``), as in the CPU plugin: bit for bit."""
+    def change(feeds):
+        feeds["deltas"][1], feeds["scores"][1] = delta, 0.99
+    got, want = _small_detection(tmp_path, 5, change)
+    assert [g.tobytes() for g in got] == [w.tobytes() for w in want]
+
+
+def test_detection_output_post_nms_count_minus_one_keeps_every_detection(tmp_path):
+    """post_nms_count -1: no limit per class, as the CPU plugin (ir-run kept none); bit for bit."""
+    got, want = _small_detection(tmp_path, -1)
+    assert [g.tobytes() for g in got] == [w.tobytes() for w in want]
+    assert got[2][:8].all()
 
 
 def test_detection_output_shapes_and_the_class_agnostic_refusal(tmp_path):

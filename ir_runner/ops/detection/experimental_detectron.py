@@ -23,12 +23,14 @@
   its score (``[A, H, W]``) zeroed when a side is below ``min_size``; the ``pre_nms_count`` best by score (equal
   scores in the order libstdc++'s ``std::partial_sort`` leaves them, as the CPU plugin), greedy NMS (IoU with sizes
   ``x1 - x0``, above ``nms_threshold`` suppressed, overlapping boxes only) up to ``post_nms_count``. Outputs rois
-  ``[post_nms_count, 4]`` and scores ``[post_nms_count]``, zero past the kept ones. All in f32.
+  ``[post_nms_count, 4]`` and scores ``[post_nms_count]``, zero past the kept ones. All in f32. A negative
+  ``pre_nms_count`` takes every box (the plugin reads it unsigned); a negative ``post_nms_count`` is refused.
 - ExperimentalDetectronDetectionOutput-6 (as OpenVINO's CPU plugin computes it): per class but 0, each roi
   (``[N, 4]``; those with a side <= 0 skipped) refined by its deltas (``[N, 4 * num_classes]``, divided by
   ``deltas_weights``, log sizes capped at ``max_delta_log_wh``, sizes ``x1 - x0 + 1``, corners clamped at 0 only);
   the rois scoring above ``score_threshold`` (``[N, num_classes]``) by descending score (ties: lower index first),
-  greedy NMS (IoU with ``+ 1`` sizes, above ``nms_threshold`` suppressed) keeping ``post_nms_count``; the classes'
+  greedy NMS (IoU with ``+ 1`` sizes, above ``nms_threshold`` suppressed) keeping ``post_nms_count`` (-1: all;
+  below -1 refused, the CPU plugin crashes); the classes'
   detections in class order, or when more than ``max_detections_per_image``, that many in the order libstdc++'s
   ``std::partial_sort`` leaves them (score, then roi index). Outputs boxes ``[M, 4]``, classes ``[M]`` (i32) and
   scores ``[M]`` (M = ``max_detections_per_image``), zero past the detections. ``class_agnostic_box_regression``
@@ -381,6 +383,9 @@ def infer_detection_output(ctx: OpContext):
               "nms_threshold": ctx.attr_float("nms_threshold", 0.0),
               "max_delta_log_wh": ctx.attr_float("max_delta_log_wh", 0.0), "num_classes": classes,
               "post_nms_count": ctx.attr_int("post_nms_count", 0), "most": most, "weights": tuple(weights)}
+    if params["post_nms_count"] < -1:
+        ctx.fail(f"attribute post_nms_count={params['post_nms_count']} must be -1 (no limit) or more",
+                 hint="OpenVINO's CPU plugin crashes on it")
     i32 = ELEMENT_TYPES["i32"]
     return [TensorSpec(et, PartialShape.of((most, 4))), TensorSpec(i32, PartialShape.of((most,))),
             TensorSpec(et, PartialShape.of((most,)))], params
@@ -438,7 +443,7 @@ def detection_output(rois: np.ndarray, deltas: np.ndarray, scores: np.ndarray, i
         for idx in order.tolist():
             if all(_overlap(boxes[c], areas[c], idx, k) <= f32(nms_threshold) for k in kept):
                 kept.append(idx)
-        found += [(float(conf[idx]), c, idx) for idx in kept[:max(post_nms_count, 0)]]
+        found += [(float(conf[idx]), c, idx) for idx in (kept if post_nms_count == -1 else kept[:post_nms_count])]
     if len(found) > most:
         found = partial_sort(found, most, lambda p, q: p[0] > q[0] or (p[0] == q[0] and p[2] < q[2]))
     out_boxes, out_classes, out_scores = np.zeros((most, 4), f32), np.zeros(most, np.int32), np.zeros(most, f32)
