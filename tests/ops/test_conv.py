@@ -1,4 +1,5 @@
-"""Convolution, GroupConvolution, ConvolutionBackpropData, GroupConvolutionBackpropData, DeformableConvolution-8.
+"""Convolution, GroupConvolution, ConvolutionBackpropData, GroupConvolutionBackpropData, DeformableConvolution-8
+and -1 (opset1..opset7: v8 without mask and without bilinear_interpolation_pad).
 
 Shape cases follow OpenVINO's type_prop tests (convolution.cpp, group_convolution.cpp,
 convolution_backprop_data.cpp, deformable_convolution.cpp): static, dynamic and interval dims, dynamic rank,
@@ -631,3 +632,33 @@ def test_binary_conv_invalid_models_are_refused_naming_the_layer(data, filters, 
 def test_binary_conv_batch_axis_zero():
     op = lookup("BinaryConvolution", "opset1")
     assert op.batch({}, None, [None], [0, None]) == [0]
+
+
+@pytest.mark.parametrize(("group", "dgroup", "strides", "pads", "dilations"), [
+    (1, 1, [1, 1], [0, 0], [1, 1]), (2, 2, [2, 1], [1, 0], [1, 1]), (1, 2, [1, 1], [1, 1], [2, 1]),
+])
+def test_deformable_convolution_1_near_the_cpu_plugins(group, dgroup, strides, pads, dilations, tmp_path):
+    """DeformableConvolution-1 is v8 without mask and without bilinear_interpolation_pad: within v8's bound
+    ((2·K + 8)·eps·max|x|·max|w|·K, tests/ops/test_conv.py) of the CPU plugin; offsets push samples outside."""
+    rng = np.random.default_rng(group + dgroup)
+    x = rng.standard_normal((2, 4, 6, 7)).astype(np.float32)
+    w = rng.standard_normal((4, 4 // group, 3, 2)).astype(np.float32)
+    data = opset1.parameter([-1, 4, 6, 7], ov.Type.f32, name="x")
+    probe = opset1.convolution(opset1.parameter([2, 4, 6, 7], ov.Type.f32), opset1.constant(
+        np.zeros((4, 4, 3, 2), np.float32)), strides, pads, pads, dilations).get_output_partial_shape(0)
+    offsets = opset1.parameter([2, 2 * dgroup * 6, probe[2].get_length(), probe[3].get_length()], ov.Type.f32,
+                               name="offsets")
+    for p in (data, offsets):
+        p.output(0).get_tensor().set_names({p.get_friendly_name()})
+    node = opset1.deformable_convolution(data, offsets, opset1.constant(w), strides, pads, pads, dilations,
+                                         group=group, deformable_group=dgroup)
+    path = write_ir(node, [data, offsets], tmp_path)
+    check_inference(path)
+    feeds = {"x": x, "offsets": (rng.standard_normal(offsets.get_output_shape(0)) * 2).astype(np.float32)}
+    (got,) = ir_runner.load(str(path)).run(feeds).values()
+    (want,) = cpu_outputs(path, feeds)
+    k = 4 // group * 6
+    bound = (2 * k + 8) * float(np.finfo(np.float32).eps) * k * np.abs(x).max() * np.abs(w).max()
+    assert np.abs(got - want).max() <= bound
+    assert lookup("DeformableConvolution", "opset7").label == "DeformableConvolution-1"
+    assert lookup("DeformableConvolution", "opset8").label == "DeformableConvolution-8"

@@ -76,6 +76,23 @@ def test_values_near_the_cpu_plugins(flags, tmp_path):
         np.testing.assert_allclose(got[finite], want[finite], rtol=BOUND, atol=1e-6)
 
 
+@pytest.mark.parametrize("flags", list(itertools.product([False, True], repeat=3)))
+def test_labels_equal_to_the_blank_near_the_cpu_plugins(flags, tmp_path):
+    """A label equal to blank_index moves as a blank in the CPU plugin (no skip from it; it stays without
+    merging): random labels that include the blank, every attribute combination."""
+    rng = np.random.default_rng(7 + sum(f << i for i, f in enumerate(flags)))
+    path, _ = _model(tmp_path, [[3, 8, 4], [3], [3, 8], [3], []], flags)
+    model = ir_runner.load(str(path))
+    for _ in range(8):
+        feeds = _case(rng, 3, 8, 4, int(rng.integers(0, 4)))
+        feeds["labels"] = rng.integers(0, 4, (3, 8)).astype(np.int32)  # (the blank included)
+        (got,) = model.run(feeds).values()
+        (want,) = cpu_outputs(path, feeds)
+        assert np.array_equal(np.isinf(got), np.isinf(want)), (got, want)
+        finite = np.isfinite(want)
+        np.testing.assert_allclose(got[finite], want[finite], rtol=BOUND, atol=1e-6)
+
+
 @pytest.mark.parametrize(("merge", "finite"), [(True, False), (False, True)])
 def test_repeated_labels_need_a_blank_between_only_when_merging(merge, finite, tmp_path):
     path, _ = _model(tmp_path, [[1, 2, 3], [1], [1, 2], [1]], (False, merge, False))

@@ -192,6 +192,22 @@ def test_generate_proposals_equal_the_cpu_plugins(seed, tmp_path):
     assert [g.tobytes() for g in got] == [w.tobytes() for w in cpu_outputs(path, feeds)]
 
 
+@pytest.mark.parametrize("delta", [np.nan, np.inf, -np.inf])
+def test_generate_proposals_non_finite_deltas_as_the_cpu_plugin(delta, tmp_path):
+    """A corner made NaN by the deltas clips to 0 (``std::max(0.0f, NaN)`` gives 0): the box stays, bit for bit."""
+    rng = np.random.default_rng(1)
+    attrs = {"min_size": 0.0, "nms_threshold": 0.7, "post_nms_count": 10, "pre_nms_count": 30}
+    path, _ = _proposals(tmp_path, ([3], [24, 4], [8, 3, 4], [2, 3, 4]), attrs)
+    corner, size = rng.uniform(0, 200, (24, 2)), rng.uniform(1, 120, (24, 2))
+    feeds = {"info": np.array([240, 320, 1], np.float32),
+             "anchors": np.concatenate([corner, corner + size], axis=1).astype(np.float32),
+             "deltas": (rng.standard_normal((8, 3, 4)) * 0.5).astype(np.float32),
+             "scores": rng.random((2, 3, 4)).astype(np.float32)}
+    feeds["deltas"][:4, 1, 1], feeds["scores"][0, 1, 1] = delta, 2.0
+    got = list(ir_runner.load(str(path)).run(feeds).values())
+    assert [g.tobytes() for g in got] == [w.tobytes() for w in cpu_outputs(path, feeds)]
+
+
 @pytest.mark.parametrize(("shapes", "message"), [
     (("4", "24,4", "12,2,4", "3,2,4"), "im_info must have 3 elements"),
     (("3", "24,5", "12,2,4", "3,2,4"), "anchors must have 4 coordinates"),
@@ -207,6 +223,33 @@ def test_generate_proposals_invalid_models_are_refused_naming_the_layer(shapes, 
     with pytest.raises(ir_runner.InferenceError, match=r"layer 'rpn' \(ExperimentalDetectronGenerateProposals"
                                                        r"SingleImage-6.*" + message):
         ir_runner.load(*b.build())
+
+
+def test_generate_proposals_negative_post_nms_count_is_refused_naming_the_layer():
+    """OpenVINO infers an unknown length for it and its CPU plugin fails to compile the model; ir-run inferred a
+    negative dim (rois [-1, 4])."""
+    b = IRBuilder("proposals")
+    inputs = [b.parameter(n, "f32", s) for n, s in zip(("info", "anchors", "deltas", "scores"),
+                                                        ("3", "24,4", "8,3,4", "2,3,4"))]
+    attrs = {"min_size": "0", "nms_threshold": "0.7", "pre_nms_count": "20", "post_nms_count": "-1"}
+    b.result(b.layer("ExperimentalDetectronGenerateProposalsSingleImage", "opset6", inputs, name="rpn", attrs=attrs,
+                     out_specs=[("FP32", [-1, 4]), ("FP32", [-1])]))
+    with pytest.raises(ir_runner.InferenceError, match=r"layer 'rpn' .*post_nms_count=-1 must not be negative"):
+        ir_runner.load(*b.build())
+
+
+def test_generate_proposals_negative_pre_nms_count_takes_every_box(tmp_path):
+    """pre_nms_count -1: the CPU plugin reads it unsigned and sorts every box; bit for bit."""
+    rng = np.random.default_rng(0)
+    attrs = {"min_size": 0.0, "nms_threshold": 0.7, "post_nms_count": 5, "pre_nms_count": -1}
+    path, _ = _proposals(tmp_path, ([3], [24, 4], [8, 3, 4], [2, 3, 4]), attrs)
+    corner, size = rng.uniform(0, 200, (24, 2)), rng.uniform(1, 120, (24, 2))
+    feeds = {"info": np.array([240, 320, 1], np.float32),
+             "anchors": np.concatenate([corner, corner + size], axis=1).astype(np.float32),
+             "deltas": rng.standard_normal((8, 3, 4)).astype(np.float32),
+             "scores": rng.random((2, 3, 4)).astype(np.float32)}
+    got = list(ir_runner.load(str(path)).run(feeds).values())
+    assert [g.tobytes() for g in got] == [w.tobytes() for w in cpu_outputs(path, feeds)]
 
 
 def test_generate_proposals_shapes_as_openvino_infers_them(tmp_path):
@@ -247,6 +290,37 @@ def test_detection_output_equals_the_cpu_plugins(seed, tmp_path):
     got = list(ir_runner.load(str(path)).run(feeds).values())
     assert [g.tobytes() for g in got] == [w.tobytes() for w in cpu_outputs(path, feeds)]
     assert got[1].dtype == np.int32
+
+
+def _small_detection(tmp_path, post_nms_count, change=None):
+    """Five rois of three classes, the plugin's outputs and ir-run's (``change`` edits the feeds first)."""
+    rng = np.random.default_rng(2)
+    attrs = {**DETECTION_ATTRS, "num_classes": 3, "score_threshold": 0.1, "nms_threshold": 0.5,
+             "post_nms_count": post_nms_count, "max_detections_per_image": 10}
+    path, _ = _detections(tmp_path, ([5, 4], [5, 12], [5, 3], [1, 3]), attrs)
+    corner, size = rng.uniform(0, 200, (5, 2)), rng.uniform(1, 120, (5, 2))
+    feeds = {"rois": np.concatenate([corner, corner + size], axis=1).astype(np.float32),
+             "deltas": rng.standard_normal((5, 12)).astype(np.float32),
+             "scores": rng.random((5, 3)).astype(np.float32), "info": np.array([[240, 320, 1]], np.float32)}
+    if change:
+        change(feeds)
+    return list(ir_runner.load(str(path)).run(feeds).values()), cpu_outputs(path, feeds)
+
+
+@pytest.mark.parametrize("delta", [np.nan, np.inf, -np.inf])
+def test_detection_output_non_finite_deltas_as_the_cpu_plugin(delta, tmp_path):
+    """Refined corners that are NaN clip to 0 (``std::max(0.0f, NaN)``), as in the CPU plugin: bit for bit."""
+    def change(feeds):
+        feeds["deltas"][1], feeds["scores"][1] = delta, 0.99
+    got, want = _small_detection(tmp_path, 5, change)
+    assert [g.tobytes() for g in got] == [w.tobytes() for w in want]
+
+
+def test_detection_output_post_nms_count_minus_one_keeps_every_detection(tmp_path):
+    """post_nms_count -1: no limit per class, as the CPU plugin (ir-run kept none); bit for bit."""
+    got, want = _small_detection(tmp_path, -1)
+    assert [g.tobytes() for g in got] == [w.tobytes() for w in want]
+    assert got[2][:8].all()
 
 
 def test_detection_output_shapes_and_the_class_agnostic_refusal(tmp_path):

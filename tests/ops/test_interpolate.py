@@ -1,7 +1,8 @@
 """Interpolate-4 and Interpolate-11: shapes (sizes and scales, pads, axes, dynamic dims and ranks, as OpenVINO's
 type_prop tests), values against OpenVINO's reference (nearest bit for bit in every coordinate transformation
 and nearest mode; linear, linear_onnx, cubic and the Pillow modes within the stated bound; integer types
-exactly, with the reference's wrapping casts), and seeded random graphs."""
+exactly, with the reference's wrapping casts), and seeded random graphs. Interpolate-1 (opset1..opset3) against
+the CPU plugin, which runs it as Interpolate-4."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ from openvino import opset1, opset10, opset11  # noqa: E402
 
 import ir_runner  # noqa: E402
 from ir_runner.errors import IRError  # noqa: E402
-from tests.helpers.optest import check_inference, check_run, write_ir  # noqa: E402
+from tests.helpers.optest import check_inference, check_output_shapes, check_run, cpu_outputs, write_ir  # noqa: E402
 
 TRANSFORMS = ["half_pixel", "pytorch_half_pixel", "asymmetric", "tf_half_pixel_for_nn", "align_corners"]
 NEAREST = ["round_prefer_floor", "round_prefer_ceil", "floor", "ceil", "simple"]
@@ -329,3 +330,83 @@ def test_an_empty_axis_resized_to_sizes_is_refused_naming_the_layer():
         model.run({"x": np.ones((1, 2, 0, 5), np.float32)})
     (out,) = model.run({"x": np.ones((1, 0, 3, 5), np.float32)}).values()
     assert out.shape == (1, 0, 4, 4)
+
+def _interpolate1(tmp_path, shape, target, attrs):
+    x = opset1.parameter(shape, ov.Type.f32, name="x")
+    x.output(0).get_tensor().set_names({"x"})
+    node = opset1.interpolate(x, opset1.constant(np.array(target, np.int64)), attrs)
+    return write_ir(node, [x], tmp_path), node
+
+
+@pytest.mark.parametrize("mode", ["nearest", "linear", "cubic"])
+@pytest.mark.parametrize("align_corners", [True, False])
+@pytest.mark.parametrize(("shape", "axes", "target", "pads"), [
+    ([1, 2, 4, 5], [2, 3], [7, 3], None), ([2, 3, 6], [2], [10], None),
+    ([1, 2, 4, 5], [3], [9], ([0, 0, 0, 1], [0, 0, 0, 2])),
+    ([1, 1, 3, 4, 5], [2, 4], [5, 8], None), ([3, 5], [0, 1], [2, 8], None),
+])
+def test_interpolate_1_near_the_cpu_plugins(mode, align_corners, shape, axes, target, pads, tmp_path):
+    """As the CPU plugin runs it (converted to Interpolate-4): every mode, align_corners or not, with and without
+    pads on resized axes, ranks 2 to 5; within 1e-5 (a few f32 ULP of the weights' sums)."""
+    attrs = {"axes": axes, "mode": mode, "align_corners": align_corners}
+    if pads:
+        attrs.update(pads_begin=pads[0], pads_end=pads[1])
+    path, node = _interpolate1(tmp_path, shape, target, attrs)
+    check_inference(path)
+    x = np.random.default_rng(len(shape)).standard_normal(shape).astype(np.float32)
+    (got,) = ir_runner.load(str(path)).run({"x": x}).values()
+    (want,) = cpu_outputs(path, {"x": x})
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("shape", [[1, 2, -1, 4], [1, 2, ov.Dimension(2, 5), 4], ov.PartialShape.dynamic()])
+def test_interpolate_1_shapes_as_openvino_infers_them(shape, tmp_path):
+    path, node = _interpolate1(tmp_path, ov.PartialShape(shape) if isinstance(shape, list) else shape, [8],
+                               {"axes": [3], "mode": "linear"})
+    check_inference(path)
+    check_output_shapes(path, node)
+
+
+@pytest.mark.parametrize(("attrs", "message"), [
+    ({"mode": "area"}, "mode 'area': no OpenVINO plugin runs it"),
+    ({"mode": "nearest", "pads_begin": [1, 0, 0, 0]}, "pad axes that are not resized"),
+])
+def test_interpolate_1_unsupported_cases_name_the_layer(attrs, message, tmp_path):
+    path, _ = _interpolate1(tmp_path, [1, 2, 4, 4], [8], {"axes": [3], **attrs})
+    with pytest.raises(ir_runner.UnsupportedError, match=r"Interpolate-1.*" + message):
+        ir_runner.load(str(path))
+
+
+@pytest.mark.parametrize(("axes", "target", "declared"), [("3,2", [7, 8], "1,2,7,8"), ("3,3", [6, 9], "1,2,4,6")])
+def test_interpolate_1_axes_are_a_set(axes, target, declared, tmp_path):
+    """Interpolate-1's axes are an AxisSet: written "3,2" they are {2, 3}, and target_spatial_shape's values go
+    to them in increasing order; a repeated axis counts once (the first value). As the CPU plugin runs them."""
+    from tests.helpers.irbuild import IRBuilder
+
+    b = IRBuilder()
+    x = b.parameter("x", "f32", "1,2,4,5")
+    size = b.const("size", np.array(target, np.int64))
+    b.result(b.layer("Interpolate", "opset1", [x, size], attrs={"axes": axes, "mode": "linear",
+                                                                 "align_corners": "false"},
+                     out_specs=[("FP32", declared)], name="resize"))
+    path = b.write(tmp_path)
+    feeds = {"x": np.random.default_rng(0).standard_normal((1, 2, 4, 5)).astype(np.float32)}
+    (got,) = ir_runner.load(str(path)).run(feeds).values()
+    (want,) = cpu_outputs(path, feeds)
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize(("target", "attrs", "message"), [
+    (np.array([7.0], np.float32), {}, "target_spatial_shape must have an integer element type"),
+    (np.array([7], np.int64), {"pads_begin": "0,0,0,-1"}, "must not be negative"),
+])
+def test_interpolate_1_refusals_openvino_makes(target, attrs, message, tmp_path):
+    from tests.helpers.irbuild import IRBuilder
+
+    b = IRBuilder()
+    x = b.parameter("x", "f32", "1,2,4,5")
+    b.result(b.layer("Interpolate", "opset1", [x, b.const("size", target)],
+                     attrs={"axes": "3", "mode": "nearest", **attrs}, out_specs=[("FP32", "1,2,4,7")], name="resize"))
+    with pytest.raises(IRError, match=r"layer 'resize' \(Interpolate-1.*" + message):
+        ir_runner.load(*b.build())
+

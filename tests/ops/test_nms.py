@@ -1,6 +1,7 @@
-"""NonMaxSuppression-5/9: output shapes as OpenVINO infers them (data-dependent: bounded at load, concrete at
-run), values against OpenVINO's CPU plugin (the reference has no Node.evaluate for NMS) and OpenVINO's own
-op_reference expectations, ties, thresholds, soft NMS, sorting across rows, refusals, seeded differential runs."""
+"""NonMaxSuppression-5/9 (and 1/3/4, selecting as 5: bit for bit against the CPU plugin): output shapes as
+OpenVINO infers them (data-dependent: bounded at load, concrete at run), values against OpenVINO's CPU plugin
+(the reference has no Node.evaluate for NMS) and OpenVINO's own op_reference expectations, ties, thresholds,
+soft NMS, sorting across rows, refusals, seeded differential runs."""
 
 from __future__ import annotations
 
@@ -8,12 +9,13 @@ import numpy as np
 import pytest
 
 ov = pytest.importorskip("openvino")
-from openvino import opset5, opset9  # noqa: E402
+from openvino import opset1, opset3, opset4, opset5, opset9  # noqa: E402
 
 import ir_runner  # noqa: E402
 from ir_runner.errors import InferenceError, InputError, IRError  # noqa: E402
+from ir_runner.ops.detection.nms import NAMES  # noqa: E402
 from ir_runner.ops.toolkit.stl_order import std_sort  # noqa: E402
-from tests.helpers.optest import check_inference, check_output_shapes, check_run, write_ir  # noqa: E402
+from tests.helpers.optest import check_inference, check_output_shapes, check_run, cpu_outputs, write_ir  # noqa: E402
 
 MAKERS = {5: opset5.non_max_suppression, 9: opset9.non_max_suppression}
 
@@ -321,3 +323,92 @@ def test_many_class_offset_boxes_as_every_pair_compared(version, threshold, tmp_
     assert 12 < len(selected) < 3000 or threshold <= 0
     if threshold > 0:
         check_run(xml, feeds, oracle="cpu")
+
+def _nms(tmp_path, version, shapes, consts, attrs):
+    make = {1: opset1.non_max_suppression, 3: opset3.non_max_suppression, 4: opset4.non_max_suppression}[version]
+    b = opset1.parameter(shapes[0], ov.Type.f32, name="boxes")
+    s = opset1.parameter(shapes[1], ov.Type.f32, name="scores")
+    for p in (b, s):
+        p.output(0).get_tensor().set_names({p.get_friendly_name()})
+    values = [opset1.constant(np.int64(consts[0])), opset1.constant(np.float32(consts[1])),
+              opset1.constant(np.float32(consts[2]))]
+    node = make(b, s, *values, *attrs)
+    return write_ir(node, [b, s], tmp_path), node
+
+
+@pytest.mark.parametrize("version", [1, 3, 4])
+@pytest.mark.parametrize("encoding", ["corner", "center"])
+@pytest.mark.parametrize("descending", [True, False])
+def test_non_max_suppression_old_versions_equal_the_cpu_plugins(version, encoding, descending, tmp_path):
+    """Versions 1, 3 and 4 select as version 5 (the plugins convert them): the CPU plugin's rows, bit for bit,
+    over random boxes, thresholds and counts; the declared row count is OpenVINO's static one."""
+    rng = np.random.default_rng(version)
+    attrs = (encoding, descending) if version == 1 else (encoding, descending, "i32" if version == 3 else "i64")
+    for trial in range(4):
+        boxes = rng.random((2, 7, 4)).astype(np.float32)
+        boxes[..., 2:] += boxes[..., :2] * (1 if encoding == "corner" else 0)
+        scores = rng.random((2, 3, 7)).astype(np.float32)
+        consts = (int(rng.integers(0, 6)), float(rng.uniform(0, 0.7)), float(rng.uniform(0, 0.9)))
+        path, node = _nms(tmp_path, version, ([2, 7, 4], [2, 3, 7]), consts, attrs)
+        check_inference(path)
+        (got,) = ir_runner.load(str(path)).run({"boxes": boxes, "scores": scores}).values()
+        (want,) = cpu_outputs(path, {"boxes": boxes, "scores": scores})
+        assert got.dtype == want.dtype and got.tolist() == want.tolist(), trial
+
+
+@pytest.mark.parametrize("version", [1, 3, 4])
+@pytest.mark.parametrize("shapes", [([2, -1, 4], [2, 3, -1]), ([-1, 7, 4], [-1, -1, 7]), ([2, 7, 4], [2, 3, 7])])
+def test_non_max_suppression_old_versions_shapes_as_openvino_infers_them(version, shapes, tmp_path):
+    attrs = ("corner", True) if version == 1 else ("corner", True, "i64")
+    path, node = _nms(tmp_path, version, shapes, (3, 0.5, 0.1), attrs)
+    check_inference(path)
+    check_output_shapes(path, node)
+
+
+@pytest.mark.parametrize("version", [1, 3, 4])
+@pytest.mark.parametrize(("most", "scores_shape"), [(-2, [2, 3, -1]), (-2, [2, 3, 7]), (-1, [2, 3, 7]),
+                                                    (3, ov.PartialShape.dynamic())])
+def test_non_max_suppression_old_versions_counts_as_openvino(version, most, scores_shape, tmp_path):
+    """OpenVINO's Dimension of the count: -1 unknown, below -1 zero rows (never a negative dim); versions 1 and 3
+    bound the rows by the count alone when the scores' rank is unknown."""
+    attrs = ("corner", True) if version == 1 else ("corner", True, "i64")
+    path, node = _nms(tmp_path, version, ([2, 7, 4], scores_shape), (most, 0.5, 0.1), attrs)
+    check_output_shapes(path, node)
+
+
+@pytest.mark.parametrize("version", [1, 3, 4])
+def test_non_max_suppression_old_versions_negative_count_refused_at_run(version, tmp_path):
+    attrs = ("corner", True) if version == 1 else ("corner", True, "i64")
+    path, _ = _nms(tmp_path, version, ([2, 7, 4], [2, 3, 7]), (-2, 0.5, 0.1), attrs)
+    model = ir_runner.load(str(path))
+    feeds = {"boxes": np.zeros((2, 7, 4), np.float32), "scores": np.zeros((2, 3, 7), np.float32)}
+    with pytest.raises(InputError, match="max_output_boxes_per_class is -2"):
+        model.run(feeds)
+
+
+@pytest.mark.parametrize("version", ["opset1", "opset3", "opset4"])
+def test_non_max_suppression_old_versions_without_a_count_select_nothing(version, tmp_path):
+    """Without max_output_boxes_per_class, OpenVINO adds its default 0: no rows, [0, 3] at load."""
+    from tests.helpers.irbuild import IRBuilder
+
+    b = IRBuilder()
+    boxes, scores = b.parameter("boxes", "f32", "2,7,4"), b.parameter("scores", "f32", "2,3,7")
+    b.result(b.layer("NonMaxSuppression", version, [boxes, scores], attrs={"box_encoding": "corner"},
+                     out_specs=[("I64", [0, 3])], name="nms"))
+    model = ir_runner.load(*b.build())
+    assert [str(o.partial_shape) for o in model.outputs] == ["[0,3]"]
+
+
+@pytest.mark.parametrize("position", [2, 3, 4])
+def test_non_max_suppression_old_versions_take_scalars_only(position, tmp_path):
+    """Versions 1, 3 and 4 take the count and thresholds as scalars (version 5 also takes 1-element 1-D)."""
+    from tests.helpers.irbuild import IRBuilder
+
+    b = IRBuilder()
+    inputs = [b.parameter("boxes", "f32", "2,7,4"), b.parameter("scores", "f32", "2,3,7")]
+    for i, value in enumerate((np.int64(3), np.float32(0.5), np.float32(0.1)), start=2):
+        inputs.append(b.const(f"c{i}", np.array([value] if i == position else value)))
+    b.result(b.layer("NonMaxSuppression", "opset4", inputs, out_specs=[("I64", [18, 3])], name="nms"))
+    with pytest.raises(InferenceError, match=rf"layer 'nms' \(NonMaxSuppression-4.*{NAMES[position]} must be a"
+                                             r" scalar"):
+        ir_runner.load(*b.build())

@@ -72,3 +72,16 @@ def test_empty_and_scalar(shape, depth, tmp_path):
     on, off = (opset1.constant(np.array(v, np.float32)) for v in (1, 0))
     node = opset1.one_hot(i, opset1.constant(np.array(depth, np.int64)), on, off, 1 if shape else 0)
     check_run(write_ir(node, [i], tmp_path), {"i": np.zeros(shape, np.int32)})
+
+
+@pytest.mark.parametrize("opset", ["opset1", "opset16"])
+@pytest.mark.parametrize("position", [1, 2, 3])
+def test_one_element_depth_or_values_are_refused_as_openvino_does(opset, position):
+    """OpenVINO takes depth, on_value and off_value of a static shape only as scalars ([1] too is refused)."""
+    b = IRBuilder("one_hot")
+    x = b.parameter("x", "i64", "2")
+    values = [np.int64(3), np.float32(1), np.float32(0)]
+    parts = [x] + [b.const(f"c{i}", np.array([v]) if i == position else v) for i, v in enumerate(values, start=1)]
+    b.result(b.layer("OneHot", opset, parts, attrs={"axis": "-1"}, out_specs=[("FP32", [2, 3])], name="hot"))
+    with pytest.raises(ir_runner.InferenceError, match=r"layer 'hot' \(OneHot-1.*must be a scalar, got \[1\]"):
+        ir_runner.load(*b.build())

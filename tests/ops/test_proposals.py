@@ -202,6 +202,18 @@ def test_boxes_below_min_size_keep_score_0(tmp_path):
     assert 0 < valid.sum() < 54 and not probs.any() and rois[valid.sum(), 0] == -1
 
 
+@pytest.mark.parametrize("delta", [np.inf, -np.inf, np.nan])
+def test_non_finite_deltas_clip_as_the_plugin(delta, tmp_path):
+    """A cell's corners made NaN by infinite or NaN deltas clip to 0 (``std::max(0.0f, NaN)`` gives its first
+    operand), so the box stays a candidate, as in the CPU plugin."""
+    feeds = _feeds(np.random.default_rng(0), 1, 6, 3, 5)
+    feeds["deltas"][0, :, 1, 1] = delta
+    feeds["probs"][0, 6:, 1, 1] = 2.0
+    xml, _ = _model(tmp_path, 4, [1, 12, 3, 5], [1, 24, 3, 5])
+    rois, _ = _against_cpu(xml, feeds, 10)
+    assert not np.isnan(rois).any()
+
+
 def test_f16_data_gives_f16_rois(tmp_path):
     xml, _ = _model(tmp_path, 4, [1, 12, 4, 4], [1, 24, 4, 4], et=ov.Type.f16)
     feeds = {k: v.astype(np.float16) for k, v in _feeds(np.random.default_rng(6), 1, 6, 4, 4).items()}

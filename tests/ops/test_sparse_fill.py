@@ -155,3 +155,14 @@ def test_fed_shapes_that_do_not_match_are_refused(tmp_path):
     with pytest.raises(ir_runner.InputError, match=r"SparseFillEmptyRows-16.*indices must be 2-D \[N, 2\] with N the"
                                                    r" length of values \(2\), got \[3,2\]"):
         ir_runner.load(str(path)).run(feeds)
+
+
+@pytest.mark.parametrize("dense", [[-4, 5], [-4, -5]])
+def test_a_negative_constant_row_count_infers_no_rows(dense, tmp_path):
+    """A constant dense_shape with a negative row count: OpenVINO infers 0 rows for empty_row_indicator (ir-run
+    inferred a negative dim); running it is refused naming the layer and port."""
+    path, node, feeds = _model(tmp_path, VALUES, np.array(dense, np.int64), INDICES, np.float32(0),
+                               consts=("dense_shape", "default_value"))
+    check_output_shapes(path, node)
+    with pytest.raises(ir_runner.IRError, match=r"SparseFillEmptyRows-16.*outside the dense shape \[-4"):
+        ir_runner.load(str(path)).run(feeds)

@@ -14,6 +14,12 @@ INDEX_TYPES = {"i64": "i64", "i32": "i32"}
 MAX_SAMPLES = 1 << 16  # samples per bin (an adaptive ratio of a huge box would take memory without end)
 
 
+def max0(x: np.ndarray) -> np.ndarray:
+    """C++'s ``std::max(0.0f, x)``, which the plugins' box clipping writes: ``x`` when above 0, else 0 (a NaN and
+    -0.0 give +0, where numpy's ``maximum`` keeps the NaN)."""
+    return np.where(np.float32(0) < x, x, np.float32(0)).astype(np.float32)
+
+
 def disjoint(a: Dim, b: Dim) -> bool:
     return (a.hi is not None and b.lo > a.hi) or (b.hi is not None and a.lo > b.hi)
 

@@ -23,12 +23,14 @@
   its score (``[A, H, W]``) zeroed when a side is below ``min_size``; the ``pre_nms_count`` best by score (equal
   scores in the order libstdc++'s ``std::partial_sort`` leaves them, as the CPU plugin), greedy NMS (IoU with sizes
   ``x1 - x0``, above ``nms_threshold`` suppressed, overlapping boxes only) up to ``post_nms_count``. Outputs rois
-  ``[post_nms_count, 4]`` and scores ``[post_nms_count]``, zero past the kept ones. All in f32.
+  ``[post_nms_count, 4]`` and scores ``[post_nms_count]``, zero past the kept ones. All in f32. A negative
+  ``pre_nms_count`` takes every box (the plugin reads it unsigned); a negative ``post_nms_count`` is refused.
 - ExperimentalDetectronDetectionOutput-6 (as OpenVINO's CPU plugin computes it): per class but 0, each roi
   (``[N, 4]``; those with a side <= 0 skipped) refined by its deltas (``[N, 4 * num_classes]``, divided by
   ``deltas_weights``, log sizes capped at ``max_delta_log_wh``, sizes ``x1 - x0 + 1``, corners clamped at 0 only);
   the rois scoring above ``score_threshold`` (``[N, num_classes]``) by descending score (ties: lower index first),
-  greedy NMS (IoU with ``+ 1`` sizes, above ``nms_threshold`` suppressed) keeping ``post_nms_count``; the classes'
+  greedy NMS (IoU with ``+ 1`` sizes, above ``nms_threshold`` suppressed) keeping ``post_nms_count`` (-1: all;
+  below -1 refused, the CPU plugin crashes); the classes'
   detections in class order, or when more than ``max_detections_per_image``, that many in the order libstdc++'s
   ``std::partial_sort`` leaves them (score, then roi index). Outputs boxes ``[M, 4]``, classes ``[M]`` (i32) and
   scores ``[M]`` (M = ``max_detections_per_image``), zero past the detections. ``class_agnostic_box_regression``
@@ -48,6 +50,7 @@ from ..toolkit.dims import dim_mul
 from ..toolkit.libm import expf
 from ..toolkit.numeric import Arith
 from ..toolkit.stl_order import adjust_heap, heap_select
+from ._common import max0
 
 FLOATS = ("f16", "bf16", "f32", "f64")
 
@@ -264,6 +267,9 @@ def infer_proposals(ctx: OpContext):
     post = ctx.attr_int("post_nms_count", 0)
     params = {"min_size": ctx.attr_float("min_size", 0.0), "nms_threshold": ctx.attr_float("nms_threshold", 0.0),
               "pre_nms_count": ctx.attr_int("pre_nms_count", 0), "post_nms_count": post}
+    if post < 0:
+        ctx.fail(f"attribute post_nms_count={post} must not be negative",
+                 hint="OpenVINO infers no length for it, and its CPU plugin fails to compile it")
     return [TensorSpec(et, PartialShape.of((post, 4))), TensorSpec(et, PartialShape.of((post,)))], params
 
 
@@ -281,7 +287,7 @@ def _refined(anchors, deltas, scores, image_h, image_w, min_size):
     boxes = np.stack([px - f32(0.5) * pw, py - f32(0.5) * ph, px + f32(0.5) * pw - f32(1),
                       py + f32(0.5) * ph - f32(1)], axis=1)
     limits = np.array([image_w - f32(1), image_h - f32(1)] * 2, f32)
-    boxes = np.maximum(f32(0), np.minimum(boxes, limits))  # (std::max(0, std::min(v, limit)))
+    boxes = max0(np.minimum(boxes, limits))  # (std::max(0.0f, std::min(v, limit)): NaN gives 0)
     kept = (f32(min_size) <= boxes[:, 2] - boxes[:, 0] + f32(1)) & (f32(min_size) <= boxes[:, 3] - boxes[:, 1] + f32(1))
     return boxes, kept.astype(f32) * scores.transpose(1, 2, 0).reshape(-1)
 
@@ -335,7 +341,7 @@ def proposals_single_image(im_info: np.ndarray, anchors: np.ndarray, deltas: np.
                          f" {list(scores.shape)} do not hold one box per anchor", port="input 1 (anchors)")
     info = im_info.astype(f32).reshape(-1)
     boxes, score = _refined(anchors.astype(f32), deltas.astype(f32), scores.astype(f32), info[0], info[1], min_size)
-    order = _best(score, min(score.size, pre_nms_count))
+    order = _best(score, score.size if pre_nms_count < 0 else min(score.size, pre_nms_count))  # (-1: all, unsigned)
     kept = order[_nms(boxes[order], f32(nms_threshold), post_nms_count)]
     rois = np.zeros((post_nms_count, 4), f32)
     best = np.zeros(post_nms_count, f32)
@@ -377,6 +383,9 @@ def infer_detection_output(ctx: OpContext):
               "nms_threshold": ctx.attr_float("nms_threshold", 0.0),
               "max_delta_log_wh": ctx.attr_float("max_delta_log_wh", 0.0), "num_classes": classes,
               "post_nms_count": ctx.attr_int("post_nms_count", 0), "most": most, "weights": tuple(weights)}
+    if params["post_nms_count"] < -1:
+        ctx.fail(f"attribute post_nms_count={params['post_nms_count']} must be -1 (no limit) or more",
+                 hint="OpenVINO's CPU plugin crashes on it")
     i32 = ELEMENT_TYPES["i32"]
     return [TensorSpec(et, PartialShape.of((most, 4))), TensorSpec(i32, PartialShape.of((most,))),
             TensorSpec(et, PartialShape.of((most,)))], params
@@ -394,8 +403,8 @@ def _refine_classes(rois, deltas, weights, cap):
     px, py = d[..., 0] * ww + cx, d[..., 1] * hh + cy
     with np.errstate(over="ignore"):
         pw, ph = expf(np.minimum(d[..., 2], cap)) * ww, expf(np.minimum(d[..., 3], cap)) * hh
-    boxes = np.maximum(f32(0), np.stack([px - f32(0.5) * pw, py - f32(0.5) * ph, px + f32(0.5) * pw - f32(1),
-                                          py + f32(0.5) * ph - f32(1)], axis=-1))
+    boxes = max0(np.stack([px - f32(0.5) * pw, py - f32(0.5) * ph, px + f32(0.5) * pw - f32(1),
+                           py + f32(0.5) * ph - f32(1)], axis=-1))  # (std::max(0.0f, v): NaN gives 0)
     areas = (boxes[..., 2] - boxes[..., 0] + f32(1)) * (boxes[..., 3] - boxes[..., 1] + f32(1))
     return np.where(valid[None, :, None], boxes, f32(0)), np.where(valid[None], areas, f32(0)), valid
 
@@ -434,7 +443,7 @@ def detectron_detections(rois: np.ndarray, deltas: np.ndarray, scores: np.ndarra
         for idx in order.tolist():
             if all(_overlap(boxes[c], areas[c], idx, k) <= f32(nms_threshold) for k in kept):
                 kept.append(idx)
-        found += [(float(conf[idx]), c, idx) for idx in kept[:max(post_nms_count, 0)]]
+        found += [(float(conf[idx]), c, idx) for idx in (kept if post_nms_count == -1 else kept[:post_nms_count])]
     if len(found) > most:
         found = partial_sort(found, most, lambda p, q: p[0] > q[0] or (p[0] == q[0] and p[2] < q[2]))
     out_boxes, out_classes, out_scores = np.zeros((most, 4), f32), np.zeros(most, np.int32), np.zeros(most, f32)

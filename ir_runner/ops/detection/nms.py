@@ -30,8 +30,10 @@ NonMaxSuppression-1 (opset1..opset2), -3 (opset3) and -4 (opset4): NonMaxSuppres
 plugins convert them to it), ``selected_indices`` only (i64; -3 and -4: ``output_type``), one row per selected
 box, as the CPU plugin returns it. OpenVINO declares a static row count: ``min(boxes, max_output_boxes_per_class
 * classes)`` for -1 and -3, ``min(boxes, max_output_boxes_per_class) * batches * classes`` for -4 (with no -1
-padding of the unused rows at run time, in the CPU plugin): ir-run infers those counts at load and the exact
-count once the inputs' values are known, as for version 5. Bit-exact against the CPU plugin.
+padding of the unused rows at run time, in the CPU plugin): ir-run infers those counts at load (a count of -1:
+unknown rows, below -1: 0 rows, as OpenVINO's ``Dimension``; without the count input, OpenVINO's default 0) and
+the exact count once the inputs' values are known, as for version 5 (a negative count is refused at run: no
+plugin runs it). The count and thresholds must be scalars. Bit-exact against the CPU plugin.
 """
 
 from __future__ import annotations
@@ -305,23 +307,35 @@ def _v9(ctx):
 
 ATTRS = (Attr("box_encoding", "corner", tuple(ENCODINGS)), Attr("sort_result_descending", "true", ("true", "false")),
          Attr("output_type", "i64", tuple(INDEX_TYPES)))
+def _old_count(most: int) -> Dim | None:
+    """OpenVINO's ``Dimension(most)`` of a count: -1 is dynamic (None), a count below -1 is 0."""
+    return None if most == -1 else Dim(max(most, 0), max(most, 0))
+
+
 def _infer_nms_old(version: int):
     def infer(ctx: OpContext):
         outputs, params = _infer(ctx, 5)
+        for position in range(2, len(ctx.inputs)):
+            if ctx.inputs[position].shape.rank not in (None, 0):
+                ctx.fail(f"{NAMES[position]} must be a scalar, got {ctx.inputs[position].shape.brief()}",
+                         position=position)
         if all(ctx.const_value(i) is not None for i in range(len(ctx.inputs))):
             return outputs[:1], params  # (the exact count)
         boxes, scores = ctx.inputs[0].shape.dims, ctx.inputs[1].shape.dims
-        most = ctx.const_value(2) if len(ctx.inputs) > 2 else None
+        most = ctx.const_value(2) if len(ctx.inputs) > 2 else np.zeros((), np.int64)  # (OpenVINO's default)
         rows = DYNAMIC_DIM
         if boxes is not None and most is not None and boxes[1].is_static:
             most = int(most.reshape(-1)[0])
-            if version < 4 and (scores is None or scores[1].is_static):
-                per_class = scores[1].lo if scores is not None else None
-                if per_class is not None:
-                    rows = Dim(min(boxes[1].lo, most * per_class), min(boxes[1].lo, most * per_class))
-            elif version == 4 and scores is not None and None not in (scores[0].hi, scores[1].hi):
-                count = min(boxes[1].lo, most) * scores[0].hi * scores[1].hi
-                rows = Dim(count, count)
+            if version < 4:
+                per = _old_count(most)
+                if per is not None and scores is not None:
+                    per = Dim(per.lo * scores[1].lo, per.lo * scores[1].lo) if scores[1].is_static else None
+                if per is not None:
+                    rows = Dim(min(boxes[1].lo, per.lo), min(boxes[1].lo, per.lo))
+            elif scores is not None and None not in (scores[0].hi, scores[1].hi):
+                per = _old_count(min(boxes[1].lo, most))
+                if per is not None:
+                    rows = Dim(per.lo * scores[0].hi * scores[1].hi, per.lo * scores[0].hi * scores[1].hi)
         return [TensorSpec(outputs[0].element_type, PartialShape((rows, Dim(3, 3))))], params
     return infer
 

@@ -39,7 +39,7 @@ from ...errors import InputError, ModelFormatError
 from ...types import DYNAMIC_DIM, Dim, PartialShape, TensorSpec, element_type, merge_dims
 from ..api import LATEST_OPSET, Attr, OpContext, OpDef
 from ..toolkit.stl_order import adjust_heap, heap_select
-from ._common import memo
+from ._common import max0, memo
 
 FRAMEWORKS = {"": "caffe", "tensorflow": "tensorflow"}
 NAMES = ("class_probs", "bbox_deltas", "image_shape")
@@ -130,9 +130,9 @@ def _roundf(x: np.float32) -> np.float32:
 
 
 def _clip(x: np.ndarray, high: np.float32) -> np.ndarray:
-    """``std::max(0, std::min(x, high))``: NaN stays NaN."""
-    low = np.where(high < x, high, x)
-    return np.where(low < 0, np.float32(0), low).astype(np.float32)
+    """``std::max(0.0f, std::min(x, high))``: ``std::min`` keeps a NaN ``x``, ``std::max`` then gives its first
+    operand, 0 (as for -0.0: +0.0)."""
+    return max0(np.where(high < x, high, x))
 
 
 def _enumerate(scores: np.ndarray, deltas: np.ndarray, anchors: np.ndarray, p: dict, img_h, img_w, min_h,

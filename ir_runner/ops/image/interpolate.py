@@ -34,7 +34,8 @@ Deviations from the reference, all documented in docs/semantics.md (interpolatio
 Interpolate-1 (opset1..opset3): resized as OpenVINO's plugins run it, converted to Interpolate-4
 (``ConvertInterpolate1ToInterpolate4``): ``nearest`` with ``nearest_mode="simple"``; ``linear`` as
 ``linear_onnx`` below rank 5 (``linear`` at rank 5); ``cubic`` with ``cube_coeff=-0.75``; sizes from
-``target_spatial_shape``; coordinates ``align_corners`` when ``align_corners`` (the default), else
+``target_spatial_shape`` (an integer 1-D tensor), in the order of the axes sorted (``axes`` is an AxisSet: a
+repeated axis counts once); coordinates ``align_corners`` when ``align_corners`` (the default), else
 ``half_pixel`` for linear without pads unless the axes are {2, 3} of a 4-D input, else ``asymmetric``.
 ``area`` (which no plugin runs) and pads on axes that are not resized (which the shapes of Interpolate-1 and
 Interpolate-4 disagree on) are refused as unsupported. Within Interpolate-4's bound of the CPU plugin.
@@ -50,6 +51,7 @@ import numpy as np
 from ...errors import UnsupportedError
 from ...types import DYNAMIC_DIM, DYNAMIC_SHAPE, Dim, PartialShape, TensorSpec
 from ..api import LATEST_OPSET, Attr, OpContext, OpDef
+from ..toolkit.index_rules import require_integer
 
 _MODES4 = ("nearest", "linear", "linear_onnx", "cubic")
 _MODES11 = _MODES4 + ("bilinear_pillow", "bicubic_pillow")
@@ -476,17 +478,22 @@ def infer_interpolate1(ctx: OpContext):
         raise UnsupportedError("Interpolate-1 mode 'area': no OpenVINO plugin runs it (the conversion to"
                                " Interpolate-4 has no mode for it)", layer=ctx.ref)
     axes = ctx.attr_ints("axes")
-    if target.shape.rank not in (None, 1):
+    require_integer(ctx, 1, "target_spatial_shape")
+    if target.shape.rank not in (None, 1):  # (OpenVINO's core takes any rank; its conversion to v4, not)
         ctx.fail(f"target_spatial_shape must be 1-D, got {target.shape.brief()}", position=1)
     rank = data.shape.rank
     if rank is None:
         return [TensorSpec(data.element_type, DYNAMIC_SHAPE)], {}
     if any(not 0 <= a < rank for a in axes):
         ctx.fail(f"axes {axes} must be within [0, {rank - 1}]")
+    axes = sorted(set(axes))  # (an AxisSet: target_spatial_shape's values go to the axes in increasing order)
     if mode == "linear" and rank > 5:
         raise UnsupportedError(f"Interpolate-1 linear of rank {rank}: OpenVINO's plugins resize ranks up to 5",
                                layer=ctx.ref)
     begin, end = (tuple((ctx.attr_ints(name, []) + [0] * rank)[:rank]) for name in ("pads_begin", "pads_end"))
+    if min(begin + end, default=0) < 0:
+        ctx.fail(f"pads_begin={list(begin)} and pads_end={list(end)} must not be negative (unsigned in"
+                 " Interpolate-1)")
     if any((b or e) and i not in axes for i, (b, e) in enumerate(zip(begin, end))):
         raise UnsupportedError(f"pads_begin={list(begin)} and pads_end={list(end)} pad axes that are not resized:"
                                " Interpolate-1's shape keeps them, Interpolate-4 (which plugins run) widens them",

@@ -2,7 +2,8 @@
 ``[0, depth-1]``, negative ones included, gives an all-``off_value`` row (reference). OneHot-16 adds
 ``negative_indices_mode``: ``ignore_negative`` (the default, as OneHot-1) or ``normalize`` (an index in
 ``[-depth, -1]`` counts from the end, ``index + depth``, as PyTorch and ONNX do). Bit-exact against OpenVINO's
-reference (``Node.evaluate``).
+reference (``Node.evaluate``). ``depth``, ``on_value`` and ``off_value`` are scalars (a static shape of rank 1 is
+refused, [1] too, as OpenVINO refuses it).
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ def infer_one_hot(ctx: OpContext):
     require_same_type(ctx, 2, 3, "on_value and off_value")
     for position in (1, 2, 3):
         shape = ctx.inputs[position].shape
-        if shape.rank is not None and (shape.rank > 1 or shape.rank == 1 and shape.dims[0].lo > 1):
+        if shape.rank and all(d.is_static for d in shape.dims):  # (OpenVINO: a static shape must be a scalar)
             ctx.fail(f"{ctx.op.input_names[position]} must be a scalar, got {shape.brief()}", position=position)
     et = on.element_type if on.element_type.kind != "dynamic" else off.element_type
     depth = const_count(ctx, 1)

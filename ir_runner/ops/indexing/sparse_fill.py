@@ -54,12 +54,12 @@ def infer_sparse_fill(ctx: OpContext):
     rows, filled, length = DYNAMIC_DIM, DYNAMIC_DIM, DYNAMIC_DIM
     shape = _dense_shape(ctx)
     if shape is not None and shape[0].is_static:
-        rows = shape[0]
+        rows = shape[0] if shape[0].lo >= 0 else Dim(0, 0)  # (a negative row count: 0 rows, as OpenVINO's shape)
         pairs = ctx.const_value(2)
         if pairs is not None and shape[1].is_static:
             empty = Dim(rows.lo, rows.lo)
             if pairs.size:
-                found = np.unique(_checked(pairs.reshape(-1, 2), rows.lo, shape[1].lo, ctx.ref)[:, 0])
+                found = np.unique(_checked(pairs.reshape(-1, 2), shape[0].lo, shape[1].lo, ctx.ref)[:, 0])
                 empty = Dim(rows.lo - found.size, rows.lo - found.size)
             filled, length = dim_add(Dim(pairs.shape[0], pairs.shape[0]), empty), dim_add(count, empty)
     return [TensorSpec(index_type, PartialShape((filled, Dim(2, 2)))),

@@ -6,7 +6,8 @@ summed over every alignment of the (decoded) labels to the first ``logit_length`
 each label's first occurrence, else ``preprocess_collapse_repeated`` merges runs of one label. An alignment
 writes each label on a run of frames with blanks between and around them; ``ctc_merge_repeated`` (the default)
 lets a label's run be longer than one frame (a blank must then separate two equal labels), without it every
-label takes exactly one frame. No alignment: the loss is +inf.
+label takes exactly one frame. No alignment: the loss is +inf. A label equal to ``blank_index`` is kept in the
+labels but moves as a blank (it cannot be skipped from, and stays without merging), as in the CPU plugin.
 
 OpenVINO's core node has no ``evaluate``; the CPU plugin is the oracle. ir-run computes the log-softmax and the
 forward recursion in float64 (log-sum-exp over alignments) and rounds once to the logits' type: within
@@ -73,11 +74,11 @@ def _loss(log_probs: np.ndarray, targets: list[int], blank: int, merge: bool) ->
     ``[T', C]`` (float64), by the forward recursion over the states blank, t1, blank, t2, ..., blank."""
     states = np.full(2 * len(targets) + 1, blank, np.int64)
     states[1::2] = targets
-    is_label = np.arange(states.size) % 2 == 1
-    # a label state may be entered from two states back (skipping the blank) unless it repeats that label
-    skip = is_label & (np.arange(states.size) >= 2)
-    skip[2:] &= states[2:] != states[:-2] if merge else True
-    stay = ~is_label | merge  # (without merging, a label takes exactly one frame)
+    # As the CPU plugin, by the states' values (a label equal to blank_index acts as a blank): a state is entered
+    # from two states back (skipping a blank) when that state holds no blank and, merging, another label
+    skip = np.zeros(states.size, bool)
+    skip[2:] = (states[:-2] != blank) & ((states[:-2] != states[2:]) if merge else True)
+    stay = merge | (states == blank)  # (without merging, a label takes exactly one frame)
     alpha = np.full(states.size, -np.inf)
     if not log_probs.shape[0]:
         return 0.0 if not targets else np.inf

@@ -7,7 +7,8 @@ added at ``frame * frame_step``; every sample divided by the sum of the squared 
 sum is 0), times ``sqrt(frame_size)`` when ``normalized``. ``center`` drops ``frame_size // 2`` samples at the
 start. The output length is ``signal_length`` when given, else OpenVINO's inferred one: ``(frames - 1) *
 frame_step``, plus ``frame_size`` without ``center`` and ``frame_size % 2`` with it (the signal less ``frame_size``
-rounded down to even); samples past the computed signal are 0.
+rounded down to even); samples past the computed signal are 0. Only the samples of the output are computed (a
+huge ``frame_step`` with a short ``signal_length`` costs no memory).
 
 OpenVINO's core node has no ``evaluate``; the oracle is the CPU plugin (f32). ir-run computes in float64 and
 rounds once to the data's type: within ``BOUND`` relative to the largest output magnitude of the CPU plugin's
@@ -63,6 +64,9 @@ def infer_istft(ctx: OpContext):
               "normalized": ctx.attr_bool("normalized", False)}
     if data.rank is None:
         return [TensorSpec(et, DYNAMIC_SHAPE)], params
+    if size is not None and not data.dims[-3].contains(size // 2 + 1):
+        ctx.fail(f"data has {data.dims[-3]} frequency bins (dim -3); frame_size {size} needs {size // 2 + 1}",
+                 position=0)
     if len(ctx.inputs) == 5:
         length = ctx.inputs[4].shape
         if length.rank is not None and not (length.rank == 0 or length.rank == 1 and length.dims[0].contains(1)):
@@ -99,22 +103,27 @@ def istft(data: np.ndarray, window: np.ndarray, _size: np.ndarray, _step: np.nda
         full = 0
     batch = data.shape[:-3]
     wide = data.astype(np.float64)
-    spectrum = (wide[..., 0] + 1j * wide[..., 1]).reshape(-1, bins, frames)
+    spectrum = (wide[..., 0] + 1j * wide[..., 1]).reshape(int(np.prod(batch)), bins, frames)  # (frames may be 0)
     signals = np.fft.irfft(np.swapaxes(spectrum, 1, 2), n=frame_size, axis=-1)  # [batch, frames, frame_size]
     padded = np.zeros(frame_size)
     start = (frame_size - window.shape[0]) // 2
     padded[start:start + window.shape[0]] = window.astype(np.float64)
-    total = np.zeros((signals.shape[0], full))
-    weight = np.zeros(full)
+    margin = frame_size // 2 if center else 0
+    end = min(full, margin + length)  # (the samples past the output are not computed: a huge step costs nothing)
+    total = np.zeros((signals.shape[0], end))
+    weight = np.zeros(end)
     for t in range(frames):
-        total[:, t * frame_step:t * frame_step + frame_size] += signals[:, t] * padded
-        weight[t * frame_step:t * frame_step + frame_size] += padded * padded
+        first = t * frame_step
+        if first >= end:
+            break
+        count = min(frame_size, end - first)
+        total[:, first:first + count] += signals[:, t, :count] * padded[:count]
+        weight[first:first + count] += (padded * padded)[:count]
     with np.errstate(divide="ignore", invalid="ignore"):
         scaled = total * np.sqrt(np.float64(frame_size)) if normalized else total
         result = np.where(weight != 0, scaled / np.where(weight != 0, weight, 1), 0.0)
-    margin = frame_size // 2 if center else 0
     out = np.zeros((signals.shape[0], length))
-    kept = max(0, min(length, full - margin))
+    kept = max(0, min(length, end - margin))
     out[:, :kept] = result[:, margin:margin + kept]
     out = out.reshape(*batch, length)
     return out if data.dtype == np.float64 else round_from_f64(out, data.dtype)
