@@ -17,6 +17,7 @@ def libm(fn: np.ufunc, x: np.ndarray) -> np.ndarray:
 
 _EXPF_NEAR_TIE = 0.4975
 _F32_TINY = 2.0 ** -126  # below it expf's result is subnormal: its rounding drops more than 29 bits of a double
+_X_TINY = F32(-87.33)  # above ln(2^-126) = -87.3365: exp of any f32 value from it on is not subnormal
 _DROPPED = np.int64((1 << 29) - 1)  # the bits of a double's significand that rounding to f32 drops
 _TIE_WINDOW = round((1 - 2 * _EXPF_NEAR_TIE) / 2 * (1 << 29))  # 0.0025 ULP of f32, in ULPs of f64
 _WINDOW_START = np.int64((1 << 28) - _TIE_WINDOW)  # the dropped bits at a rounding tie are 1 << 28
@@ -42,11 +43,11 @@ def expf(x: np.ndarray) -> np.ndarray:
     flat_x, flat = x.reshape(-1), narrow.reshape(-1)
     c_expf = _c_expf()
     size = min(flat.size, EXPF_BLOCK)
-    wide, bits, near = np.empty(size, F64), np.empty(size, np.int64), np.empty(size, bool)
+    wide, bits, mask = np.empty(size, F64), np.empty(size, np.int64), np.empty(size, bool)
     for start in range(0, flat.size, EXPF_BLOCK):
         stop = min(start + EXPF_BLOCK, flat.size)
         count = stop - start
-        w, b, n, out = wide[:count], bits[:count], near[:count], flat[start:stop]
+        w, b, n, out = wide[:count], bits[:count], mask[:count], flat[start:stop]
         np.copyto(w, flat_x[start:stop])
         np.exp(w, out=w)
         np.copyto(out, w, casting="same_kind")
@@ -55,17 +56,21 @@ def expf(x: np.ndarray) -> np.ndarray:
         np.bitwise_and(w.view(np.int64), _DROPPED, out=b)
         np.subtract(b, _WINDOW_START, out=b)
         np.less(b.view(np.uint64), _WINDOW_SIZE, out=n)  # |dropped - tie| < window, as one unsigned comparison
-        candidates = np.flatnonzero(n)
-        if candidates.size:  # within glibc's relative error of the tie: 1.75·2^-34 of the value, in f64 ULPs
-            distance = np.abs(b[candidates] - _TIE_WINDOW)
-            significand = ((w.view(np.int64)[candidates] >> 34) & _TOP_18) + (1 << 18)  # 2^18 · [1, 2)
-            n[candidates] = distance < (significand * 7) >> 2
-        if w.min() < _F32_TINY:
+        near = np.flatnonzero(n)
+        if near.size:  # within glibc's relative error of the tie: 1.75·2^-34 of the value, in f64 ULPs
+            distance = np.abs(b[near] - _TIE_WINDOW)
+            significand = ((w.view(np.int64)[near] >> 34) & _TOP_18) + (1 << 18)  # 2^18 · [1, 2)
+            near = near[distance < (significand * 7) >> 2]
+        values = flat_x[start:stop]
+        if values.min() < _X_TINY and w.min() < _F32_TINY:  # (a NaN minimum: no value is tiny)
             tiny = w < _F32_TINY
+            n[:] = False
+            n[near] = True
             small, rounded = w[tiny], out[tiny]
             n[tiny] = np.abs(small - rounded) > _EXPF_NEAR_TIE * np.spacing(np.abs(rounded)).astype(F64)
-        if n.any():
-            out[n] = [c_expf(v) for v in flat_x[start:stop][n].tolist()]
+            near = np.flatnonzero(n)
+        if near.size:
+            out[near] = [c_expf(v) for v in values[near].tolist()]
     return narrow
 
 
