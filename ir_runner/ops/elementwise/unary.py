@@ -164,7 +164,9 @@ def _sigmoid(x: np.ndarray, out: np.ndarray) -> None:
     if x.dtype == F64:
         np.divide(1.0, 1.0 + np.exp(-x), out=out)
         return
-    np.divide(F32(1), F32(1) + expf(-x), out=out)
+    e = expf(-x)
+    np.add(e, F32(1), out=e)
+    np.divide(F32(1), e, out=out)
 
 
 def _swish_beta(x: np.ndarray, beta: np.ndarray | None, out: np.ndarray) -> None:
@@ -173,7 +175,9 @@ def _swish_beta(x: np.ndarray, beta: np.ndarray | None, out: np.ndarray) -> None
     if x.dtype == F64:
         np.divide(x, 1.0 + np.exp(-scaled), out=out)
         return
-    np.divide(x, F32(1) + expf(-scaled), out=out)
+    e = expf(-scaled)
+    np.add(e, F32(1), out=e)  # in place: the same f32 sum, no second temporary
+    np.divide(x, e, out=out)
 
 
 def _hswish(x: np.ndarray, out: np.ndarray) -> None:
