@@ -30,7 +30,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from bench import _cpu_name, _reexec_without_openblas_overrides  # (scripts/bench.py: the standard library only)
+from scripts.bench import _reexec_without_openblas_overrides  # (the standard library only)
+from scripts.bench_timing import cpu_name
 
 _reexec_without_openblas_overrides()
 ROOT = Path(__file__).resolve().parent.parent
@@ -93,7 +94,7 @@ def main() -> int:
 
     cleared = os.environ.get("IR_RUN_BENCH_CLEARED")
     print(f"OPENBLAS_CORETYPE/OPENBLAS_L2_SIZE: {'unset for this run (' + cleared + ')' if cleared else 'not set'};"
-          f" {_cpu_name()}, {os.cpu_count()} CPUs; openvino {openvino.__version__}; {options.steps} decoding steps")
+          f" {cpu_name()}, {os.cpu_count()} CPUs; openvino {openvino.__version__}; {options.steps} decoding steps")
     if options.corpus:
         print(f"{'model':20} {'ir-run ms':>9} {'OV ms':>9} {'ratio':>7} {'err/bound':>9}")
         rows = corpus(options.names, options.steps)

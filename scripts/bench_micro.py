@@ -24,9 +24,8 @@ import openvino as ov
 from lxml import etree
 
 import ir_runner
-from scripts.bench_cases import _bytecode_env
 from scripts.bench_models import gather_model, large_model, make_input, select_model
-from scripts.bench_timing import fmt_time, medians, same_bits
+from scripts.bench_timing import bytecode_env, fmt_time, medians, same_bits
 
 WORK = Path("/tmp/ir-run-bench-micro")
 CPU_CONFIG = {"INFERENCE_PRECISION_HINT": "f32"}
@@ -524,7 +523,7 @@ def _process_ms(code: list[str], reps: int) -> float:
     times = []
     for _ in range(reps + 1):
         start = time.perf_counter_ns()
-        subprocess.run(code, check=True, capture_output=True, env=_bytecode_env(WORK))
+        subprocess.run(code, check=True, capture_output=True, env=bytecode_env(WORK))
         times.append(time.perf_counter_ns() - start)
     return float(np.median(times[1:]))
 
@@ -550,7 +549,7 @@ def startup() -> None:
     for _ in range(5):
         proc = subprocess.run([py, "-X", "importtime", "-m", "ir_runner", str(models / "select_gather.xml"),
                                "--input", str(models / "select_gather.inputs.npz")], capture_output=True, text=True,
-                              env=_bytecode_env(WORK))
+                              env=bytecode_env(WORK))
         for line in proc.stderr.splitlines():
             parts = line.split("|")
             if len(parts) == 3 and line.startswith("import time:") and parts[1].strip().isdigit():
