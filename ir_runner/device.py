@@ -17,6 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
+from . import fpenv
 from .errors import UnsupportedError
 from .record import Record
 
@@ -329,6 +330,7 @@ def _add_outputs(ov_model, wanted: Sequence[Key]) -> tuple[list[Key], dict[Key, 
     return requested, unobservable
 
 
+@fpenv.preserved()  # the CPU plugin may set FTZ/DAZ in this thread: restored after
 def _compile_and_infer(ov, core, ov_model, feeds: dict[str, np.ndarray], device: str, precision: str,
                        variables: dict[str, np.ndarray | None] | None):
     """The compiled model and its outputs after one inference, by (source layer name, output position)."""
@@ -374,6 +376,7 @@ class DeviceRequest:
     """One infer request of a model compiled for a device (``device_config``): a stateful model keeps its
     state in it from one ``infer`` to the next, as OpenVINO GenAI runs a language model."""
 
+    @fpenv.preserved()  # the CPU plugin may set FTZ/DAZ in this thread: restored after
     def __init__(self, xml: str | os.PathLike | bytes, weights, device: str, precision: str, stateful: bool) -> None:
         self._ov = import_openvino()
         core = self._ov.Core()
@@ -387,6 +390,7 @@ class DeviceRequest:
         self._outputs = compiled.outputs
         self.version = self._ov.get_version()
 
+    @fpenv.preserved()  # the CPU plugin may set FTZ/DAZ in this thread: restored after
     def infer(self, feeds: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
         """The outputs (by each of their tensor names) for ``feeds`` (by input tensor name)."""
         try:

@@ -55,6 +55,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from . import fpenv
 from .errors import InputError, LayerRef
 from .model import Model, load
 from .record import Record
@@ -163,6 +164,7 @@ class CrosscheckReport(Record):
                 f"{self.count(DIVERGES) + self.count(INHERITED) + self.count(EXPLAINED)} diverge{explained}{where}>")
 
 
+@fpenv.exact_subnormals()
 def crosscheck(model: Model | str | os.PathLike | bytes, feeds: Mapping[str, object] | Sequence | None = None,
                device: str = "CPU", precision: str = "f32", *, weights=None, tolerance: Tolerance | None = None,
                cast: str | None = None, strict_representations: bool = False, state: State | None = None,
@@ -180,7 +182,8 @@ def crosscheck(model: Model | str | os.PathLike | bytes, feeds: Mapping[str, obj
     :func:`ir_runner.load`, is about index values, as everywhere). A stateful model runs on ``state`` (a new one
     when None), which the run updates; OpenVINO's infer request starts from the same variable values.
     ``reduce``: on a divergence, write the smallest part of the model that still diverges to the directory
-    ``output`` (:mod:`ir_runner.reduce`; ``report.reduction`` says what was written).
+    ``output`` (:mod:`ir_runner.reduce`; ``report.reduction`` says what was written). Runs with FTZ/DAZ cleared
+    (:mod:`ir_runner.fpenv`), the thread's own mode restored after; the device calls leave it unchanged.
     """
     from .device import PRECISIONS
     from .observe import EVERY_LAYER, isolate, observe

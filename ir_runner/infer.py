@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from . import fpenv
 from .errors import (
     DeclaredMismatchError,
     InferenceError,
@@ -646,8 +647,13 @@ class ConstantFolder:
             if self._position is None:
                 self._position = {lid: i for i, lid in enumerate(self.graph.order)}
             order.sort(key=self._position.__getitem__)
-        for current in order:
-            self.values[current] = self._evaluate(self.layers[current])
+        if order:
+            flushing = fpenv.enter()  # kernels fold as they run: with FTZ/DAZ cleared (see fpenv)
+            try:
+                for current in order:
+                    self.values[current] = self._evaluate(self.layers[current])
+            finally:
+                fpenv.leave(flushing)
         return self.values[producer]
 
     def _foldable(self, info: LayerInference) -> bool:

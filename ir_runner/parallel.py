@@ -1,6 +1,8 @@
 """A small shared thread pool for large element-wise work (numpy releases the GIL in its loops).
 
 Work is split only above a size threshold: below ~1e6 elements the hand-off costs more than it saves.
+A worker runs its piece with FTZ/DAZ cleared when its thread flushes subnormals (a thread inherits its
+creator's mode, so a pool made after OpenVINO set them flushes): see :mod:`.fpenv`.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from . import fpenv
 from .types import decimal_int
 
 if TYPE_CHECKING:
@@ -69,10 +72,19 @@ def run_chunked(total: int, elements_per_unit: int, work: Callable[[int, int], N
         return
     workers = _WORKERS
     pieces = split_range(total, workers)
-    futures = [_get_pool(workers).submit(work, start, stop) for start, stop in pieces[1:]]
+    futures = [_get_pool(workers).submit(_exact_piece, work, start, stop) for start, stop in pieces[1:]]
     work(*pieces[0])
     for future in futures:
         future.result()
+
+
+def _exact_piece(work: Callable[[int, int], None], start: int, stop: int) -> None:
+    """``work(start, stop)`` on a worker thread, with FTZ/DAZ cleared while it runs."""
+    flushing = fpenv.enter()
+    try:
+        work(start, stop)
+    finally:
+        fpenv.leave(flushing)
 
 
 def copy_into(target: np.ndarray, value: np.ndarray) -> None:
