@@ -373,6 +373,7 @@ class RoundingTie(Record):
         self.text = text
 
 
+@fpenv.exact_subnormals()  # kernels run outside a plan's run here too
 def rounding_ties(model: Model, feeds: Mapping[str, object] | Sequence | None = None, *,
                   cast: str | None = None) -> list[RoundingTie]:
     """Run ``model`` on ``feeds`` and find, in execution order, the layers whose operation explains differences

@@ -58,6 +58,7 @@ from typing import Any
 import ml_dtypes
 import numpy as np
 
+from . import fpenv
 from .divergence import Tolerance
 from .errors import InputError, IRError, LayerRef, UnsupportedError, with_layer
 from .model import Model, load
@@ -199,6 +200,7 @@ class PrecisionReport(Record):
                 f" {sum(row.diverges for row in self.layers)} diverge{first}>")
 
 
+@fpenv.exact_subnormals()  # kernels run outside a plan's run here too
 def precision(model: Model | str | os.PathLike | bytes, feeds: Mapping[str, object] | Sequence | None = None,
               to: str = "f16", *, device: str | None = None, weights=None, tolerance: Tolerance | None = None,
               headroom: float = DEFAULT_HEADROOM, keep: Iterable[str] = (), cast: str | None = None,

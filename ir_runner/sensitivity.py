@@ -30,6 +30,7 @@ from typing import Any
 
 import numpy as np
 
+from . import fpenv
 from .errors import InputError, LayerRef
 from .infer import ConstantFolder
 from .model import Model, load
@@ -88,6 +89,7 @@ class CompressionReport(Record):
         return f"<CompressionReport against {self.against}: {len(self.layers)} compressed layers{worst}>"
 
 
+@fpenv.exact_subnormals()  # kernels run outside a plan's run here too
 def compression(model: Model | str | os.PathLike | bytes, feeds: Mapping[str, object] | Sequence | None = None, *,
                 reference: Model | str | os.PathLike | bytes | None = None, weights=None, top: int = 3,
                 cast: str | None = None) -> CompressionReport:
