@@ -46,7 +46,8 @@ def _load() -> bool:
     with _check_lock:
         if _checked is None:
             _checked = False
-            if platform.machine().lower() in ("x86_64", "amd64") and platform.libc_ver()[0] == "glibc":
+            if (platform.machine().lower() in ("x86_64", "amd64") and ctypes.sizeof(ctypes.c_void_p) == 8
+                    and platform.libc_ver()[0] == "glibc"):  # (a 32-bit Python's fenv_t is another layout)
                 try:
                     libm = ctypes.CDLL("libm.so.6")
                 except OSError:
