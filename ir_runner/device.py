@@ -6,6 +6,12 @@ of its runtime graph, with the check that adding them changed nothing (``run_at_
 when a crosscheck runs. Layers are matched by name: OpenVINO's friendly name of a node is the IR layer's
 name. A layer output OpenVINO cannot make an output of (a name that is missing or not unique, or one that
 ``add_outputs`` refuses) is returned with the reason it is not observable.
+
+A model with operations of the ``extension`` opset (openvino-tokenizers' IRs) is read with that package's
+binary extension: ``openvino_tokenizers`` is imported (it registers the extension with every ``ov.Core`` made
+afterwards). String tensors go in as their UTF-8 bytes (``Tensor.bytes_data``, exact) and come out as object
+arrays of ``str`` (bytes that are not UTF-8 kept through ``surrogateescape``, as in ir-run's runs); OpenVINO's
+Python API returns them as numpy ``S`` arrays, which drop an element's trailing NUL bytes.
 """
 
 from __future__ import annotations
@@ -17,6 +23,7 @@ from pathlib import Path
 
 import numpy as np
 
+from . import strings
 from .errors import UnsupportedError
 from .record import Record
 
@@ -34,6 +41,26 @@ def import_openvino():
         raise UnsupportedError(f"crosscheck needs the openvino package, which cannot be imported ({error})",
                                hint=INSTALL_HINT) from None
     return openvino
+
+
+TOKENIZERS_HINT = "install it with: pip install openvino-tokenizers (the version of openvino)"
+
+
+def new_core(ov, xml: str | os.PathLike | bytes):
+    """An ``ov.Core`` that can read ``xml``: with openvino-tokenizers' extension when the model uses operations
+    of the ``extension`` opset (an UnsupportedError when it cannot be imported or does not fit this OpenVINO)."""
+    text = bytes(xml) if isinstance(xml, (bytes, bytearray)) else Path(xml).read_bytes()
+    if b'version="extension"' in text:
+        try:
+            import openvino_tokenizers
+        except ImportError as error:
+            raise UnsupportedError("the model has operations of the extension opset (openvino-tokenizers'), which"
+                                   f" OpenVINO reads only with that package, and it cannot be imported ({error})",
+                                   hint=TOKENIZERS_HINT) from None
+        if not openvino_tokenizers.is_openvino_tokenizers_compatible:
+            raise UnsupportedError(f"openvino-tokenizers {openvino_tokenizers.__version__} cannot be loaded into"
+                                   f" OpenVINO {ov.get_version()} (not binary compatible)", hint=TOKENIZERS_HINT)
+    return ov.Core()  # (openvino_tokenizers, once imported, adds its extension to every new Core)
 
 
 class DeviceRun:
@@ -76,7 +103,7 @@ def run_on_device(xml: str | os.PathLike | bytes, weights, wanted: Sequence[Key]
     (``device_config``) and infer once on ``feeds`` (by Parameter layer name), its variables set to
     ``variables`` (by id; None: the initial value) for a stateful model."""
     ov = import_openvino()
-    core = ov.Core()
+    core = new_core(ov, xml)
     ov_model = _read_checked(ov, core, xml, weights)
     requested, unobservable = _add_outputs(ov_model, wanted)
     _, produced = _compile_and_infer(ov, core, ov_model, feeds, device, precision, variables)
@@ -195,7 +222,7 @@ def run_at_boundaries(xml: str | os.PathLike | bytes, weights,
     such as a convolution summing into the tensor of another branch), it is passed back as ``disturbed`` for
     ``boundaries`` to leave its tensors out, and the model is compiled again (``MAX_ROUNDS`` in all)."""
     ov = import_openvino()
-    core = ov.Core()
+    core = new_core(ov, xml)
     plain = _read_checked(ov, core, xml, weights)
     compiled, produced = _compile_and_infer(ov, core, plain, feeds, device, precision, variables)
     groups = runtime_groups(compiled)
@@ -252,7 +279,7 @@ def probe_one(xml: str | os.PathLike | bytes, weights, key: Key, groups: list[Ru
     """The device's value of one layer output, made the only added output (a bisection's probe), and what the
     instrumentation changed in the compiled groups (None when nothing)."""
     ov = import_openvino()
-    core = ov.Core()
+    core = new_core(ov, xml)
     ov_model = _read_checked(ov, core, xml, weights)
     requested, unobservable = _add_outputs(ov_model, [key])
     compiled, produced = _compile_and_infer(ov, core, ov_model, feeds, device, precision, variables)
@@ -376,7 +403,7 @@ class DeviceRequest:
 
     def __init__(self, xml: str | os.PathLike | bytes, weights, device: str, precision: str, stateful: bool) -> None:
         self._ov = import_openvino()
-        core = self._ov.Core()
+        core = new_core(self._ov, xml)
         try:
             compiled = core.compile_model(_read(self._ov, core, xml, weights), device,
                                           device_config(device, precision, stateful))
@@ -414,7 +441,15 @@ _RAW_TYPES = {"bf16": np.uint16, "f8e4m3": np.uint8, "f8e5m2": np.uint8}  # nump
 
 
 def _tensor(ov, array: np.ndarray, element_type: str):
-    """An ov.Tensor holding ``array``; bf16 and f8 values are copied as their bits."""
+    """An ov.Tensor holding ``array``; bf16 and f8 values are copied as their bits, strings as their UTF-8
+    bytes."""
+    if element_type == "string":
+        text = strings.as_strings(np.asarray(array))
+        if text is None:
+            raise UnsupportedError(f"a string input cannot be given as {np.asarray(array).dtype} values")
+        tensor = ov.Tensor(ov.Type.string, list(text.shape))
+        tensor.bytes_data = [strings.encode(item) for item in text.ravel().tolist()]
+        return tensor
     raw = _RAW_TYPES.get(element_type)
     array = np.require(array, requirements="C")  # unlike np.ascontiguousarray, keeps a rank-0 array rank 0
     if raw is None:
@@ -427,6 +462,9 @@ def _tensor(ov, array: np.ndarray, element_type: str):
 def _array(tensor) -> np.ndarray:
     """A copy of an ov.Tensor's values; bf16 and f8 become ml_dtypes arrays (OpenVINO shows their bits)."""
     element_type = tensor.element_type.get_type_name()
+    if element_type == "string":  # (numpy S: an element's trailing NUL bytes are lost)
+        items = [strings.decode(item) for item in tensor.bytes_data.ravel().tolist()]
+        return strings.from_items(items, tuple(tensor.shape))
     raw = _RAW_TYPES.get(element_type)
     if raw is None:
         return np.array(tensor.data, copy=True)

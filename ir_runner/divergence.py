@@ -557,6 +557,9 @@ def _compare(row: LayerComparison, ours: np.ndarray, device: np.ndarray, bound: 
         row.note = f"the device gives shape {list(device.shape)}, ir-run {list(ours.shape)}"
         row.mismatches = max(row.size, 1)
         return
+    if ours.dtype == object or device.dtype == object:
+        _compare_strings(row, ours, device)
+        return
     if device.dtype != ours.dtype:
         row.note = f"the device gives {_type_name(device.dtype)}"
         with np.errstate(all="ignore"):
@@ -590,6 +593,25 @@ def _compare(row: LayerComparison, ours: np.ndarray, device: np.ndarray, bound: 
     row.ours, row.device = _plain(ours[index]), _plain(device[index])
     if row.mismatches and row.note is None:
         row.note = _narrowing_note(ours, device)
+
+
+def _compare_strings(row: LayerComparison, ours: np.ndarray, device: np.ndarray) -> None:
+    """Fill ``row`` for a string output: elements equal as Python strings (bytes that are not UTF-8 held as
+    surrogates on both sides), the first differing one shown. OpenVINO's Python API drops an element's trailing
+    NUL bytes, so they are dropped from ours too before comparing."""
+    if ours.dtype != object or device.dtype != object:
+        row.note = f"the device gives {_type_name(device.dtype)}, ir-run {_type_name(ours.dtype)}"
+        row.mismatches = max(row.size, 1)
+        return
+    mine = [item.rstrip("\0") for item in ours.ravel().tolist()]
+    theirs = device.ravel().tolist()
+    differ = [index for index, (a, b) in enumerate(zip(mine, theirs)) if a != b]
+    row.mismatches = len(differ)
+    if row.size == 0:
+        return
+    flat = differ[0] if differ else 0
+    row.worst_index = tuple(int(i) for i in np.unravel_index(flat, ours.shape)) if ours.ndim else ()
+    row.ours, row.device = ours.ravel()[flat], theirs[flat]
 
 
 def _narrowing_note(ours: np.ndarray, device: np.ndarray) -> str | None:
