@@ -1,0 +1,106 @@
+"""``crosscheck`` on string models and tokenizer IRs: string inputs reach OpenVINO as their exact UTF-8 bytes
+(invalid UTF-8 and NULs included), string outputs are compared element by element as Python strings, every
+corpus tokenizer and detokenizer (tests/data/tokenizers) agrees with the CPU plugin running openvino-tokenizers'
+extension, and a string that differs is named as the first divergence with both values."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+ov = pytest.importorskip("openvino")
+pytest.importorskip("openvino_tokenizers")
+from openvino import opset15  # noqa: E402
+
+import ir_runner  # noqa: E402
+from ir_runner import device as devices  # noqa: E402
+from ir_runner.divergence import AGREE, DIVERGES, UNOBSERVABLE  # noqa: E402
+from ir_runner.errors import UnsupportedError  # noqa: E402
+from tests.cli.clikit import invoke  # noqa: E402
+from tests.helpers.optest import write_ir  # noqa: E402
+
+CORPUS = Path(__file__).parent / "data" / "tokenizers"
+NAMES = sorted(p.name for p in CORPUS.iterdir() if (p / "cases.json").exists())
+RAW = np.array([b"ab\xffd", "é".encode(), b"", b"\xe4\xb8", b"a\x00b", b"\xf0\x9f\x98\x80"], dtype=object)
+
+
+def _feeds(model: ir_runner.Model, name: str, part: str) -> dict[str, np.ndarray]:
+    cases = json.loads((CORPUS / name / "cases.json").read_text())
+    if part == "openvino_detokenizer":
+        return {model.inputs[0].name: np.array(cases["decode"][1]["ids"], dtype=np.int64)}
+    case = cases["encode"][2]
+    feeds = {model.inputs[0].name: np.array(case["texts"], dtype=object)}
+    if "pairs" in case:
+        feeds[model.inputs[1].name] = np.array(case["pairs"], dtype=object)
+    return feeds
+
+
+def _unpack_pack(tmp_path) -> Path:
+    text = opset15.parameter([-1], ov.Type.string, name="text")
+    begins, ends, chars = opset15.string_tensor_unpack(text).outputs()
+    return write_ir([opset15.string_tensor_pack(begins, ends, chars)], [text], tmp_path)
+
+
+@pytest.mark.parametrize("every_layer", [False, True], ids=["groups", "every-layer"])
+def test_string_inputs_reach_the_device_as_their_bytes(every_layer, tmp_path):
+    """The unpacked bytes (u8, compared bit for bit) agree: invalid UTF-8 and NULs were fed as they are."""
+    report = ir_runner.crosscheck(str(_unpack_pack(tmp_path)), {"text": RAW}, every_layer=every_layer)
+    assert report.ok and report.count(DIVERGES) == 0
+    rows = {(row.layer.type_version, row.position): row for row in report.layers}
+    assert rows[("StringTensorPack-15", 0)].status == AGREE
+    assert rows[("StringTensorPack-15", 0)].element_type == "string" and rows[("StringTensorPack-15", 0)].rule == "bits"
+    if every_layer:
+        assert rows[("StringTensorUnpack-15", 2)].status == AGREE  # the flat bytes, \xff and \x00 among them
+        assert rows[("StringTensorUnpack-15", 2)].size == sum(len(item) for item in RAW)
+
+
+@pytest.mark.parametrize("name", NAMES)
+@pytest.mark.parametrize("part", ["openvino_tokenizer", "openvino_detokenizer"])
+def test_every_corpus_tokenizer_and_detokenizer_agrees_with_openvino(name, part):
+    model = ir_runner.load(str(CORPUS / name / f"{part}.xml"))
+    report = ir_runner.crosscheck(model, _feeds(model, name, part))
+    assert report.ok, report.first
+    assert {row.status for row in report.layers} <= {AGREE, UNOBSERVABLE}
+    returned = {model.graph.layers[model.graph.sources[result.id][0][0]].name for result in model.graph.results}
+    assert all(row.status == AGREE for row in report.layers if row.layer.name in returned)
+
+
+def test_a_differing_string_is_the_first_divergence_with_both_values(monkeypatch):
+    """A device output string planted one character off (the detokenizer's text) is named with both strings."""
+    model = ir_runner.load(str(CORPUS / "gpt2_bpe" / "openvino_detokenizer.xml"))
+    feeds = _feeds(model, "gpt2_bpe", "openvino_detokenizer")
+    pack = next(layer.name for layer in model.graph.layers.values() if layer.type == "StringTensorPack")
+    planted = devices._device_run
+
+    def device_run(ov_, requested, unobservable, produced, device):
+        value = produced[(pack, 0)].copy()
+        value[1] = value[1] + "!"
+        return planted(ov_, requested, unobservable, {**produced, (pack, 0): value}, device)
+
+    monkeypatch.setattr(devices, "_device_run", device_run)
+    report = ir_runner.crosscheck(model, feeds, every_layer=True)
+    first = report.first
+    assert first.layer.name == pack and first.status == DIVERGES and first.element_type == "string"
+    assert (first.mismatches, first.worst_index) == (1, (1,))
+    assert first.device == first.ours + "!" and isinstance(first.ours, str)
+
+
+def test_the_cli_crosschecks_a_tokenizer_from_text(tmp_path):
+    xml = CORPUS / "bert_wordpiece" / "openvino_tokenizer.xml"
+    name = ir_runner.load(str(xml)).inputs[0].name
+    result = invoke("crosscheck", xml, "--value", f'{name}=["Hello, World!", "日本語 🙂", ""]', "--json")
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.output)
+    assert data["agree"] and data["counts"]["agree"] > 0
+
+
+def test_without_openvino_tokenizers_an_extension_ir_is_unsupported(monkeypatch):
+    monkeypatch.setitem(sys.modules, "openvino_tokenizers", None)
+    model = ir_runner.load(str(CORPUS / "gpt2_bpe" / "openvino_detokenizer.xml"))
+    with pytest.raises(UnsupportedError, match="extension opset.*openvino-tokenizers") as info:
+        ir_runner.crosscheck(model, _feeds(model, "gpt2_bpe", "openvino_detokenizer"))
+    assert "pip install openvino-tokenizers" in info.value.hint
