@@ -235,7 +235,7 @@ def run_at_boundaries(xml: str | os.PathLike | bytes, weights,
                                                             variables)
         again = runtime_groups(compiled_again)
         difference = _group_difference(groups, again, names)
-        changed = [key for key in finals if not _same_bits(produced.get(key), produced_again.get(key))]
+        changed = [key for key in finals if not same_bits(produced.get(key), produced_again.get(key))]
         lost = _lost_groups(groups, again, names) + _next_to_new(groups, again, names)
         if (difference is None and not changed) or not lost:
             break
@@ -306,7 +306,8 @@ def _group_difference(before: list[RuntimeGroup], after: list[RuntimeGroup], nam
     return "the instrumented compilation's groups differ: " + "; ".join(part for part in parts if part)
 
 
-def _same_bits(a: np.ndarray | None, b: np.ndarray | None) -> bool:
+def same_bits(a: np.ndarray | None, b: np.ndarray | None) -> bool:
+    """Whether two values have the same type, shape and bits (strings: the same items)."""
     if a is None or b is None:
         return a is b
     if a.dtype != b.dtype or a.shape != b.shape:

@@ -183,7 +183,7 @@ def crosscheck(model: Model | str | os.PathLike | bytes, feeds: Mapping[str, obj
     ``output`` (:mod:`ir_runner.reduce`; ``report.reduction`` says what was written).
     """
     from .device import PRECISIONS
-    from .observe import EVERY_LAYER, isolate, observe
+    from .observe import EVERY_LAYER, isolate, mark_overwritten, observe
 
     if precision not in PRECISIONS:
         raise InputError(f"precision {precision!r} is not one of {', '.join(PRECISIONS)}")
@@ -211,6 +211,7 @@ def crosscheck(model: Model | str | os.PathLike | bytes, feeds: Mapping[str, obj
     observation = observe(model, keys, fed, device, precision, variables, every_layer,
                           lambda key, value: differing(np.asarray(ours_by_name[key]), value, bound, precision)[0] > 0,
                           constant)
+    mark_overwritten(model, observation.run, ours_by_name, device)
     device_run = observation.run
     rows: list[LayerComparison] = []
     narrowest: dict[tuple[str, int], int] = {}  # constant float outputs: the fewest mantissa bits on their path

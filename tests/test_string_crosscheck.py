@@ -104,3 +104,20 @@ def test_without_openvino_tokenizers_an_extension_ir_is_unsupported(monkeypatch)
     with pytest.raises(UnsupportedError, match="extension opset.*openvino-tokenizers") as info:
         ir_runner.crosscheck(model, _feeds(model, "gpt2_bpe", "openvino_detokenizer"))
     assert "pip install openvino-tokenizers" in info.value.hint
+
+
+@pytest.mark.parametrize(("name", "model_op"), [("llama_options", "BPETokenizer"),
+                                                ("bert_padded", "WordpieceTokenizer")])
+def test_ragged_rows_the_device_truncates_in_place_are_not_observable(name, model_op):
+    """The CPU plugin runs openvino-tokenizers' Truncate in place, in the ragged rows of the tokenizer op before
+    it: read after the inference, that op's output holds the truncated rows. It is not observable (not a
+    divergence), and Truncate's own rows agree."""
+    model = ir_runner.load(str(CORPUS / name / "openvino_tokenizer.xml"))
+    texts = np.array(["short", "many words " * 30, "", "more words again " * 20], dtype=object)
+    report = ir_runner.crosscheck(model, {model.inputs[0].name: texts}, every_layer=True)
+    assert report.ok
+    overwritten = [row for row in report.layers if row.note and row.note.startswith("overwritten")]
+    assert [row.layer.type_version.split("-")[0] for row in overwritten] == [model_op]
+    assert overwritten[0].status == UNOBSERVABLE and "'Truncate" in overwritten[0].note
+    truncate = [row for row in report.layers if row.layer.type_version.startswith("Truncate")]
+    assert truncate and {row.status for row in truncate} == {AGREE}
