@@ -1,4 +1,4 @@
-"""``crosscheck`` on string models and tokenizer IRs: string inputs reach OpenVINO as their exact UTF-8 bytes
+"""``crosscheck`` and ``run --ref openvino`` on string models and tokenizer IRs: string inputs reach OpenVINO as their exact UTF-8 bytes
 (invalid UTF-8 and NULs included), string outputs are compared element by element as Python strings, every
 corpus tokenizer and detokenizer (tests/data/tokenizers) agrees with the CPU plugin running openvino-tokenizers'
 extension, and a string that differs is named as the first divergence with both values."""
@@ -121,3 +121,35 @@ def test_ragged_rows_the_device_truncates_in_place_are_not_observable(name, mode
     assert overwritten[0].status == UNOBSERVABLE and "'Truncate" in overwritten[0].note
     truncate = [row for row in report.layers if row.layer.type_version.startswith("Truncate")]
     assert truncate and {row.status for row in truncate} == {AGREE}
+
+
+@pytest.mark.parametrize("name", ["gpt2_bpe", "bert_pair"])
+def test_run_ref_openvino_on_a_tokenizer_and_its_detokenizer(name):
+    tokenizer = CORPUS / name / "openvino_tokenizer.xml"
+    model = ir_runner.load(str(tokenizer))
+    values = [f'{info.name}=["Hello, World!", "日本語 🙂", ""]' for info in model.inputs]
+    result = invoke("run", tokenizer, *(item for value in values for item in ("--value", value)), "--ref", "openvino",
+                    "--json")
+    assert result.exit_code == 0, result.output
+    comparison = json.loads(result.output)["comparison"]
+    assert comparison["passed"] and comparison["reference"] == "openvino"
+    assert {report["name"] for report in comparison["outputs"]} == {info.name for info in model.outputs}
+    detokenizer = CORPUS / name / "openvino_detokenizer.xml"
+    ids = json.loads((CORPUS / name / "cases.json").read_text())["decode"][1]["ids"]
+    name_in = ir_runner.load(str(detokenizer)).inputs[0].name
+    result = invoke("run", detokenizer, "--value", f"{name_in}={json.dumps(ids)}", "--ref", "openvino", "--json")
+    assert result.exit_code == 0, result.output
+    (report,) = json.loads(result.output)["comparison"]["outputs"]
+    assert report["passed"] and report["actual"]["element_type"] == "string" and report["total"] == len(ids)
+
+
+def test_run_ref_openvino_feeds_invalid_utf8_as_bytes_and_compares_strings_exactly(tmp_path):
+    xml = _unpack_pack(tmp_path)
+    np.save(tmp_path / "text.npy", RAW.astype(bytes))
+    result = invoke("run", xml, "--input", f"text={tmp_path / 'text.npy'}", "--ref", "openvino", "--json")
+    assert result.exit_code == 0, result.output
+    output = ir_runner.load(str(xml)).outputs[0].name
+    (tmp_path / "ref.json").write_text(json.dumps({output: ["ab\ufffdd", "é", "", "\ufffd", "a\x00b", "?"]}))
+    result = invoke("run", xml, "--input", f"text={tmp_path / 'text.npy'}", "--ref", tmp_path / "ref.json")
+    assert result.exit_code == 1
+    assert "mismatched  1 of 6" in result.output and "[5] '😀' vs '?'" in result.output
