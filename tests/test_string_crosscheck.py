@@ -1,7 +1,7 @@
-"""``crosscheck`` and ``run --ref openvino`` on string models and tokenizer IRs: string inputs reach OpenVINO as their exact UTF-8 bytes
-(invalid UTF-8 and NULs included), string outputs are compared element by element as Python strings, every
-corpus tokenizer and detokenizer (tests/data/tokenizers) agrees with the CPU plugin running openvino-tokenizers'
-extension, and a string that differs is named as the first divergence with both values."""
+"""``crosscheck`` and ``run --ref openvino`` on string models and tokenizer IRs: string inputs reach OpenVINO as
+their exact UTF-8 bytes (invalid UTF-8 and NULs included), string outputs are compared element by element as
+Python strings, every corpus tokenizer and detokenizer (tests/data/tokenizers) agrees with the CPU plugin running
+openvino-tokenizers' extension, and a string that differs is named as the first divergence with both values."""
 
 from __future__ import annotations
 
