@@ -55,6 +55,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from . import strings
 from .errors import InputError, LayerRef
 from .model import Model, load
 from .record import Record
@@ -598,8 +599,9 @@ def _compare(row: LayerComparison, ours: np.ndarray, device: np.ndarray, bound: 
 
 def _compare_strings(row: LayerComparison, ours: np.ndarray, device: np.ndarray) -> None:
     """Fill ``row`` for a string output: elements equal as Python strings (bytes that are not UTF-8 held as
-    surrogates on both sides), the first differing one shown. OpenVINO's Python API drops an element's trailing
-    NUL bytes, so they are dropped from ours too before comparing."""
+    surrogates on both sides), the first differing one shown (invalid UTF-8 bytes written as ``\\xff``).
+    OpenVINO's Python API drops an element's trailing NUL bytes, so they are dropped from ours too before
+    comparing."""
     if ours.dtype != object or device.dtype != object:
         row.note = f"the device gives {_type_name(device.dtype)}, ir-run {_type_name(ours.dtype)}"
         row.mismatches = max(row.size, 1)
@@ -612,7 +614,8 @@ def _compare_strings(row: LayerComparison, ours: np.ndarray, device: np.ndarray)
         return
     flat = differ[0] if differ else 0
     row.worst_index = tuple(int(i) for i in np.unravel_index(flat, ours.shape)) if ours.ndim else ()
-    row.ours, row.device = ours.ravel()[flat], theirs[flat]
+    row.ours, row.device = (strings.encode(side).decode("utf-8", "backslashreplace")  # (invalid UTF-8 as \xff)
+                            for side in (ours.ravel()[flat], theirs[flat]))
 
 
 def _narrowing_note(ours: np.ndarray, device: np.ndarray) -> str | None:

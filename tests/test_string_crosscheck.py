@@ -52,7 +52,9 @@ def test_string_inputs_reach_the_device_as_their_bytes(every_layer, tmp_path):
     assert report.ok and report.count(DIVERGES) == 0
     rows = {(row.layer.type_version, row.position): row for row in report.layers}
     assert rows[("StringTensorPack-15", 0)].status == AGREE
-    assert rows[("StringTensorPack-15", 0)].element_type == "string" and rows[("StringTensorPack-15", 0)].rule == "bits"
+    pack = rows[("StringTensorPack-15", 0)]
+    assert pack.element_type == "string" and pack.rule == "bits"
+    assert pack.ours == pack.device == "ab\\xffd"  # (shown with invalid UTF-8 escaped: JSON-safe)
     if every_layer:
         assert rows[("StringTensorUnpack-15", 2)].status == AGREE  # the flat bytes, \xff and \x00 among them
         assert rows[("StringTensorUnpack-15", 2)].size == sum(len(item) for item in RAW)
@@ -153,3 +155,12 @@ def test_run_ref_openvino_feeds_invalid_utf8_as_bytes_and_compares_strings_exact
     result = invoke("run", xml, "--input", f"text={tmp_path / 'text.npy'}", "--ref", tmp_path / "ref.json")
     assert result.exit_code == 1
     assert "mismatched  1 of 6" in result.output and "[5] '😀' vs '?'" in result.output
+
+
+def test_the_cli_json_report_of_invalid_utf8_strings_is_valid_json(tmp_path):
+    xml = _unpack_pack(tmp_path)
+    np.save(tmp_path / "text.npy", RAW.astype(bytes))
+    result = invoke("crosscheck", xml, "--input", f"text={tmp_path / 'text.npy'}", "--every-layer", "--json")
+    assert result.exit_code == 0, result.output
+    rows = json.loads(result.output)["layers"]
+    assert [row["ours"] for row in rows if row["element_type"] == "string"] == ["ab\\xffd", "ab\\xffd"]
