@@ -9,7 +9,8 @@ name. A layer output OpenVINO cannot make an output of (a name that is missing o
 
 A model with operations of the ``extension`` opset (openvino-tokenizers' IRs) is read with that package's
 binary extension: ``openvino_tokenizers`` is imported (it registers the extension with every ``ov.Core`` made
-afterwards). String tensors go in as their UTF-8 bytes (``Tensor.bytes_data``, exact) and come out as object
+afterwards). String tensors go in as their UTF-8 bytes (``Tensor.bytes_data``; an element that ends in a NUL
+byte cannot: numpy drops it, an UnsupportedError says so) and come out as object
 arrays of ``str`` (bytes that are not UTF-8 kept through ``surrogateescape``, as in ir-run's runs); OpenVINO's
 Python API returns them as numpy ``S`` arrays, which drop an element's trailing NUL bytes.
 """
@@ -369,7 +370,7 @@ def _compile_and_infer(ov, core, ov_model, feeds: dict[str, np.ndarray], device:
             name = parameter.get_friendly_name()
             if name not in feeds:
                 raise UnsupportedError(f"OpenVINO's model has an input '{name}' that ir-run's model does not have")
-            request.set_tensor(port, _tensor(ov, feeds[name], parameter.get_element_type().get_type_name()))
+            request.set_tensor(port, _tensor(ov, feeds[name], parameter.get_element_type().get_type_name(), name))
         request.infer()
     except UnsupportedError:
         raise
@@ -441,15 +442,23 @@ def _read(ov, core, xml, weights):
 _RAW_TYPES = {"bf16": np.uint16, "f8e4m3": np.uint8, "f8e5m2": np.uint8}  # numpy lacks them: moved as bits
 
 
-def _tensor(ov, array: np.ndarray, element_type: str):
-    """An ov.Tensor holding ``array``; bf16 and f8 values are copied as their bits, strings as their UTF-8
-    bytes."""
+def _tensor(ov, array: np.ndarray, element_type: str, name: str = "a variable"):
+    """An ov.Tensor holding ``array`` (the value of input ``name``); bf16 and f8 values are copied as their bits,
+    strings as their UTF-8 bytes (an UnsupportedError for one that ends in a NUL byte: OpenVINO's Python API
+    passes strings through numpy, whose ``S`` and ``U`` types drop them)."""
     if element_type == "string":
         text = strings.as_strings(np.asarray(array))
         if text is None:
-            raise UnsupportedError(f"a string input cannot be given as {np.asarray(array).dtype} values")
+            raise UnsupportedError(f"'{name}' is a string input; {np.asarray(array).dtype} values cannot be given")
+        items = [strings.encode(item) for item in text.ravel().tolist()]
+        ending = next((index for index, item in enumerate(items) if item.endswith(b"\0")), None)
+        if ending is not None:
+            raise UnsupportedError(f"element {ending} of the string input '{name}' ends in a NUL byte"
+                                   f" ({items[ending][-20:]!r}), which OpenVINO's Python API cannot take (it"
+                                   " passes strings as numpy bytes, which drop trailing NULs)",
+                                   hint="compare with OpenVINO on texts that do not end in NUL")
         tensor = ov.Tensor(ov.Type.string, list(text.shape))
-        tensor.bytes_data = [strings.encode(item) for item in text.ravel().tolist()]
+        tensor.bytes_data = items
         return tensor
     raw = _RAW_TYPES.get(element_type)
     array = np.require(array, requirements="C")  # unlike np.ascontiguousarray, keeps a rank-0 array rank 0

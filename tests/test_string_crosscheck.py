@@ -164,3 +164,10 @@ def test_the_cli_json_report_of_invalid_utf8_strings_is_valid_json(tmp_path):
     assert result.exit_code == 0, result.output
     rows = json.loads(result.output)["layers"]
     assert [row["ours"] for row in rows if row["element_type"] == "string"] == ["ab\\xffd", "ab\\xffd"]
+
+
+def test_a_string_ending_in_nul_cannot_be_fed_to_openvino(tmp_path):
+    """OpenVINO's Python API passes strings as numpy bytes, which drop trailing NULs: the device would see
+    another text, so the check is refused rather than reported as a divergence."""
+    with pytest.raises(UnsupportedError, match=r"element 1 of the string input 'text' ends in a NUL byte"):
+        ir_runner.crosscheck(str(_unpack_pack(tmp_path)), {"text": np.array(["a\x00b", "a\x00"], dtype=object)})
