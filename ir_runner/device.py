@@ -6,6 +6,13 @@ of its runtime graph, with the check that adding them changed nothing (``run_at_
 when a crosscheck runs. Layers are matched by name: OpenVINO's friendly name of a node is the IR layer's
 name. A layer output OpenVINO cannot make an output of (a name that is missing or not unique, or one that
 ``add_outputs`` refuses) is returned with the reason it is not observable.
+
+A model with operations of the ``extension`` opset (openvino-tokenizers' IRs) is read with that package's
+binary extension: ``openvino_tokenizers`` is imported (it registers the extension with every ``ov.Core`` made
+afterwards). String tensors go in as their UTF-8 bytes (``Tensor.bytes_data``; an element that ends in a NUL
+byte cannot: numpy drops it, an UnsupportedError says so) and come out as object
+arrays of ``str`` (bytes that are not UTF-8 kept through ``surrogateescape``, as in ir-run's runs); OpenVINO's
+Python API returns them as numpy ``S`` arrays, which drop an element's trailing NUL bytes.
 """
 
 from __future__ import annotations
@@ -17,7 +24,7 @@ from pathlib import Path
 
 import numpy as np
 
-from . import fpenv
+from . import fpenv, strings
 from .errors import UnsupportedError
 from .record import Record
 
@@ -35,6 +42,26 @@ def import_openvino():
         raise UnsupportedError(f"crosscheck needs the openvino package, which cannot be imported ({error})",
                                hint=INSTALL_HINT) from None
     return openvino
+
+
+TOKENIZERS_HINT = "install it with: pip install openvino-tokenizers (the version of openvino)"
+
+
+def new_core(ov, xml: str | os.PathLike | bytes):
+    """An ``ov.Core`` that can read ``xml``: with openvino-tokenizers' extension when the model uses operations
+    of the ``extension`` opset (an UnsupportedError when it cannot be imported or does not fit this OpenVINO)."""
+    text = bytes(xml) if isinstance(xml, (bytes, bytearray)) else Path(xml).read_bytes()
+    if b'version="extension"' in text:
+        try:
+            import openvino_tokenizers
+        except ImportError as error:
+            raise UnsupportedError("the model has operations of the extension opset (openvino-tokenizers'), which"
+                                   f" OpenVINO reads only with that package, and it cannot be imported ({error})",
+                                   hint=TOKENIZERS_HINT) from None
+        if not openvino_tokenizers.is_openvino_tokenizers_compatible:
+            raise UnsupportedError(f"openvino-tokenizers {openvino_tokenizers.__version__} cannot be loaded into"
+                                   f" OpenVINO {ov.get_version()} (not binary compatible)", hint=TOKENIZERS_HINT)
+    return ov.Core()  # (openvino_tokenizers, once imported, adds its extension to every new Core)
 
 
 class DeviceRun:
@@ -77,7 +104,7 @@ def run_on_device(xml: str | os.PathLike | bytes, weights, wanted: Sequence[Key]
     (``device_config``) and infer once on ``feeds`` (by Parameter layer name), its variables set to
     ``variables`` (by id; None: the initial value) for a stateful model."""
     ov = import_openvino()
-    core = ov.Core()
+    core = new_core(ov, xml)
     ov_model = _read_checked(ov, core, xml, weights)
     requested, unobservable = _add_outputs(ov_model, wanted)
     _, produced = _compile_and_infer(ov, core, ov_model, feeds, device, precision, variables)
@@ -196,7 +223,7 @@ def run_at_boundaries(xml: str | os.PathLike | bytes, weights,
     such as a convolution summing into the tensor of another branch), it is passed back as ``disturbed`` for
     ``boundaries`` to leave its tensors out, and the model is compiled again (``MAX_ROUNDS`` in all)."""
     ov = import_openvino()
-    core = ov.Core()
+    core = new_core(ov, xml)
     plain = _read_checked(ov, core, xml, weights)
     compiled, produced = _compile_and_infer(ov, core, plain, feeds, device, precision, variables)
     groups = runtime_groups(compiled)
@@ -209,7 +236,7 @@ def run_at_boundaries(xml: str | os.PathLike | bytes, weights,
                                                             variables)
         again = runtime_groups(compiled_again)
         difference = _group_difference(groups, again, names)
-        changed = [key for key in finals if not _same_bits(produced.get(key), produced_again.get(key))]
+        changed = [key for key in finals if not same_bits(produced.get(key), produced_again.get(key))]
         lost = _lost_groups(groups, again, names) + _next_to_new(groups, again, names)
         if (difference is None and not changed) or not lost:
             break
@@ -253,7 +280,7 @@ def probe_one(xml: str | os.PathLike | bytes, weights, key: Key, groups: list[Ru
     """The device's value of one layer output, made the only added output (a bisection's probe), and what the
     instrumentation changed in the compiled groups (None when nothing)."""
     ov = import_openvino()
-    core = ov.Core()
+    core = new_core(ov, xml)
     ov_model = _read_checked(ov, core, xml, weights)
     requested, unobservable = _add_outputs(ov_model, [key])
     compiled, produced = _compile_and_infer(ov, core, ov_model, feeds, device, precision, variables)
@@ -280,7 +307,8 @@ def _group_difference(before: list[RuntimeGroup], after: list[RuntimeGroup], nam
     return "the instrumented compilation's groups differ: " + "; ".join(part for part in parts if part)
 
 
-def _same_bits(a: np.ndarray | None, b: np.ndarray | None) -> bool:
+def same_bits(a: np.ndarray | None, b: np.ndarray | None) -> bool:
+    """Whether two values have the same type, shape and bits (strings: the same items)."""
     if a is None or b is None:
         return a is b
     if a.dtype != b.dtype or a.shape != b.shape:
@@ -343,7 +371,7 @@ def _compile_and_infer(ov, core, ov_model, feeds: dict[str, np.ndarray], device:
             name = parameter.get_friendly_name()
             if name not in feeds:
                 raise UnsupportedError(f"OpenVINO's model has an input '{name}' that ir-run's model does not have")
-            request.set_tensor(port, _tensor(ov, feeds[name], parameter.get_element_type().get_type_name()))
+            request.set_tensor(port, _tensor(ov, feeds[name], parameter.get_element_type().get_type_name(), name))
         request.infer()
     except UnsupportedError:
         raise
@@ -379,7 +407,7 @@ class DeviceRequest:
     @fpenv.preserved()  # the CPU plugin may set FTZ/DAZ in this thread: restored after
     def __init__(self, xml: str | os.PathLike | bytes, weights, device: str, precision: str, stateful: bool) -> None:
         self._ov = import_openvino()
-        core = self._ov.Core()
+        core = new_core(self._ov, xml)
         try:
             compiled = core.compile_model(_read(self._ov, core, xml, weights), device,
                                           device_config(device, precision, stateful))
@@ -417,8 +445,24 @@ def _read(ov, core, xml, weights):
 _RAW_TYPES = {"bf16": np.uint16, "f8e4m3": np.uint8, "f8e5m2": np.uint8}  # numpy lacks them: moved as bits
 
 
-def _tensor(ov, array: np.ndarray, element_type: str):
-    """An ov.Tensor holding ``array``; bf16 and f8 values are copied as their bits."""
+def _tensor(ov, array: np.ndarray, element_type: str, name: str = "a variable"):
+    """An ov.Tensor holding ``array`` (the value of input ``name``); bf16 and f8 values are copied as their bits,
+    strings as their UTF-8 bytes (an UnsupportedError for one that ends in a NUL byte: OpenVINO's Python API
+    passes strings through numpy, whose ``S`` and ``U`` types drop them)."""
+    if element_type == "string":
+        text = strings.as_strings(np.asarray(array))
+        if text is None:
+            raise UnsupportedError(f"'{name}' is a string input; {np.asarray(array).dtype} values cannot be given")
+        items = [strings.encode(item) for item in text.ravel().tolist()]
+        ending = next((index for index, item in enumerate(items) if item.endswith(b"\0")), None)
+        if ending is not None:
+            raise UnsupportedError(f"element {ending} of the string input '{name}' ends in a NUL byte"
+                                   f" ({items[ending][-20:]!r}), which OpenVINO's Python API cannot take (it"
+                                   " passes strings as numpy bytes, which drop trailing NULs)",
+                                   hint="compare with OpenVINO on texts that do not end in NUL")
+        tensor = ov.Tensor(ov.Type.string, list(text.shape))
+        tensor.bytes_data = items
+        return tensor
     raw = _RAW_TYPES.get(element_type)
     array = np.require(array, requirements="C")  # unlike np.ascontiguousarray, keeps a rank-0 array rank 0
     if raw is None:
@@ -431,6 +475,9 @@ def _tensor(ov, array: np.ndarray, element_type: str):
 def _array(tensor) -> np.ndarray:
     """A copy of an ov.Tensor's values; bf16 and f8 become ml_dtypes arrays (OpenVINO shows their bits)."""
     element_type = tensor.element_type.get_type_name()
+    if element_type == "string":  # (numpy S: an element's trailing NUL bytes are lost)
+        items = [strings.decode(item) for item in tensor.bytes_data.ravel().tolist()]
+        return strings.from_items(items, tuple(tensor.shape))
     raw = _RAW_TYPES.get(element_type)
     if raw is None:
         return np.array(tensor.data, copy=True)

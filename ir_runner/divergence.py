@@ -55,7 +55,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from . import fpenv
+from . import fpenv, strings
 from .errors import InputError, LayerRef
 from .model import Model, load
 from .record import Record
@@ -186,7 +186,7 @@ def crosscheck(model: Model | str | os.PathLike | bytes, feeds: Mapping[str, obj
     (:mod:`ir_runner.fpenv`), the thread's own mode restored after; the device calls leave it unchanged.
     """
     from .device import PRECISIONS
-    from .observe import EVERY_LAYER, isolate, observe
+    from .observe import EVERY_LAYER, isolate, mark_overwritten, observe
 
     if precision not in PRECISIONS:
         raise InputError(f"precision {precision!r} is not one of {', '.join(PRECISIONS)}")
@@ -214,6 +214,7 @@ def crosscheck(model: Model | str | os.PathLike | bytes, feeds: Mapping[str, obj
     observation = observe(model, keys, fed, device, precision, variables, every_layer,
                           lambda key, value: differing(np.asarray(ours_by_name[key]), value, bound, precision)[0] > 0,
                           constant)
+    mark_overwritten(model, observation.run, ours_by_name, device)
     device_run = observation.run
     rows: list[LayerComparison] = []
     narrowest: dict[tuple[str, int], int] = {}  # constant float outputs: the fewest mantissa bits on their path
@@ -561,6 +562,9 @@ def _compare(row: LayerComparison, ours: np.ndarray, device: np.ndarray, bound: 
         row.note = f"the device gives shape {list(device.shape)}, ir-run {list(ours.shape)}"
         row.mismatches = max(row.size, 1)
         return
+    if ours.dtype == object or device.dtype == object:
+        _compare_strings(row, ours, device)
+        return
     if device.dtype != ours.dtype:
         row.note = f"the device gives {_type_name(device.dtype)}"
         with np.errstate(all="ignore"):
@@ -594,6 +598,27 @@ def _compare(row: LayerComparison, ours: np.ndarray, device: np.ndarray, bound: 
     row.ours, row.device = _plain(ours[index]), _plain(device[index])
     if row.mismatches and row.note is None:
         row.note = _narrowing_note(ours, device)
+
+
+def _compare_strings(row: LayerComparison, ours: np.ndarray, device: np.ndarray) -> None:
+    """Fill ``row`` for a string output: elements equal as Python strings (bytes that are not UTF-8 held as
+    surrogates on both sides), the first differing one shown (invalid UTF-8 bytes written as ``\\xff``).
+    OpenVINO's Python API drops an element's trailing NUL bytes, so they are dropped from ours too before
+    comparing."""
+    if ours.dtype != object or device.dtype != object:
+        row.note = f"the device gives {_type_name(device.dtype)}, ir-run {_type_name(ours.dtype)}"
+        row.mismatches = max(row.size, 1)
+        return
+    mine = [item.rstrip("\0") for item in ours.ravel().tolist()]
+    theirs = device.ravel().tolist()
+    differ = [index for index, (a, b) in enumerate(zip(mine, theirs)) if a != b]
+    row.mismatches = len(differ)
+    if row.size == 0:
+        return
+    flat = differ[0] if differ else 0
+    row.worst_index = tuple(int(i) for i in np.unravel_index(flat, ours.shape)) if ours.ndim else ()
+    row.ours, row.device = (strings.encode(side).decode("utf-8", "backslashreplace")  # (invalid UTF-8 as \xff)
+                            for side in (ours.ravel()[flat], theirs[flat]))
 
 
 def _narrowing_note(ours: np.ndarray, device: np.ndarray) -> str | None:

@@ -264,6 +264,31 @@ def _ids_by_name(model: Model) -> dict[str, str]:
     return {name: layer_id for name, layer_id in ids.items() if name not in repeated}
 
 
+def mark_overwritten(model: Model, run, ours: Mapping[Key, np.ndarray], device: str) -> None:
+    """Make not observable each layer output the device overwrote after computing it: its device value differs
+    from ir-run's but equals, bit for bit, the value of an output of a layer reading it, on the device and in
+    ir-run alike (that later output agrees). That layer was computed in place, in this tensor, which read after
+    the inference holds the later values (openvino-tokenizers' Truncate on the ragged rows of the tokenizer
+    before it, on the CPU plugin); the later layer's own row compares them."""
+    graph = model.graph
+    ids = _ids_by_name(model)
+    for key, value in list(run.values.items()):
+        layer_id = ids.get(key[0])
+        if layer_id is None or key not in ours or devices.same_bits(np.asarray(ours[key]), value):
+            continue  # (only an output that differs is looked at)
+        later = [(graph.layers[user], position) for user, _ in graph.consumers.get((layer_id, key[1]), ())
+                 for position in range(len(graph.layers[user].outputs))]
+        for layer, position in later:
+            other = (layer.name, position)
+            if other in run.values and other in ours and devices.same_bits(value, run.values[other]) \
+                    and devices.same_bits(np.asarray(ours[other]), value):
+                del run.values[key]
+                run.unobservable[key] = (f"overwritten: {device} computes '{layer.name}' ({layer.type}) in place in"
+                                         f" this tensor, which after the inference holds that layer's output"
+                                         f" {position}")
+                break
+
+
 def _mark_unmaterialised(model: Model, keys: list[Key], run, groups: list[RuntimeGroup], device: str) -> None:
     """Say, for each layer output not observed, why: inside a fused group, or not in the runtime graph."""
     for key in keys:

@@ -19,7 +19,9 @@ from .options import input_options, model_options, pop_input_options, pop_tolera
 @click.option("--save-inputs", type=click.Path(dir_okay=False), help="Write the inputs used (generated ones too).")
 @click.option("--save-run", type=click.Path(dir_okay=False),
               help="Record the run (hashes, seed, options) as JSON for `ir-run replay`.")
-@click.option("--ref", type=click.Path(dir_okay=False), help="Compare the outputs with these (.npz/.npy/.json).")
+@click.option("--ref", type=click.Path(dir_okay=False),
+              help="Compare the outputs with these (.npz/.npy/.json), or with OpenVINO's CPU plugin (`--ref openvino`;"
+                   " f32, openvino-tokenizers loaded for tokenizer IRs; a file of that name: ./openvino).")
 @tolerance_options
 @click.option("--trace", is_flag=True, help="One line per computed layer: output spec, min/max/mean, NaN count.")
 @click.option("--dump-intermediate", type=click.Path(file_okay=False), metavar="DIR",

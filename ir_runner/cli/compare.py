@@ -14,6 +14,7 @@ from typing import Any
 import click
 import numpy as np
 
+from .. import strings
 from ..record import Record
 from .formats import number, python_values, shape_text, type_name
 
@@ -46,7 +47,8 @@ class Tolerances(Record):
         if self.exact:
             return 0.0, 0.0, "--exact"
         given = [table.get(name, table.get(None)) for table in (self.atol, self.rtol)]
-        kind = "integer/boolean: exact" if np.dtype(dtype).kind in "biu" or type_name(dtype) in ("i4", "u4") else None
+        kind = "integer/boolean: exact" if np.dtype(dtype).kind in "biu" or type_name(dtype) in ("i4", "u4") else (
+            "string: exact" if np.dtype(dtype).kind in "OUS" else None)
         default = (0.0, 0.0) if kind else COMPARE_TOLERANCES.get(type_name(dtype), (0.0, 0.0))
         label = kind or f"default for {type_name(dtype)}"
         if all(value is None for value in given):
@@ -106,6 +108,10 @@ def check_tolerance_names(tolerances: Tolerances, names: list[str]) -> None:
 def compare_array(name: str, actual: np.ndarray, expected: np.ndarray, tolerances: Tolerances,
                   *, typed: tuple[bool, bool] = (True, True)) -> dict[str, Any]:
     """One output's report: counts, worst differences with index and values, first mismatches."""
+    text = [strings.as_strings(side) if side.dtype.kind in "USO" else None for side in (actual, expected)]
+    if any(side is not None for side in text):  # (numpy's <U dtypes carry a length: compared as str items)
+        actual, expected = (side if converted is None else converted for side, converted in zip((actual, expected),
+                                                                                                  text))
     atol, rtol, origin = tolerances.pick(name, expected.dtype if typed[1] else actual.dtype)
     report: dict[str, Any] = {
         "name": name, "passed": False,
@@ -118,6 +124,8 @@ def compare_array(name: str, actual: np.ndarray, expected: np.ndarray, tolerance
     if actual.shape != expected.shape:
         report["problems"].append(f"shape {shape_text(actual.shape)} differs from {shape_text(expected.shape)}")
         return report
+    if actual.dtype == object or expected.dtype == object:
+        return _compare_text(report, actual, expected, tolerances.max_report)
     a, e = _wide(actual), _wide(expected)
     with np.errstate(all="ignore"):
         diff = np.abs(a - e)
@@ -139,6 +147,27 @@ def compare_array(name: str, actual: np.ndarray, expected: np.ndarray, tolerance
     )
     report["passed"] = count == 0 and not report["problems"]
     return report
+
+
+def _compare_text(report: dict[str, Any], actual: np.ndarray, expected: np.ndarray, shown: int) -> dict[str, Any]:
+    """A string output: every element equal as a Python str (no tolerance)."""
+    if actual.dtype != object or expected.dtype != object:
+        report["problems"].append(f"element type {type_name(actual.dtype)} differs from {type_name(expected.dtype)}")
+        return report
+    mine, theirs = actual.ravel().tolist(), expected.ravel().tolist()
+    bad = [index for index, (a, e) in enumerate(zip(mine, theirs)) if a != e]
+    report.update(
+        mismatched=len(bad), total=len(mine), mismatched_percent=100.0 * len(bad) / len(mine) if mine else 0.0,
+        nan={"actual": 0, "expected": 0}, inf={"actual": 0, "expected": 0}, max_abs=None, max_rel=None,
+        first_mismatches=[{"index": [int(i) for i in np.unravel_index(index, actual.shape)], "actual": mine[index],
+                           "expected": theirs[index]} for index in bad[:shown]],
+        would_pass=None, levels=None)
+    report["passed"] = not bad and not report["problems"]
+    return report
+
+
+def _item(value: Any) -> str:
+    return repr(value) if isinstance(value, str) else number(value)
 
 
 def _wide(array: np.ndarray) -> np.ndarray:
@@ -215,7 +244,7 @@ def render_comparison(comparison: dict[str, Any], against: str) -> str:
             lines.append(f"  nan / inf   actual {nan['actual']} / {inf['actual']},"
                          f" expected {nan['expected']} / {inf['expected']}")
         if report["first_mismatches"]:
-            shown = "; ".join(f"{m['index']} {number(m['actual'])} vs {number(m['expected'])}"
+            shown = "; ".join(f"{m['index']} {_item(m['actual'])} vs {_item(m['expected'])}"
                               for m in report["first_mismatches"])
             lines.append(f"  first       {shown}")
         levels = report.get("levels")

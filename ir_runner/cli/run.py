@@ -20,6 +20,7 @@ from .inputs import Bound, bind_inputs
 from .options import InputOptions
 
 RUN_SCHEMA = "ir-run/run/1"
+OPENVINO = "openvino"  # --ref openvino: compare with OpenVINO's CPU plugin, not a file
 # the run options _run_record writes into a record's args: replay accepts no other (none writes a file)
 REPLAY_PARAMETERS = frozenset({"model", "weights", "strict", "memory_limit", "inputs", "values", "shapes",
                                "data_shapes", "ranges", "seed", "cast", "ref", "atol", "rtol", "exact", "trace"})
@@ -72,7 +73,8 @@ def run_command(options: RunOptions) -> None:
     _refuse_overwrites(options, bound)
     if options.replay is not None:
         _check_replay_inputs(options, bound)
-    expected = _read_reference(bound, options.ref) if options.ref else None  # fails before a long run
+    expected = _read_reference(bound, options.ref) if options.ref and options.ref != OPENVINO else None  # fails
+    # before a long run
     trace: list[dict[str, Any]] = []
     if options.trace or options.dump_intermediate:
         outputs = _traced(bound, trace if options.trace else None, options.dump_intermediate)
@@ -82,6 +84,8 @@ def run_command(options: RunOptions) -> None:
     if options.trace:
         result["trace"] = trace
     result["outputs"] = [_output_row(i, outputs[i.name]) for i in bound.model.outputs]
+    if options.ref == OPENVINO:
+        expected = openvino_outputs(bound.model, bound.arrays)
     if expected is not None:
         result["comparison"] = compare_outputs(outputs, expected, options.tolerances)
         result["comparison"]["reference"] = options.ref
@@ -201,6 +205,31 @@ def _traced(bound: Bound, rows: list[dict[str, Any]] | None, dump: str | None) -
     return outputs
 
 
+def openvino_outputs(model: Model, arrays: list[np.ndarray]) -> dict[str, np.ndarray]:
+    """The outputs of OpenVINO's CPU plugin (``INFERENCE_PRECISION_HINT`` f32; openvino-tokenizers' extension
+    loaded for a tokenizer IR) on the same inputs, by output name; strings as a run returns them."""
+    from ..device import run_on_device
+    from ..errors import UnsupportedError
+    from ..strings import to_output
+
+    graph = model.graph
+    keys = {}
+    for result in graph.results:
+        layer_id, position = graph.sources[result.id][0]
+        keys[result.name] = (graph.layers[layer_id].name, position)
+    fed = {info.layer_name: array for info, array in zip(model.inputs, arrays)}
+    device_run = run_on_device(model.source, model.weights_source, list(keys.values()), fed, "CPU", "f32")
+    outputs = {}
+    for output in model.outputs:
+        key = keys[output.layer_name]
+        if key not in device_run.values:
+            raise UnsupportedError(f"OpenVINO does not return the output '{output.name}':"
+                                   f" {device_run.unobservable.get(key)}")
+        value = device_run.values[key]
+        outputs[output.name] = to_output(value) if value.dtype == object else value
+    return outputs
+
+
 def _read_reference(bound: Bound, path: str) -> dict[str, np.ndarray]:
     """The ``--ref`` arrays by output name (a single array is the only output's)."""
     expected = read_arrays(path)
@@ -217,7 +246,8 @@ def _model_entry(options: RunOptions) -> dict[str, Any]:
 
 
 def _refuse_overwrites(options: RunOptions, bound: Bound) -> None:
-    read = [options.model, options.weights or str(Path(options.model).with_suffix(".bin")), options.ref]
+    read = [options.model, options.weights or str(Path(options.model).with_suffix(".bin"))]
+    read += [options.ref] if options.ref != OPENVINO else []
     read += [b.file for b in bound.bindings]
     for option, target in (("--output", options.output), ("--save-inputs", options.save_inputs),
                             ("--save-run", options.save_run)):
@@ -266,7 +296,7 @@ def _run_record(options: RunOptions, bound: Bound, outputs: dict[str, np.ndarray
     if options.memory_limit is not None:
         args += ["--memory-limit", str(options.memory_limit)]
     if options.ref:
-        args += ["--ref", str(Path(options.ref).resolve())]
+        args += ["--ref", options.ref if options.ref == OPENVINO else str(Path(options.ref).resolve())]
         tol = options.tolerances
         for flag, given in (("--atol", tol.atol), ("--rtol", tol.rtol)):
             for name, value in given.items():
