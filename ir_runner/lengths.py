@@ -7,8 +7,9 @@ amount, those dims *vary*: the model is inferred once more with them unknown (at
 broadcast of a 1 and no empty tensor hides in them), and planned from that inference (a generic plan, see
 ``build_plan(exact_at=)``): a layer whose parameters are those the exact inference of the current signature
 gave takes the plain kernel, which needs no shape (or one prepared per shape when its operation's prepared
-kernel is not bit-exact, as the exact plan would have it); any other is inferred again at run; what the
-constant folder computed from shapes is computed by the run. Outputs the generic inference does not know but
+kernel is not bit-exact, as the exact plan would have it); any other is inferred again at run (or given its
+parameters by its operation's ``at_run``; equal layers share one cache per plan); what the constant folder
+computed from shapes is computed by the run. Outputs the generic inference does not know but
 two exact inferences found static and equal are pinned (:func:`pins`) and checked at run. The generic
 inference reuses the exact one for the layers no varying dim reaches (their folded weights are shared).
 
