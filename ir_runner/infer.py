@@ -32,7 +32,7 @@ from .graph import Graph
 from .ir.records import LayerRecord, PortRecord, Record
 from .ir.weights import const_value
 from .ops.api import FOLD_MAX_BYTES, OpContext, OpDef, PartialValue
-from .ops.registry import find_op, layer_ref, openvino_refusal, supported_summary
+from .ops.registry import BUILTIN_ORIGIN, find_op, layer_ref, openvino_refusal, supported_summary
 from .state import check_variables
 from .types import (
     DYNAMIC,
@@ -417,7 +417,7 @@ _RUN_TIME_KERNELS = 16  # kernels a run-time-shape layer keeps, one per input si
 _RUN_TIME_KEY_MAX_BYTES = 4096  # input values inference read, compared by value; a larger one is not kept
 
 
-def run_time_kernel(info: LayerInference, strict: bool, weights, bodies):
+def run_time_kernel(info: LayerInference, strict: bool, weights, bodies, shared: dict | None = None):
     """The kernel of a layer whose input shapes only the run decides (after an If whose branches differ, a Loop
     stopped by its body's condition, a NonMaxSuppression in a body): the layer is inferred again from the
     arrays it is given, every input counting as constant (``strict`` as the model's), and its kernel called
@@ -427,11 +427,27 @@ def run_time_kernel(info: LayerInference, strict: bool, weights, bodies):
     Inference runs once per signature: the inputs' dtypes and shapes, and the values of the inputs it read
     (a Reshape's target, a Gather's indices under ``strict``); the kernels of the last ``_RUN_TIME_KERNELS``
     signatures are kept (a signature whose read values exceed ``_RUN_TIME_KEY_MAX_BYTES`` is inferred at every
-    call)."""
-    known: dict[tuple, list[tuple[tuple, Any]]] = {}
+    call). ``shared``: a cache that the run-time layers of one generic plan share (:mod:`ir_runner.lengths`,
+    whose errors are never reported): a layer then reuses the kernel of an equal one (same operation,
+    ``<data>`` and input specs, as inference's memo has it; a layer with a body never) given the same
+    signature, such as the key and value heads' repeats of every block of a decoding step, which infer equal
+    parameters from arrays of new shapes at each step. Its size is bounded as one layer's. In a generic plan,
+    a built-in operation's ``at_run`` gives the parameters of the plain cases without inference."""
+    layer_key = _shared_key(info, shared)
+    known: dict[tuple, list[tuple[tuple, Any]]] = shared if layer_key is not None else {}
+    op = info.op
+    at_run = op.at_run if shared is not None and (op.origin is None or op.origin.startswith(BUILTIN_ORIGIN)) else None
+    if at_run is not None:
+        attributes = OpContext(info.layer, info.ref, op, list(info.inputs), _no_value, strict, weights, None, bodies)
 
     def kernel(*arrays: np.ndarray):
+        if at_run is not None:
+            params = at_run(attributes, arrays)
+            if params is not None:
+                return op.kernel(*arrays, **params)
         shapes = tuple((array.dtype.str, array.shape) for array in arrays)
+        if layer_key is not None:
+            shapes = (layer_key, shapes)
         for reads, prepared in known.get(shapes, ()):
             if all(constant_fingerprint(arrays[position], _RUN_TIME_KEY_MAX_BYTES) == seen
                    for position, seen in reads):
@@ -447,12 +463,29 @@ def run_time_kernel(info: LayerInference, strict: bool, weights, bodies):
         outputs, params = info.op.infer(ctx)
         prepared = checked_kernel(info.op, functools.partial(info.op.kernel, **params), outputs)
         if all(seen is not False for _, seen in reads):
-            if sum(map(len, known.values())) >= _RUN_TIME_KERNELS:
+            if len(known) >= _RUN_TIME_KERNELS * (4 if layer_key is not None else 1):
                 known.clear()
             known.setdefault(shapes, []).append((tuple(reads), prepared))
         return prepared(*arrays)
 
     return kernel
+
+
+def _no_value(_layer, _position: int) -> None:
+    return None
+
+
+def _shared_key(info: LayerInference, shared: dict | None) -> tuple | None:
+    """What identifies a layer's run-time inference among the layers sharing ``shared`` (see
+    :func:`run_time_kernel`): None when it shares nothing."""
+    if shared is None or info.layer.bodies:  # (equal attributes do not make equal bodies)
+        return None
+    try:
+        key = (info.op.type, info.op.version, tuple(info.layer.data.items()), tuple(info.inputs))
+        hash(key)
+    except TypeError:
+        return None
+    return key
 
 
 def _specs_of(info: LayerInference, arrays: tuple[np.ndarray, ...]) -> list[TensorSpec]:
@@ -462,17 +495,26 @@ def _specs_of(info: LayerInference, arrays: tuple[np.ndarray, ...]) -> list[Tens
                        PartialShape.of(array.shape)) for spec, array in zip(info.inputs, arrays)]
 
 
-def prepared_per_shape(info: LayerInference, consts: list[np.ndarray | None], weights, bodies):
+def prepared_per_shape(info: LayerInference, consts: list[np.ndarray | None], weights, bodies,
+                       shared: dict | None = None):
     """The kernel of a layer of a generic plan (:mod:`ir_runner.lengths`) whose shapes vary from run to run and
     whose operation prepares kernels that are not bit-exact (a MatMul's blocks of rows): prepared per input
     shapes with the layer's own parameters and ``consts`` (its constant inputs), as a plan made for those
     shapes prepares it; the output specs come from inference of those shapes (with only ``consts`` known,
-    which gave the same parameters). The last ``_RUN_TIME_KERNELS`` shapes' kernels are kept."""
+    which gave the same parameters). The last ``_RUN_TIME_KERNELS`` shapes' kernels are kept; with ``shared``
+    (as :func:`run_time_kernel`'s), in one cache with the equal layers that have equal small ``consts`` (every
+    block's attention of a decoding step)."""
     op, general = info.op, functools.partial(info.op.kernel, **info.params)
-    known: dict[tuple, Any] = {}
+    layer_key = _shared_key(info, shared)
+    if layer_key is not None:
+        fingerprints = tuple(constant_fingerprint(value, _RUN_TIME_KEY_MAX_BYTES) for value in consts)
+        layer_key = None if False in fingerprints else (layer_key, fingerprints)
+    known: dict[tuple, Any] = shared if layer_key is not None else {}
 
     def kernel(*arrays: np.ndarray):
         shapes = tuple(array.shape for array in arrays)
+        if layer_key is not None:
+            shapes = (layer_key, shapes)
         prepared = known.get(shapes)
         if prepared is None:
             specs = _specs_of(info, arrays)
@@ -483,7 +525,7 @@ def prepared_per_shape(info: LayerInference, consts: list[np.ndarray | None], we
                 prepared = checked_kernel(op, op.prepare(info.params, specs, outputs, consts), outputs)
             else:
                 prepared = checked_kernel(op, general, outputs)
-            if len(known) >= _RUN_TIME_KERNELS:
+            if len(known) >= _RUN_TIME_KERNELS * (4 if layer_key is not None else 1):
                 known.clear()
             known[shapes] = prepared
         return prepared(*arrays)

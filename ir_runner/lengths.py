@@ -7,8 +7,9 @@ amount, those dims *vary*: the model is inferred once more with them unknown (at
 broadcast of a 1 and no empty tensor hides in them), and planned from that inference (a generic plan, see
 ``build_plan(exact_at=)``): a layer whose parameters are those the exact inference of the current signature
 gave takes the plain kernel, which needs no shape (or one prepared per shape when its operation's prepared
-kernel is not bit-exact, as the exact plan would have it); any other is inferred again at run; what the
-constant folder computed from shapes is computed by the run. Outputs the generic inference does not know but
+kernel is not bit-exact, as the exact plan would have it); any other is inferred again at run (or given its
+parameters by its operation's ``at_run``; equal layers share one cache per plan); what the constant folder
+computed from shapes is computed by the run. Outputs the generic inference does not know but
 two exact inferences found static and equal are pinned (:func:`pins`) and checked at run. The generic
 inference reuses the exact one for the layers no varying dim reaches (their folded weights are shared).
 
@@ -39,38 +40,43 @@ _GROWTH = 2  # a family serves varying dims up to this many times the dims it wa
 
 class Family(Record):
     """The signatures one generic plan serves: ``base`` is the signature it was made at, ``varying`` the
-    positions (tensor, axis) of the dims that vary; ``plan`` the generic plan."""
+    positions (tensor, axis) of the dims that vary; ``plan`` the generic plan. ``fixed``: the tensors without a
+    varying dim (compared whole); ``moving``: per tensor with some, (tensor, its axes that vary, the others)."""
 
-    __slots__ = ("base", "varying", "plan")
+    __slots__ = ("base", "varying", "plan", "fixed", "moving")
 
     def __init__(self, base: Signature, varying: tuple[tuple[int, int], ...], plan: Plan) -> None:
         self.base = base
         self.varying = varying
         self.plan = plan
+        axes: dict[int, list[int]] = {}
+        for tensor, axis in varying:
+            axes.setdefault(tensor, []).append(axis)
+        self.fixed = tuple(tensor for tensor in range(len(base)) if tensor not in axes)
+        self.moving = tuple((tensor, tuple(moved), tuple(a for a in range(len(base[tensor][1])) if a not in moved))
+                            for tensor, moved in axes.items())
 
     def admits(self, signature: Signature) -> bool:
         """Whether ``signature`` is ``base`` with every varying dim moved by one common amount, within
-        ``[_LEAST, _GROWTH * base]``, and nothing else changed."""
+        ``[_LEAST, _GROWTH * base]``, and nothing else changed (another element type, rank or fixed dim, or a
+        variable unset: not admitted). Runs at every step: a few comparisons per tensor."""
         base = self.base
-        if len(signature) != len(base) or not all(
-                _masked(now, self.varying, tensor) == _masked(was, self.varying, tensor)
-                for tensor, (now, was) in enumerate(zip(signature, base))):
-            return False  # (another element type, rank or fixed dim, or a variable unset)
+        if len(signature) != len(base) or any(signature[tensor] != base[tensor] for tensor in self.fixed):
+            return False
         shift = None
-        for tensor, axis in self.varying:
-            was, now = base[tensor][1][axis], signature[tensor][1][axis]
-            if now < _LEAST or now > _GROWTH * was or (shift is not None and now - was != shift):
+        for tensor, moved, others in self.moving:
+            now, (dtype, was) = signature[tensor], base[tensor]
+            if now is None or (now[0] is not dtype and now[0] != dtype) or len(now[1]) != len(was):
                 return False
-            shift = now - was
+            shape = now[1]
+            if any(shape[axis] != was[axis] for axis in others):
+                return False
+            for axis in moved:
+                if shape[axis] < _LEAST or shape[axis] > _GROWTH * was[axis] or (
+                        shift is not None and shape[axis] - was[axis] != shift):
+                    return False
+                shift = shape[axis] - was[axis]
         return True
-
-
-def _masked(entry: tuple | None, varying: tuple[tuple[int, int], ...], tensor: int) -> tuple | None:
-    """A signature entry with its varying dims left out."""
-    if entry is None:
-        return None
-    dtype, shape = entry
-    return dtype, tuple(-1 if (tensor, axis) in varying else n for axis, n in enumerate(shape))
 
 
 def varying_dims(previous: Signature, signature: Signature) -> tuple[tuple[int, int], ...] | None:

@@ -164,6 +164,8 @@ def build_plan(inference: Inference, memory_limit: int | None = DEFAULT_MEMORY_L
     steps_raw = []
     prepared: dict[tuple, KernelFn] = {}
     may_alias: set[int] = set()  # slots of kernels that may return views of their inputs
+    # the caches the run-time layers of a generic plan share (see run_time_kernel and prepared_per_shape)
+    shared, shared_prepared = ({}, {}) if exact_at is not None else (None, None)
     read = {source for sources in graph.sources.values() for source in sources}  # (layer, position) some layer reads
     for layer_id in graph.order:
         info = inference.layers[layer_id]
@@ -187,11 +189,11 @@ def build_plan(inference: Inference, memory_limit: int | None = DEFAULT_MEMORY_L
             known = kernels.get(id(info)) if kernels is not None else None
             static = static_specs(info.inputs)
             if exact_at is not None and not _holds(info, exact_at.layers[layer_id]):
-                kernel = run_time_kernel(info, strict, graph.net.weights, inference.bodies)
+                kernel = run_time_kernel(info, strict, graph.net.weights, inference.bodies, shared)
             elif exact_at is not None and not (static and static_specs(info.outputs)) and info.op.prepare is not None \
                     and not info.op.exact:
                 kernel = prepared_per_shape(info, [values.get(slot) for slot in inputs], graph.net.weights,
-                                            inference.bodies)
+                                            inference.bodies, shared_prepared)
             elif known is not None and known[0] is info:
                 kernel = known[1]
             elif static or exact_at is not None:

@@ -3,6 +3,8 @@ per family of signatures, with the results, states and errors of the plans made 
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import openvino as ov
 import openvino.opset13 as ops
@@ -201,3 +203,87 @@ def test_values_an_exact_plan_folds_from_shapes_are_computed_by_the_generic_plan
         got = model.run({"x": x, "beam_idx": np.zeros(1, np.int32)}, state=state)["y"]
         assert np.array_equal(got, np.arange(4 * (length - 1), 4 * length, dtype=np.float32).reshape(1, 1, 4))
     assert model._families
+
+
+def _layer_of(tmp_path, name: str, node, parameters: list):
+    """The LayerInference of the layer with ``at_run`` of ``node`` (over ``parameters``) in its saved model."""
+    model = ir_runner.load(str(save(ov.Model([node], parameters), tmp_path / f"{name}.xml")))
+    return next(info for info in model.inference.layers.values() if info.op is not None and info.op.at_run)
+
+
+def _at_run_cases(rng):
+    """(data shape, second input) pairs: plain ones and the corners at_run leaves to inference."""
+    shapes = [(2, 3, 4), (1, 6), (4,), (), (2, 0, 3), (1, 1, 5)]
+    seconds = [[2, 12], [-1, 4], [0, -1], [0, 0, 4], [3, -1, 2], [-1, -1], [24], [-2, 12], [0], [1, 2, 3, 4],
+               [5, -1], [0, 3, -1], [6, 1], [2, 1, 3, 4], [1], [-1], [4, 1], [2, 3, 1, 1], [1, 4, 2, 0], [3, -4]]
+    seconds += [list(rng.integers(-3, 7, size=rng.integers(1, 5))) for _ in range(60)]
+    dtypes = (np.int64, np.int32, np.uint8)
+    return [(shape, np.array(second, dtypes[i % 3]) if min(second, default=0) >= 0 or i % 3 != 2
+             else np.array(second, np.int64)) for i, (shape, second) in
+            enumerate((shape, second) for shape in shapes for second in seconds)]
+
+
+def _check_at_run(info, cases) -> None:
+    """``info``'s at_run on each tuple of arrays of ``cases``: inference's parameters or None, None where
+    inference refuses them; both kinds of case met."""
+    from ir_runner.errors import IRError
+    from ir_runner.infer import OpContext, _specs_of
+
+    attributes = OpContext(info.layer, info.ref, info.op, list(info.inputs), lambda *_: None, False, None, None, None)
+    fast = refused = 0
+    for arrays in cases:
+        got = info.op.at_run(attributes, arrays)
+        ctx = OpContext(info.layer, info.ref, info.op, _specs_of(info, arrays),
+                        lambda _l, p, given=arrays: given[p], False, None, None, None)
+        try:
+            _, params = info.op.infer(ctx)
+        except IRError:
+            assert got is None, arrays
+            refused += 1
+            continue
+        if got is not None:
+            fast += 1
+            assert got == params, arrays
+            assert np.array_equal(info.op.kernel(*arrays, **got), info.op.kernel(*arrays, **params))
+    assert fast >= 10 and refused >= 10, (fast, refused)
+
+
+@pytest.mark.parametrize("what", ["reshape", "reshape_special_zero", "unsqueeze", "broadcast_numpy",
+                                  "broadcast_bidirectional", "broadcast1"])
+def test_at_run_parameters_are_inferences_own(tmp_path, what):
+    """A generic plan's run-time layer takes its parameters from ``at_run`` in the plain cases without
+    inference: they are exactly inference's, and where inference refuses the arrays at_run gives None."""
+    data, second = ov.op.Parameter(ov.Type.f32, ov.PartialShape.dynamic()), ov.op.Parameter(
+        ov.Type.i64, ov.PartialShape.dynamic(1))
+    node = {"reshape": lambda: ops.reshape(data, second, False),
+            "reshape_special_zero": lambda: ops.reshape(data, second, True),
+            "unsqueeze": lambda: ops.unsqueeze(data, second),
+            "broadcast_numpy": lambda: ops.broadcast(data, second, broadcast_spec="numpy"),
+            "broadcast_bidirectional": lambda: ops.broadcast(data, second, broadcast_spec="bidirectional"),
+            "broadcast1": lambda: __import__("openvino.opset1", fromlist=["broadcast"]).broadcast(data, second)}[what]()
+    info = _layer_of(tmp_path, what, node, [data, second])
+    cases = [(np.zeros(shape, np.float32), value[:2] if what == "unsqueeze" else value)
+             for shape, value in _at_run_cases(np.random.default_rng(5))]
+    _check_at_run(info, cases)
+
+
+def test_at_run_parameters_of_slice_and_range_are_inferences_own(tmp_path):
+    """As above, Slice-8 (with and without axes) and Range-4 (integer and float outputs)."""
+    rng = np.random.default_rng(7)
+    data = ov.op.Parameter(ov.Type.f32, ov.PartialShape.dynamic())
+    given = [ov.op.Parameter(ov.Type.i64, ov.PartialShape.dynamic(1)) for _ in range(4)]
+    for axes in (given[3:], []):
+        info = _layer_of(tmp_path, f"slice{len(axes)}", ops.slice(data, *given[:3], *axes), [data, *given[:3], *axes])
+        cases = []
+        for _ in range(300):
+            count = int(rng.integers(0, 4))
+            rows = [rng.integers(-6, 7, size=count if rng.random() < 0.9 else count + 1) for _ in range(3 + len(axes))]
+            shape = tuple(int(n) for n in rng.integers(0, 5, size=int(rng.integers(0, 4))))
+            cases.append((np.arange(math.prod(shape), dtype=np.float32).reshape(shape), *rows))
+        _check_at_run(info, cases)
+    scalars = [ov.op.Parameter(ov.Type.f32, ov.PartialShape([])) for _ in range(3)]
+    for output_type in ("i64", "f32", "u8"):
+        info = _layer_of(tmp_path, f"range_{output_type}", ops.range(*scalars, output_type=output_type), scalars)
+        values = [*(rng.integers(-4, 9, size=(100, 3)) * rng.choice([1, 0.5, 0.3], size=(100, 1))).tolist(),
+                  *rng.integers(-5, 9, size=(200, 3)).tolist(), [0, 5, 0.4], [0, np.inf, 1], [np.nan, 3, 1]]
+        _check_at_run(info, [tuple(np.array(v, np.float32) for v in row) for row in values])

@@ -171,11 +171,17 @@ class OpDef(Record):
       operation in the hinted type, and keeps in f32 the layers after the last such one on every path to an
       output (``Graph::EnforceInferencePrecision``'s "significant" nodes: convolutions, matrix products,
       recurrent cells, ROIPooling, Interpolate). Read by ``ir_runner.precision``'s emulation.
+    - ``at_run(ctx, arrays)``: the kernel parameters ``infer`` gives when every input is known, ``arrays`` (a
+      generic plan's layer whose parameters follow the lengths, a Reshape's target from a KV cache's shape:
+      :mod:`ir_runner.lengths`), computed without inference in the plain cases; None in any other (inference
+      then runs). Where it returns parameters, inference of those arrays succeeds with the same ones.
+      ``ctx`` is the layer's context for the generic inference's input specs (read its attributes only).
     """
 
     __slots__ = ("type", "version", "first_opset", "last_opset", "input_names", "infer", "kernel", "prepare",
                  "roles", "attrs", "value", "findings", "fit", "views", "batch", "shape_only", "exact", "domain",
-                 "origin", "deciding", "min_inputs", "variadic", "absent", "explain", "state", "precision_anchor")
+                 "origin", "deciding", "min_inputs", "variadic", "absent", "explain", "state", "precision_anchor",
+                 "at_run")
 
     def __init__(self, type: str, version: int, first_opset: int, last_opset: int, input_names: tuple[str, ...],
                  infer: InferFn, kernel: KernelFn | None = None, prepare: PrepareFn | None = None, *,
@@ -185,7 +191,8 @@ class OpDef(Record):
                  origin: str | None = None, min_inputs: int | None = None, variadic: bool = False,
                  absent: Sequence[int] = (),
                  explain: Callable[..., Explanation | None] | None = None,
-                 state: str | None = None, precision_anchor: bool = False) -> None:
+                 state: str | None = None, precision_anchor: bool = False,
+                 at_run: Callable[[OpContext, tuple[np.ndarray, ...]], dict | None] | None = None) -> None:
         self.type = type
         self.version = version
         self.first_opset = first_opset
@@ -214,6 +221,7 @@ class OpDef(Record):
             raise ValueError(f"state must be None, 'read' or 'write', got {state!r}")
         self.state = state
         self.precision_anchor = precision_anchor
+        self.at_run = at_run
 
     def takes_inputs(self, count: int) -> bool:
         """Whether a layer with ``count`` inputs fits this operation (optional and repeated inputs)."""

@@ -13,7 +13,7 @@ import math
 
 import numpy as np
 
-from ...types import DYNAMIC_DIM, PartialShape, TensorSpec
+from ...types import DYNAMIC_DIM, ElementType, PartialShape, TensorSpec
 from ..api import LATEST_OPSET, Attr, OpContext, OpDef
 
 
@@ -50,13 +50,37 @@ def _infer_range(ctx: OpContext, version: int):
         ctx.fail("step cannot be zero", position=2)
     if start is None or stop is None or step is None:
         return [TensorSpec(et, PartialShape((DYNAMIC_DIM,)))], {"count": None, "start": None, "step": None}
+    params = _counted(et, start, stop, step)
+    if params is None:
+        ctx.fail("step is zero once truncated to the integer output type", position=2)
+    return [TensorSpec(et, PartialShape.of((params["count"],)))], params
+
+
+def _counted(et: ElementType, start: float, stop: float, step: float) -> dict | None:
+    """The kernel's count, start and step for an output of ``et`` (see the module); None when an integer
+    output truncates the step to 0."""
     if et.kind in ("int", "uint"):
         start, stop, step = math.trunc(start), math.trunc(stop), math.trunc(step)
         if step == 0:
-            ctx.fail("step is zero once truncated to the integer output type", position=2)
+            return None
     span = 0.0 if (step > 0 and start >= stop) or (step < 0 and start <= stop) else float(stop) - float(start)
-    count = int(math.ceil(abs(span) / abs(float(step))))
-    return [TensorSpec(et, PartialShape.of((count,)))], {"count": count, "start": start, "step": step}
+    return {"count": int(math.ceil(abs(span) / abs(float(step)))), "start": start, "step": step}
+
+
+def _range_at_run(ctx: OpContext, arrays: tuple[np.ndarray, ...]) -> dict | None:
+    """Range-4's parameters for known arrays (``OpDef.at_run``) in the plain cases: three finite numeric
+    scalars (or 1-element 1-D arrays), a non-zero step, a numeric ``output_type``."""
+    if any(array.size != 1 or array.ndim > 1 or array.dtype.kind not in "iuf" for array in arrays):
+        return None
+    et = ctx.attr_element_type("output_type")
+    start, stop, step = (float(array.reshape(-1)[0].astype(np.float64)) for array in arrays)
+    if et.kind not in ("int", "uint", "float") or et.bits < 8 or step == 0 or not all(
+            map(math.isfinite, (start, stop, step))):
+        return None
+    params = _counted(et, start, stop, step)
+    if params is not None:
+        params["dtype"] = et.dtype
+    return params
 
 
 def range_kernel(start_input: np.ndarray, stop_input: np.ndarray, step_input: np.ndarray, *, count: int,
@@ -93,5 +117,5 @@ def _value_range(ctx: OpContext):
 OPS = (
     OpDef("Range", 1, 1, 3, ("start", "stop", "step"), _prepare_params(1), range_kernel, value=_value_range),
     OpDef("Range", 4, 4, LATEST_OPSET, ("start", "stop", "step"), _prepare_params(4), range_kernel,
-          value=_value_range, attrs=(Attr("output_type"),)),
+          value=_value_range, attrs=(Attr("output_type"),), at_run=_range_at_run),
 )

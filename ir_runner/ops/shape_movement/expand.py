@@ -167,6 +167,30 @@ def broadcast(data: np.ndarray, target: np.ndarray, axes_mapping: np.ndarray | N
         raise KernelError(f"data of shape {list(data.shape)} cannot be broadcast to {list(shape)}") from None
 
 
+def _broadcast_at_run(ctx: OpContext, arrays: tuple[np.ndarray, ...]) -> dict | None:
+    """Broadcast's parameters for known arrays (``OpDef.at_run``) in the plain cases: numpy (or, in Broadcast-3,
+    bidirectional) mode without axes_mapping, data with elements, a 1-D integer target of positive dims that
+    fits the mode."""
+    if len(arrays) != 2:
+        return None
+    data, target = arrays
+    mode = (ctx.attr("mode") or "numpy").strip().lower()
+    if target.ndim != 1 or target.dtype.kind not in "iu" or data.size == 0 or not (
+            mode == "numpy" or mode == "bidirectional" and ctx.op.version == 3):
+        return None
+    dims = target.tolist()
+    if min(dims, default=1) <= 0 or (mode == "numpy" and len(dims) < data.ndim):
+        return None
+    rank = max(len(dims), data.ndim)
+    dims = [1] * (rank - len(dims)) + dims
+    for axis, d in enumerate(data.shape, rank - data.ndim):
+        if d != 1 and d != dims[axis]:
+            if mode == "numpy" or dims[axis] != 1:
+                return None
+            dims[axis] = d
+    return {"shape": tuple(dims), "axes": None}
+
+
 def _value_broadcast(ctx: OpContext):
     outs, params = ctx.op.infer(ctx)
     shape = params["shape"]
@@ -216,10 +240,11 @@ _BROADCAST_ROLES = ("data", "target_shape", "axes")
 OPS = (
     OpDef("Broadcast", 1, 1, 2, ("data", "target_shape", "axes_mapping"), lambda ctx: _infer_broadcast(ctx, 1),
           broadcast, value=_value_broadcast, views=True, min_inputs=2, roles=_BROADCAST_ROLES,
-          attrs=(Attr("mode", "numpy", ("numpy", "explicit", "none", "pdpd")),), batch=_batch_broadcast),
+          attrs=(Attr("mode", "numpy", ("numpy", "explicit", "none", "pdpd")),), batch=_batch_broadcast,
+          at_run=_broadcast_at_run),
     OpDef("Broadcast", 3, 3, LATEST_OPSET, ("data", "target_shape", "axes_mapping"),
           lambda ctx: _infer_broadcast(ctx, 3), broadcast, value=_value_broadcast, views=True, min_inputs=2,
-          roles=_BROADCAST_ROLES, batch=_batch_broadcast,
+          roles=_BROADCAST_ROLES, batch=_batch_broadcast, at_run=_broadcast_at_run,
           attrs=(Attr("mode", "numpy", ("numpy", "explicit", "none", "bidirectional", "pdpd")),)),
     OpDef("Tile", 1, 1, LATEST_OPSET, ("data", "repeats"), _infer_tile, tile, value=_value_tile),
 )

@@ -194,6 +194,30 @@ def _minus_one(ctx: OpContext, in_static: Dim, in_dynamic: Dim, out_static: Dim,
     return resolved
 
 
+def _reshape_at_run(ctx: OpContext, arrays: tuple[np.ndarray, ...]) -> dict | None:
+    """Reshape's parameters for known arrays (``OpDef.at_run``) in the plain cases: data with elements, a 1-D
+    integer target of positive dims, at most one -1, and 0s kept from the data under ``special_zero``."""
+    data, pattern = arrays
+    if pattern.ndim != 1 or pattern.dtype.kind not in "iu" or data.size == 0:
+        return None
+    special_zero = ctx.attr_bool("special_zero", False)
+    dims, minus_one = pattern.tolist(), None
+    for i, d in enumerate(dims):
+        if d == 0 and special_zero and i < data.ndim:
+            dims[i] = data.shape[i]
+        elif d == -1 and minus_one is None:
+            minus_one = i
+            dims[i] = 1
+        elif d <= 0:
+            return None
+    others = math.prod(dims)
+    if minus_one is not None and data.size % others == 0:
+        dims[minus_one] = data.size // others
+    elif minus_one is not None or others != data.size:
+        return None
+    return {"shape": tuple(dims)}
+
+
 def reshape(data: np.ndarray, pattern: np.ndarray, *, shape: tuple[int, ...]) -> np.ndarray:
     """``data`` viewed with the inferred shape. A zero-element input whose kept dims (``special_zero``) give a
     non-empty shape is an InputError (OpenVINO infers that shape and its reference returns garbage)."""
@@ -284,6 +308,23 @@ def _infer_unsqueeze(ctx: OpContext):
             dims.append(ONE)
     out = PartialShape(tuple(dims))
     return [TensorSpec(data.element_type, out)], {"shape": _static_or_none(out)}
+
+
+def _unsqueeze_at_run(_ctx: OpContext, arrays: tuple[np.ndarray, ...]) -> dict | None:
+    """Unsqueeze's parameters for known arrays (``OpDef.at_run``) in the plain cases: integer axes of rank 0
+    or 1, in range, none the same axis as another once normalised."""
+    data, axes = arrays
+    if axes.ndim > 1 or axes.dtype.kind not in "iu" or axes.size == 0:
+        return None
+    unique = set(axes.reshape(-1).tolist())
+    rank = data.ndim + len(unique)
+    normal = {axis + rank if axis < 0 else axis for axis in unique}
+    if len(normal) != len(unique) or not all(0 <= axis < rank for axis in normal):
+        return None
+    dims = list(data.shape)
+    for axis in sorted(normal):
+        dims.insert(axis, 1)
+    return {"shape": tuple(dims)}
 
 
 def squeeze(data: np.ndarray, axes: np.ndarray | None = None, *, shape: tuple[int, ...]) -> np.ndarray:
@@ -552,14 +593,15 @@ OPS = (
     OpDef("ShapeOf", 3, 3, NEWEST_OPSET, ("data",), lambda ctx: _infer_shape_of(ctx, 3), shape_of,
           value=_value_shape_of, shape_only=True, attrs=(Attr("output_type", "i64", ("i32", "i64")),)),
     OpDef("Reshape", 1, 1, LATEST_OPSET, ("data", "shape"), _infer_reshape, reshape, value=_value_reshape,
-          views=True, fit=_fit_data, attrs=(Attr("special_zero", "false", ("true", "false")),), batch=reshaped_batch),
+          views=True, fit=_fit_data, attrs=(Attr("special_zero", "false", ("true", "false")),), batch=reshaped_batch,
+          at_run=_reshape_at_run),
     OpDef("Squeeze", 1, 1, 14, ("data", "axes"), _infer_squeeze, squeeze, value=_value_squeeze, views=True,
           fit=_fit_data, min_inputs=1, batch=reshaped_batch),
     OpDef("Squeeze", 15, 15, LATEST_OPSET, ("data", "axes"), _infer_squeeze15, squeeze, value=_value_squeeze,
           views=True, fit=_fit_data, min_inputs=1, attrs=(Attr("allow_axis_skip", "false", ("true", "false")),),
           batch=reshaped_batch),
     OpDef("Unsqueeze", 1, 1, LATEST_OPSET, ("data", "axes"), _infer_unsqueeze, unsqueeze, value=_value_squeeze,
-          views=True, fit=_fit_data, batch=reshaped_batch),
+          views=True, fit=_fit_data, batch=reshaped_batch, at_run=_unsqueeze_at_run),
     OpDef("Concat", 1, 1, LATEST_OPSET, _CONCAT_INPUTS, _infer_concat, concat,
           roles=("data",) * len(_CONCAT_INPUTS), value=_value_concat, batch=_batch_concat, attrs=(Attr("axis"),),
           min_inputs=1),

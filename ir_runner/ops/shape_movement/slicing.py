@@ -176,6 +176,26 @@ def infer_slice(ctx: OpContext):
     return [TensorSpec(data.element_type, PartialShape(tuple(dims)))], {"slices": slices}
 
 
+def _slice_at_run(_ctx: OpContext, arrays: tuple[np.ndarray, ...]) -> dict | None:
+    """Slice's parameters for known arrays (``OpDef.at_run``) in the plain cases: 1-D integer start, stop,
+    step (none 0) and axes of one length, at most the data's rank, the axes in range and unique."""
+    data, *given = arrays
+    if any(array.ndim != 1 or array.dtype.kind not in "iu" for array in given):
+        return None
+    start, stop, steps, *axes = (array.tolist() for array in given)
+    rank, count = data.ndim, len(start)
+    axes = axes[0] if axes else list(range(count))
+    if count > rank or not len(stop) == len(steps) == len(axes) == count or 0 in steps:
+        return None
+    axes = [axis + rank if axis < 0 else axis for axis in axes]
+    if len(set(axes)) != count or not all(0 <= axis < rank for axis in axes):
+        return None
+    chosen = [(None, None, None)] * rank
+    for axis, first, last, step in zip(axes, start, stop, steps):
+        chosen[axis] = (first, last, step)
+    return {"slices": tuple(chosen)}
+
+
 def clamped(start: int | None, stop: int | None, step: int | None, length: int) -> slice:
     """``start:stop:step`` as a numpy slice taking what OpenVINO's reference takes: a negative step whose
     start lies before the dim's first element starts at that element (numpy would take nothing)."""
@@ -420,7 +440,7 @@ def _slice_scatter_batch(params, inputs, outputs, axes):
 
 OPS = (
     OpDef("Slice", 8, 8, LATEST_OPSET, ("data", "start", "stop", "step", "axes"), infer_slice, slice_kernel,
-          value=_value_slice, views=True, min_inputs=4, batch=_batch_slice),
+          value=_value_slice, views=True, min_inputs=4, batch=_batch_slice, at_run=_slice_at_run),
     OpDef("StridedSlice", 1, 1, LATEST_OPSET, ("data", "begin", "end", "stride"), _infer_strided_slice,
           strided_slice, value=_value_strided_slice, views=True, min_inputs=3,
           attrs=(Attr("begin_mask"), Attr("end_mask"), Attr("new_axis_mask", ""), Attr("shrink_axis_mask", ""),
