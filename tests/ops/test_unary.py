@@ -549,3 +549,23 @@ def test_prepared_kernels_give_the_general_kernels_bits(dtype):
                 into = np.empty(x.shape, dtype)
                 assert prepared(x, out=into) is into
                 assert into.view(np.uint8).tobytes() == want.view(np.uint8).tobytes(), entry.type
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("shape", [(2, 8, 128), (1, 40000)])
+def test_prepared_swish_gives_the_general_kernels_bits(dtype, shape):
+    """Swish-4's prepared kernel (one block or less: no dispatch) against the general one, with and without
+    beta (one element, 1-D or 0-D), into new arrays and into ``out=``."""
+    from ir_runner.ops.elementwise.unary import prepare_swish, swish
+    from ir_runner.types import element_type_of
+
+    x = (np.random.default_rng(4).standard_normal(shape) * 30).astype(dtype)
+    x.reshape(-1)[:3] = [np.nan, -np.inf, np.inf]
+    spec = TensorSpec(element_type_of(np.dtype(dtype)), PartialShape.of(shape))
+    kernel = prepare_swish({}, [spec], [spec], [None, None])
+    with np.errstate(all="ignore"):
+        for beta in (None, np.array([1.7], dtype), np.array(0.5, dtype)):
+            want = swish(x, beta).tobytes()
+            assert kernel(x, beta).tobytes() == want
+            into = np.empty(shape, dtype)
+            assert kernel(x, beta, out=into) is into and into.tobytes() == want

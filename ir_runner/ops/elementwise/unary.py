@@ -775,6 +775,24 @@ def swish(x: np.ndarray, beta: np.ndarray | None = None, *, out: np.ndarray | No
 swish.accepts_out = True
 
 
+def prepare_swish(params, inputs, outputs, consts):
+    """Swish-4 of f32/f64 data up to one block: the computation called directly (see :func:`_prepare_unary`)."""
+    dtype, shape = inputs[0].element_type.dtype, inputs[0].shape.to_shape()
+    if dtype not in (F32, F64) or not shape or 0 in shape:
+        return swish
+
+    def kernel(x: np.ndarray, beta: np.ndarray | None = None, *, out: np.ndarray | None = None) -> np.ndarray:
+        if x.size > BLOCK:
+            return swish(x, beta, out=out)
+        if out is None:
+            out = np.empty(x.shape, dtype)
+        _swish_beta(x, None if beta is None else np.asarray(beta.reshape(-1)[0].astype(dtype)), out)
+        return out
+
+    kernel.accepts_out = True
+    return kernel
+
+
 def _batch_first(params, inputs, outputs, axes):
     if any(axis is not None for axis in axes[1:]):
         return "a parameter input has a batch axis"
@@ -815,6 +833,6 @@ OPS = tuple(_declare(entry) for entry in TABLE) + (
     OpDef("Gelu", 2, 2, 6, ("data",), _infer_gelu(2), gelu, batch=_unary_batch, exact=False),
     OpDef("Gelu", 7, 7, LATEST_OPSET, ("data",), _infer_gelu(7), gelu,
           attrs=(Attr("approximation_mode", "ERF", ("erf", "tanh")),), batch=_unary_batch, exact=False),
-    OpDef("Swish", 4, 4, LATEST_OPSET, ("data", "beta"), _infer_swish, swish, roles=("data", "data"),
+    OpDef("Swish", 4, 4, LATEST_OPSET, ("data", "beta"), _infer_swish, swish, prepare_swish, roles=("data", "data"),
           batch=_batch_first, exact=False, min_inputs=1),
 )
