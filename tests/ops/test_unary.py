@@ -524,3 +524,48 @@ def test_gelu_erf_f32_near_and_beyond_its_tail_switch(tmp_path):
     check_run(path, {"x": x}, ulp=ULP_BOUNDS["Gelu"])
     tail = x[x < -5.0]
     check_run(path, {"x": tail})  # bit-exact there
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_prepared_kernels_give_the_general_kernels_bits(dtype):
+    """The prepared f32/f64 kernel of every unary operation (small inputs: no dispatch) computes what the
+    general kernel computes, bit for bit: contiguous and strided inputs, into new arrays and into ``out=``,
+    and above the size where the general kernel takes over again."""
+    from ir_runner.ops.elementwise.unary import TABLE
+    from ir_runner.types import element_type_of
+
+    rng = np.random.default_rng(27)
+    base = (rng.standard_normal((6, 40)) * 4).astype(dtype)
+    base[0, :5] = [np.nan, np.inf, -np.inf, -0.0, 0.0]
+    with np.errstate(all="ignore"):
+        for entry in TABLE:
+            op = lookup(entry.type, f"opset{entry.first_opset}")
+            data = np.abs(base) + 1 if entry.type in ("Acosh",) else base
+            for x in (data, data[:, ::3], np.resize(data, (1 << 20) + 3)):
+                spec = TensorSpec(element_type_of(np.dtype(dtype)), PartialShape.of(x.shape))
+                prepared = op.prepare({}, [spec], [spec], [None])
+                want = op.kernel(x)
+                assert prepared(x).view(np.uint8).tobytes() == want.view(np.uint8).tobytes(), entry.type
+                into = np.empty(x.shape, dtype)
+                assert prepared(x, out=into) is into
+                assert into.view(np.uint8).tobytes() == want.view(np.uint8).tobytes(), entry.type
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("shape", [(2, 8, 128), (1, 40000)])
+def test_prepared_swish_gives_the_general_kernels_bits(dtype, shape):
+    """Swish-4's prepared kernel (one block or less: no dispatch) against the general one, with and without
+    beta (one element, 1-D or 0-D), into new arrays and into ``out=``."""
+    from ir_runner.ops.elementwise.unary import prepare_swish, swish
+    from ir_runner.types import element_type_of
+
+    x = (np.random.default_rng(4).standard_normal(shape) * 30).astype(dtype)
+    x.reshape(-1)[:3] = [np.nan, -np.inf, np.inf]
+    spec = TensorSpec(element_type_of(np.dtype(dtype)), PartialShape.of(shape))
+    kernel = prepare_swish({}, [spec], [spec], [None, None])
+    with np.errstate(all="ignore"):
+        for beta in (None, np.array([1.7], dtype), np.array(0.5, dtype)):
+            want = swish(x, beta).tobytes()
+            assert kernel(x, beta).tobytes() == want
+            into = np.empty(shape, dtype)
+            assert kernel(x, beta, out=into) is into and into.tobytes() == want
