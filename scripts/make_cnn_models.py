@@ -13,17 +13,14 @@ script's optional dependencies, not the library's nor the tests'.
 
 from __future__ import annotations
 
-import argparse
-import time
 from pathlib import Path
 
 import numpy as np
-import openvino as ov
 import torch
 import torchvision.models as classify
 from torchvision.models import segmentation
 
-from scripts.make_detection_models import randomize
+from scripts.make_detection_models import main, randomize, save_ir
 
 
 class MainOutput(torch.nn.Module):
@@ -58,31 +55,11 @@ def convert(name: str, out: Path) -> Path:
     randomize(network)
     module = (wrapper(network) if wrapper else network).eval()
     image = np.random.default_rng(1).standard_normal((1, 3, side, side)).astype(np.float32)
-    start = time.perf_counter()
-    with torch.no_grad():
-        model = ov.convert_model(module, example_input=torch.from_numpy(image))
-    model.reshape({model.inputs[0]: [1, 3, side, side]})
     folder = out / name
-    folder.mkdir(parents=True, exist_ok=True)
-    path = folder / "model.xml"
-    ov.save_model(model, str(path), compress_to_fp16=False)
+    model = save_ir(name, module, torch.from_numpy(image), folder / "model.xml")
     np.savez(folder / "inputs.npz", **{model.inputs[0].get_any_name(): image})
-    size = path.with_suffix(".bin").stat().st_size
-    print(f"{name}: {path} ({size / 1e6:.1f} MB, converted in {time.perf_counter() - start:.1f} s)")
-    return path
-
-
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("names", nargs="*", metavar="NAME", help=f"one of {', '.join(MODELS)} (default: all)")
-    parser.add_argument("--out", type=Path, default=Path.home() / ".cache" / "ir-run-cnn")
-    args = parser.parse_args()
-    unknown = sorted(set(args.names) - set(MODELS))
-    if unknown:
-        parser.error(f"unknown model(s) {', '.join(unknown)}; choose from {', '.join(MODELS)}")
-    for name in args.names or MODELS:
-        convert(name, args.out)
+    return folder / "model.xml"
 
 
 if __name__ == "__main__":
-    main()
+    main(__doc__, MODELS, convert, Path.home() / ".cache" / "ir-run-cnn")

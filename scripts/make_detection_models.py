@@ -75,33 +75,40 @@ def build(name: str) -> tuple[torch.nn.Module, int]:
     return FirstImage(model).eval(), side
 
 
+def save_ir(name: str, module: torch.nn.Module, image: torch.Tensor, path: Path) -> ov.Model:
+    """Convert ``module`` for the batched ``image`` (its shape fixed in the IR) and save it as ``path``."""
+    start = time.perf_counter()
+    with torch.no_grad():
+        model = ov.convert_model(module, example_input=image)
+    model.reshape({model.inputs[0]: list(image.shape)})
+    path.parent.mkdir(parents=True, exist_ok=True)
+    ov.save_model(model, str(path), compress_to_fp16=False)
+    size = path.with_suffix(".bin").stat().st_size
+    print(f"{name}: {path} ({size / 1e6:.1f} MB, converted in {time.perf_counter() - start:.1f} s)")
+    return model
+
+
 def convert(name: str, out: Path) -> Path:
     """Convert ``name`` and save its IR as ``out/<name>.xml``; returns that path."""
     module, side = build(name)
     example = torch.rand(1, 3, side, side, generator=torch.Generator().manual_seed(1))
-    start = time.perf_counter()
-    with torch.no_grad():
-        model = ov.convert_model(module, example_input=example)
-    model.reshape({model.inputs[0]: [1, 3, side, side]})
-    out.mkdir(parents=True, exist_ok=True)
     path = out / f"{name}.xml"
-    ov.save_model(model, str(path), compress_to_fp16=False)
-    size = path.with_suffix(".bin").stat().st_size
-    print(f"{name}: {path} ({size / 1e6:.1f} MB, converted in {time.perf_counter() - start:.1f} s)")
+    save_ir(name, module, example, path)
     return path
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("names", nargs="*", metavar="NAME", help=f"one of {', '.join(MODELS)} (default: all)")
-    parser.add_argument("--out", type=Path, default=Path.home() / ".cache" / "ir-run-detection")
+def main(doc: str, models: dict, convert, default_out: Path) -> None:
+    """Convert the NAMEs given (default: every one of ``models``) into ``--out``; shared with make_cnn_models."""
+    parser = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("names", nargs="*", metavar="NAME", help=f"one of {', '.join(models)} (default: all)")
+    parser.add_argument("--out", type=Path, default=default_out)
     args = parser.parse_args()
-    unknown = sorted(set(args.names) - set(MODELS))
+    unknown = sorted(set(args.names) - set(models))
     if unknown:
-        parser.error(f"unknown model(s) {', '.join(unknown)}; choose from {', '.join(MODELS)}")
-    for name in args.names or MODELS:
+        parser.error(f"unknown model(s) {', '.join(unknown)}; choose from {', '.join(models)}")
+    for name in args.names or models:
         convert(name, args.out)
 
 
 if __name__ == "__main__":
-    main()
+    main(__doc__, MODELS, convert, Path.home() / ".cache" / "ir-run-detection")
