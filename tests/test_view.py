@@ -238,6 +238,21 @@ def test_without_the_extra_one_error_names_it(monkeypatch: pytest.MonkeyPatch) -
         assert "float layer outputs" not in result.output
 
 
+
+def test_exports_need_no_extra(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """--export writes files and serves nothing: with --view on crosscheck, bench and precision too, it runs
+    without the view extra."""
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "model_explorer"
+                        else real(name, *a))
+    model, inputs = MODELS / "select_gather.xml", MODELS / "select_gather.inputs.npz"
+    for command, extra in (("crosscheck", ["--input", inputs]), ("bench", ["--per-layer", "-n", "1"]),
+                           ("precision", ["--input", inputs])):
+        folder = tmp_path / command
+        result = invoke(command, model, *extra, "--view", "--export", folder, debug=False)
+        assert result.exit_code in (0, 1), result.output
+        assert (folder / "graph.json").exists() and "pip install" not in result.output
+
 def test_view_options_need_view() -> None:
     result = invoke("bench", MODELS / "select_gather.xml", "--no-browser", debug=False)
     assert result.exit_code == 2 and "--port, --no-browser and --export go with --view" in result.output

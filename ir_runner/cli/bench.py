@@ -20,7 +20,7 @@ from .formats import number, table
 from .inputs import bind_inputs
 from .options import InputOptions
 from .run import binding_rows, binding_text, load_model
-from .view import ViewOptions, open_view
+from .view import ViewOptions, open_view, require_viewer
 
 DEFAULT_ITERATIONS = 100
 
@@ -100,10 +100,7 @@ def measure(call: Callable[[], Any], iterations: int | None, seconds: float | No
 
 def bench_command(options: BenchOptions, view: ViewOptions | None = None) -> None:
     """Time the model and print it; with ``view`` (needs ``per_layer``), then show the times in the viewer."""
-    if view is not None:
-        from ..view.server import require_model_explorer
-
-        require_model_explorer()  # before the work: without it the result could not be shown
+    require_viewer(view)
     result = bench_result(options)
     emit("bench", result, render_bench)
     if view is not None:

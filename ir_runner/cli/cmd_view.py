@@ -8,7 +8,7 @@ import click
 
 from .common import EXIT_CODES_HELP, info, quiet_option
 from .options import InputOptions, given_on_command_line, input_options, model_options, pop_input_options
-from .view import OVERLAYS, ViewOptions, open_view, pop_view_options, view_options
+from .view import OVERLAYS, ViewOptions, open_view, pop_view_options, require_viewer, view_options
 
 
 @click.command(epilog=EXIT_CODES_HELP)
@@ -66,10 +66,7 @@ def show_model(model: str, weights: str | None, strict: bool, memory_limit: int 
                to: str) -> None:
     """``ir-run view``: run what the overlays need, then :func:`open_view` (``device``: crosscheck's, CPU when
     None; precision's emulation, its default for ``to`` when None)."""
-    if options.export is None:
-        from ..view.server import require_model_explorer
-
-        require_model_explorer()  # before the work: without it nothing can be shown
+    require_viewer(options)
     crosscheck = bench = headroom = None
     if "crosscheck" in overlays:
         from .crosscheck import CrosscheckOptions, crosscheck_result

@@ -26,7 +26,7 @@ from .formats import shape_text, table
 from .inputs import bind_inputs
 from .options import InputOptions
 from .run import binding_rows, binding_text, load_model
-from .view import ViewOptions, open_view
+from .view import ViewOptions, open_view, require_viewer
 
 
 class CrosscheckOptions(Record):
@@ -60,10 +60,7 @@ class CrosscheckOptions(Record):
 
 def crosscheck_command(options: CrosscheckOptions, view: ViewOptions | None = None) -> None:
     """Run the crosscheck and print it; with ``view``, then show it in the viewer (before the exit code)."""
-    if view is not None:
-        from ..view.server import require_model_explorer
-
-        require_model_explorer()  # before the work: without it the result could not be shown
+    require_viewer(view)
     result = crosscheck_result(options)
     try:
         emit("crosscheck", result, lambda r: render_crosscheck(r, options.show_all))

@@ -12,7 +12,7 @@ from .formats import shape_text, table
 from .inputs import bind_inputs
 from .options import InputOptions
 from .run import binding_rows, binding_text, load_model
-from .view import ViewOptions, open_view
+from .view import ViewOptions, open_view, require_viewer
 
 
 class PrecisionOptions(Record):
@@ -46,10 +46,7 @@ class PrecisionOptions(Record):
 
 def precision_command(options: PrecisionOptions, view: ViewOptions | None = None) -> None:
     """Run the report and print it; with ``view``, then show the headroom in the viewer (before the exit code)."""
-    if view is not None:
-        from ..view.server import require_model_explorer
-
-        require_model_explorer()  # before the work: without it the result could not be shown
+    require_viewer(view)
     if options.compression:
         result = compression_result(options)
         emit("precision", result, lambda r: render_compression(r, options.show_all))

@@ -64,6 +64,15 @@ def pop_view(kw: dict[str, Any]) -> ViewOptions | None:
     return options if show else None
 
 
+
+def require_viewer(options: ViewOptions | None) -> None:
+    """Before any work: exit 5 when ``options`` will serve a view and Model Explorer is not installed (an
+    ``--export`` needs no viewer; None: no view asked for)."""
+    if options is not None and options.export is None:
+        from ..view.server import require_model_explorer
+
+        require_model_explorer()
+
 def open_view(model: str, weights: str | None, strict: bool, options: ViewOptions, *, validate: bool = False,
               crosscheck: dict[str, Any] | None = None, bench: list[dict[str, Any]] | None = None,
               precision: dict[str, Any] | None = None, command: str | None = None) -> None:
@@ -81,10 +90,9 @@ def open_view(model: str, weights: str | None, strict: bool, options: ViewOption
         precision_overlays,
         validation_overlay,
     )
-    from ..view.server import View, export, require_model_explorer, serve
+    from ..view.server import View, export, serve
 
-    if options.export is None:
-        require_model_explorer()
+    require_viewer(options)
     analysis = analyse(model, weights, strict=strict)
     if analysis.graph is None:
         raise analysis.errors[0]
