@@ -395,31 +395,37 @@ def _unary_kernel(entry: Unary):
     return kernel
 
 
+def _direct_kernel(inputs, limit: int, general, compute):
+    """For f32/f64 data: a kernel calling ``compute(x, *rest, out=)`` directly, without :func:`_dispatch`'s
+    per-call work (an errstate, a closure, the blocking decision; 5-12 us a call, most of a small tensor's time),
+    for inputs of at most ``limit`` elements, which ``run_elementwise`` would compute in one call anyway: the
+    same computation, so the same bits. Larger inputs take ``general``. None for other types, 0-D (numpy would
+    give scalars) and empty data. The run loop ignores floating-point errors for the whole run
+    (runtime.execute)."""
+    dtype, shape = inputs[0].element_type.dtype, inputs[0].shape.to_shape()
+    if dtype not in (F32, F64) or not shape or 0 in shape:
+        return None
+
+    def kernel(x: np.ndarray, *rest: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+        if x.size > limit:
+            return general(x, *rest, out=out)
+        if out is None:
+            out = np.empty(x.shape, dtype)
+        compute(x, *rest, out=out)
+        return out
+
+    kernel.accepts_out = True
+    kernel.__doc__ = general.__doc__
+    return kernel
+
+
 def _prepare_unary(entry: Unary):
-    """For f32/f64 data: the kernel without :func:`_dispatch`'s per-call work (an errstate, a closure, the
-    blocking decision; 5-12 us a call, most of a small tensor's time) for inputs that ``run_elementwise``
-    would compute in one call anyway; the same computation, so the same bits. Larger inputs take the general
-    kernel. The run loop ignores floating-point errors for the whole run (runtime.execute)."""
+    """The kernel of :func:`_direct_kernel` for an elementwise unary operation."""
     general = _unary_kernel(entry)
 
     def prepare(params, inputs, outputs, consts):
-        dtype, shape = inputs[0].element_type.dtype, inputs[0].shape.to_shape()
-        if dtype not in (F32, F64) or not shape or 0 in shape:
-            return general  # (0-D: numpy would give scalars; empty: nothing to compute)
-        on_float = entry.on_float
         limit = BLOCK if entry.passes else PARALLEL_MIN_ELEMENTS - 1
-
-        def kernel(x: np.ndarray, *, out: np.ndarray | None = None) -> np.ndarray:
-            if x.size > limit:
-                return general(x, out=out)
-            if out is None:
-                out = np.empty(x.shape, dtype)
-            on_float(x, out=out)
-            return out
-
-        kernel.accepts_out = True
-        kernel.__doc__ = general.__doc__
-        return kernel
+        return _direct_kernel(inputs, limit, general, entry.on_float) or general
 
     return prepare
 
@@ -776,22 +782,20 @@ swish.accepts_out = True
 
 
 def prepare_swish(params, inputs, outputs, consts):
-    """Swish-4 of f32/f64 data up to one block: the computation called directly (see :func:`_prepare_unary`)."""
-    dtype, shape = inputs[0].element_type.dtype, inputs[0].shape.to_shape()
-    if dtype not in (F32, F64) or not shape or 0 in shape:
-        return swish
+    """Swish-4 of f32/f64 data up to one block: the computation called directly (:func:`_direct_kernel`); a
+    constant beta read once."""
+    dtype = inputs[0].element_type.dtype
 
-    def kernel(x: np.ndarray, beta: np.ndarray | None = None, *, out: np.ndarray | None = None) -> np.ndarray:
-        if x.size > BLOCK:
-            return swish(x, beta, out=out)
-        if out is None:
-            out = np.empty(x.shape, dtype)
-        _swish_beta(x, None if beta is None else np.asarray(beta.reshape(-1)[0].astype(dtype)), out)
-        return out
+    def as_beta(beta: np.ndarray | None) -> np.ndarray | None:
+        return None if beta is None else np.asarray(beta.reshape(-1)[0].astype(dtype))
 
-    kernel.accepts_out = True
-    return kernel
+    fixed = len(consts) > 1 and consts[1] is not None
+    constant = as_beta(consts[1]) if fixed and dtype in (F32, F64) else None
 
+    def compute(x: np.ndarray, beta: np.ndarray | None = None, *, out: np.ndarray) -> None:
+        _swish_beta(x, constant if fixed else as_beta(beta), out)
+
+    return _direct_kernel(inputs, BLOCK, swish, compute) or swish
 
 def _batch_first(params, inputs, outputs, axes):
     if any(axis is not None for axis in axes[1:]):
