@@ -5,6 +5,7 @@ ModelFormatError naming the layer; non-text feeds an InputError; the CLI reads a
 
 from __future__ import annotations
 
+import json
 import struct
 
 import numpy as np
@@ -156,6 +157,19 @@ def test_cli_value_npy_inspect_and_saved_outputs(tmp_path):
         assert refused.exit_code == 4 and "mixes strings with numbers or booleans" in refused.output
     refused = invoke("run", xml, "--input", "text=random", "--data-shape", "text=[2]")
     assert refused.exit_code != 0 and "give its data in a file or with --value" in refused.output
+
+
+def test_cli_string_values_keep_a_trailing_nul(tmp_path):
+    """--value and .json strings reach the model whole: a numpy str array would drop a trailing NUL."""
+    text = opset15.parameter([-1], ov.Type.string, name="text")
+    ends = opset15.string_tensor_unpack(text).output(1)
+    xml = write_ir([ends], [text], tmp_path)
+    source = tmp_path / "text.json"
+    source.write_text('{"text": ["a\\u0000", "\\u0000"]}')
+    for args in (["--value", 'text=["a\\u0000", "\\u0000"]'], ["--input", source]):
+        result = invoke("--json", "run", xml, *args)
+        assert result.exit_code == 0, result.output
+        assert json.loads(result.output)["outputs"][0]["values"] == [2, 3]  # (without the NULs: [1, 1])
 
 
 @pytest.mark.parametrize("make", [

@@ -16,6 +16,7 @@ from typing import IO, Any
 
 import numpy as np
 
+from .. import strings
 from ..errors import InputError, ResourceLimitError
 from .common import OutputError
 from .formats import python_values
@@ -159,7 +160,7 @@ def read_arrays(source: str) -> np.ndarray | Arrays:
 
 def json_array(value: Any, where: str) -> np.ndarray:
     """Nested JSON lists of numbers/bools (or strings) as an array with numpy's natural dtype (bool, int64,
-    float64, str)."""
+    float64; strings: an object array of str, each kept whole)."""
     try:
         array = np.asarray(value)
     except ValueError as exc:
@@ -168,9 +169,12 @@ def json_array(value: Any, where: str) -> np.ndarray:
         raise InputError(f"{where} nests its lists too deeply to be an array") from None
     if array.dtype.kind not in "biufU":
         raise InputError(f"{where} must hold numbers, booleans or strings (a nested list), got {array.dtype} values")
-    if array.dtype.kind == "U" and not all(isinstance(item, str) for item in np.asarray(value, dtype=object).flat):
-        raise InputError(f"{where} mixes strings with numbers or booleans",
-                         hint="quote every element of a string input (numpy would turn 1 into '1')")
+    if array.dtype.kind == "U":
+        items = list(np.asarray(value, dtype=object).flat)
+        if not all(isinstance(item, str) for item in items):
+            raise InputError(f"{where} mixes strings with numbers or booleans",
+                             hint="quote every element of a string input (numpy would turn 1 into '1')")
+        return strings.from_items(items, array.shape)  # (a numpy str array drops an element's trailing NULs)
     return array
 
 

@@ -416,11 +416,11 @@ def _from_json(info: TensorInfo, array: np.ndarray, where: str) -> np.ndarray:
         return array
     if et.dtype is None:
         raise InputError(f"input '{info.name}' has element type {et}, which ir-run cannot feed")
-    if (et.kind == "string") != (array.dtype.kind == "U") and array.size:
+    if (et.kind == "string") != (array.dtype.kind == "O") and array.size:  # (json_array: strings as objects)
         raise InputError(f"input '{info.name}' is {et.name}, {where} holds "
                          + ("numbers or booleans" if et.kind == "string" else "strings"))
     if et.kind == "string":
-        return array.astype(str)  # (an empty list is float64)
+        return array if array.size else array.astype(str)  # (an empty list is float64)
     if et.kind in ("bool", "int", "uint"):
         if array.dtype.kind == "f" and array.size and not np.all(np.isfinite(array) & (array == np.trunc(array))):
             raise InputError(f"input '{info.name}' is {et.name}, {where} holds numbers that are not whole")
