@@ -461,7 +461,8 @@ def _tensor(ov, array: np.ndarray, element_type: str, name: str = "a variable"):
                                    " passes strings as numpy bytes, which drop trailing NULs)",
                                    hint="compare with OpenVINO on texts that do not end in NUL")
         tensor = ov.Tensor(ov.Type.string, list(text.shape))
-        tensor.bytes_data = items
+        if items:  # (OpenVINO refuses to fill an empty one: 'Unknown string kind')
+            tensor.bytes_data = items
         return tensor
     raw = _RAW_TYPES.get(element_type)
     array = np.require(array, requirements="C")  # unlike np.ascontiguousarray, keeps a rank-0 array rank 0
