@@ -6,7 +6,8 @@ trimmed back to the OS once more than twice that threshold is free: the next run
 every 4 KiB it touches again. On MobileNet-V3-small (one thread, 176 layers, most arrays 50 KiB-1 MiB) that
 was a quarter of the run (10.6 -> 7.7 ms median); EfficientNet-B0 66 -> 55 ms.
 
-:func:`keep_freed_memory` (called by every run, effective once per process) sets glibc's
+:func:`keep_freed_memory` (called when a plan is built, effective once per process: before the first run, and
+never on a run's own path) sets glibc's
 ``M_MMAP_THRESHOLD`` to 32 MiB (the largest value glibc's own adaptation reaches) and ``M_TRIM_THRESHOLD``
 to 128 MiB. This is process-wide: the process keeps up to 128 MiB of freed heap for reuse (its peak memory
 is unchanged). Nothing is changed when the C library is not glibc, when the environment already sets

@@ -24,8 +24,10 @@ import threading
 
 import numpy as np
 
+from .blas import keep_single_threaded
 from .errors import IRError, KernelError, LayerRef, ResourceLimitError, UnsupportedError, human_bytes, with_layer
 from .extension import checked_kernel
+from .heap import keep_freed_memory
 from .infer import (
     Inference,
     LayerInference,
@@ -155,7 +157,13 @@ def build_plan(inference: Inference, memory_limit: int | None = DEFAULT_MEMORY_L
     values of the unknown dims) is inferred again at run; one of unknown shapes whose operation prepares
     kernels that are not bit-exact is prepared per shape at run (as a plan for those shapes would prepare it);
     the others take the plain kernel, which needs no shape.
+
+    The first plan built in the process (before anything runs) sets OpenBLAS to one thread (:mod:`.blas`) and
+    glibc's heap to keep freed memory (:mod:`.heap`), both process-wide; later ones find them done (a flag each),
+    so that no run pays for them.
     """
+    keep_single_threaded()
+    keep_freed_memory()
     if not checked:
         check_memory(inference, memory_limit)
     graph = inference.graph

@@ -10,10 +10,8 @@ from typing import NamedTuple
 import numpy as np
 
 from . import fpenv
-from .blas import keep_single_threaded
 from .casting import LEVELS, CastRefused, caller_stacklevel, cast_array, is_numpy_type, weakest_level
 from .errors import InputError, IRError, with_layer
-from .heap import keep_freed_memory
 from .parallel import c_ordered_copy, copy_into
 from .plan import Plan, Step, kernel_error
 from .strings import as_strings, to_output
@@ -246,8 +244,8 @@ def execute(plan: Plan, feeds: Sequence[np.ndarray], observe: Observer | None = 
     """Run the plan's steps on ``feeds`` (already checked); outputs never alias a Const or an input.
 
     Floating-point warnings (overflow, invalid, division by zero) are ignored for the whole run: the values
-    are the reference's (infinities, NaNs), never an error. OpenBLAS is set to one thread (:mod:`.blas`), and
-    glibc's heap to keep freed memory for the next run (:mod:`.heap`).
+    are the reference's (infinities, NaNs), never an error. (OpenBLAS on one thread, :mod:`.blas`, and glibc's
+    heap keeping freed memory, :mod:`.heap`, were set when the first plan was built: ``plan.build_plan``.)
     Kernels that run parts on worker threads set their own ``errstate`` there (numpy's is per thread).
     A thread that flushes subnormals to zero (FTZ/DAZ, as OpenVINO's CPU plugin leaves it) runs with them
     cleared and gets its own mode back after (:mod:`.fpenv`: 40 ns a run when it does not flush).
@@ -268,8 +266,6 @@ def execute(plan: Plan, feeds: Sequence[np.ndarray], observe: Observer | None = 
     quiet = _FP_STATE.set(_FP_IGNORED)  # once per run: kernels on this thread need no errstate of their own
     flushing = fpenv.enter()
     try:
-        keep_single_threaded()
-        keep_freed_memory()
         if observe is None and not into:
             _run_steps(plan.program, slots)
         else:

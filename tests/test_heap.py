@@ -1,4 +1,5 @@
-"""ir_runner.heap: glibc's heap set to keep freed memory at the first run, unless the user chose otherwise."""
+"""ir_runner.heap: glibc's heap set to keep freed memory when the first plan is built, unless the user chose
+otherwise."""
 
 from __future__ import annotations
 
@@ -35,6 +36,17 @@ def test_a_run_sets_both_thresholds_once(calls):
     assert calls == [(-3, heap.MMAP_THRESHOLD), (-1, heap.TRIM_THRESHOLD)]
     model.run([x])
     assert len(calls) == 2
+
+
+def test_runs_of_a_built_plan_do_not_switch(calls, monkeypatch):
+    """The switch is made when a plan is built, never on a run's own path: with it marked not done again, a run
+    of the plan built earlier calls nothing."""
+    model = _model()
+    x = np.zeros((2, 3), np.float32)
+    model.run([x])  # builds the plan: switched
+    monkeypatch.setattr(heap, "_done", False)
+    model.run([x])
+    assert calls == [(-3, heap.MMAP_THRESHOLD), (-1, heap.TRIM_THRESHOLD)]
 
 
 @pytest.mark.parametrize("name, value", [("IR_RUN_MALLOC", "system"), ("MALLOC_TRIM_THRESHOLD_", "1000000"),
