@@ -176,9 +176,7 @@ def generic_plan(generic: Inference, exact: Inference, fed: tuple[str, ...], sto
     """The plan of ``generic`` (the varying dims unknown) that the family's signatures share (see the module);
     its memory is :func:`fits_memory`'s to check; ``kernels`` as ``build_plan``'s (the model's, shared with its
     exact plans). Families are for models that are not strict."""
-    plan = build_plan(generic, None, checked=True, fed=fed, stored=stored, kernels=kernels, exact_at=exact)
-    plan.generic = True
-    return plan
+    return build_plan(generic, None, checked=True, fed=fed, stored=stored, kernels=kernels, exact_at=exact)
 
 
 def find(families: Sequence[Family], signature: Signature) -> Plan | None:

@@ -77,7 +77,8 @@ class Plan(Record):
 
     def __init__(self, slot_count: int, constants: tuple[tuple[int, np.ndarray], ...], input_slots: tuple[int, ...],
                  steps: tuple[Step, ...], output_slots: tuple[int, ...], output_copies: tuple[bool, ...],
-                 output_specs: tuple[tuple[np.dtype, tuple[int, ...]], ...], output_into: tuple[bool, ...]) -> None:
+                 output_specs: tuple[tuple[np.dtype, tuple[int, ...]], ...], output_into: tuple[bool, ...],
+                 generic: bool = False) -> None:
         self.slot_count = slot_count
         self.constants = constants
         self.input_slots = input_slots
@@ -90,7 +91,7 @@ class Plan(Record):
         self.initial_slots: list = [None] * slot_count
         for slot, value in constants:
             self.initial_slots[slot] = value
-        self.generic = False
+        self.generic = generic
 
 
 class PlanCache:
@@ -156,7 +157,7 @@ def build_plan(inference: Inference, memory_limit: int | None = DEFAULT_MEMORY_L
     the inference of one signature it covers. A layer whose parameters differ there (they hold only for some
     values of the unknown dims) is inferred again at run; one of unknown shapes whose operation prepares
     kernels that are not bit-exact is prepared per shape at run (as a plan for those shapes would prepare it);
-    the others take the plain kernel, which needs no shape.
+    the others take the plain kernel, which needs no shape; the plan is then ``generic``.
 
     The first plan built in the process (before anything runs) sets OpenBLAS to one thread (:mod:`.blas`) and
     glibc's heap to keep freed memory (:mod:`.heap`), both process-wide; later ones find them done (a flag each),
@@ -233,7 +234,8 @@ def build_plan(inference: Inference, memory_limit: int | None = DEFAULT_MEMORY_L
         seen.add(slot)
     specs = tuple(_shape_and_dtype(inference.output_spec(*source))
                   for source in (*(graph.sources[r.id][0] for r in results), *stored))
-    return Plan(len(slots), constants, input_slots, steps, output_slots, tuple(copies), specs, tuple(into))
+    return Plan(len(slots), constants, input_slots, steps, output_slots, tuple(copies), specs, tuple(into),
+                generic=exact_at is not None)
 
 
 def accepts_out(kernel: KernelFn) -> bool:

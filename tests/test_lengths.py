@@ -43,6 +43,7 @@ def test_decoding_on_generic_plans_gives_the_exact_plans_bits(decoder_xml, monke
     model = ir_runner.load(decoder_xml)
     got, state = _decode(model, 24)
     assert model._families and all(f.plan.generic for f in model._families)
+    assert not any(plan.generic for plan in model._plans._plans.values())  # (build_plan: generic given exact_at)
     _exact(monkeypatch)
     want, expected = _decode(ir_runner.load(decoder_xml), 24)
     assert all(a.tobytes() == b.tobytes() and a.shape == b.shape for a, b in zip(got, want))
