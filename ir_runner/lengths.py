@@ -28,7 +28,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from .infer import Inference, static_specs
-from .plan import Plan, build_plan, check_memory
+from .plan import Footprint, Plan, build_plan
 from .record import Record
 from .types import Dim, PartialShape, TensorSpec
 
@@ -109,16 +109,13 @@ def with_unknown_dims(spec: TensorSpec, axes) -> TensorSpec:
     return TensorSpec(spec.element_type, PartialShape(dims))
 
 
-def fits_memory(exact: Inference, limit: int | None) -> bool:
-    """Whether a family made at ``exact``'s signature keeps its tensors within ``limit`` (see the module)."""
+def fits_memory(footprint: Footprint | None, limit: int | None) -> bool:
+    """Whether a family made at a signature whose exact inference has this ``footprint`` (what
+    :func:`~ir_runner.plan.check_memory` returned for it, None: a shape not static) keeps its tensors within
+    ``limit`` (see the module)."""
     if limit is None:
         return True
-    total = check_memory(exact, limit)
-    if total is None:
-        return False
-    rank = max((len(spec.shape.dims) for info in exact.layers.values() for spec in info.outputs
-                if spec.shape.dims is not None), default=0)
-    return total * _GROWTH ** rank <= limit
+    return footprint is not None and footprint.total * _GROWTH ** footprint.rank <= limit
 
 
 def pins(generic: Inference, exact: Inference, earlier: Inference | None) -> dict[str, list[TensorSpec]]:

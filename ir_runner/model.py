@@ -15,7 +15,7 @@ from . import lengths
 from .errors import InputError, IRError, LayerRef, ResourceLimitError, UnsupportedError
 from .graph import Graph, read_graph
 from .infer import Inference, infer_graph
-from .plan import DEFAULT_MEMORY_LIMIT, Plan, PlanCache, Step, build_plan, check_memory
+from .plan import DEFAULT_MEMORY_LIMIT, Footprint, Plan, PlanCache, Step, build_plan, check_memory
 from .record import Record
 from .runtime import TensorInfo, bind_feeds, bind_outputs, execute
 from .signature import input_infos, output_infos
@@ -283,21 +283,24 @@ class Model:
             inference = self.inference_for(specs, values=values, context=context, fed=fed)
         if len(self._kernels) > 4 * len(self.graph.layers):
             self._kernels = {}
+        footprint = check_memory(inference, self.memory_limit)  # (kept: a family's memory check reads it)
         with _gc_paused():
-            plan = build_plan(inference, self.memory_limit, fed=fed_readers,
+            plan = build_plan(inference, checked=True, fed=fed_readers,
                               stored=stored_sources(self), kernels=self._kernels, strict=self.strict)
         self._plans.put(signature, plan)
         if self.variables and not computed and not self.strict and previous is not None:
-            self._learn_family(previous, shapes, specs, fed, inference, earlier)
+            self._learn_family(previous, shapes, specs, fed, inference, earlier, footprint)
         return plan
 
     def _learn_family(self, previous: lengths.Signature, signature: lengths.Signature, specs: list[TensorSpec],
-                      fed: dict[str, TensorSpec], exact: Inference, earlier: Inference | None) -> None:
+                      fed: dict[str, TensorSpec], exact: Inference, earlier: Inference | None,
+                      footprint: Footprint | None) -> None:
         """Make the family of ``signature`` (see :mod:`ir_runner.lengths`) when it differs from ``previous``
-        only in dims that grow together and its tensors fit the memory limit; a model its generic inference
-        refuses gets none. ``earlier``: an exact inference of another signature, for the pins."""
+        only in dims that grow together and its tensors fit the memory limit (``footprint``: ``exact``'s, from
+        :func:`check_memory`); a model its generic inference refuses gets none. ``earlier``: an exact inference
+        of another signature, for the pins."""
         varying = lengths.varying_dims(previous, signature)
-        if varying is None or not lengths.fits_memory(exact, self.memory_limit):
+        if varying is None or not lengths.fits_memory(footprint, self.memory_limit):
             return
         unknown = {}  # per tensor (inputs, then variables): the axes that vary
         for tensor, axis in varying:

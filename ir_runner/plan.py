@@ -21,6 +21,7 @@ import functools
 import math
 import operator
 import threading
+from typing import NamedTuple
 
 import numpy as np
 
@@ -351,11 +352,18 @@ def _with_releases(steps_raw, keep: set[int]) -> tuple[Step, ...]:
     )
 
 
-def check_memory(inference: Inference, limit: int | None) -> int | None:
+class Footprint(NamedTuple):
+    """The computed tensors of an inference: ``total`` bytes (a bound on a run's peak) and their largest ``rank``."""
+
+    total: int
+    rank: int
+
+
+def check_memory(inference: Inference, limit: int | None) -> Footprint | None:
     """Refuse a computed tensor numpy cannot describe (its non-zero dims multiply past numpy's largest array,
     which an empty tensor can too), and, given a ``limit``, one tensor or all of them together (a bound on the
-    peak) above it. Returns that total in bytes, or None when a shape is not static (checked up to it)."""
-    total = 0
+    peak) above it. Returns their Footprint, or None when a shape is not static (checked up to it)."""
+    total = rank = 0
     for info in inference.layers.values():
         if info.op is None or info.op.type in ("Const", "Result"):
             continue
@@ -374,13 +382,14 @@ def check_memory(inference: Inference, limit: int | None) -> int | None:
                 raise UnsupportedError(f"the output {spec.brief()} is beyond the largest array numpy can describe",
                                        layer=info.ref)
             total += nbytes
+            rank = max(rank, len(spec.shape.dims))
     if limit is not None and total > limit:
         raise ResourceLimitError(
             f"running would need up to {human_bytes(total)} for its tensors, above the memory limit of"
             f" {human_bytes(limit)}",
             hint="pass memory_limit= to load() (or --memory-limit) to raise the ceiling",
         )
-    return total
+    return Footprint(total, rank)
 
 
 _NUMPY_MAX_BYTES = np.iinfo(np.intp).max

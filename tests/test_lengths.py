@@ -67,6 +67,24 @@ def test_steps_of_a_family_are_neither_inferred_nor_planned(decoder_xml, monkeyp
     assert len(model._families) == 2
 
 
+def test_a_family_is_made_only_when_its_tensors_fit_at_twice_the_lengths(decoder_xml, monkeypatch):
+    """The limit a family needs: the footprint check_memory found for its exact plan (total bytes, largest rank),
+    times 2 to that rank; one byte less and its steps are planned exactly."""
+    seen = []
+    original = lengths.fits_memory
+    monkeypatch.setattr(lengths, "fits_memory", lambda footprint, limit: seen.append(footprint) or original(
+        footprint, limit))
+    _decode(ir_runner.load(decoder_xml), 3)  # the family of the third step: one memory check
+    [footprint] = seen
+    assert footprint.rank == 4 and footprint.total > 0  # (the KV caches [1, heads, length, dim])
+    need = footprint.total * 2 ** footprint.rank
+    tight = ir_runner.load(decoder_xml, memory_limit=need - 1)
+    assert _decode(tight, 3)[0][-1].shape == (1, 1, 13) and not tight._families  # (VOCAB)
+    enough = ir_runner.load(decoder_xml, memory_limit=need)
+    _decode(enough, 3)
+    assert len(enough._families) == 1
+
+
 def test_dims_that_do_not_grow_together_are_planned_exactly(decoder_xml):
     model = ir_runner.load(decoder_xml)
     _, state = _decode(model, 4)
