@@ -62,7 +62,6 @@ class Model:
         self._kernels: dict[int, tuple] = {}  # see build_plan's kernels
         self._last_inference: tuple[tuple[TensorSpec, ...], Inference] | None = None  # see inference_for
         self._families: list[lengths.Family] = []  # generic plans of stateful models (see plan_for)
-        self._previous: lengths.Signature | None = None  # the signature plan_for saw last
         self._lock = threading.Lock()
         # per input: name, dtype, and the static shape (a tuple) or the partial shape the feed must fit
         self._fast_inputs = tuple((i.name, i.dtype, i.shape if i.partial_shape.is_static else i.partial_shape)
@@ -108,7 +107,7 @@ class Model:
             with Session(self, state) as session:
                 if out is None:
                     return dict(zip(self._output_names, session.finish(self._run_stateful(arrays, session))))
-                plan = self.plan_for(arrays, session.current)
+                plan = self.plan_for(arrays, session.current, state=session.state)
                 fed = session.feeds(arrays)
                 targets = [*bind_outputs(self.inputs, self.outputs, plan, out, fed),
                            *[None] * (len(plan.output_slots) - len(self.outputs))]
@@ -122,7 +121,7 @@ class Model:
     def _run_stateful(self, arrays: list[np.ndarray], session: Session) -> list[np.ndarray]:
         """A run on a state: on the generic plan of its family when there is one (see plan_for); if that fails,
         planned exactly, which gives the error the model's inference gives, if any."""
-        plan = self.plan_for(arrays, session.current, generic=True)
+        plan = self.plan_for(arrays, session.current, generic=True, state=session.state)
         fed = session.feeds(arrays)
         if not plan.generic:
             return execute(plan, fed)
@@ -131,7 +130,7 @@ class Model:
         except IRError:
             with self._lock:  # (a family whose pins do not hold would fail every run: made again when it fits)
                 self._families = [family for family in self._families if family.plan is not plan]
-        return execute(self.plan_for(arrays, session.current), fed)
+        return execute(self.plan_for(arrays, session.current, state=session.state), fed)
 
     def bind(self, feeds: Mapping[str, object] | Sequence | None = None, /, *, cast: str | None = None,
              **named: object) -> list[np.ndarray]:
@@ -159,7 +158,8 @@ class Model:
 
     def _trace(self, arrays: list[np.ndarray], callback: Callable[[LayerTrace], None] | None,
                session: Session | None) -> Trace:
-        plan = self.plan_for(arrays, session.current) if session is not None else self.plan_for(arrays)
+        plan = (self.plan_for(arrays, session.current, state=session.state) if session is not None
+                else self.plan_for(arrays))
         if session is not None:
             arrays = session.feeds(arrays)
         kept: list[LayerTrace] = []
@@ -217,7 +217,7 @@ class Model:
         return self.run(feeds, cast=cast, out=out, state=state, **named)
 
     def plan_for(self, arrays: Sequence[np.ndarray], variables: Sequence[np.ndarray | None] | None = None, *,
-                 generic: bool = False) -> Plan:
+                 generic: bool = False, state: State | None = None) -> Plan:
         """The plan for these checked input arrays: for a static model, one plan built on the first run;
         else one inferred for the arrays' shapes (and, for dynamic element types, dtypes; and the values of
         the inputs that decide shapes or kernel parameters, such as an axis fed at run time), cached per
@@ -230,7 +230,9 @@ class Model:
 
         ``generic``: a stateful model's plan may be the generic plan of a family of signatures (a decoder's
         steps, see :mod:`ir_runner.lengths`; ``plan.generic``), whose output shapes are known only when it runs
-        and whose errors are not the model's: a run that fails on it is planned again without.
+        and whose errors are not the model's: a run that fails on it is planned again without. ``state``: the
+        State the run advances, which keeps the signature of its last run: a family is learned from two
+        consecutive runs of one state (a decoder's steps), whatever other states of the model do meanwhile.
         """
         if self.unsupported is not None:  # (a new error each time: re-raising one would keep every caller's frames)
             error = self.unsupported
@@ -247,8 +249,9 @@ class Model:
             if variables is None:
                 variables = initial_values(self)
             signature += tuple(None if v is None else (v.dtype, v.shape) for v in variables)
-        shapes, previous = signature, self._previous
-        self._previous = shapes
+        shapes, previous = signature, None
+        if state is not None:
+            previous, state._signature = state._signature, shapes
         if generic and self._families:
             found = self._plans.get(signature) or lengths.find(self._families, signature)
             if found is not None:

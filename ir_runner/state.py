@@ -140,6 +140,7 @@ class State:
         self._variables = {variable.id: variable for variable in model.variables}
         self._values: dict[str, np.ndarray | None] = dict.fromkeys(self._variables)
         self._busy = threading.Lock()
+        self._signature: tuple | None = None  # the signature the last run on this state was planned for
 
     def __repr__(self) -> str:
         shown = ", ".join(f"{vid}: {'unset' if value is None else f'{value.dtype}{list(value.shape)}'}"

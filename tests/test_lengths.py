@@ -18,12 +18,19 @@ from tests.helpers.stateful_models import decoder, decoder_feeds, save, variable
 from tests.helpers.threads import in_threads
 
 
-def _decode(model, steps: int, state=None, first: int = 3):
-    """Greedy-free decoding: a prefill of ``first`` tokens, then one token a step; the outputs and the state."""
+def _batched(feeds: dict[str, np.ndarray], batch: int) -> dict[str, np.ndarray]:
+    """``decoder_feeds``' feeds of batch 1 repeated to ``batch`` rows, each row its own beam."""
+    return {name: np.arange(batch, dtype=value.dtype) if name == "beam_idx" else np.repeat(value, batch, 0)
+            for name, value in feeds.items()}
+
+
+def _decode(model, steps: int, state=None, first: int = 3, batch: int = 1):
+    """Greedy-free decoding: a prefill of ``first`` tokens, then one token a step (in ``batch`` equal rows); the
+    outputs and the state."""
     state = state if state is not None else model.new_state()
     outputs, past, tokens = [], 0, list(range(1, first + 1))
     for step in range(steps):
-        outputs.append(model.run(decoder_feeds(tokens, past), state=state)["logits"])
+        outputs.append(model.run(_batched(decoder_feeds(tokens, past), batch), state=state)["logits"])
         past += len(tokens)
         tokens = [(7 * step + 5) % 16]
     return outputs, state
@@ -148,6 +155,24 @@ def test_two_stated_decodings_in_threads_match_one_at_a_time(decoder_xml):
     together = in_threads(lambda i: _decode(model, 12, first=2 + i % 4)[0], 8)
     for i, outputs in enumerate(together):
         assert all(a.tobytes() == b.tobytes() for a, b in zip(outputs, alone[i % 4]))
+
+
+def test_each_state_learns_its_family_from_its_own_steps(decoder_xml, monkeypatch):
+    """Two decodings of batch 1 and 2 advanced in turns: consecutive runs of the model alternate batches (which
+    no family spans), yet each state's consecutive steps make its own family; the results are the exact plans'."""
+    model = ir_runner.load(decoder_xml)
+    states, outputs = {1: model.new_state(), 2: model.new_state()}, {1: [], 2: []}
+    tokens, past = [1, 2, 3], 0
+    for step in range(5):
+        for batch, state in states.items():
+            outputs[batch].append(model.run(_batched(decoder_feeds(tokens, past), batch), state=state)["logits"])
+        past += len(tokens)
+        tokens = [(7 * step + 5) % 16]
+    assert sorted(family.base[0][1][0] for family in model._families) == [1, 2]  # (input_ids' batch)
+    _exact(monkeypatch)
+    for batch in states:
+        want = _decode(ir_runner.load(decoder_xml), 5, batch=batch)[0]
+        assert [a.tobytes() for a in want] == [b.tobytes() for b in outputs[batch]]
 
 
 def _clipped_output(path):
