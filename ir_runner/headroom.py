@@ -60,7 +60,7 @@ import numpy as np
 
 from . import fpenv
 from .divergence import Tolerance
-from .errors import InputError, IRError, LayerRef, UnsupportedError, with_layer
+from .errors import InputError, IRError, LayerRef, UnsupportedError, clip_text, with_layer
 from .model import Model, load
 from .plan import kernel_error
 from .record import Record
@@ -235,10 +235,15 @@ def precision(model: Model | str | os.PathLike | bytes, feeds: Mapping[str, obje
 
 
 def require_stateless(model: Model) -> None:
-    """Raise an UnsupportedError for a stateful model: its variables would need the emulation across steps."""
+    """Raise an UnsupportedError for a stateful model, naming the reader of its first variable: its variables
+    would need the emulation across steps."""
     if model.variables:
-        raise UnsupportedError("precision does not run stateful models (their variables would need the emulation"
-                               " across steps)", hint="run crosscheck --precision on the device instead")
+        first, more = model.variables[0], len(model.variables) - 1
+        also = f" (and {more} more variable{'s' if more > 1 else ''})" if more else ""
+        raise UnsupportedError(f"precision does not run stateful models: this layer reads the variable"
+                               f" '{clip_text(first.id)}'{also}, whose value would need the emulation across steps",
+                               layer=model.inference.layers[first.readers[0]].ref,
+                               hint="run crosscheck --precision on the device instead")
 
 
 class Emulation:

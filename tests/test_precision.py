@@ -125,9 +125,11 @@ def test_a_stateful_model_is_refused(tmp_path):
     from tests.helpers.stateful_models import accumulator
 
     model = ir_runner.load(accumulator(tmp_path / "acc.xml", init=False))
-    with pytest.raises(ir_runner.UnsupportedError, match="stateful"):
+    with pytest.raises(ir_runner.UnsupportedError, match="stateful") as caught:
         ir_runner.precision(model, {info.name: np.ones(info.partial_shape.to_shape(), info.dtype)
                                     for info in model.inputs}, "f16")
+    reader = model.variables[0].readers[0]
+    assert caught.value.layer == model.inference.layers[reader].ref and caught.value.layer.type_version == "ReadValue-6"
 
 
 def test_the_keep_snippet_makes_openvinos_cpu_plugin_agree_under_bf16(tmp_path):

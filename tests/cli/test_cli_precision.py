@@ -129,3 +129,5 @@ def test_a_stateful_model_is_refused_before_its_inputs_are_asked_for(tmp_path):
 
     result = invoke("precision", accumulator(tmp_path / "acc.xml", init=False), debug=False)
     assert result.exit_code == 5 and "does not run stateful models" in result.stderr, result.output
+    # named as every error names a layer: the reader of the variable
+    assert "(ReadValue-6, id 1, line " in result.stderr and "reads the variable 'sum'" in result.stderr
