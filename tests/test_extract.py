@@ -183,6 +183,14 @@ def test_cli_a_missing_model_or_weights_file_is_a_bad_model_not_an_unwritable_ou
     assert result.exit_code == 3 and "does not exist" in result.output and "cannot write" not in result.output
 
 
+@pytest.mark.parametrize("option, value", [("--from", ""), ("--to", " , "), ("--from", ",")])
+def test_cli_a_value_naming_no_layer_is_a_usage_error(tmp_path, option, value):
+    """(It would mean the option's default: the whole model written under a name that asked for a part.)"""
+    result = invoke("extract", RESNET, option, value, "-o", tmp_path / "x.xml", debug=False)
+    assert result.exit_code == 2 and f"Invalid value for '{option}'" in result.output
+    assert "names no layer" in result.output and not (tmp_path / "x.xml").exists()
+
+
 def test_a_stateful_part_keeps_the_writers_of_its_variables(tmp_path):
     source = ROOT / "tests/data/llm/llama-default/openvino_model.xml"
     path = ir_runner.extract(source, tmp_path / "all.xml")

@@ -8,12 +8,25 @@ from .common import EXIT_CODES_HELP, emit, json_option, quiet_option
 from .options import complete_model
 
 
+def _layer_names(_ctx, param: click.Parameter, values: tuple[str, ...]) -> tuple[str, ...]:
+    """Refuse a value that names no layer (empty, or commas and spaces only): it would silently mean the
+    option's default, the whole model's inputs or outputs."""
+    from ..ir.reader import _split_names
+
+    for value in values:
+        if not _split_names(value):
+            default = "inputs" if param.name == "from_" else "outputs"
+            raise click.BadParameter(f"{value!r} names no layer: give layer names or ids, separated by commas"
+                                     f" (or leave the option out for the model's {default})")
+    return values
+
+
 @click.command(epilog=EXIT_CODES_HELP)
 @click.argument("model", type=click.Path(), shell_complete=complete_model)
 @click.option("--weights", type=click.Path(), help="The .bin (default: MODEL with .bin).")
-@click.option("--from", "from_", multiple=True, metavar="LAYER[,LAYER...]",
+@click.option("--from", "from_", multiple=True, metavar="LAYER[,LAYER...]", callback=_layer_names,
               help="The first layers of the part (names, or ids); default: the model's inputs.")
-@click.option("--to", multiple=True, metavar="LAYER[,LAYER...]",
+@click.option("--to", multiple=True, metavar="LAYER[,LAYER...]", callback=_layer_names,
               help="The last layers of the part; their outputs become its outputs. Default: the model's outputs.")
 @click.option("-o", "--output", required=True, type=click.Path(),
               help="The .xml to write (the .bin is written next to it).")
