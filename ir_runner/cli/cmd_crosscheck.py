@@ -7,7 +7,7 @@ from typing import Any
 import click
 
 from .common import EXIT_CODES_HELP, json_option, quiet_option
-from .options import input_options, model_options, pop_input_options
+from .options import given_on_command_line, input_options, model_options, pop_input_options
 from .view import pop_view, view_options
 
 
@@ -34,7 +34,7 @@ from .view import pop_view, view_options
               " (model.xml, model.bin, inputs.npz of the reference's values at the cut, README.md with the command"
               " that shows it) to the -o folder.")
 @click.option("-o", "--output", type=click.Path(file_okay=False), default="repro", show_default=True,
-              help="The folder --reduce writes.")
+              help="The folder --reduce writes (a usage error without --reduce).")
 @json_option
 @quiet_option
 def crosscheck(**kw: Any) -> None:
@@ -57,5 +57,8 @@ def crosscheck(**kw: Any) -> None:
     """
     from .crosscheck import CrosscheckOptions, crosscheck_command
 
+    if not kw["reduce"] and given_on_command_line({"output": "-o"}):
+        raise click.UsageError("-o is the folder --reduce writes: add --reduce (the report itself goes to stdout,"
+                               " as JSON with --json)")
     view = pop_view(kw)
     crosscheck_command(CrosscheckOptions(inputs=pop_input_options(kw), **kw), view)

@@ -87,6 +87,17 @@ def test_a_missing_input_is_a_usage_problem_not_a_crash(tmp_path):
     assert result.exit_code == 4 and "error:" in result.stderr
 
 
+def test_output_folder_without_reduce_is_a_usage_error(tmp_path):
+    """-o is the folder --reduce writes: given without it (it would be ignored), nothing runs; --reduce takes it."""
+    path, inputs, _, _ = _files(tmp_path, negative_gather())
+    for option in (["-o", tmp_path / "repro"], [f"--output={tmp_path / 'repro'}"]):
+        result = invoke("crosscheck", path, "--input", inputs, *option, debug=False)
+        assert result.exit_code == 2 and "-o is the folder --reduce writes: add --reduce" in result.stderr
+        assert result.stdout == "" and not (tmp_path / "repro").exists()
+    assert invoke("crosscheck", path, "--input", inputs, "--reduce", "-o", tmp_path / "repro").exit_code == 1
+    assert (tmp_path / "repro" / "model.xml").is_file()
+
+
 _WITHOUT_OPENVINO = """
 import sys
 sys.modules["openvino"] = None  # as if openvino were not installed
