@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import InputError
+from ..errors import InputError, ModelFileNotFoundError
 from ..generation import GenerationStep, find_roles, generate, state_from
 from ..record import Record
 from ..text import load_codec
@@ -45,8 +45,16 @@ class GenerateOptions(Record):
 
 def model_file(path: str) -> str:
     """The IR of MODEL: the path itself, or in a folder, ``openvino_model.xml`` (optimum-intel's name) or its one
-    ``.xml``."""
+    ``.xml``. A path that does not exist is a ModelFileNotFoundError (exit 3, as ``run`` gives), before anything
+    looks for the tokenizers next to it."""
     folder = Path(path)
+    if not folder.exists():
+        if folder.suffix.lower() == ".xml":
+            raise ModelFileNotFoundError(f"model file '{path}' does not exist")
+        named = Path(f"{path}.xml")
+        raise ModelFileNotFoundError(f"model folder '{path}' does not exist",
+                                     hint=f"did you mean '{named}'?" if named.is_file() else
+                                     "give the model's folder (holding openvino_model.xml) or its .xml")
     if not folder.is_dir():
         return path
     if (folder / "openvino_model.xml").is_file():

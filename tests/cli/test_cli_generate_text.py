@@ -97,6 +97,19 @@ def test_prompt_needs_the_tokenizer_irs(folder):
     assert "holds no openvino_detokenizer.xml" in result.output and "convert_tokenizer" in result.output
 
 
+@pytest.mark.parametrize("prompt", [["--prompt", "hello"], ["--input-ids", "1,2"]])
+def test_a_missing_model_is_an_invalid_model_as_for_run(folder, prompt):
+    """Not the parent folder's missing tokenizers (exit 4): the model folder or file itself, exit 3 as ``run``."""
+    result = invoke("generate", folder / "gone", *prompt, debug=False)
+    assert result.exit_code == 3 and f"model folder '{folder / 'gone'}' does not exist" in result.stderr
+    assert "tokenizer" not in result.stderr
+    result = invoke("generate", folder / "gone.xml", *prompt, debug=False)
+    assert result.exit_code == 3 and f"model file '{folder / 'gone.xml'}' does not exist" in result.stderr
+    assert invoke("run", folder / "gone.xml", debug=False).stderr == result.stderr
+    result = invoke("generate", folder / "openvino_model", *prompt, debug=False)  # (the .xml's stem)
+    assert result.exit_code == 3 and f"did you mean '{folder / 'openvino_model.xml'}'?" in result.stderr
+
+
 def test_a_token_outside_the_models_vocabulary_is_refused(folder):
     for name in ("openvino_tokenizer.xml", "openvino_tokenizer.bin", "openvino_detokenizer.xml",
                  "openvino_detokenizer.bin"):  # a tokenizer of more than the model's 256 ids
