@@ -21,7 +21,6 @@ import functools
 import math
 import operator
 import threading
-from typing import NamedTuple
 
 import numpy as np
 
@@ -352,11 +351,14 @@ def _with_releases(steps_raw, keep: set[int]) -> tuple[Step, ...]:
     )
 
 
-class Footprint(NamedTuple):
+class Footprint(Record):
     """The computed tensors of an inference: ``total`` bytes (a bound on a run's peak) and their largest ``rank``."""
 
-    total: int
-    rank: int
+    __slots__ = ("total", "rank")
+
+    def __init__(self, total: int, rank: int) -> None:
+        self.total = total
+        self.rank = rank
 
 
 def check_memory(inference: Inference, limit: int | None) -> Footprint | None:
