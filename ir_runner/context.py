@@ -7,10 +7,12 @@ Two declarations are read, and the smaller one wins:
   ``max_position_embeddings`` (most decoders), ``n_positions`` (GPT-2), ``max_target_positions`` (Whisper's
   decoder), ``n_ctx``, ``seq_length``, ``max_sequence_length``.
 - a **position table** in the graph: a constant floating-point table indexed (an input of role ``indices``
-  beside ``data`` and ``axis``) by positions, that is by indices computed at run time whose values do not come
-  from the token ids (what reads only their shape does not count): GPT-2's learned position embeddings,
-  Whisper's, a rotary cache gathered by position. Its length along the indexed axis is a hard limit: a
-  position past it indexes nothing (OpenVINO's Gather gives zeros).
+  beside ``data`` and ``axis``) by positions, that is by indices computed at run time, in integers only, from
+  values that are not the token ids (what reads only a tensor's shape does not count): GPT-2's learned position
+  embeddings (indexed by ``position_ids``), Whisper's (by a range from the cache's length), a rotary cache
+  gathered by position. Its length along the indexed axis is a hard limit: a position past it indexes nothing
+  (OpenVINO's Gather gives zeros). A table indexed through floating-point arithmetic (T5's relative-position
+  buckets: a logarithm of the distance) is no position table.
 
 A rotary embedding computed from the positions (Llama, Qwen2...) has no table: without a ``config.json`` such a
 model declares no context length, and the caller is told that the prompt could not be checked.
@@ -85,11 +87,12 @@ def _from_table(model: Model, token_input: str) -> ContextLength | None:
         table = info.inputs[0]
         if table.element_type.kind != "float" or not table.shape.is_static:
             continue
-        if _reached(model, graph.sources[layer_id][0][0], True) or not _reached(model, graph.sources[layer_id][1][0],
-                                                                                 True):
+        data, indices = graph.sources[layer_id][0][0], graph.sources[layer_id][1][0]
+        if _reached(model, data, True)[0] or not _reached(model, indices, True)[0]:
             continue  # (a table computed at run time, or constant indices)
-        if _reached(model, graph.sources[layer_id][1][0], False) & tokens:
-            continue  # (the token embedding, or a table indexed by what the tokens compute)
+        inputs, through_floats = _reached(model, indices, False)
+        if inputs & tokens or through_floats:
+            continue  # (the token embedding, a table indexed by what the tokens compute, or buckets)
         axis = inference.constant_input(layer_id, roles.index("axis"))
         if axis is None or axis.size != 1:
             continue
@@ -100,11 +103,12 @@ def _from_table(model: Model, token_input: str) -> ContextLength | None:
     return found
 
 
-def _reached(model: Model, layer_id: str, through_shapes: bool) -> set[str]:
+def _reached(model: Model, layer_id: str, through_shapes: bool) -> tuple[set[str], bool]:
     """The inputs and variable readers (layer ids) that ``layer_id``'s output is computed from (empty: a
-    constant); without ``through_shapes``, not through a layer that reads only its inputs' shapes."""
+    constant), and whether a layer of floating-point output is on the way; without ``through_shapes``, not
+    through a layer that reads only its inputs' shapes."""
     graph, inference = model.graph, model.inference
-    reached, seen, stack = set(), set(), [layer_id]
+    reached, floats, seen, stack = set(), False, set(), [layer_id]
     while stack:
         current = stack.pop()
         if current in seen:
@@ -112,9 +116,10 @@ def _reached(model: Model, layer_id: str, through_shapes: bool) -> set[str]:
         seen.add(current)
         op = inference.layers[current].op
         sources = graph.sources[current]
+        floats = floats or any(spec.element_type.kind == "float" for spec in inference.layers[current].outputs)
         if not sources and "value" not in inference.layers[current].params or op is not None and op.state:
             reached.add(current)
         if op is not None and op.shape_only and not through_shapes:
             continue
         stack.extend(source for source, _ in sources)
-    return reached
+    return reached, floats
