@@ -296,24 +296,23 @@ def crosscheck(model: Model | str | os.PathLike | bytes, feeds: Mapping[str, obj
                                  lambda ours, theirs, rule=row.rule: differing(ours, theirs, bound, precision, rule))
                          for row in rows if row.status == DIVERGES][:MAX_ISOLATED]
     if reduce and report.first is not None:
-        report.reduction = _reduce(model, report, trace, output, device=device, precision=precision,
+        report.reduction = _reduce(model, report, trace, output, variables, device=device, precision=precision,
                                    tolerance=tolerance, strict_representations=strict_representations)
     return report
 
 
-def _reduce(model: Model, report: CrosscheckReport, trace, output, **check):
+def _reduce(model: Model, report: CrosscheckReport, trace, output, variables: dict | None, **check):
     from .reduce import reduce_divergence
 
-    if model.variables:
-        raise InputError("--reduce works on models without state (variables): a part would lose the values the"
-                         " model's Assign/ReadValue pairs carry")
+    held = [reader for variable in model.variables if (variables or {}).get(variable.id) is not None
+            for reader in variable.readers]  # (a state advanced before the run: its reads are the part's inputs)
     values = {(record.layer.id, record.position): record.value for record in trace.layers}
     ids = {layer.name: layer_id for layer_id, layer in model.graph.layers.items()}
     group = report.groups[0] if report.groups else None
     named = set(group.upstream + group.layers) if group is not None else set()
     suspects = [layer_id for layer_id in model.graph.order if model.graph.layers[layer_id].name in named
                 and ids.get(model.graph.layers[layer_id].name) == layer_id]
-    return reduce_divergence(model, report, values, output, suspects, crosscheck,
+    return reduce_divergence(model, report, values, output, suspects, crosscheck, held,
                              default_tolerance=DEFAULT_TOLERANCES[check["precision"]], **check)
 
 

@@ -18,6 +18,7 @@ from collections.abc import Callable, Collection, Mapping, Sequence
 
 import numpy as np
 
+from .context import check_prompt, context_length
 from .errors import InputError
 from .model import Model
 from .record import Record
@@ -163,18 +164,23 @@ class GenerationStep(Record):
 def generate(model: Model, prompt: Sequence[int], max_new_tokens: int, *, state: State | None = None,
              on_step: Callable[[GenerationStep], None] | None = None,
              given: Mapping[str, np.ndarray] | None = None, stop: Collection[int] = ()) -> list[GenerationStep]:
-    """Prefill ``prompt``, then decode greedily until ``max_new_tokens`` tokens are chosen or one of ``stop``
-    (an end-of-sequence id) is, on ``state`` (a new one when None); each step is passed to ``on_step`` as soon
-    as it is done. ``given``: the values of other inputs by name, fed unchanged at every step."""
+    """Prefill ``prompt``, then decode greedily until ``max_new_tokens`` tokens are chosen, one of ``stop`` (an
+    end-of-sequence id) is, or the context the model declares is full (:mod:`ir_runner.context`: a prompt longer
+    than it is an InputError), on ``state`` (a new one when None); each step is passed to ``on_step`` as soon as
+    it is done. ``given``: the values of other inputs by name, fed unchanged at every step."""
     if not prompt:
         raise InputError("the prompt has no token", hint="give at least one id: --input-ids 1,2,3")
     given = dict(given or {})
     roles = find_roles(model, given)
     _check_vocabulary(model, roles, prompt)
+    context = context_length(model, roles.input_ids)
+    check_prompt(context, len(prompt))
     state = state if state is not None else model.new_state()
     steps: list[GenerationStep] = []
     tokens, past = list(prompt), 0
     for index in range(max_new_tokens):
+        if context is not None and past + len(tokens) > context.positions:
+            break
         feeds = {**step_feeds(model, roles, tokens, past), **given}
         before = state.values()
         started = time.perf_counter()

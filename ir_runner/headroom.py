@@ -18,8 +18,12 @@ What is emulated (``device``):
 - ``'CPU'`` (the default for bf16; ``Graph::EnforceInferencePrecision``): the operations declared
   ``precision_anchor`` (convolutions, matrix products, recurrent cells, ROIPooling, Interpolate) round their
   inputs, weights included; other layers compute from their inputs as they are (f32 Parameters and constants
-  stay f32) and round their outputs; and the graph's tail, every layer reached from a model output going
-  backwards without passing an anchor, stays in f32.
+  stay f32) and round their outputs; and the layers the plugin keeps in f32 stay in f32. Which those are is
+  learned from OpenVINO's CPU plugin when it can be (``learn``, :mod:`ir_runner.cpu_precisions`: the model
+  compiled with the hint on this machine, each layer's runtime precision; the plugin keeps more in f32 than its
+  tail, a whole fused subgraph before an output for one); otherwise, and for the layers its runtime graph does
+  not name, the emulated rule: the graph's tail, every layer reached from a model output going backwards
+  without passing an anchor. ``report.f32_from`` says which.
 - Layers in ``keep`` stay in f32 (what OpenVINO does with a layer whose rt_info disables the conversion): their
   inputs are used as stored, their outputs are not rounded.
 - Not emulated: OpenVINO's automatic marking of precision-sensitive subgraphs (``MarkSugraphsToKeepInMixedPrecision``:
@@ -59,6 +63,7 @@ import ml_dtypes
 import numpy as np
 
 from . import fpenv
+from .cpu_precisions import CompiledPrecisions, cpu_precisions
 from .divergence import Tolerance
 from .errors import InputError, IRError, LayerRef, UnsupportedError, clip_text, with_layer
 from .model import Model, load
@@ -110,7 +115,8 @@ class LayerPrecision(Record):
     ``min_abs``: the smallest non-zero one; None when there is none), the elements that leave the type's range
     (``overflow``: finite values beyond its maximum, ``underflow``: non-zero values that round to zero,
     ``subnormal``: values that round to a subnormal) and ``headroom_bits`` (log2 of the type's maximum over
-    ``max_abs``), these four only for an f32 output (the hint converts no other type), and the emulated error
+    ``max_abs``), these four only for an output that runs in the lower type (an output kept in f32, or of
+    another type, cannot leave that type's range), and the emulated error
     (``mismatches`` elements beyond the tolerance, the largest absolute error ``max_error`` and the worst element
     ``worst_index`` with the ``reference`` and ``emulated`` values there)."""
 
@@ -172,13 +178,14 @@ class PrecisionFix(Record):
 
 class PrecisionReport(Record):
     """Every float layer output (``layers``, execution order) under ``to`` as ``device`` applies it, the
-    ``first`` diverging one (or None), the model outputs that diverge (``outputs_diverging``, names), and the
-    ``fix`` (None when nothing diverges). ``ok``: no model output diverges."""
+    ``first`` diverging one (or None), the model outputs that diverge (``outputs_diverging``, names), the
+    ``fix`` (None when nothing diverges) and, on the CPU, where the layers it keeps in f32 come from
+    (``f32_from``: learned from OpenVINO's CPU plugin, or emulated and why). ``ok``: no model output diverges."""
 
-    __slots__ = ("to", "device", "tolerance", "headroom", "layers", "first", "outputs_diverging", "fix")
+    __slots__ = ("to", "device", "tolerance", "headroom", "layers", "first", "outputs_diverging", "fix", "f32_from")
 
     def __init__(self, to: str, device: str, tolerance: Tolerance, headroom: float, layers: list[LayerPrecision],
-                 outputs_diverging: list[str], fix: PrecisionFix | None) -> None:
+                 outputs_diverging: list[str], fix: PrecisionFix | None, f32_from: str | None = None) -> None:
         self.to = to
         self.device = device
         self.tolerance = tolerance
@@ -187,6 +194,7 @@ class PrecisionReport(Record):
         self.first = next((row for row in layers if row.diverges), None)
         self.outputs_diverging = outputs_diverging
         self.fix = fix
+        self.f32_from = f32_from
 
     @property
     def ok(self) -> bool:
@@ -204,12 +212,13 @@ class PrecisionReport(Record):
 def precision(model: Model | str | os.PathLike | bytes, feeds: Mapping[str, object] | Sequence | None = None,
               to: str = "f16", *, device: str | None = None, weights=None, tolerance: Tolerance | None = None,
               headroom: float = DEFAULT_HEADROOM, keep: Iterable[str] = (), cast: str | None = None,
-              fix: bool = True) -> PrecisionReport:
+              fix: bool = True, learn: bool = True) -> PrecisionReport:
     """Run ``model`` (a loaded Model, or what :func:`ir_runner.load` takes) on ``feeds`` in f32 and with ``to``
     ('f16' or 'bf16') emulated as ``device`` ('CPU' or 'GPU'; default GPU for f16, CPU for bf16) applies it (see
     the module docstring), and report every float layer output. ``keep``: names of layers already kept in f32.
-    With ``fix`` and a diverging output, search the fixes (each costs emulated runs). Stateful models are not
-    supported."""
+    With ``fix`` and a diverging output, search the fixes (each costs emulated runs). ``learn`` (CPU only): take
+    the layers the CPU plugin keeps in f32 from the model compiled with the hint on this machine when possible,
+    else (or without it) the emulated rule. Stateful models are not supported."""
     if to not in TYPES:
         raise InputError(f"precision {to!r} is not one of {', '.join(TYPES)}")
     device = DEFAULT_DEVICE[to] if device is None else device.upper()
@@ -225,13 +234,18 @@ def precision(model: Model | str | os.PathLike | bytes, feeds: Mapping[str, obje
     arrays = model.bind(feeds, cast=cast)
     reference = {(r.layer.id, r.position): np.asarray(r.value) for r in model.trace(arrays).layers
                  if r.source == "computed"}
-    emulation = Emulation(model, arrays, low, device, bound)
+    compiled, f32_from = None, None
+    if device == "CPU":
+        compiled, f32_from = cpu_precisions(model, to) if learn else (None, "as asked (learn=False, --emulated-tail)")
+        if compiled is None:
+            f32_from = f"emulated (the tail before the outputs), {f32_from}"
+    emulation = Emulation(model, arrays, low, device, bound, compiled)
     kept = emulation.ids_named(keep)
     run = emulation.run(reference, kept, detail=True)
     fixed = None
     if run.diverging and fix:
         fixed = _fixes(emulation, reference, run.rows, kept, headroom)
-    return PrecisionReport(to, device, bound, headroom, run.rows, run.diverging, fixed)
+    return PrecisionReport(to, device, bound, headroom, run.rows, run.diverging, fixed, f32_from)
 
 
 def require_stateless(model: Model) -> None:
@@ -249,7 +263,8 @@ def require_stateless(model: Model) -> None:
 class Emulation:
     """One model's plan run step by step with a lower precision emulated (see the module docstring)."""
 
-    def __init__(self, model: Model, arrays: list[np.ndarray], low: LowType, device: str, tolerance: Tolerance) -> None:
+    def __init__(self, model: Model, arrays: list[np.ndarray], low: LowType, device: str, tolerance: Tolerance,
+                 compiled: CompiledPrecisions | None = None) -> None:
         self.model = model
         self.arrays = arrays
         self.low = low
@@ -260,6 +275,9 @@ class Emulation:
         self.anchors = {step.layer.id for step in self.plan.steps
                         if getattr(layers[step.layer.id].op, "precision_anchor", False)}
         self.tail = self._tail() if device == "CPU" else set()
+        if compiled is not None:  # what the plugin names, as it runs it; the rule for what it does not name
+            self.tail = {step.layer.id for step in self.plan.steps if step.layer.name in compiled.f32
+                         or step.layer.id in self.tail and step.layer.name not in compiled.lowered}
         graph = model.graph
         self.returned: dict[tuple[str, int], list[str]] = {}  # a layer output -> the model outputs it is
         for result in graph.results:
@@ -336,7 +354,7 @@ class Emulation:
                                          else element_type_of(ref.dtype).name)
                     _compare(row, ref, value, self.tolerance)
                     if detail:
-                        _range(row, ref, low)
+                        _range(row, ref, low, lowered)
                         rows.append(row)
                     if row.diverges and first is None:
                         first = row
@@ -388,16 +406,16 @@ def _compare(row: LayerPrecision, ref: np.ndarray, value: np.ndarray, tolerance:
         row.reference, row.emulated = float(wide[index]), float(emulated[index])
 
 
-def _range(row: LayerPrecision, ref: np.ndarray, low: LowType) -> None:
-    """The reference's range, and for an f32 output (the only type the hint converts) against the type's:
-    overflow, underflow to zero, subnormals, headroom."""
+def _range(row: LayerPrecision, ref: np.ndarray, low: LowType, lowered: bool) -> None:
+    """The reference's range, and for an f32 output (the only type the hint converts) of a ``lowered`` layer
+    against the type's: overflow, underflow to zero, subnormals, headroom."""
     magnitude = np.abs(ref[np.isfinite(ref)].astype(np.float64))
     if magnitude.size == 0:
         return
     row.max_abs = float(magnitude.max())
     nonzero = magnitude[magnitude > 0]
     row.min_abs = float(nonzero.min()) if nonzero.size else None
-    if ref.dtype != np.float32:
+    if ref.dtype != np.float32 or not lowered:
         return
     rounded = np.abs(nonzero.astype(np.float32).astype(low.dtype).astype(np.float64))
     row.overflow = int(np.count_nonzero(np.isinf(rounded)))
@@ -511,6 +529,7 @@ def report_data(report: PrecisionReport) -> dict[str, Any]:
         "device": report.device,
         "tolerance": {"atol": report.tolerance.atol, "rtol": report.tolerance.rtol},
         "headroom": report.headroom,
+        "f32_from": report.f32_from,
         "agree": report.ok,
         "outputs_diverging": report.outputs_diverging,
         "first_divergence": None if report.first is None else _ref_data(report.first.layer) | {

@@ -135,11 +135,12 @@ def part_between(graph: Graph, starts: Collection[str], stops: Collection[str]) 
 
 
 def cut_of(model: Model, keep: Collection[str], outputs: Sequence[Slot],
-           values: Mapping[Slot, np.ndarray] | None = None) -> Cut:
+           values: Mapping[Slot, np.ndarray] | None = None, fed: Collection[str] = ()) -> Cut:
     """The :class:`Cut` keeping ``keep`` plus the constants it reads (with their own constant inputs) and the
     readers and writer of every variable one of them reads or writes (a stateful part keeps updating its state), a
     Parameter for every other tensor it reads from outside (of the type and static shape of its array in
-    ``values`` when given, else of the inferred spec), and a Result for each of ``outputs``."""
+    ``values`` when given, else of the inferred spec), and a Result for each of ``outputs``. The outputs of the
+    layers ``fed`` are always read as Parameters, never taken along as constants."""
     graph = model.graph
     constant: dict[str, bool] = {}
     kept = set(keep)
@@ -151,7 +152,7 @@ def cut_of(model: Model, keep: Collection[str], outputs: Sequence[Slot],
             for slot in graph.sources[layer_id]:
                 if slot[0] in kept or slot in inputs:
                     continue
-                if _constant(graph, slot[0], constant):
+                if slot[0] not in fed and _constant(graph, slot[0], constant):
                     kept.add(slot[0])
                     pending.append(slot[0])
                 else:

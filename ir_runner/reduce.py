@@ -9,12 +9,23 @@ diverges is written to the directory: ``model.xml`` + ``model.bin`` (:mod:`ir_ru
 (the values at the cut, keyed by the part's input names) and ``README.md`` with the command that shows the
 divergence. A fault that shows only inside a larger context (a device fusing the layer with later ones) is not
 reduced: the search ends at the model's inputs and says so.
+
+The part never grows forwards: the first divergence is the output of the device's fused group (what the device
+materialises), so the layers fused with it that it needs are before it and come along; only a fault that needs a
+consumer the device did not fuse with it (a layer computed otherwise because of what reads it) is missed.
+
+A stateful model (variables) reduces as :func:`ir_runner.extract` cuts one: a part that reads or writes a
+variable keeps all its readers and its writer, and runs one step from the variables' initial values, as the
+model's crosscheck did from a new state; the README says which variables it keeps. A variable that held a value
+before the checked run (a state advanced by earlier runs) cannot be set by the part's command, so its readers are
+cut instead: their values (the state's) are inputs of the part. A first divergence at such a reader (the device
+reads back other values than it was given) is not reduced, and the reason says so.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -62,21 +73,29 @@ MAX_SINGLES = 24  # layers of a diverging group (and what it reads unseen) tried
 
 
 def reduce_divergence(model: Model, report, values: Mapping[Slot, np.ndarray], directory: str | os.PathLike,
-                      suspects: Sequence[str], crosscheck: Callable, **check) -> Reduction:
+                      suspects: Sequence[str], crosscheck: Callable, held: Collection[str] = (), **check
+                      ) -> Reduction:
     """Search the smallest part of ``model`` that still diverges on the device when fed ``values`` (ir-run's, by
     (layer id, output position)): each of ``suspects`` (layer ids, in execution order: the layers of the
     diverging fused group and those it reads that the device did not show) alone first, then the part ending at
-    ``report``'s first divergence, grown backwards. ``crosscheck`` is :func:`ir_runner.crosscheck`, and
+    ``report``'s first divergence, grown backwards. ``held``: the layers reading a variable that held a value
+    before the run, cut as inputs (see the module docstring). ``crosscheck`` is :func:`ir_runner.crosscheck`, and
     ``check`` what each part's crosscheck is given (device, precision, tolerance, strict_representations)."""
     graph = model.graph
     first = report.first
     target = first.layer.id
-    fed = {layer.id for layer in graph.parameters}
+    if target in held:
+        return Reduction(None, [], None, None, 0,
+                         f"the first divergence, {first.layer}, reads a variable that held a value before the run:"
+                         " the device reads back other values than the state it was given, and a part's command"
+                         " starts from the variables' initial values, so no part shows it (crosscheck the model"
+                         " from a new state to reduce what its first step computes)")
+    fed = {layer.id for layer in graph.parameters} | set(held)
     probes = 0
 
     def attempt(keep: set[str], outputs: list[Slot]):
         nonlocal probes
-        cut = cut_of(model, keep, outputs, values)
+        cut = cut_of(model, keep, outputs, values, fed)
         xml, weights = sub_ir(model, cut)
         part = load(xml, weights)
         probes += 1
@@ -84,7 +103,8 @@ def reduce_divergence(model: Model, report, values: Mapping[Slot, np.ndarray], d
         return cut, xml, weights, part, crosscheck(part, [np.asarray(values[slot]) for slot in cut.inputs],
                                                    **options)
 
-    computing = [layer_id for layer_id in suspects if layer_id != target and graph.sources[layer_id]]
+    computing = [layer_id for layer_id in suspects if layer_id != target and graph.sources[layer_id]
+                 and layer_id not in fed]
     for suspect in computing[:MAX_SINGLES]:  # (a constant alone is its bytes: a fault shows in what reads it)
         outputs = [(suspect, position) for position in range(len(graph.layers[suspect].outputs))
                    if (suspect, position) in values]
@@ -130,6 +150,15 @@ def _write(directory: Path, model: Model, part: Model, cut, xml: bytes, weights:
              f" ({len(part.graph.layers)} layers with its constants, inputs and output), reduced by"
              f" `ir-run crosscheck --reduce` in {probes} step(s); `inputs.npz` holds the reference's values of"
              " the tensors where it was cut from the model."]
+    kept = [variable.id for variable in model.variables if set(variable.readers) & cut.keep]
+    if kept:
+        lines += ["", f"It keeps the variable(s) {', '.join(repr(name) for name in kept)} with their readers and"
+                      " writer, and runs one step from their initial values, as the model's crosscheck did."]
+    read = [variable.id for variable in model.variables
+            if any((reader, 0) in cut.inputs for reader in variable.readers)]
+    if read:
+        lines += ["", f"The value(s) read from the variable(s) {', '.join(repr(name) for name in read)} are inputs of"
+                      " the part (`inputs.npz`): what the model's run read from its state."]
     directory.mkdir(parents=True, exist_ok=True)
     for name, content in (("model.xml", xml), ("model.bin", weights),
                           ("README.md", ("\n".join(lines) + "\n").encode("utf-8"))):

@@ -183,3 +183,106 @@ def test_an_input_of_the_part_may_have_any_name(tmp_path):
         assert saved["file"].tolist() == [10, 20, 30, 40, 50, 60]
     assert sorted(path.name for path in (tmp_path / "repro").iterdir()) == ["README.md", "inputs.npz", "model.bin",
                                                                            "model.xml"]
+
+
+# -- stateful models ------------------------------------------------------------------------------------------
+
+def _stateful_gather(constant_init: bool = False):
+    """A variable initialised from x (through 3 layers; or a Const of x's values) read by a Gather of negative
+    indices (0 on CPU), and written back as state + x: the divergence reads the variable."""
+    from tests.helpers.crosscheck_models import _chain
+    from tests.helpers.irbuild import IRBuilder
+
+    b = IRBuilder("stateful_gather")
+    x, idx = b.parameter("x", "f32", "6"), b.parameter("idx", "i32", "4")
+    init = b.const("init", np.arange(10, 70, 10, dtype=np.float32)) if constant_init else _chain(b, x, 6, 3, "head")
+    state = b.layer("ReadValue", "opset6", [init], name="state",
+                    attrs={"variable_id": "v", "variable_type": "f32", "variable_shape": "6"})
+    pick = b.layer("Gather", "opset7", [state, idx, b.const("axis", np.array(0, np.int64))],
+                   attrs={"batch_dims": 0}, out_specs=[("FP32", [4])], name="pick")
+    total = b.layer("Add", "opset1", [state, x], attrs={"auto_broadcast": "numpy"}, name="total")
+    b.layer("Assign", "opset6", [total], attrs={"variable_id": "v"}, name="store")
+    b.result(_chain(b, pick, 4, 3, "tail"), "out")
+    return b, {"x": np.arange(10, 70, 10, dtype=np.float32), "idx": np.array([-1, 0, -2, 2], np.int32)}
+
+
+def _stateful_denormals():
+    """A variable initialised from a Const of denormals (flushed to +0.0 by the CPU plugin): the first divergence
+    is the variable's read itself, whose part must keep its reader, its init and its writer."""
+    from tests.helpers.irbuild import IRBuilder
+
+    b = IRBuilder("stateful_denormals")
+    cond, x = b.parameter("cond", "boolean", "4"), b.parameter("x", "f32", "4")
+    state = b.layer("ReadValue", "opset6", [b.const("weights", np.array([1e-40, -0.0, 1.0, -1e-40], np.float32))],
+                    name="state", attrs={"variable_id": "v", "variable_type": "f32", "variable_shape": "4"})
+    choose = b.layer("Select", "opset1", [cond, state, x], attrs={"auto_broadcast": "numpy"},
+                     out_specs=[("FP32", [4])], name="choose")
+    b.layer("Assign", "opset6", [choose], attrs={"variable_id": "v"}, name="store")
+    b.result(b.convert(choose, "f64", name="widen"), "out")
+    return b, {"cond": np.ones(4, bool), "x": np.zeros(4, np.float32)}
+
+
+def test_a_stateful_model_reduces_with_the_value_read_from_its_variable_as_an_input(tmp_path):
+    builder, feeds = _stateful_gather()
+    model = ir_runner.load(*builder.build())
+    reduction = ir_runner.crosscheck(model, feeds, reduce=True, output=tmp_path / "repro").reduction
+    assert reduction.layers == ["axis", "pick"]
+    part = ir_runner.load(tmp_path / "repro" / "model.xml")
+    assert not part.variables and [info.layer_name for info in part.inputs] == ["idx", "state"]
+    read = next(row.value for row in model.trace(feeds).layers if row.layer.name == "state")
+    with np.load(tmp_path / "repro" / "inputs.npz") as saved:
+        assert saved["state"].tolist() == read.tolist() == [10, 20, 30, 40, 50, 60]
+        again = ir_runner.crosscheck(part, dict(saved))
+    assert again.first_divergence.name == "pick"
+    assert "read from the variable(s) 'v' are inputs of the part" in (tmp_path / "repro" / "README.md").read_text()
+
+
+def test_a_part_that_reads_a_variable_keeps_its_init_and_writer_and_starts_from_its_initial_value(tmp_path):
+    builder, feeds = _stateful_denormals()
+    report = ir_runner.crosscheck(ir_runner.load(*builder.build()), feeds, reduce=True, output=tmp_path)
+    assert report.first_divergence.name == "state"
+    assert report.reduction.layers == ["weights", "state", "store"] and report.reduction.probes == 1
+    types = sorted(op.get_type_name() for op in ov.Core().read_model(str(tmp_path / "model.xml")).get_ordered_ops())
+    assert types == ["Assign", "Constant", "Parameter", "ReadValue", "Result"]
+    ov.Core().compile_model(str(tmp_path / "model.xml"), "CPU")  # (OpenVINO refuses a ReadValue without its Assign)
+    part = ir_runner.load(tmp_path / "model.xml")
+    assert [variable.id for variable in part.variables] == ["v"]
+    again = ir_runner.crosscheck(part, dict(np.load(tmp_path / "inputs.npz")))
+    assert again.first_divergence.name == "state"
+    assert "keeps the variable(s) 'v' with their readers and writer" in (tmp_path / "README.md").read_text()
+
+
+def test_a_state_advanced_before_the_run_is_cut_at_its_reads_or_named_as_the_reason(tmp_path):
+    """A part's command starts from the variables' initial values: a variable set before the run is an input of the
+    part (its value as the run read it); a divergence at its read itself is not reduced, and the reason says so."""
+    builder, feeds = _stateful_gather(constant_init=True)
+    model = ir_runner.load(*builder.build())
+    fresh = ir_runner.crosscheck(model, feeds, reduce=True, output=tmp_path / "fresh").reduction
+    assert sorted(fresh.layers) == ["axis", "init", "pick", "state", "store"]  # (the read is computed from constants)
+    state = model.new_state()
+    model.run(feeds, state=state)  # v = init + x = 2 * x
+    reduction = ir_runner.crosscheck(model, feeds, state=state, reduce=True, output=tmp_path / "gather").reduction
+    assert reduction.layers == ["axis", "pick"]
+    assert not ir_runner.load(tmp_path / "gather" / "model.xml").variables
+    with np.load(tmp_path / "gather" / "inputs.npz") as saved:
+        assert saved["state"].tolist() == [20, 40, 60, 80, 100, 120]
+    builder, feeds = _stateful_denormals()
+    model = ir_runner.load(*builder.build())
+    state = model.new_state()
+    model.run(feeds, state=state)
+    report = ir_runner.crosscheck(model, feeds, state=state, reduce=True, output=tmp_path / "denormals")
+    assert report.first_divergence.name == "state" and report.reduction.directory is None
+    assert report.reduction.reason.startswith("the first divergence, layer 'state' (ReadValue-6, id")
+    assert "held a value before the run" in report.reduction.reason and not (tmp_path / "denormals").exists()
+
+
+def test_cli_reduce_of_a_stateful_model_writes_a_part_its_command_shows_diverging(tmp_path):
+    builder, feeds = _stateful_denormals()
+    path = builder.write(tmp_path)
+    np.savez(tmp_path / "inputs.npz", **feeds)
+    repro = tmp_path / "repro"
+    result = invoke("crosscheck", path, "--input", tmp_path / "inputs.npz", "--reduce", "-o", repro)
+    assert result.exit_code == 1, result.output
+    assert f"reduced: {repro}/model.xml, 3 layer(s) of the model (weights, state, store) still diverge" in result.stdout
+    shown = invoke("crosscheck", repro / "model.xml", "--input", repro / "inputs.npz")
+    assert shown.exit_code == 1 and "first divergence: layer 'state' (ReadValue-6" in shown.stdout

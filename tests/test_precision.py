@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import ir_runner
-from ir_runner.headroom import DEFAULT_HEADROOM, default_tolerance
+from ir_runner.headroom import DEFAULT_HEADROOM, default_tolerance, report_data
 from tests.helpers import cpu_features
 from tests.helpers.irbuild import IRBuilder
 from tests.helpers.precision_models import (
@@ -24,9 +24,10 @@ from tests.helpers.precision_models import (
 
 
 def _report(make, to, **kw):
+    """The report of ``make``'s model, the CPU's f32 layers emulated (the rule, not this machine's plugin)."""
     xml, weights, feeds = make()
     model = ir_runner.load(xml, weights)
-    return model, feeds, ir_runner.precision(model, feeds, to, **kw)
+    return model, feeds, ir_runner.precision(model, feeds, to, **{"learn": False, **kw})
 
 
 def _row(report, name):
@@ -75,7 +76,7 @@ def test_bf16_cancellation_in_a_hand_written_variance_and_the_layers_that_feed_i
     assert _row(report, CANCEL_LAYER).status == "ok" and report.first.layer.name == "variance"
     names = [ref.name for ref in report.fix.keep]
     assert CANCEL_LAYER in names and "mean_squared" in names and report.fix.keep_fixes
-    assert ir_runner.precision(model, feeds, "bf16", keep=names, fix=False).ok
+    assert ir_runner.precision(model, feeds, "bf16", keep=names, fix=False, learn=False).ok
 
 
 def test_the_cpu_plugin_keeps_the_graph_tail_in_f32_and_the_gpu_converts_everything():
@@ -178,7 +179,7 @@ def test_healthy_real_networks_raise_no_false_alarm(name):
     with np.load(MODELS / "real" / name / "inputs.npz") as data:
         feeds = dict(data)
     for to in ("f16", "bf16"):
-        report = ir_runner.precision(MODELS / "real" / name / "model.xml", feeds, to, fix=False)
+        report = ir_runner.precision(MODELS / "real" / name / "model.xml", feeds, to, fix=False, learn=False)
         assert report.ok and report.first is None and not any(row.overflow for row in report.layers), (name, to)
 
 
@@ -231,3 +232,65 @@ def test_no_scale_is_offered_to_the_cpu_plugin_which_has_no_such_property():
     _, _, report = _report(overflow_model, "f16", device="CPU")
     assert report.first.layer.name == OVERFLOW_LAYER and report.first.status == "overflow" and not report.ok
     assert report.fix.scale is None and report.fix.keep_fixes
+
+
+def _tail_overflow():
+    """x -> MatMul 'project' -> Multiply by 4e4 'amplify' (~1e5, beyond f16) -> Relu -> out: 'amplify' is in the
+    CPU plugin's tail (no matrix product after it), which it keeps in f32."""
+    from tests.helpers.precision_models import _binary, _matmul
+
+    rng = np.random.default_rng(27)
+    b = IRBuilder("tail_overflow")
+    first = _matmul(b, "project", b.parameter("x", "f32", "4,32"), rng.uniform(-1, 1, (32, 64)), 4)
+    hot = _binary(b, "Multiply", "amplify", first, b.const("gain", np.array([[4e4]], np.float32)), [4, 64])
+    b.result(b.layer("Relu", "opset1", [hot], out_specs=[("FP32", [4, 64])], name="relu"), "out")
+    xml, weights = b.build()
+    return xml, weights, {"x": rng.uniform(-1, 1, (4, 32)).astype(np.float32)}
+
+
+def test_a_layer_kept_in_f32_is_never_flagged_as_leaving_the_lower_types_range():
+    """'amplify' reaches 1e5: on the GPU (all lowered) it overflows f16; the CPU keeps it in f32, where it was
+    reported 'overflow' all the same (and counted) though nothing overflows; so was a layer given in ``keep``."""
+    model, feeds, cpu = _report(_tail_overflow, "f16", device="CPU")
+    row = _row(cpu, "amplify")
+    assert row.runs == "f32" and row.status == "ok" and row.max_abs > 65504
+    assert (row.overflow, row.underflow, row.subnormal, row.headroom_bits) == (0, 0, 0, None)
+    assert cpu.ok and cpu.first is None and report_data(cpu)["counts"]["overflow"] == 0
+    gpu = ir_runner.precision(model, feeds, "f16", fix=False)
+    assert _row(gpu, "amplify").status == "overflow" and _row(gpu, "amplify").headroom_bits < 0
+    kept = _row(ir_runner.precision(model, feeds, "f16", keep=["amplify"], fix=False), "amplify")
+    assert kept.runs == "f32" and kept.status == "ok" and kept.overflow == 0
+
+
+def test_the_layers_the_cpu_runs_in_f32_are_learned_from_the_compiled_model_or_emulated_saying_why():
+    from ir_runner.cpu_precisions import cpu_precisions
+
+    xml, weights, feeds = overflow_model()
+    model = ir_runner.load(xml, weights)
+    rule = ir_runner.precision(model, feeds, "bf16", fix=False, learn=False)
+    assert rule.f32_from == "emulated (the tail before the outputs), as asked (learn=False, --emulated-tail)"
+    assert ir_runner.precision(model, feeds, "bf16", device="GPU", fix=False).f32_from is None
+    for to in ("f16", "bf16"):  # (what this machine's plugin applies decides which)
+        compiled, note = cpu_precisions(model, to)
+        report = ir_runner.precision(model, feeds, to, device="CPU", fix=False)
+        if compiled is None:
+            assert report.f32_from == f"emulated (the tail before the outputs), {note}"
+            continue
+        assert report.f32_from == note and note.startswith("learned from OpenVINO")
+        by_rule = {row.layer.name: row.runs for row in ir_runner.precision(model, feeds, to, device="CPU",
+                                                                            fix=False, learn=False).layers}
+        for row in report.layers:
+            name = row.layer.name
+            assert row.runs == ("f32" if name in compiled.f32 else to if name in compiled.lowered else by_rule[name])
+
+
+def test_the_bf16_cpu_plugin_keeps_a_fused_subgraph_in_f32_matrix_product_included():
+    """OpenVINO 2026.4's CPU plugin fuses amplify -> reduce -> relu into one f32 Subgraph under bf16 (its runtime
+    graph names amplify and relu: the MatMul between them is found as a layer on a path inside the node); the
+    emulated rule lowered amplify and reduce."""
+    cpu_features.require("bf16")
+    xml, weights, feeds = overflow_model()
+    report = ir_runner.precision(ir_runner.load(xml, weights), feeds, "bf16", fix=False)
+    assert report.f32_from.startswith("learned from OpenVINO")
+    assert {row.layer.name: row.runs for row in report.layers} == {"project": "bf16", OVERFLOW_LAYER: "f32",
+                                                                   "reduce": "f32", "relu": "f32"}

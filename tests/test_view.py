@@ -336,7 +336,8 @@ def _precision_overlays(tmp_path: Path, make, to: str) -> tuple[list, dict[str, 
     xml, weights, feeds = make()
     (tmp_path / "m.xml").write_bytes(xml)
     (tmp_path / "m.bin").write_bytes(weights)
-    result = report_data(ir_runner.precision(ir_runner.load(str(tmp_path / "m.xml")), feeds, to, fix=False))
+    result = report_data(ir_runner.precision(ir_runner.load(str(tmp_path / "m.xml")), feeds, to, fix=False,
+                                              learn=False))
     graphs = model_graphs(analyse(str(tmp_path / "m.xml")))
     names = {n["id"]: attrs(n["attrs"])["layer name"] for n in graphs["graphs"][0]["nodes"]}
     return precision_overlays(result, graphs), names

@@ -24,6 +24,9 @@ from .view import pop_view, view_options
 @click.option("--headroom", type=click.FloatRange(min=1), default=8.0, show_default=True,
               help="The scale fix brings the largest activation below the type's maximum divided by this.")
 @click.option("--keep", multiple=True, metavar="LAYER", help="A layer already kept in f32 (repeatable).")
+@click.option("--emulated-tail", is_flag=True, help="With --device CPU: the emulated rule of which layers the CPU"
+              " plugin keeps in f32, even where OpenVINO's CPU plugin on this machine could tell (by default it is"
+              " asked: the model compiled with the hint).")
 @click.option("--no-fix", is_flag=True, help="Report only; do not search the fixes (each costs emulated runs).")
 @click.option("--compression", is_flag=True, help="Rank the layers with compressed weights (int8/int4/nf4"
               " decompression subgraphs) by the error their compression causes, instead.")
@@ -55,7 +58,7 @@ def precision(**kw: Any) -> None:
 
 
 HEADROOM_ONLY = {"to": "--to", "device": "--device", "atol": "--atol", "rtol": "--rtol", "headroom": "--headroom",
-                 "keep": "--keep", "no_fix": "--no-fix", "show": "--view"}
+                 "keep": "--keep", "no_fix": "--no-fix", "show": "--view", "emulated_tail": "--emulated-tail"}
 COMPRESSION_ONLY = {"reference": "--reference", "top": "--top"}
 
 

@@ -7,6 +7,7 @@ from typing import Any
 
 import numpy as np
 
+from ..context import context_length
 from ..errors import InputError, ModelFileNotFoundError
 from ..generation import GenerationStep, find_roles, generate, state_from
 from ..record import Record
@@ -79,6 +80,10 @@ def generate_command(options: GenerateOptions) -> None:
     model = load_model(xml, options.weights, options.strict, options.memory_limit)
     given = _given(options.inputs)
     roles = find_roles(model, given)
+    context = context_length(model, roles.input_ids)
+    if context is None:
+        info(f"the model declares no context length (no config.json beside it naming max_position_embeddings, no"
+             f" position table in the graph): the prompt's {len(prompt_ids)} tokens are not checked against one")
     if options.ref:
         from ..device import DeviceRequest
 
@@ -103,7 +108,10 @@ def generate_command(options: GenerateOptions) -> None:
                                          "position_ids": roles.position_ids, "cache_position": roles.cache_position,
                                          "beam_idx": roles.beam_idx, **{name: "given" for name in given}},
                               "logits": roles.logits, "prompt": prompt_ids,
-                              "generated": [step.token for step in steps], "steps": rows}
+                              "generated": [step.token for step in steps], "steps": rows,
+                              "context": None if context is None else {
+                                  "positions": context.positions, "source": context.source,
+                                  "full": len(steps) < options.max_new_tokens and steps[-1].token not in stop}}
     if codec is not None:
         result["text"] = {"prompt": options.prompt, "eos_token_id": codec.eos_token_id,
                           "generated": codec.decode([t for t in result["generated"] if t not in stop])}
@@ -194,6 +202,9 @@ def render_generate(result: dict[str, Any]) -> str:
         rows.append(tuple(cells))
     parts.append(table(rows))
     parts.append(f"generated: {_ids(result['generated'])}")
+    context = result["context"]
+    if context is not None and context["full"]:
+        parts.append(f"stopped: the context is full ({context['positions']} positions: {context['source']})")
     text = result.get("text")
     if text is not None:
         parts.append(f"prompt: {text['prompt']!r}")

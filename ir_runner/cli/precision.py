@@ -19,13 +19,14 @@ class PrecisionOptions(Record):
     """What ``precision`` was asked to do, as given on the command line."""
 
     __slots__ = ("model", "weights", "strict", "memory_limit", "inputs", "to", "device", "atol", "rtol", "headroom",
-                 "keep", "no_fix", "compression", "reference", "top", "show_all")
+                 "keep", "no_fix", "compression", "reference", "top", "show_all", "emulated_tail")
 
     def __init__(self, model: str, weights: str | None = None, strict: bool = False, memory_limit: int | None = None,
                  inputs: InputOptions | None = None, to: str = "f16", device: str | None = None,
                  atol: float | None = None, rtol: float | None = None, headroom: float = 8.0,
                  keep: tuple[str, ...] = (), no_fix: bool = False, compression: bool = False,
-                 reference: str | None = None, top: int = 3, show_all: bool = False) -> None:
+                 reference: str | None = None, top: int = 3, show_all: bool = False,
+                 emulated_tail: bool = False) -> None:
         self.model = model
         self.weights = weights
         self.strict = strict
@@ -42,6 +43,7 @@ class PrecisionOptions(Record):
         self.reference = reference
         self.top = top
         self.show_all = show_all
+        self.emulated_tail = emulated_tail
 
 
 def precision_command(options: PrecisionOptions, view: ViewOptions | None = None) -> None:
@@ -89,7 +91,8 @@ def precision_result(options: PrecisionOptions) -> dict[str, Any]:
     tolerance = Tolerance(default.atol if options.atol is None else options.atol,
                           default.rtol if options.rtol is None else options.rtol, None)
     report = precision(bound.model, bound.arrays, options.to, device=options.device, tolerance=tolerance,
-                       headroom=options.headroom, keep=options.keep, fix=not options.no_fix)
+                       headroom=options.headroom, keep=options.keep, fix=not options.no_fix,
+                       learn=not options.emulated_tail)
     result["precision"] = report_data(report)
     if not report.ok:
         result["exit_code"] = EXIT_COMPARISON
@@ -104,6 +107,9 @@ def render_precision(result: dict[str, Any], show_all: bool = False) -> str:
              f" (tolerance atol {tol['atol']:g}, rtol {tol['rtol']:g})",
              f"{len(report['layers'])} float layer outputs: {counts['overflow']} overflow, {counts['underflow']}"
              f" underflow, {counts['diverges']} diverge otherwise, {counts['ok']} ok"]
+    if report["f32_from"] is not None:
+        parts.insert(2, f"layers the CPU plugin keeps in f32 (runs f32, never flagged as overflowing):"
+                        f" {report['f32_from']}")
     shown = [row for row in report["layers"] if show_all or row["status"] != "ok" or row["subnormal"]]
     if shown:
         rows = [("status", "layer", "runs", "shape", "max |f32|", "min |f32|", "headroom", "overflow", "underflow",

@@ -116,3 +116,62 @@ def test_a_seq2seq_decoder_gets_cache_position_and_a_given_encoder_output(tmp_pa
     missing = invoke("generate", xml, "--input-ids", "1")
     assert missing.exit_code == 4 and "does not know what to feed the input 'encoder_hidden_states'" in missing.stderr
     assert "--input encoder_hidden_states=FILE.npy" in missing.stderr
+
+
+def test_a_prompt_longer_than_the_position_table_is_refused_naming_both_lengths(folder):
+    """The decoder's learned positions are a 64-row table gathered by position_ids: a 65th position reads zeros
+    (a run with no meaning, which went on silently)."""
+    table = "the position table read by layer"
+    result = invoke("generate", folder, "--input-ids", ",".join(["3"] * 65))
+    assert result.exit_code == 4, result.output
+    assert "the prompt has 65 tokens, more than the 64 positions the model takes" in result.stderr
+    assert table in result.stderr and "has 64 rows" in result.stderr and "hint: give a prompt of at most 64" \
+        in result.stderr
+    data = as_json(invoke("generate", folder, "--input-ids", ",".join(["3"] * 64), "--json", "-q"))
+    assert len(data["generated"]) == 1 and data["context"]["positions"] == 64 and data["context"]["full"]
+    # 60 positions taken by the prompt: the prefill and 4 steps fill the 64, then generation stops
+    result = invoke("generate", folder, "--input-ids", ",".join(["3"] * 60), "--max-new-tokens", 10)
+    assert result.exit_code == 0 and len(re.findall(r"^generated: ([\d,]+)$", result.stdout, re.M)[0].split(",")) == 5
+    assert f"stopped: the context is full (64 positions: {table}" in result.stdout
+    data = as_json(invoke("generate", folder, "--input-ids", ",".join(["3"] * 60), "--max-new-tokens", 5, "--json"))
+    assert len(data["generated"]) == 5 and not data["context"]["full"]
+
+
+def test_config_json_beside_the_model_declares_its_context_the_smaller_length_wins(folder):
+    import json
+
+    (folder / "config.json").write_text(json.dumps({"model_type": "llama", "max_position_embeddings": 32}))
+    result = invoke("generate", folder, "--input-ids", ",".join(["3"] * 33))
+    assert result.exit_code == 4
+    assert f"the prompt has 33 tokens, more than the 32 positions the model takes (max_position_embeddings in" \
+           f" '{folder / 'config.json'}')" in result.stderr
+    (folder / "config.json").write_text(json.dumps({"n_positions": 100}))  # (GPT-2's name; the table has 64)
+    with pytest.raises(InputError, match="65 tokens, more than the 64 positions.*position table"):
+        generate(ir_runner.load(str(folder / "openvino_model.xml")), [3] * 65, 1)
+
+
+def test_a_seq2seq_decoders_positions_are_checked_through_cache_position(tmp_path):
+    from ir_runner.context import context_length
+
+    model = ir_runner.load(str(decoder(tmp_path / "decoder.xml", seq2seq=True)))
+    assert context_length(model, "input_ids").positions == 64
+    encoded = {"encoder_hidden_states": np.zeros((1, 3, 8), np.float32)}
+    with pytest.raises(InputError, match="the prompt has 70 tokens, more than the 64 positions"):
+        generate(model, [1] * 70, 1, given=encoded)
+
+
+def test_a_model_that_declares_no_context_length_is_run_with_a_note(tmp_path):
+    """Rotary positions computed from position_ids (the corpus's Llama) need no table: without a config.json
+    nothing says how long the context is, and the note says the prompt was not checked."""
+    from pathlib import Path
+
+    from ir_runner.context import context_length
+
+    llama = Path(__file__).parents[1] / "data" / "llm" / "llama-default" / "openvino_model.xml"
+    assert context_length(ir_runner.load(str(llama)), "input_ids") is None
+    result = invoke("generate", llama, "--input-ids", "1,2,3", "--max-new-tokens", 1)
+    assert result.exit_code == 0
+    assert "the model declares no context length" in result.stderr and "prompt's 3 tokens are not checked" \
+        in result.stderr
+    assert "declares no context length" not in invoke("generate", llama, "--input-ids", "1", "--max-new-tokens", 1,
+                                                      "-q").stderr

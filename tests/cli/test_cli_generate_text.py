@@ -120,3 +120,12 @@ def test_a_token_outside_the_models_vocabulary_is_refused(folder):
     result = invoke("generate", folder, "--input-ids", "3,256", "--max-new-tokens", 2)
     assert result.exit_code == 4 and "the prompt's token 1 is id 256, outside" in result.output
     assert invoke("generate", folder, "--input-ids", "3,255", "--max-new-tokens", 1).exit_code == 0
+
+
+def test_a_prompt_of_more_tokens_than_the_models_context_is_refused_with_its_token_count(folder):
+    (folder / "config.json").write_text('{"max_position_embeddings": 8}')
+    count = len(load_codec(folder).encode(PROMPT))
+    assert count > 8
+    result = invoke("generate", folder, "--prompt", PROMPT)
+    assert result.exit_code == 4 and f"the prompt has {count} tokens, more than the 8 positions the model takes" \
+        f" (max_position_embeddings in '{folder / 'config.json'}')" in result.stderr

@@ -38,9 +38,11 @@ def test_an_overflow_exits_1_naming_the_layer_and_both_fixes():
 
 def test_a_healthy_run_exits_0_and_no_fix_reports_only():
     xml, feeds = _model("underflow")
-    result = invoke("precision", xml, "-i", feeds, "--to", "bf16")
+    result = invoke("precision", xml, "-i", feeds, "--to", "bf16", "--emulated-tail")
     assert result.exit_code == 0, result.output
     assert "ok: no layer output diverges in bf16" in result.stdout
+    assert "layers the CPU plugin keeps in f32 (runs f32, never flagged as overflowing): emulated (the tail before" \
+           " the outputs), as asked (learn=False, --emulated-tail)" in result.stdout
     result = invoke("precision", xml, "-i", feeds, "--no-fix", "--all")
     assert result.exit_code == 1 and "fix:" not in result.stdout
     assert "  ok         mean (ReduceMean-1, id 2)" in result.stdout  # --all lists the layers without a problem too
@@ -53,7 +55,7 @@ def test_json_schema_of_the_emulation():
     assert data["command"] == "precision" and data["exit_code"] == 1 and data["ok"] is False
     report = data["precision"]
     assert set(report) == {"to", "device", "tolerance", "headroom", "agree", "outputs_diverging", "first_divergence",
-                           "counts", "layers", "fix"}
+                           "counts", "layers", "fix", "f32_from"}
     assert (report["to"], report["device"], report["agree"], report["outputs_diverging"]) == ("f16", "GPU", False,
                                                                                               ["out"])
     assert report["tolerance"] == {"atol": 0.0, "rtol": 2 ** -7} and report["headroom"] == 8.0
