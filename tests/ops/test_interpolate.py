@@ -205,6 +205,18 @@ def test_integer_types_exactly(et, dtype, tmp_path):
     check_run(path, {"x": _feed(np.random.default_rng(5), [1, 2, 5, 7], dtype)})
 
 
+def test_linear_integer_rounding_is_std_round_above_2_pow_23(tmp_path):
+    """``linear`` rounds an integer result with ``std::round`` in f32 (``std::round(summa / wsum)``): an odd value
+    above 2**23 stays (adding 0.5 first rounded it to the even one above). No reference evaluate for i32: an
+    axis kept at its size weighs only its own element (weight 1, the others' triangle taps 0), so the reference
+    returns the data itself."""
+    x = _x([1, 1, 2, 3], ov.Type.i32)
+    path = write_ir(opset11.interpolate(x, _c([2, 3]), "linear", "sizes", axes=_c([2, 3])), [x], tmp_path)
+    data = np.array([[[[2**23 + 1, -(2**23 + 3), 5], [7, 2**24 - 1, -(2**24 - 3)]]]], np.int32)
+    (out,) = ir_runner.load(str(path)).run({"x": data}).values()
+    assert np.array_equal(out, data), out
+
+
 def test_f16(tmp_path):
     x = _x([1, 2, 5, 7], ov.Type.f16)
     nodes = [opset11.interpolate(x, _c([8, 4]), m, "sizes", axes=_c([2, 3])) for m in WEIGHTED + ["bicubic_pillow"]]

@@ -98,13 +98,6 @@ def roi_batch(params, inputs, outputs, axes):
             " chunks apart from the boxes; only rois and batch_indices may be batched (axis 0), with data whole")
 
 
-def std_round(x: np.ndarray) -> np.ndarray:
-    """``std::round``: halves away from zero, in the type of ``x``."""
-    whole = np.trunc(x)
-    with np.errstate(invalid="ignore"):
-        return np.where(np.abs(x - whole) >= 0.5, whole + np.sign(x), whole).astype(x.dtype)
-
-
 def memo(kernel):
     """``kernel`` remembering its last result: the plan made per value runs it once in inference (for the output
     length) and once more as the layer's kernel, on the same inputs. Returns copies (the caller owns them)."""

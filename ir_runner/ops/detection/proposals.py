@@ -38,6 +38,7 @@ import numpy as np
 from ...errors import InputError, ModelFormatError
 from ...types import DYNAMIC_DIM, Dim, PartialShape, TensorSpec, element_type, merge_dims
 from ..api import LATEST_OPSET, Attr, OpContext, OpDef
+from ..toolkit.rounding import round_half_away
 from ..toolkit.stl_order import adjust_heap, heap_select
 from ._common import max0, memo
 
@@ -112,21 +113,16 @@ def _anchors(p: dict) -> np.ndarray:
         ratio = f(ratio)
         w = np.sqrt(area / ratio, dtype=np.float32)
         if not tensorflow:
-            w = _roundf(w)
+            w = np.float32(round_half_away(w))
         h = f(w * ratio)
         if not tensorflow:
-            h = _roundf(h)
+            h = np.float32(round_half_away(h))
         for scale in p["scales"]:
             sw = f(0.5) * f(f(w * f(scale)) - offset)
             sh = f(0.5) * f(f(h * f(scale)) - offset)
             box = [center - sw, center - sh, center + sw, center + sh]
             out.append([f(v - half) if tensorflow else f(v) for v in box])
     return np.array(out, np.float32).T.reshape(4, -1)
-
-
-def _roundf(x: np.float32) -> np.float32:
-    """``std::roundf``: halves away from zero."""
-    return np.float32(np.sign(x) * np.floor(np.abs(x) + np.float32(0.5))) if abs(x) < 2**23 else x
 
 
 def _clip(x: np.ndarray, high: np.float32) -> np.ndarray:

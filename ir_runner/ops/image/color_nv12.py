@@ -19,6 +19,7 @@ from ...types import DYNAMIC, DYNAMIC_DIM, Dim, PartialShape, TensorSpec
 from ..api import NEWEST_OPSET, Attr, OpContext, OpDef
 from ..toolkit.dims import dim_div
 from ..toolkit.numeric import Arith
+from ..toolkit.rounding import round_half_away
 
 F32 = np.float32
 Y_ROW = (F32(0.257), F32(0.504), F32(0.098), F32(16))
@@ -53,12 +54,6 @@ def _infer(ctx: OpContext):
             TensorSpec(et, PartialShape((n, dim_div(h, 2), dim_div(w, 2), Dim(2, 2))))], {"single": False}
 
 
-def _round_away(x: np.ndarray) -> np.ndarray:
-    """``std::round`` on f32 values: halves away from zero, exactly."""
-    whole = np.trunc(x)
-    return whole + np.where(np.abs(x - whole) >= F32(0.5), np.sign(x), F32(0))
-
-
 def _clamp(x: np.ndarray) -> np.ndarray:
     """``std::min(std::max(x, 0.f), 255.f)``: NaN stays NaN."""
     return np.where(x < 0, F32(0), np.where(F32(255) < x, F32(255), x))
@@ -75,7 +70,7 @@ def _channel(row: tuple, r: np.ndarray, g: np.ndarray, b: np.ndarray, signs: tup
 
 def _as(x: np.ndarray, dtype: np.dtype, integral: bool) -> np.ndarray:
     if integral:
-        return _clamp(_round_away(x)).astype(dtype)
+        return _clamp(round_half_away(x)).astype(dtype)
     return Arith(dtype).of(x) if dtype.itemsize < 4 else x.astype(dtype)
 
 
@@ -92,7 +87,7 @@ def _convert(image: np.ndarray, bgr: bool, single: bool):
             value = _as(value if integral else _clamp(value), image.dtype, integral).astype(F32)
             total = ((value[:, 0::2, 0::2] + value[:, 0::2, 1::2]) + value[:, 1::2, 0::2]) + value[:, 1::2, 1::2]
             mean = total / F32(4)
-            chroma.append(_round_away(mean).astype(image.dtype) if integral else _as(mean, image.dtype, False))
+            chroma.append(round_half_away(mean).astype(image.dtype) if integral else _as(mean, image.dtype, False))
     uv = np.stack(chroma, axis=-1)  # [N, H/2, W/2, 2]
     if not single:
         return y[..., None], uv
