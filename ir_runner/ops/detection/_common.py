@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import threading
-
 import numpy as np
 
 from ...errors import InputError
@@ -96,27 +94,3 @@ def roi_batch(params, inputs, outputs, axes):
         return [None]
     return ("each box reads the image its batch index names (a value): the images of data cannot be cut into"
             " chunks apart from the boxes; only rois and batch_indices may be batched (axis 0), with data whole")
-
-
-def memo(kernel):
-    """``kernel`` remembering its last result: the plan made per value runs it once in inference (for the output
-    length) and once more as the layer's kernel, on the same inputs. Returns copies (the caller owns them)."""
-    last: dict = {}
-    lock = threading.Lock()
-
-    def run(*inputs: np.ndarray, **params):
-        import hashlib  # (here: a plain run imports no more than it needs, tests/cli/test_lazy_imports.py)
-
-        key = (tuple(sorted(params.items())), tuple((a.shape, a.dtype.str, hashlib.sha1(
-            np.ascontiguousarray(a).tobytes()).digest()) for a in inputs))
-        with lock:
-            found = last.get(key)
-        if found is None:
-            found = kernel(*inputs, **params)
-            with lock:
-                last.clear()
-                last[key] = found
-        return tuple(a.copy() for a in found)
-
-    run.__doc__ = kernel.__doc__
-    return run

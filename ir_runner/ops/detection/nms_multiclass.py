@@ -42,7 +42,8 @@ import numpy as np
 from ...errors import InputError
 from ...types import DYNAMIC_DIM, Dim, PartialShape, TensorSpec, element_type
 from ..api import LATEST_OPSET, Attr, InputFit, OpContext, OpDef
-from ._common import disjoint, memo
+from ..toolkit.handover import computed_once, count_from_constants
+from ._common import disjoint
 
 FLOATS = ("f32", "f16", "bf16")
 INDEX_TYPES = {"i64": "i64", "i32": "i32"}
@@ -134,9 +135,9 @@ def _ranks(ctx: OpContext) -> bool:
 
 
 def _outputs(ctx: OpContext, params: dict, count: Dim, images: Dim, kernel) -> tuple[list, dict]:
-    values = [ctx.const_value(i) for i in range(len(ctx.inputs))]
-    if all(v is not None for v in values):  # the plan per value: the exact count
-        count = Dim(*(len(kernel(*values, **params)[1]),) * 2)
+    exact = count_from_constants(ctx, kernel, params, 1)  # (the plan per value: the exact count)
+    if exact is not None:
+        count = exact
     it = element_type(params["index_type"])
     return [TensorSpec(ctx.inputs[0].element_type, PartialShape((count, Dim(6, 6)))),
             TensorSpec(it, PartialShape((count, Dim(1, 1)))), TensorSpec(it, PartialShape((images,)))], params
@@ -442,7 +443,7 @@ def _v9(ctx):
     return _infer_multiclass(ctx, 9)
 
 
-MULTICLASS, MATRIX = memo(multiclass_nms), memo(matrix_nms)
+MULTICLASS, MATRIX = computed_once(multiclass_nms), computed_once(matrix_nms)
 BOOL = ("true", "false")
 COMMON = (Attr("sort_result_type", "none", tuple(SORTS)), Attr("output_type", "i64", tuple(INDEX_TYPES)),
           Attr("nms_top_k", "-1"), Attr("keep_top_k", "-1"), Attr("sort_result_across_batch", "false", BOOL),

@@ -38,9 +38,10 @@ import numpy as np
 from ...errors import InputError, ModelFormatError
 from ...types import DYNAMIC_DIM, Dim, PartialShape, TensorSpec, element_type, merge_dims
 from ..api import LATEST_OPSET, Attr, OpContext, OpDef
+from ..toolkit.handover import computed_once, count_from_constants
 from ..toolkit.rounding import round_half_away
 from ..toolkit.stl_order import adjust_heap, heap_select
-from ._common import max0, memo
+from ._common import max0
 
 FRAMEWORKS = {"": "caffe", "tensorflow": "tensorflow"}
 NAMES = ("class_probs", "bbox_deltas", "image_shape")
@@ -321,9 +322,9 @@ def _infer_generate(ctx: OpContext):
     if ctx.attr_float("nms_eta", 1.0) != 1.0:
         ctx.fail(f"attribute {ctx.attr_shown('nms_eta')} must be 1.0 (OpenVINO implements no other)")
     count = DYNAMIC_DIM if batch.hi is None else Dim(0, batch.hi * params["post_nms_count"])
-    values = [ctx.const_value(i) for i in range(4)]
-    if all(v is not None for v in values):  # the plan per value: the exact count
-        count = Dim(*(len(GENERATE(*values, **params)[1]),) * 2)
+    exact = count_from_constants(ctx, GENERATE, params, 1)  # (the plan per value: the exact count)
+    if exact is not None:
+        count = exact
     et = ctx.inputs[0].element_type
     return [TensorSpec(et, PartialShape((count, Dim(4, 4)))), TensorSpec(et, PartialShape((count,))),
             TensorSpec(element_type(params["roi_num_type"]), PartialShape((batch,)))], params
@@ -408,7 +409,7 @@ def _v4(ctx):
     return _infer(ctx, 4)
 
 
-GENERATE = memo(generate_proposals)
+GENERATE = computed_once(generate_proposals)
 ATTRS = (Attr("base_size"), Attr("pre_nms_topn"), Attr("post_nms_topn"), Attr("nms_thresh"), Attr("feat_stride"),
          Attr("min_size"), Attr("ratio"), Attr("scale"), Attr("clip_before_nms", "true", ("true", "false")),
          Attr("clip_after_nms", "false", ("true", "false")), Attr("normalize", "false", ("true", "false")),
