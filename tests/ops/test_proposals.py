@@ -13,7 +13,7 @@ from openvino import opset1, opset4, opset9  # noqa: E402
 
 import ir_runner  # noqa: E402
 from ir_runner.errors import InferenceError, InputError, IRError  # noqa: E402
-from ir_runner.ops.detection.proposals import _top  # noqa: E402
+from ir_runner.ops.detection._common import top_scores as _top  # noqa: E402
 from tests.helpers.irbuild import IRBuilder  # noqa: E402
 from tests.helpers.optest import check_inference, check_output_shapes, cpu_outputs, write_ir  # noqa: E402
 

@@ -7,6 +7,7 @@ import numpy as np
 from ...errors import InputError
 from ...types import DYNAMIC_DIM, Dim, PartialShape, TensorSpec, merge_dims
 from ..api import OpContext
+from ..toolkit.stl_order import partial_sort
 
 INDEX_TYPES = {"i64": "i64", "i32": "i32"}
 MAX_SAMPLES = 1 << 16  # samples per bin (an adaptive ratio of a huge box would take memory without end)
@@ -94,3 +95,43 @@ def roi_batch(params, inputs, outputs, axes):
         return [None]
     return ("each box reads the image its batch index names (a value): the images of data cannot be cut into"
             " chunks apart from the boxes; only rois and batch_indices may be batched (axis 0), with data whole")
+
+
+def top_scores(scores: np.ndarray, k: int) -> np.ndarray:
+    """The indices libstdc++'s ``std::partial_sort(first, first + k, last, score >)`` leaves in front, in order.
+    Without ties among the scores that matter, that is the order by score; with ties, its heap steps decide."""
+    order = np.argsort(-scores.astype(np.float64), kind="stable")
+    if k == 0:
+        return order[:0]
+    head = scores[order[:min(k + 1, len(order))]]
+    if not np.isnan(scores).any() and (len(np.unique(head)) == len(head)):
+        return order[:k]
+    values = scores.tolist()
+    return np.array(partial_sort(range(len(values)), k, lambda i, j: values[i] > values[j]), dtype=np.int64)
+
+
+def nms_cpu(boxes: np.ndarray, threshold: np.float32, most: int, offset: np.float32,
+            dead: np.ndarray | None = None) -> list[int]:
+    """The CPU plugin's ``nms_cpu`` (Proposal, GenerateProposals, ExperimentalDetectron's proposals) on boxes
+    sorted by score: greedy, a later box dead when its IoU (sides ``x1 - x0 + offset``; 0 for boxes apart) with
+    a taken one is above ``threshold``, at most ``most`` taken (``dead``: the boxes dead from the start)."""
+    x0, y0, x1, y1 = boxes[:, 0], boxes[:, 1], boxes[:, 2], boxes[:, 3]
+    dead = np.zeros(len(boxes), bool) if dead is None else dead.copy()
+    taken = []
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        for box in range(len(boxes)):
+            if dead[box]:
+                continue
+            taken.append(box)
+            if len(taken) == most:
+                break
+            j = slice(box + 1, None)
+            near = (x0[box] <= x1[j]) & (y0[box] <= y1[j]) & (x0[j] <= x1[box]) & (y0[j] <= y1[box])
+            w = np.maximum(np.float32(0), np.minimum(x1[box], x1[j]) - np.maximum(x0[box], x0[j]) + offset)
+            h = np.maximum(np.float32(0), np.minimum(y1[box], y1[j]) - np.maximum(y0[box], y0[j]) + offset)
+            area = w * h
+            a_area = (x1[box] - x0[box] + offset) * (y1[box] - y0[box] + offset)
+            b_area = (x1[j] - x0[j] + offset) * (y1[j] - y0[j] + offset)
+            iou = np.where(near, area / (a_area + b_area - area), np.float32(0))
+            dead[j] |= threshold < iou
+    return taken

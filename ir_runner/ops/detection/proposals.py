@@ -40,8 +40,7 @@ from ...types import DYNAMIC_DIM, Dim, PartialShape, TensorSpec, element_type, m
 from ..api import LATEST_OPSET, Attr, OpContext, OpDef
 from ..toolkit.handover import computed_once, count_from_constants
 from ..toolkit.rounding import round_half_away
-from ..toolkit.stl_order import adjust_heap, heap_select
-from ._common import max0
+from ._common import max0, nms_cpu, top_scores
 
 FRAMEWORKS = {"": "caffe", "tensorflow": "tensorflow"}
 NAMES = ("class_probs", "bbox_deltas", "image_shape")
@@ -164,55 +163,6 @@ def _enumerate(scores: np.ndarray, deltas: np.ndarray, anchors: np.ndarray, p: d
     return np.stack([x0, y0, x1, y1, score.astype(np.float32)], -1).reshape(-1, 5).astype(np.float32)
 
 
-def _top(scores: np.ndarray, k: int) -> np.ndarray:
-    """The indices libstdc++'s ``std::partial_sort(first, first + k, last, score >)`` leaves in front, in order.
-    Without ties among the scores that matter, that is the order by score; with ties, its heap steps decide."""
-    order = np.argsort(-scores.astype(np.float64), kind="stable")
-    if k == 0:
-        return order[:0]
-    head = scores[order[:min(k + 1, len(order))]]
-    if not np.isnan(scores).any() and (len(np.unique(head)) == len(head)):
-        return order[:k]
-    items = list(range(len(scores)))
-    values = scores.tolist()
-
-    def less(i, j):
-        return values[i] > values[j]
-
-    heap_select(items, 0, k, len(items), less)
-    for last in range(k - 1, 0, -1):  # sort_heap: pop the heap's top to the back, one by one
-        value = items[last]
-        items[last] = items[0]
-        adjust_heap(items, 0, 0, last, value, less)
-    return np.array(items[:k], dtype=np.int64)
-
-
-def _nms(boxes: np.ndarray, threshold: np.float32, most: int, offset: np.float32,
-         dead: np.ndarray | None = None) -> list[int]:
-    """The plugin's ``nms_cpu``: greedy, a later box dead when its IoU with a taken one is above ``threshold``
-    (``dead``: the boxes dead from the start)."""
-    x0, y0, x1, y1 = boxes[:, 0], boxes[:, 1], boxes[:, 2], boxes[:, 3]
-    dead = np.zeros(len(boxes), bool) if dead is None else dead.copy()
-    taken = []
-    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
-        for box in range(len(boxes)):
-            if dead[box]:
-                continue
-            taken.append(box)
-            if len(taken) == most:
-                break
-            j = slice(box + 1, None)
-            near = (x0[box] <= x1[j]) & (y0[box] <= y1[j]) & (x0[j] <= x1[box]) & (y0[j] <= y1[box])
-            w = np.maximum(np.float32(0), np.minimum(x1[box], x1[j]) - np.maximum(x0[box], x0[j]) + offset)
-            h = np.maximum(np.float32(0), np.minimum(y1[box], y1[j]) - np.maximum(y0[box], y0[j]) + offset)
-            area = w * h
-            a_area = (x1[box] - x0[box] + offset) * (y1[box] - y0[box] + offset)
-            b_area = (x1[j] - x0[j] + offset) * (y1[j] - y0[j] + offset)
-            iou = np.where(near, area / (a_area + b_area - area), np.float32(0))
-            dead[j] |= threshold < iou
-    return taken
-
-
 def proposal(class_probs: np.ndarray, bbox_deltas: np.ndarray, image_shape: np.ndarray, *, base_size: int,
              pre_nms_topn: int, post_nms_topn: int, feat_stride: int, min_size: int, nms_thresh: float,
              ratios: tuple, scales: tuple, clip_before_nms: bool, clip_after_nms: bool, normalize: bool,
@@ -247,8 +197,8 @@ def proposal(class_probs: np.ndarray, bbox_deltas: np.ndarray, image_shape: np.n
     out_probs = np.zeros(n * post_nms_topn, np.float32)
     for image in range(n):
         boxes = _enumerate(class_probs[image, count:], bbox_deltas[image], anchors, p, img_h, img_w, min_h, min_w)
-        top = boxes[_top(boxes[:, 4], min(len(boxes), pre_nms_topn))]
-        taken = _nms(top, np.float32(nms_thresh), post_nms_topn, offset) if post_nms_topn else []
+        top = boxes[top_scores(boxes[:, 4], min(len(boxes), pre_nms_topn))]
+        taken = nms_cpu(top, np.float32(nms_thresh), post_nms_topn, offset) if post_nms_topn else []
         picked = top[taken]
         coords = picked[:, :4]
         if clip_after_nms:
@@ -376,8 +326,8 @@ def generate_proposals(im_info: np.ndarray, anchors: np.ndarray, deltas: np.ndar
         min_h = np.float32(np.float32(min_size) * scale_h)
         min_w = np.float32(np.float32(min_size) * scale_w)
         boxes, keep = _refine(anchors, deltas[image], scores[image], img_h, img_w, min_h, min_w, offset)
-        order = _top(boxes[:, 4], min(len(boxes), pre_nms_count))
-        taken = _nms(boxes[order], np.float32(nms_threshold), post_nms_count, offset, ~keep[order])
+        order = top_scores(boxes[:, 4], min(len(boxes), pre_nms_count))
+        taken = nms_cpu(boxes[order], np.float32(nms_threshold), post_nms_count, offset, ~keep[order])
         picked = boxes[order[taken]]
         rois.append(picked[:, :4])
         out_scores.append(picked[:, 4])
