@@ -22,10 +22,10 @@ plugin (``proposal_imp.cpp``), in f32:
   0 (the plugin leaves them unwritten).
 
 Bound: the plugin's x86 builds (SSE4.1, AVX2, AVX-512) may contract the decoding's multiply-adds into FMAs,
-and ``exp`` is glibc's ``expf`` (ir-run: f64 rounded to f32): coordinates within 1e-5 relative plus 1e-3
-absolute of the plugin's (measured: 1.2e-4 at most, coordinates up to ~300), scores and image indices
-exact. Refused (InputError): an
-image height or width that is not a positive normal number, a negative or non-finite scale.
+and ``exp`` is glibc's ``expf`` (ir-run: the toolkit's ``expf``, glibc's own): coordinates within 1e-5
+relative plus 1e-3 absolute of the plugin's (measured: 1.2e-4 at most, coordinates up to ~300), scores and
+image indices exact. Refused (InputError): an image height or width that is not a positive normal number, a
+negative or non-finite scale.
 
 GenerateProposals-9 (``generate_proposals``) decodes given anchors [H, W, A, 4] the same way, per image, with
 its own rules (its docstring); same bound.
@@ -39,6 +39,7 @@ from ...errors import InputError, ModelFormatError
 from ...types import DYNAMIC_DIM, Dim, PartialShape, TensorSpec, element_type, merge_dims
 from ..api import LATEST_OPSET, Attr, OpContext, OpDef
 from ..toolkit.handover import computed_once, count_from_constants
+from ..toolkit.libm import expf
 from ..toolkit.rounding import round_half_away
 from ._common import max0, nms_cpu, top_scores
 
@@ -151,8 +152,8 @@ def _enumerate(scores: np.ndarray, deltas: np.ndarray, anchors: np.ndarray, p: d
         bw, bh = x1 - x0 + offset, y1 - y0 + offset
         cx, cy = x0 + f(0.5) * bw, y0 + f(0.5) * bh
         px, py = dx * bw + cx, dy * bh + cy
-        pw = np.exp(dw.astype(np.float64)).astype(np.float32) * bw
-        ph = np.exp(dh.astype(np.float64)).astype(np.float32) * bh
+        pw = expf(dw) * bw
+        ph = expf(dh) * bh
         x0, y0 = px - f(0.5) * pw, py - f(0.5) * ph
         x1, y1 = px + f(0.5) * pw, py + f(0.5) * ph
         if p["clip_before_nms"]:
@@ -293,8 +294,8 @@ def _refine(anchors: np.ndarray, deltas: np.ndarray, scores: np.ndarray, img_h, 
         px, py = d[..., 0] * bw + cx, d[..., 1] * bh + cy
         dw = np.where(MAX_DELTA_LOG_WH < d[..., 2], MAX_DELTA_LOG_WH, d[..., 2])  # std::min(d, max): NaN stays
         dh = np.where(MAX_DELTA_LOG_WH < d[..., 3], MAX_DELTA_LOG_WH, d[..., 3])
-        pw = np.exp(dw.astype(np.float64)).astype(np.float32) * bw
-        ph = np.exp(dh.astype(np.float64)).astype(np.float32) * bh
+        pw = expf(dw) * bw
+        ph = expf(dh) * bh
         x0, y0 = _clip(px - f(0.5) * pw, f(img_w - offset)), _clip(py - f(0.5) * ph, f(img_h - offset))
         x1 = _clip(px + f(0.5) * pw - offset, f(img_w - offset))
         y1 = _clip(py + f(0.5) * ph - offset, f(img_h - offset))
