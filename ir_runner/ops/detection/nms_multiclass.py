@@ -42,6 +42,7 @@ import numpy as np
 from ...errors import InputError
 from ...types import DYNAMIC_DIM, Dim, PartialShape, TensorSpec, element_type
 from ..api import LATEST_OPSET, Attr, InputFit, OpContext, OpDef
+from ..toolkit.dims import dim_mul
 from ..toolkit.handover import computed_once, count_from_constants
 from ._common import disjoint
 
@@ -55,15 +56,6 @@ BLOCK = 1 << 20  # IoUs computed at once (candidate rows x candidates)
 def _max_len(d: Dim) -> int:
     """OpenVINO's ``get_max_length``: -1 when unbounded."""
     return -1 if d.hi is None else d.hi
-
-
-def _times(a: Dim, b: Dim) -> Dim:
-    """``Dimension * Dimension``: interval product, 0 times anything 0, unbounded otherwise unbounded."""
-    def mul(x, y):
-        if x == 0 or y == 0:
-            return 0
-        return None if x is None or y is None else x * y
-    return Dim(mul(a.lo, b.lo), mul(a.hi, b.hi))
 
 
 def _of_len(n: int) -> Dim:
@@ -157,10 +149,10 @@ def _infer_multiclass(ctx: OpContext, version: int):
         images = rois.dims[0] if with_rois else scores.dims[0]
         top_k, keep = params["nms_top_k"], params["keep_top_k"]
         selected = _of_len(min(_max_len(boxes.dims[1]), top_k)) if top_k > -1 else boxes.dims[1]
-        selected = _times(selected, classes)
+        selected = dim_mul(selected, classes)
         if -1 < keep < _max_len(selected):
             selected = Dim(keep, keep)
-        selected = _times(selected, images)
+        selected = dim_mul(selected, images)
         count = Dim(0, selected.hi)
         images = rois.dims[0] if with_rois else boxes.dims[0]
     return _outputs(ctx, params, count, images, MULTICLASS)
@@ -176,10 +168,10 @@ def _infer_matrix(ctx: OpContext):
         top_k, keep = params["nms_top_k"], params["keep_top_k"]
         selected = _of_len(min(_max_len(boxes.dims[1]), top_k)) if top_k > -1 else boxes.dims[1]
         if scores.rank is not None:
-            selected = _times(selected, scores.dims[1])
+            selected = dim_mul(selected, scores.dims[1])
             if keep > -1:
                 selected = _of_len(min(_max_len(selected), keep))
-            count = Dim(0, _times(selected, scores.dims[0]).hi)
+            count = Dim(0, dim_mul(selected, scores.dims[0]).hi)
         images = boxes.dims[0]
     return _outputs(ctx, params, count, images, MATRIX)
 
