@@ -28,6 +28,19 @@ def nms_batch(params, inputs, outputs, axes):
             " written as a value (and sorted across rows with sort_result_descending)")
 
 
+def nms_bound(boxes: PartialShape, scores: PartialShape, most: np.ndarray | None) -> Dim:
+    """OpenVINO's ``nms::shape_infer`` count of selected boxes, ``0..min(boxes, max_out) * batches * classes`` when
+    all are bounded (``most``: the count input's value, None when not constant)."""
+    if boxes.dims is None or scores.dims is None or most is None or most.size != 1:
+        return DYNAMIC_DIM
+    per_class = min(-1 if boxes.dims[1].hi is None else boxes.dims[1].hi, int(most.reshape(-1)[0]))
+    if per_class == 0:
+        return Dim(0, 0)
+    if per_class < 0 or scores.dims[0].hi is None or scores.dims[1].hi is None:
+        return DYNAMIC_DIM
+    return Dim(0, per_class * scores.dims[0].hi * scores.dims[1].hi)
+
+
 def infer_boxes(ctx: OpContext, coordinates: int, meaning: str, params: dict) -> tuple[list[TensorSpec], dict]:
     """The output spec of an ROIAlign-like layer (data [N, C, H, W], rois [R, ``coordinates``], batch_indices [R]
     -> [R, C, pooled_h, pooled_w]), OpenVINO's ``roi_align::shape_infer``; adds the pooling attributes to

@@ -48,7 +48,7 @@ from ...types import DYNAMIC_DIM, Dim, PartialShape, TensorSpec, element_type
 from ..api import LATEST_OPSET, Attr, OpContext, OpDef
 from ..toolkit.handover import computed_once, count_from_constants
 from ..toolkit.stl_order import std_sort
-from ._common import INDEX_TYPES, disjoint, nms_batch
+from ._common import INDEX_TYPES, disjoint, nms_batch, nms_bound
 
 NAMES = ("boxes", "scores", "max_output_boxes_per_class", "iou_threshold", "score_threshold", "soft_nms_sigma")
 ROLES = ("counted", "counted", "k", "counted", "counted", "counted")
@@ -99,21 +99,8 @@ def _count(ctx: OpContext, params: dict) -> Dim:
     exact = count_from_constants(ctx, KERNEL, params, 0)
     if exact is not None:
         return exact
-    boxes, scores = ctx.inputs[0].shape, ctx.inputs[1].shape
-    if boxes.dims is None or scores.dims is None:
-        return DYNAMIC_DIM
-    if len(ctx.inputs) > 2:
-        value = ctx.const_value(2)
-        most = int(value.reshape(-1)[0]) if value is not None and value.size == 1 else -1
-    else:
-        most = 0
-    known = boxes.dims[1].hi
-    per_class = min(-1 if known is None else known, most)
-    if per_class == 0:
-        return Dim(0, 0)
-    if per_class < 0 or scores.dims[0].hi is None or scores.dims[1].hi is None:
-        return DYNAMIC_DIM
-    return Dim(0, per_class * scores.dims[0].hi * scores.dims[1].hi)
+    most = ctx.const_value(2) if len(ctx.inputs) > 2 else np.zeros((), np.int64)  # (OpenVINO's default: 0)
+    return nms_bound(ctx.inputs[0].shape, ctx.inputs[1].shape, most)
 
 
 def _scalar(values: tuple, position: int, default, kind=np.float32):
