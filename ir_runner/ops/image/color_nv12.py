@@ -14,29 +14,22 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...errors import UnsupportedError
-from ...types import DYNAMIC, DYNAMIC_DIM, Dim, PartialShape, TensorSpec
+from ...types import DYNAMIC_DIM, Dim, PartialShape, TensorSpec
 from ..api import NEWEST_OPSET, Attr, OpContext, OpDef
 from ..toolkit.dims import dim_div
 from ..toolkit.numeric import Arith
 from ..toolkit.rounding import round_half_away
+from ._color import color_element_type
 
 F32 = np.float32
 Y_ROW = (F32(0.257), F32(0.504), F32(0.098), F32(16))
 U_ROW = (F32(-0.148), F32(0.291), F32(0.439), F32(128))
 V_ROW = (F32(0.439), F32(0.368), F32(0.071), F32(128))
 
-COMPUTED = ("u8", "f16", "bf16", "f32", "f64")  # (as NV12toRGB-8's: every real type OpenVINO accepts but f8)
-
 
 def _infer(ctx: OpContext):
     (image,) = ctx.inputs
-    et = image.element_type
-    if et != DYNAMIC and et.name != "u8" and et.kind != "float":
-        ctx.fail(f"the input type must be u8 or a floating-point type, got {et}", position=0)
-    if et != DYNAMIC and et.name not in COMPUTED:
-        raise UnsupportedError(f"{ctx.op.type} of {et} is not computed by ir-run (only {', '.join(COMPUTED)})",
-                               layer=ctx.ref, port=ctx.input_label(0))
+    et = color_element_type(ctx, "image")
     single = ctx.attr_bool("single_plane", True)
     dims = list(image.shape.dims) if image.shape.rank is not None else [DYNAMIC_DIM] * 4
     if image.shape.rank not in (None, 4):
