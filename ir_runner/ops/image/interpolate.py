@@ -38,7 +38,10 @@ Interpolate-1 (opset1..opset3): resized as OpenVINO's plugins run it, converted 
 repeated axis counts once); coordinates ``align_corners`` when ``align_corners`` (the default), else
 ``half_pixel`` for linear without pads unless the axes are {2, 3} of a 4-D input, else ``asymmetric``.
 ``area`` (which no plugin runs) and pads on axes that are not resized (which the shapes of Interpolate-1 and
-Interpolate-4 disagree on) are refused as unsupported. Within Interpolate-4's bound of the CPU plugin.
+Interpolate-4 disagree on) are refused as unsupported. Float data: within Interpolate-4's bound of the CPU plugin.
+Integer data: as the reference of the Interpolate-4 it becomes (no reference evaluates Interpolate-1):
+``linear_onnx`` and ``cubic`` truncate the f32 result, where the CPU plugin rounds it to nearest even (up to 1
+above; measured on u8 and i8, both alignments).
 """
 
 from __future__ import annotations
