@@ -17,10 +17,13 @@ import numpy as np
 from ...types import Dim
 from ..api import OpContext
 
+_SMALL = 4096  # inputs up to this many bytes are kept whole, larger ones by digest
+
 
 class Computed:
-    """A kernel's outputs and the inputs they were computed from (kept as bytes: a caller's array changed later
-    cannot make them stale)."""
+    """A kernel's outputs and what identifies the inputs they were computed from: dtype, shape and bytes (a
+    caller's array changed later cannot make them stale), or for a large input its BLAKE2 digest (a plan cache
+    keeps no copy of a detector's scores per plan)."""
 
     __slots__ = ("_inputs", "_outputs")
 
@@ -36,16 +39,19 @@ class Computed:
         return f"{len(self._outputs)} outputs computed at inference"
 
     def outputs_for(self, inputs: Sequence[np.ndarray]) -> tuple[np.ndarray, ...] | None:
-        """Copies of the outputs when ``inputs`` are those they were computed from (dtype, shape and bytes);
-        else None."""
+        """Copies of the outputs when ``inputs`` are those they were computed from; else None."""
         if len(inputs) != len(self._inputs) or any(_identity(a) != seen for a, seen in zip(inputs, self._inputs)):
             return None
         return tuple(a.copy() for a in self._outputs)
 
 
 def _identity(a: np.ndarray) -> tuple:
-    a = np.asarray(a)
-    return a.dtype.str, a.shape, np.ascontiguousarray(a).tobytes()
+    a = np.ascontiguousarray(a)
+    if a.nbytes <= _SMALL:
+        return a.dtype.str, a.shape, a.tobytes()
+    import hashlib  # (here: a plain run imports no more than it needs, tests/cli/test_lazy_imports.py)
+
+    return a.dtype.str, a.shape, hashlib.blake2b(a.reshape(-1).view(np.uint8)).digest()
 
 
 def computed_once(kernel: Callable[..., tuple]) -> Callable[..., tuple]:
