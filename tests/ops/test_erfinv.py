@@ -125,4 +125,4 @@ def test_integer_data_is_refused_naming_the_layer():
 def test_only_opset17_serves_it_and_the_batch_axis_passes():
     (op,) = OPS
     assert (op.first_opset, op.last_opset, op.exact) == (17, 17, False)
-    assert op.batch(None, None, None, [1]) == [1]
+    assert op.batch({}, [None], [None], [1]) == [1] and op.batch({}, [None], [None], [None]) == [None]

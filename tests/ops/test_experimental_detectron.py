@@ -192,17 +192,22 @@ def test_generate_proposals_equal_the_cpu_plugins(seed, tmp_path):
     assert [g.tobytes() for g in got] == [w.tobytes() for w in cpu_outputs(path, feeds)]
 
 
+def _small_feeds(rng, spread: float) -> dict:
+    """Inputs of a 2-anchor 3 x 4 map (24 boxes) in a 240 x 320 image, deltas of ``spread``."""
+    corner, size = rng.uniform(0, 200, (24, 2)), rng.uniform(1, 120, (24, 2))
+    return {"info": np.array([240, 320, 1], np.float32),
+            "anchors": np.concatenate([corner, corner + size], axis=1).astype(np.float32),
+            "deltas": (rng.standard_normal((8, 3, 4)) * spread).astype(np.float32),
+            "scores": rng.random((2, 3, 4)).astype(np.float32)}
+
+
 @pytest.mark.parametrize("delta", [np.nan, np.inf, -np.inf])
 def test_generate_proposals_non_finite_deltas_as_the_cpu_plugin(delta, tmp_path):
     """A corner made NaN by the deltas clips to 0 (``std::max(0.0f, NaN)`` gives 0): the box stays, bit for bit."""
     rng = np.random.default_rng(1)
     attrs = {"min_size": 0.0, "nms_threshold": 0.7, "post_nms_count": 10, "pre_nms_count": 30}
     path, _ = _proposals(tmp_path, ([3], [24, 4], [8, 3, 4], [2, 3, 4]), attrs)
-    corner, size = rng.uniform(0, 200, (24, 2)), rng.uniform(1, 120, (24, 2))
-    feeds = {"info": np.array([240, 320, 1], np.float32),
-             "anchors": np.concatenate([corner, corner + size], axis=1).astype(np.float32),
-             "deltas": (rng.standard_normal((8, 3, 4)) * 0.5).astype(np.float32),
-             "scores": rng.random((2, 3, 4)).astype(np.float32)}
+    feeds = _small_feeds(rng, 0.5)
     feeds["deltas"][:4, 1, 1], feeds["scores"][0, 1, 1] = delta, 2.0
     got = list(ir_runner.load(str(path)).run(feeds).values())
     assert [g.tobytes() for g in got] == [w.tobytes() for w in cpu_outputs(path, feeds)]
@@ -243,13 +248,21 @@ def test_generate_proposals_negative_pre_nms_count_takes_every_box(tmp_path):
     rng = np.random.default_rng(0)
     attrs = {"min_size": 0.0, "nms_threshold": 0.7, "post_nms_count": 5, "pre_nms_count": -1}
     path, _ = _proposals(tmp_path, ([3], [24, 4], [8, 3, 4], [2, 3, 4]), attrs)
-    corner, size = rng.uniform(0, 200, (24, 2)), rng.uniform(1, 120, (24, 2))
-    feeds = {"info": np.array([240, 320, 1], np.float32),
-             "anchors": np.concatenate([corner, corner + size], axis=1).astype(np.float32),
-             "deltas": rng.standard_normal((8, 3, 4)).astype(np.float32),
-             "scores": rng.random((2, 3, 4)).astype(np.float32)}
+    feeds = _small_feeds(rng, 1.0)
     got = list(ir_runner.load(str(path)).run(feeds).values())
     assert [g.tobytes() for g in got] == [w.tobytes() for w in cpu_outputs(path, feeds)]
+
+
+def test_generate_proposals_negative_nms_threshold_kills_boxes_apart(tmp_path):
+    """The plugin's nms_cpu takes IoU 0 for boxes that do not overlap and drops a box when the threshold is below
+    its IoU: a negative threshold keeps the best box only; bit for bit."""
+    rng = np.random.default_rng(1)
+    attrs = {"min_size": 0.0, "nms_threshold": -0.5, "post_nms_count": 10, "pre_nms_count": 30}
+    path, _ = _proposals(tmp_path, ([3], [24, 4], [8, 3, 4], [2, 3, 4]), attrs)
+    feeds = _small_feeds(rng, 0.5)
+    got = list(ir_runner.load(str(path)).run(feeds).values())
+    assert [g.tobytes() for g in got] == [w.tobytes() for w in cpu_outputs(path, feeds)]
+    assert np.count_nonzero(got[1]) == 1
 
 
 def test_generate_proposals_shapes_as_openvino_infers_them(tmp_path):

@@ -205,6 +205,18 @@ def test_integer_types_exactly(et, dtype, tmp_path):
     check_run(path, {"x": _feed(np.random.default_rng(5), [1, 2, 5, 7], dtype)})
 
 
+def test_linear_integer_rounding_is_std_round_above_2_pow_23(tmp_path):
+    """``linear`` rounds an integer result with ``std::round`` in f32 (``std::round(summa / wsum)``): an odd value
+    above 2**23 stays (adding 0.5 first rounded it to the even one above). No reference evaluate for i32: an
+    axis kept at its size weighs only its own element (weight 1, the others' triangle taps 0), so the reference
+    returns the data itself."""
+    x = _x([1, 1, 2, 3], ov.Type.i32)
+    path = write_ir(opset11.interpolate(x, _c([2, 3]), "linear", "sizes", axes=_c([2, 3])), [x], tmp_path)
+    data = np.array([[[[2**23 + 1, -(2**23 + 3), 5], [7, 2**24 - 1, -(2**24 - 3)]]]], np.int32)
+    (out,) = ir_runner.load(str(path)).run({"x": data}).values()
+    assert np.array_equal(out, data), out
+
+
 def test_f16(tmp_path):
     x = _x([1, 2, 5, 7], ov.Type.f16)
     nodes = [opset11.interpolate(x, _c([8, 4]), m, "sizes", axes=_c([2, 3])) for m in WEIGHTED + ["bicubic_pillow"]]
@@ -357,6 +369,34 @@ def test_interpolate_1_near_the_cpu_plugins(mode, align_corners, shape, axes, ta
     (got,) = ir_runner.load(str(path)).run({"x": x}).values()
     (want,) = cpu_outputs(path, {"x": x})
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("mode", ["linear", "cubic"])
+@pytest.mark.parametrize("align_corners", [True, False])
+@pytest.mark.parametrize(("et", "dtype"), [(ov.Type.u8, np.uint8), (ov.Type.i8, np.int8)], ids=str)
+def test_interpolate_1_integers_as_the_reference_of_its_interpolate_4(mode, align_corners, et, dtype, tmp_path):
+    """Interpolate-1 has no evaluate; OpenVINO converts it to Interpolate-4 (linear_onnx, cubic -0.75; here
+    align_corners or asymmetric), whose reference truncates integer results: ir-run gives that reference's
+    output, but where the f32 result lies within a few ULP of an integer (truncation turns the summation
+    order's last bit into a unit: at most 1 apart). The CPU plugin rounds to nearest even instead (up to 1
+    above the reference, docs/semantics.md)."""
+    from tests.helpers.node_eval import evaluate
+
+    x = opset1.parameter([1, 2, 4, 5], et, name="x")
+    attrs = {"axes": [2, 3], "mode": mode, "align_corners": align_corners, "antialias": False,
+             "pads_begin": [0, 0, 0, 0], "pads_end": [0, 0, 0, 0]}
+    path = write_ir(opset1.interpolate(x, _c([7, 3]), attrs), [x], tmp_path)
+    data = np.random.default_rng(3).integers(0, 100, (1, 2, 4, 5)).astype(dtype)
+    (got,) = ir_runner.load(str(path)).run({"x": data}).values()
+    mode4 = "linear_onnx" if mode == "linear" else "cubic"
+    as4 = {"axes": _c([2, 3]), "coordinate_transformation_mode": "align_corners" if align_corners else "asymmetric",
+           "nearest_mode": "simple", "cube_coeff": -0.75}
+    reference = evaluate(opset11.interpolate(x, _c([7, 3]), mode4, "sizes", **as4), [data])
+    wide = evaluate(opset11.interpolate(_x([1, 2, 4, 5]), _c([7, 3]), mode4, "sizes", **as4), [data.astype(np.float32)])
+    near = np.abs(wide - np.rint(wide)) < 1e-4 * np.maximum(1, np.abs(wide))
+    assert got.dtype == dtype and np.array_equal(got[~near], reference[~near])
+    assert (np.abs(got.astype(np.int64) - reference)[near] <= 1).all()
+    assert np.array_equal(reference, np.trunc(wide).astype(dtype))
 
 
 @pytest.mark.parametrize("shape", [[1, 2, -1, 4], [1, 2, ov.Dimension(2, 5), 4], ov.PartialShape.dynamic()])

@@ -13,7 +13,7 @@ from openvino import opset1, opset4, opset9  # noqa: E402
 
 import ir_runner  # noqa: E402
 from ir_runner.errors import InferenceError, InputError, IRError  # noqa: E402
-from ir_runner.ops.detection.proposals import _top  # noqa: E402
+from ir_runner.ops.detection._common import top_scores as _top  # noqa: E402
 from tests.helpers.irbuild import IRBuilder  # noqa: E402
 from tests.helpers.optest import check_inference, check_output_shapes, cpu_outputs, write_ir  # noqa: E402
 
@@ -171,6 +171,18 @@ def test_tensorflow_scheme(info_size, tmp_path):
     xml, _ = _model(tmp_path, 4, [2, 6, 5, 5], [2, 12, 5, 5], (info_size,), framework="tensorflow",
                     ratio=np.array([0.5, 1.0, 2.0], np.float32), scale=np.array([1.0], np.float32))
     _against_cpu(xml, _feeds(np.random.default_rng(3), 2, 3, 5, 5, info_size), 10)
+
+
+def test_caffe_anchor_sizes_round_as_std_roundf(tmp_path):
+    """Caffe anchors round their width and height with ``std::roundf``: ratio 4.0000005 on base size 1 makes the
+    width sqrt(0.24999997) = 0.49999997, which rounds to 0 (and the height with it), not up to 1."""
+    xml, _ = _model(tmp_path, 4, [1, 4, 3, 3], [1, 8, 3, 3], base_size=1, feat_stride=4, min_size=1,
+                    ratio=np.array([4.0], np.float32), scale=np.array([1.0, 8.0], np.float32))
+    text = xml.read_text()  # (OpenVINO's serializer writes 4.0000005 as "4")
+    assert text.count('ratio="4"') == 1
+    xml.write_text(text.replace('ratio="4"', 'ratio="4.0000005"'))
+    rois, _ = _against_cpu(xml, _feeds(np.random.default_rng(8), 1, 2, 3, 3, stride=4), 10)
+    assert _valid(rois, 10).sum() > 1
 
 
 def test_tied_scores_in_partial_sorts_order(tmp_path):

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import threading
-
 import numpy as np
 
 from ...errors import InputError
 from ...types import DYNAMIC_DIM, Dim, PartialShape, TensorSpec, merge_dims
 from ..api import OpContext
+from ..toolkit.stl_order import partial_sort
 
 INDEX_TYPES = {"i64": "i64", "i32": "i32"}
 MAX_SAMPLES = 1 << 16  # samples per bin (an adaptive ratio of a huge box would take memory without end)
@@ -27,6 +26,19 @@ def disjoint(a: Dim, b: Dim) -> bool:
 def nms_batch(params, inputs, outputs, axes):
     return ("the boxes of all batch rows are gathered into one list of data-dependent length, with the batch index"
             " written as a value (and sorted across rows with sort_result_descending)")
+
+
+def nms_bound(boxes: PartialShape, scores: PartialShape, most: np.ndarray | None) -> Dim:
+    """OpenVINO's ``nms::shape_infer`` count of selected boxes, ``0..min(boxes, max_out) * batches * classes`` when
+    all are bounded (``most``: the count input's value, None when not constant)."""
+    if boxes.dims is None or scores.dims is None or most is None or most.size != 1:
+        return DYNAMIC_DIM
+    per_class = min(-1 if boxes.dims[1].hi is None else boxes.dims[1].hi, int(most.reshape(-1)[0]))
+    if per_class == 0:
+        return Dim(0, 0)
+    if per_class < 0 or scores.dims[0].hi is None or scores.dims[1].hi is None:
+        return DYNAMIC_DIM
+    return Dim(0, per_class * scores.dims[0].hi * scores.dims[1].hi)
 
 
 def infer_boxes(ctx: OpContext, coordinates: int, meaning: str, params: dict) -> tuple[list[TensorSpec], dict]:
@@ -98,32 +110,41 @@ def roi_batch(params, inputs, outputs, axes):
             " chunks apart from the boxes; only rois and batch_indices may be batched (axis 0), with data whole")
 
 
-def std_round(x: np.ndarray) -> np.ndarray:
-    """``std::round``: halves away from zero, in the type of ``x``."""
-    whole = np.trunc(x)
-    with np.errstate(invalid="ignore"):
-        return np.where(np.abs(x - whole) >= 0.5, whole + np.sign(x), whole).astype(x.dtype)
+def top_scores(scores: np.ndarray, k: int) -> np.ndarray:
+    """The indices libstdc++'s ``std::partial_sort(first, first + k, last, score >)`` leaves in front, in order.
+    Without ties among the scores that matter, that is the order by score; with ties, its heap steps decide."""
+    order = np.argsort(-scores.astype(np.float64), kind="stable")
+    if k == 0:
+        return order[:0]
+    head = scores[order[:min(k + 1, len(order))]]
+    if not np.isnan(scores).any() and (len(np.unique(head)) == len(head)):
+        return order[:k]
+    values = scores.tolist()
+    return np.array(partial_sort(range(len(values)), k, lambda i, j: values[i] > values[j]), dtype=np.int64)
 
 
-def memo(kernel):
-    """``kernel`` remembering its last result: the plan made per value runs it once in inference (for the output
-    length) and once more as the layer's kernel, on the same inputs. Returns copies (the caller owns them)."""
-    last: dict = {}
-    lock = threading.Lock()
-
-    def run(*inputs: np.ndarray, **params):
-        import hashlib  # (here: a plain run imports no more than it needs, tests/cli/test_lazy_imports.py)
-
-        key = (tuple(sorted(params.items())), tuple((a.shape, a.dtype.str, hashlib.sha1(
-            np.ascontiguousarray(a).tobytes()).digest()) for a in inputs))
-        with lock:
-            found = last.get(key)
-        if found is None:
-            found = kernel(*inputs, **params)
-            with lock:
-                last.clear()
-                last[key] = found
-        return tuple(a.copy() for a in found)
-
-    run.__doc__ = kernel.__doc__
-    return run
+def nms_cpu(boxes: np.ndarray, threshold: np.float32, most: int, offset: np.float32,
+            dead: np.ndarray | None = None) -> list[int]:
+    """The CPU plugin's ``nms_cpu`` (Proposal, GenerateProposals, ExperimentalDetectron's proposals) on boxes
+    sorted by score: greedy, a later box dead when its IoU (sides ``x1 - x0 + offset``; 0 for boxes apart) with
+    a taken one is above ``threshold``, at most ``most`` taken (``dead``: the boxes dead from the start)."""
+    x0, y0, x1, y1 = boxes[:, 0], boxes[:, 1], boxes[:, 2], boxes[:, 3]
+    dead = np.zeros(len(boxes), bool) if dead is None else dead.copy()
+    taken = []
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        for box in range(len(boxes)):
+            if dead[box]:
+                continue
+            taken.append(box)
+            if len(taken) == most:
+                break
+            j = slice(box + 1, None)
+            near = (x0[box] <= x1[j]) & (y0[box] <= y1[j]) & (x0[j] <= x1[box]) & (y0[j] <= y1[box])
+            w = np.maximum(np.float32(0), np.minimum(x1[box], x1[j]) - np.maximum(x0[box], x0[j]) + offset)
+            h = np.maximum(np.float32(0), np.minimum(y1[box], y1[j]) - np.maximum(y0[box], y0[j]) + offset)
+            area = w * h
+            a_area = (x1[box] - x0[box] + offset) * (y1[box] - y0[box] + offset)
+            b_area = (x1[j] - x0[j] + offset) * (y1[j] - y0[j] + offset)
+            iou = np.where(near, area / (a_area + b_area - area), np.float32(0))
+            dead[j] |= threshold < iou
+    return taken

@@ -28,7 +28,7 @@ import numpy as np
 from ...errors import InputError, ModelFormatError
 from ...types import DYNAMIC_DIM, Dim, PartialShape, TensorSpec
 from ..api import LATEST_OPSET, Attr, OpContext, OpDef
-from ._common import std_round
+from ..toolkit.rounding import round_half_away
 
 NAMES = ("data", "rois", "offsets")
 MODES = {"bilinear_deformable": "bilinear_deformable"}
@@ -119,7 +119,7 @@ def deformable_psroi_pooling(data: np.ndarray, rois: np.ndarray, *offsets: np.nd
     scale, bins_y, bins_x = f(spatial_scale), bins[0], bins[1]
     image_f32 = data.astype(np.float32)
     with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
-        box = std_round(rois[:real, 1:].astype(np.float32))
+        box = round_half_away(rois[:real, 1:].astype(np.float32))
         start_w, start_h = box[:, 0] * scale - f(0.5), box[:, 1] * scale - f(0.5)
         end_w, end_h = (box[:, 2] + f(1)) * scale - f(0.5), (box[:, 3] + f(1)) * scale - f(0.5)
         roi_w = np.where(end_w - start_w < f(0.1), f(0.1), end_w - start_w)

@@ -22,7 +22,7 @@
   log sizes capped at ``log(1000 / 16)``, box sizes ``x1 - x0 + 1``), clipped to the image (``im_info``: H, W),
   its score (``[A, H, W]``) zeroed when a side is below ``min_size``; the ``pre_nms_count`` best by score (equal
   scores in the order libstdc++'s ``std::partial_sort`` leaves them, as the CPU plugin), greedy NMS (IoU with sizes
-  ``x1 - x0``, above ``nms_threshold`` suppressed, overlapping boxes only) up to ``post_nms_count``. Outputs rois
+  ``x1 - x0``, 0 for boxes apart, above ``nms_threshold`` suppressed) up to ``post_nms_count``. Outputs rois
   ``[post_nms_count, 4]`` and scores ``[post_nms_count]``, zero past the kept ones. All in f32. A negative
   ``pre_nms_count`` takes every box (the plugin reads it unsigned); a negative ``post_nms_count`` is refused.
 - ExperimentalDetectronDetectionOutput-6 (as OpenVINO's CPU plugin computes it): per class but 0, each roi
@@ -49,8 +49,8 @@ from ..api import LATEST_OPSET, Attr, OpContext, OpDef
 from ..toolkit.dims import dim_mul
 from ..toolkit.libm import expf
 from ..toolkit.numeric import Arith
-from ..toolkit.stl_order import adjust_heap, heap_select
-from ._common import max0
+from ..toolkit.stl_order import partial_sort
+from ._common import max0, nms_cpu, top_scores
 
 FLOATS = ("f16", "bf16", "f32", "f64")
 
@@ -292,46 +292,6 @@ def _refined(anchors, deltas, scores, image_h, image_w, min_size):
     return boxes, kept.astype(f32) * scores.transpose(1, 2, 0).reshape(-1)
 
 
-def _nms(boxes: np.ndarray, threshold: np.float32, most: int) -> list[int]:
-    """Greedy NMS of the CPU plugin (boxes sorted by score; sizes ``x1 - x0``): the kept positions."""
-    dead = np.zeros(boxes.shape[0], bool)
-    kept: list[int] = []
-    x0, y0, x1, y1 = (boxes[:, i] for i in range(4))
-    area = (x1 - x0) * (y1 - y0)
-    for box in range(boxes.shape[0]):
-        if dead[box]:
-            continue
-        kept.append(box)
-        if len(kept) == most:
-            break
-        tail = slice(box + 1, None)
-        overlap = (x0[box] <= x1[tail]) & (y0[box] <= y1[tail]) & (x0[tail] <= x1[box]) & (y0[tail] <= y1[box])
-        inter = np.maximum(np.float32(0), np.minimum(x1[box], x1[tail]) - np.maximum(x0[box], x0[tail])) * \
-            np.maximum(np.float32(0), np.minimum(y1[box], y1[tail]) - np.maximum(y0[box], y0[tail]))
-        with np.errstate(divide="ignore", invalid="ignore"):
-            iou = inter / (area[box] + area[tail] - inter)
-        dead[tail] |= overlap & (threshold < iou)
-    return kept
-
-
-def partial_sort(items: list, count: int, less) -> list:
-    """The first ``count`` of ``items`` as libstdc++'s ``std::partial_sort`` leaves them (a heap select, then a
-    heap sort), equal items included."""
-    items = list(items)
-    heap_select(items, 0, count, len(items), less)
-    for last in range(count - 1, 0, -1):  # (std::__sort_heap)
-        value = items[last]
-        items[last] = items[0]
-        adjust_heap(items, 0, 0, last, value, less)
-    return items[:count]
-
-
-def _best(score: np.ndarray, count: int) -> np.ndarray:
-    """The positions of the ``count`` best scores in ``std::partial_sort``'s order, equal scores included."""
-    values = score.tolist()
-    return np.array(partial_sort(range(len(values)), count, lambda i, j: values[i] > values[j]), np.int64)
-
-
 def proposals_single_image(im_info: np.ndarray, anchors: np.ndarray, deltas: np.ndarray, scores: np.ndarray, *,
                            min_size: float, nms_threshold: float, pre_nms_count: int, post_nms_count: int):
     """ExperimentalDetectronGenerateProposalsSingleImage-6 (see the module docstring)."""
@@ -341,8 +301,8 @@ def proposals_single_image(im_info: np.ndarray, anchors: np.ndarray, deltas: np.
                          f" {list(scores.shape)} do not hold one box per anchor", port="input 1 (anchors)")
     info = im_info.astype(f32).reshape(-1)
     boxes, score = _refined(anchors.astype(f32), deltas.astype(f32), scores.astype(f32), info[0], info[1], min_size)
-    order = _best(score, score.size if pre_nms_count < 0 else min(score.size, pre_nms_count))  # (-1: all, unsigned)
-    kept = order[_nms(boxes[order], f32(nms_threshold), post_nms_count)]
+    order = top_scores(score, score.size if pre_nms_count < 0 else min(score.size, pre_nms_count))  # (-1: all)
+    kept = order[nms_cpu(boxes[order], f32(nms_threshold), post_nms_count, f32(0))]
     rois = np.zeros((post_nms_count, 4), f32)
     best = np.zeros(post_nms_count, f32)
     rois[:kept.size], best[:kept.size] = boxes[kept], score[kept]

@@ -46,8 +46,9 @@ import numpy as np
 from ...errors import InputError
 from ...types import DYNAMIC_DIM, Dim, PartialShape, TensorSpec, element_type
 from ..api import LATEST_OPSET, Attr, OpContext, OpDef
+from ..toolkit.handover import computed_once, count_from_constants
 from ..toolkit.stl_order import std_sort
-from ._common import INDEX_TYPES, disjoint, nms_batch
+from ._common import INDEX_TYPES, disjoint, nms_batch, nms_bound
 
 NAMES = ("boxes", "scores", "max_output_boxes_per_class", "iou_threshold", "score_threshold", "soft_nms_sigma")
 ROLES = ("counted", "counted", "k", "counted", "counted", "counted")
@@ -93,25 +94,13 @@ def _infer(ctx: OpContext, version: int):
 
 
 def _count(ctx: OpContext, params: dict) -> Dim:
-    """The number of selected boxes: exact when every input is constant, else OpenVINO's bound."""
-    values = [ctx.const_value(i) for i in range(len(ctx.inputs))]
-    if all(v is not None for v in values):
-        return Dim(*(len(non_max_suppression(*values, **params)[0]),) * 2)
-    boxes, scores = ctx.inputs[0].shape, ctx.inputs[1].shape
-    if boxes.dims is None or scores.dims is None:
-        return DYNAMIC_DIM
-    if len(ctx.inputs) > 2:
-        value = values[2]
-        most = int(value.reshape(-1)[0]) if value is not None and value.size == 1 else -1
-    else:
-        most = 0
-    known = boxes.dims[1].hi
-    per_class = min(-1 if known is None else known, most)
-    if per_class == 0:
-        return Dim(0, 0)
-    if per_class < 0 or scores.dims[0].hi is None or scores.dims[1].hi is None:
-        return DYNAMIC_DIM
-    return Dim(0, per_class * scores.dims[0].hi * scores.dims[1].hi)
+    """The number of selected boxes: exact when every input is constant (the selection handed over to the
+    kernel), else OpenVINO's bound."""
+    exact = count_from_constants(ctx, KERNEL, params, 0)
+    if exact is not None:
+        return exact
+    most = ctx.const_value(2) if len(ctx.inputs) > 2 else np.zeros((), np.int64)  # (OpenVINO's default: 0)
+    return nms_bound(ctx.inputs[0].shape, ctx.inputs[1].shape, most)
 
 
 def _scalar(values: tuple, position: int, default, kind=np.float32):
@@ -297,6 +286,9 @@ def _sorted(found: list) -> list:
     return items
 
 
+KERNEL = computed_once(non_max_suppression)
+
+
 def _v5(ctx):
     return _infer(ctx, 5)
 
@@ -342,13 +334,13 @@ def _infer_nms_old(version: int):
 
 def selected_indices(*inputs, **params):
     """NonMaxSuppression-1/3/4: NonMaxSuppression-5's ``selected_indices`` (see the module docstring)."""
-    return non_max_suppression(*inputs, **params)[0]
+    return KERNEL(*inputs, **params)[0]
 
 
 OPS = (
-    OpDef("NonMaxSuppression", 5, 5, 8, NAMES, _v5, non_max_suppression, roles=ROLES, attrs=ATTRS, min_inputs=2,
+    OpDef("NonMaxSuppression", 5, 5, 8, NAMES, _v5, KERNEL, roles=ROLES, attrs=ATTRS, min_inputs=2,
           batch=nms_batch),
-    OpDef("NonMaxSuppression", 9, 9, LATEST_OPSET, NAMES, _v9, non_max_suppression, roles=ROLES, attrs=ATTRS,
+    OpDef("NonMaxSuppression", 9, 9, LATEST_OPSET, NAMES, _v9, KERNEL, roles=ROLES, attrs=ATTRS,
           min_inputs=2, batch=nms_batch),
 ) + tuple(
     OpDef("NonMaxSuppression", version, first, last, NAMES[:5], _infer_nms_old(version), selected_indices,

@@ -42,7 +42,9 @@ import numpy as np
 from ...errors import InputError
 from ...types import DYNAMIC_DIM, Dim, PartialShape, TensorSpec, element_type
 from ..api import LATEST_OPSET, Attr, InputFit, OpContext, OpDef
-from ._common import disjoint, memo
+from ..toolkit.dims import dim_mul
+from ..toolkit.handover import computed_once, count_from_constants
+from ._common import disjoint
 
 FLOATS = ("f32", "f16", "bf16")
 INDEX_TYPES = {"i64": "i64", "i32": "i32"}
@@ -54,15 +56,6 @@ BLOCK = 1 << 20  # IoUs computed at once (candidate rows x candidates)
 def _max_len(d: Dim) -> int:
     """OpenVINO's ``get_max_length``: -1 when unbounded."""
     return -1 if d.hi is None else d.hi
-
-
-def _times(a: Dim, b: Dim) -> Dim:
-    """``Dimension * Dimension``: interval product, 0 times anything 0, unbounded otherwise unbounded."""
-    def mul(x, y):
-        if x == 0 or y == 0:
-            return 0
-        return None if x is None or y is None else x * y
-    return Dim(mul(a.lo, b.lo), mul(a.hi, b.hi))
 
 
 def _of_len(n: int) -> Dim:
@@ -134,9 +127,9 @@ def _ranks(ctx: OpContext) -> bool:
 
 
 def _outputs(ctx: OpContext, params: dict, count: Dim, images: Dim, kernel) -> tuple[list, dict]:
-    values = [ctx.const_value(i) for i in range(len(ctx.inputs))]
-    if all(v is not None for v in values):  # the plan per value: the exact count
-        count = Dim(*(len(kernel(*values, **params)[1]),) * 2)
+    exact = count_from_constants(ctx, kernel, params, 1)  # (the plan per value: the exact count)
+    if exact is not None:
+        count = exact
     it = element_type(params["index_type"])
     return [TensorSpec(ctx.inputs[0].element_type, PartialShape((count, Dim(6, 6)))),
             TensorSpec(it, PartialShape((count, Dim(1, 1)))), TensorSpec(it, PartialShape((images,)))], params
@@ -156,10 +149,10 @@ def _infer_multiclass(ctx: OpContext, version: int):
         images = rois.dims[0] if with_rois else scores.dims[0]
         top_k, keep = params["nms_top_k"], params["keep_top_k"]
         selected = _of_len(min(_max_len(boxes.dims[1]), top_k)) if top_k > -1 else boxes.dims[1]
-        selected = _times(selected, classes)
+        selected = dim_mul(selected, classes)
         if -1 < keep < _max_len(selected):
             selected = Dim(keep, keep)
-        selected = _times(selected, images)
+        selected = dim_mul(selected, images)
         count = Dim(0, selected.hi)
         images = rois.dims[0] if with_rois else boxes.dims[0]
     return _outputs(ctx, params, count, images, MULTICLASS)
@@ -175,10 +168,10 @@ def _infer_matrix(ctx: OpContext):
         top_k, keep = params["nms_top_k"], params["keep_top_k"]
         selected = _of_len(min(_max_len(boxes.dims[1]), top_k)) if top_k > -1 else boxes.dims[1]
         if scores.rank is not None:
-            selected = _times(selected, scores.dims[1])
+            selected = dim_mul(selected, scores.dims[1])
             if keep > -1:
                 selected = _of_len(min(_max_len(selected), keep))
-            count = Dim(0, _times(selected, scores.dims[0]).hi)
+            count = Dim(0, dim_mul(selected, scores.dims[0]).hi)
         images = boxes.dims[0]
     return _outputs(ctx, params, count, images, MATRIX)
 
@@ -442,7 +435,7 @@ def _v9(ctx):
     return _infer_multiclass(ctx, 9)
 
 
-MULTICLASS, MATRIX = memo(multiclass_nms), memo(matrix_nms)
+MULTICLASS, MATRIX = computed_once(multiclass_nms), computed_once(matrix_nms)
 BOOL = ("true", "false")
 COMMON = (Attr("sort_result_type", "none", tuple(SORTS)), Attr("output_type", "i64", tuple(INDEX_TYPES)),
           Attr("nms_top_k", "-1"), Attr("keep_top_k", "-1"), Attr("sort_result_across_batch", "false", BOOL),

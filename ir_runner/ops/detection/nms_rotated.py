@@ -31,10 +31,11 @@ import math
 import numpy as np
 
 from ...errors import InputError
-from ...types import DYNAMIC_DIM, Dim, PartialShape, TensorSpec, element_type
+from ...types import Dim, PartialShape, TensorSpec, element_type
 from ..api import LATEST_OPSET, Attr, OpContext, OpDef
+from ..toolkit.handover import computed_once, count_from_constants
 from ..toolkit.stl_order import std_sort
-from ._common import INDEX_TYPES, disjoint, memo, nms_batch
+from ._common import INDEX_TYPES, disjoint, nms_batch, nms_bound
 
 NAMES = ("boxes", "scores", "max_output_boxes_per_class", "iou_threshold", "score_threshold")
 
@@ -70,29 +71,13 @@ def _infer(ctx: OpContext):
     params = {"descending": ctx.attr_bool("sort_result_descending", True),
               "index_type": ctx.attr_choice("output_type", INDEX_TYPES, "i64"),
               "clockwise": ctx.attr_bool("clockwise", True)}
-    values = [ctx.const_value(i) for i in range(5)]
-    if all(v is not None for v in values):  # the plan per value: the exact count
-        count = Dim(*(len(KERNEL(*values, **params)[0]),) * 2)
-    else:
-        count = _bound(boxes, scores, values[2])
+    count = count_from_constants(ctx, KERNEL, params, 0)  # (the plan per value: the exact count)
+    if count is None:
+        count = nms_bound(boxes, scores, ctx.const_value(2))
     it = element_type(params["index_type"])
     rows = PartialShape((count, Dim(3, 3)))
     return [TensorSpec(it, rows), TensorSpec(element_type("f32"), rows), TensorSpec(it, PartialShape.of((1,)))], params
 
-
-def _bound(boxes: PartialShape, scores: PartialShape, most: np.ndarray | None) -> Dim:
-    """OpenVINO's ``nms::shape_infer``: ``0..min(boxes, max_out) * batches * classes`` when all are bounded."""
-    if boxes.rank is None or scores.rank is None or most is None or most.size != 1:
-        return DYNAMIC_DIM
-    per_class = min(-1 if boxes.dims[1].hi is None else boxes.dims[1].hi, int(most.reshape(-1)[0]))
-    if per_class == 0:
-        return Dim(0, 0)
-    if per_class < 0 or scores.dims[0].hi is None or scores.dims[1].hi is None:
-        return DYNAMIC_DIM
-    return Dim(0, per_class * scores.dims[0].hi * scores.dims[1].hi)
-
-
-# -- the plugin's rotated-box geometry, each operation rounded to f32 --------------------------------------------
 
 def _f(x: float) -> float:
     return float(np.float32(x))
@@ -251,7 +236,7 @@ def nms_rotated(boxes: np.ndarray, scores: np.ndarray, max_output_boxes_per_clas
     return indices, selected, np.array([len(found)], dtype=itype)
 
 
-KERNEL = memo(nms_rotated)
+KERNEL = computed_once(nms_rotated)
 OPS = (
     OpDef("NMSRotated", 13, 13, LATEST_OPSET, NAMES, _infer, KERNEL, batch=nms_batch, exact=False,
           roles=("counted", "counted", "k", "counted", "counted"),

@@ -22,10 +22,10 @@ plugin (``proposal_imp.cpp``), in f32:
   0 (the plugin leaves them unwritten).
 
 Bound: the plugin's x86 builds (SSE4.1, AVX2, AVX-512) may contract the decoding's multiply-adds into FMAs,
-and ``exp`` is glibc's ``expf`` (ir-run: f64 rounded to f32): coordinates within 1e-5 relative plus 1e-3
-absolute of the plugin's (measured: 1.2e-4 at most, coordinates up to ~300), scores and image indices
-exact. Refused (InputError): an
-image height or width that is not a positive normal number, a negative or non-finite scale.
+and ``exp`` is glibc's ``expf`` (ir-run: the toolkit's ``expf``, glibc's own): coordinates within 1e-5
+relative plus 1e-3 absolute of the plugin's (measured: 1.2e-4 at most, coordinates up to ~300), scores and
+image indices exact. Refused (InputError): an image height or width that is not a positive normal number, a
+negative or non-finite scale.
 
 GenerateProposals-9 (``generate_proposals``) decodes given anchors [H, W, A, 4] the same way, per image, with
 its own rules (its docstring); same bound.
@@ -38,8 +38,10 @@ import numpy as np
 from ...errors import InputError, ModelFormatError
 from ...types import DYNAMIC_DIM, Dim, PartialShape, TensorSpec, element_type, merge_dims
 from ..api import LATEST_OPSET, Attr, OpContext, OpDef
-from ..toolkit.stl_order import adjust_heap, heap_select
-from ._common import max0, memo
+from ..toolkit.handover import computed_once, count_from_constants
+from ..toolkit.libm import expf
+from ..toolkit.rounding import round_half_away
+from ._common import max0, nms_cpu, top_scores
 
 FRAMEWORKS = {"": "caffe", "tensorflow": "tensorflow"}
 NAMES = ("class_probs", "bbox_deltas", "image_shape")
@@ -112,21 +114,16 @@ def _anchors(p: dict) -> np.ndarray:
         ratio = f(ratio)
         w = np.sqrt(area / ratio, dtype=np.float32)
         if not tensorflow:
-            w = _roundf(w)
+            w = np.float32(round_half_away(w))
         h = f(w * ratio)
         if not tensorflow:
-            h = _roundf(h)
+            h = np.float32(round_half_away(h))
         for scale in p["scales"]:
             sw = f(0.5) * f(f(w * f(scale)) - offset)
             sh = f(0.5) * f(f(h * f(scale)) - offset)
             box = [center - sw, center - sh, center + sw, center + sh]
             out.append([f(v - half) if tensorflow else f(v) for v in box])
     return np.array(out, np.float32).T.reshape(4, -1)
-
-
-def _roundf(x: np.float32) -> np.float32:
-    """``std::roundf``: halves away from zero."""
-    return np.float32(np.sign(x) * np.floor(np.abs(x) + np.float32(0.5))) if abs(x) < 2**23 else x
 
 
 def _clip(x: np.ndarray, high: np.float32) -> np.ndarray:
@@ -155,8 +152,8 @@ def _enumerate(scores: np.ndarray, deltas: np.ndarray, anchors: np.ndarray, p: d
         bw, bh = x1 - x0 + offset, y1 - y0 + offset
         cx, cy = x0 + f(0.5) * bw, y0 + f(0.5) * bh
         px, py = dx * bw + cx, dy * bh + cy
-        pw = np.exp(dw.astype(np.float64)).astype(np.float32) * bw
-        ph = np.exp(dh.astype(np.float64)).astype(np.float32) * bh
+        pw = expf(dw) * bw
+        ph = expf(dh) * bh
         x0, y0 = px - f(0.5) * pw, py - f(0.5) * ph
         x1, y1 = px + f(0.5) * pw, py + f(0.5) * ph
         if p["clip_before_nms"]:
@@ -165,55 +162,6 @@ def _enumerate(scores: np.ndarray, deltas: np.ndarray, anchors: np.ndarray, p: d
         keep = (min_w <= x1 - x0 + offset) & (min_h <= y1 - y0 + offset)
         score = np.where(keep, scores.transpose(1, 2, 0).astype(np.float32), f(0) * scores.transpose(1, 2, 0))
     return np.stack([x0, y0, x1, y1, score.astype(np.float32)], -1).reshape(-1, 5).astype(np.float32)
-
-
-def _top(scores: np.ndarray, k: int) -> np.ndarray:
-    """The indices libstdc++'s ``std::partial_sort(first, first + k, last, score >)`` leaves in front, in order.
-    Without ties among the scores that matter, that is the order by score; with ties, its heap steps decide."""
-    order = np.argsort(-scores.astype(np.float64), kind="stable")
-    if k == 0:
-        return order[:0]
-    head = scores[order[:min(k + 1, len(order))]]
-    if not np.isnan(scores).any() and (len(np.unique(head)) == len(head)):
-        return order[:k]
-    items = list(range(len(scores)))
-    values = scores.tolist()
-
-    def less(i, j):
-        return values[i] > values[j]
-
-    heap_select(items, 0, k, len(items), less)
-    for last in range(k - 1, 0, -1):  # sort_heap: pop the heap's top to the back, one by one
-        value = items[last]
-        items[last] = items[0]
-        adjust_heap(items, 0, 0, last, value, less)
-    return np.array(items[:k], dtype=np.int64)
-
-
-def _nms(boxes: np.ndarray, threshold: np.float32, most: int, offset: np.float32,
-         dead: np.ndarray | None = None) -> list[int]:
-    """The plugin's ``nms_cpu``: greedy, a later box dead when its IoU with a taken one is above ``threshold``
-    (``dead``: the boxes dead from the start)."""
-    x0, y0, x1, y1 = boxes[:, 0], boxes[:, 1], boxes[:, 2], boxes[:, 3]
-    dead = np.zeros(len(boxes), bool) if dead is None else dead.copy()
-    taken = []
-    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
-        for box in range(len(boxes)):
-            if dead[box]:
-                continue
-            taken.append(box)
-            if len(taken) == most:
-                break
-            j = slice(box + 1, None)
-            near = (x0[box] <= x1[j]) & (y0[box] <= y1[j]) & (x0[j] <= x1[box]) & (y0[j] <= y1[box])
-            w = np.maximum(np.float32(0), np.minimum(x1[box], x1[j]) - np.maximum(x0[box], x0[j]) + offset)
-            h = np.maximum(np.float32(0), np.minimum(y1[box], y1[j]) - np.maximum(y0[box], y0[j]) + offset)
-            area = w * h
-            a_area = (x1[box] - x0[box] + offset) * (y1[box] - y0[box] + offset)
-            b_area = (x1[j] - x0[j] + offset) * (y1[j] - y0[j] + offset)
-            iou = np.where(near, area / (a_area + b_area - area), np.float32(0))
-            dead[j] |= threshold < iou
-    return taken
 
 
 def proposal(class_probs: np.ndarray, bbox_deltas: np.ndarray, image_shape: np.ndarray, *, base_size: int,
@@ -250,8 +198,8 @@ def proposal(class_probs: np.ndarray, bbox_deltas: np.ndarray, image_shape: np.n
     out_probs = np.zeros(n * post_nms_topn, np.float32)
     for image in range(n):
         boxes = _enumerate(class_probs[image, count:], bbox_deltas[image], anchors, p, img_h, img_w, min_h, min_w)
-        top = boxes[_top(boxes[:, 4], min(len(boxes), pre_nms_topn))]
-        taken = _nms(top, np.float32(nms_thresh), post_nms_topn, offset) if post_nms_topn else []
+        top = boxes[top_scores(boxes[:, 4], min(len(boxes), pre_nms_topn))]
+        taken = nms_cpu(top, np.float32(nms_thresh), post_nms_topn, offset) if post_nms_topn else []
         picked = top[taken]
         coords = picked[:, :4]
         if clip_after_nms:
@@ -325,9 +273,9 @@ def _infer_generate(ctx: OpContext):
     if ctx.attr_float("nms_eta", 1.0) != 1.0:
         ctx.fail(f"attribute {ctx.attr_shown('nms_eta')} must be 1.0 (OpenVINO implements no other)")
     count = DYNAMIC_DIM if batch.hi is None else Dim(0, batch.hi * params["post_nms_count"])
-    values = [ctx.const_value(i) for i in range(4)]
-    if all(v is not None for v in values):  # the plan per value: the exact count
-        count = Dim(*(len(GENERATE(*values, **params)[1]),) * 2)
+    exact = count_from_constants(ctx, GENERATE, params, 1)  # (the plan per value: the exact count)
+    if exact is not None:
+        count = exact
     et = ctx.inputs[0].element_type
     return [TensorSpec(et, PartialShape((count, Dim(4, 4)))), TensorSpec(et, PartialShape((count,))),
             TensorSpec(element_type(params["roi_num_type"]), PartialShape((batch,)))], params
@@ -346,8 +294,8 @@ def _refine(anchors: np.ndarray, deltas: np.ndarray, scores: np.ndarray, img_h, 
         px, py = d[..., 0] * bw + cx, d[..., 1] * bh + cy
         dw = np.where(MAX_DELTA_LOG_WH < d[..., 2], MAX_DELTA_LOG_WH, d[..., 2])  # std::min(d, max): NaN stays
         dh = np.where(MAX_DELTA_LOG_WH < d[..., 3], MAX_DELTA_LOG_WH, d[..., 3])
-        pw = np.exp(dw.astype(np.float64)).astype(np.float32) * bw
-        ph = np.exp(dh.astype(np.float64)).astype(np.float32) * bh
+        pw = expf(dw) * bw
+        ph = expf(dh) * bh
         x0, y0 = _clip(px - f(0.5) * pw, f(img_w - offset)), _clip(py - f(0.5) * ph, f(img_h - offset))
         x1 = _clip(px + f(0.5) * pw - offset, f(img_w - offset))
         y1 = _clip(py + f(0.5) * ph - offset, f(img_h - offset))
@@ -379,8 +327,8 @@ def generate_proposals(im_info: np.ndarray, anchors: np.ndarray, deltas: np.ndar
         min_h = np.float32(np.float32(min_size) * scale_h)
         min_w = np.float32(np.float32(min_size) * scale_w)
         boxes, keep = _refine(anchors, deltas[image], scores[image], img_h, img_w, min_h, min_w, offset)
-        order = _top(boxes[:, 4], min(len(boxes), pre_nms_count))
-        taken = _nms(boxes[order], np.float32(nms_threshold), post_nms_count, offset, ~keep[order])
+        order = top_scores(boxes[:, 4], min(len(boxes), pre_nms_count))
+        taken = nms_cpu(boxes[order], np.float32(nms_threshold), post_nms_count, offset, ~keep[order])
         picked = boxes[order[taken]]
         rois.append(picked[:, :4])
         out_scores.append(picked[:, 4])
@@ -412,7 +360,7 @@ def _v4(ctx):
     return _infer(ctx, 4)
 
 
-GENERATE = memo(generate_proposals)
+GENERATE = computed_once(generate_proposals)
 ATTRS = (Attr("base_size"), Attr("pre_nms_topn"), Attr("post_nms_topn"), Attr("nms_thresh"), Attr("feat_stride"),
          Attr("min_size"), Attr("ratio"), Attr("scale"), Attr("clip_before_nms", "true", ("true", "false")),
          Attr("clip_after_nms", "false", ("true", "false")), Attr("normalize", "false", ("true", "false")),

@@ -33,7 +33,7 @@ from ...errors import InputError, ModelFormatError
 from ...types import DYNAMIC_DIM, Dim, PartialShape, TensorSpec
 from ..api import LATEST_OPSET, Attr, OpContext, OpDef
 from ..toolkit.numeric import Arith
-from ._common import std_round
+from ..toolkit.rounding import round_half_away
 
 NAMES = ("data", "rois")
 METHODS = {"max": "max", "bilinear": "bilinear"}
@@ -102,7 +102,7 @@ def batch_ids(rois: np.ndarray, n: int) -> np.ndarray:
 
 def _round_away(x: np.ndarray) -> np.ndarray:
     """``std::round`` to an int, clipped to int32 (NaN: 0)."""
-    return np.clip(np.nan_to_num(std_round(x.astype(np.float64))), -(2**31), 2**31 - 1).astype(np.int64)
+    return np.clip(np.nan_to_num(round_half_away(x.astype(np.float64))), -(2**31), 2**31 - 1).astype(np.int64)
 
 
 def roi_pooling(data: np.ndarray, rois: np.ndarray, *, pooled: tuple[int, int], spatial_scale: float,
@@ -276,8 +276,8 @@ def _ps_span(start, size: np.ndarray, cells: int, extent: int) -> tuple[np.ndarr
 def _ps_average(data, ids, box, scale, group: int, dim: int, wide: np.dtype) -> np.ndarray:
     _, _, h, w = data.shape
     t = wide.type
-    x1, y1 = std_round(box[:, 0]) * scale, std_round(box[:, 1]) * scale
-    x2, y2 = std_round(box[:, 2] + t(1)) * scale, std_round(box[:, 3] + t(1)) * scale
+    x1, y1 = round_half_away(box[:, 0]) * scale, round_half_away(box[:, 1]) * scale
+    x2, y2 = round_half_away(box[:, 2] + t(1)) * scale, round_half_away(box[:, 3] + t(1)) * scale
     rows = _ps_span(y1, np.maximum(y2 - y1, t(0.1)), group, h)
     cols = _ps_span(x1, np.maximum(x2 - x1, t(0.1)), group, w)
     out = np.zeros((len(ids), dim, group, group), wide)

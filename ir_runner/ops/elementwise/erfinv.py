@@ -18,7 +18,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...types import TensorSpec
-from ..api import NEWEST_OPSET, OpContext, OpDef
+from ..api import NEWEST_OPSET, OpContext, OpDef, keep_batch
 
 CENTRAL = (2.81022636e-08, 3.43273939e-07, -3.5233877e-06, -4.39150654e-06, 0.00021858087, -0.00125372503,
            -0.00417768164, 0.246640727, 1.50140941)
@@ -54,10 +54,6 @@ def erfinv(x: np.ndarray) -> np.ndarray:
     return r.astype(np.float32).astype(x.dtype)
 
 
-def _batch(params, inputs, outputs, axes):
-    return [axes[0]]
-
-
 OPS = (
-    OpDef("ErfInv", 17, 17, NEWEST_OPSET, ("data",), infer_erfinv, erfinv, batch=_batch, exact=False),
+    OpDef("ErfInv", 17, 17, NEWEST_OPSET, ("data",), infer_erfinv, erfinv, batch=keep_batch, exact=False),
 )

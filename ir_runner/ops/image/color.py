@@ -26,30 +26,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...errors import UnsupportedError
 from ...parallel import run_chunked
-from ...types import DYNAMIC, DYNAMIC_DIM, Dim, PartialShape, TensorSpec
+from ...types import DYNAMIC_DIM, Dim, PartialShape, TensorSpec
 from ..api import LATEST_OPSET, OpContext, OpDef, equal_merge
 from ..toolkit.dims import dim_div, dim_mul
+from ._color import color_element_type
 
-COMPUTED = ("u8", "f16", "bf16", "f32", "f64")  # OpenVINO accepts u8 and every real type (f8 too: not computed)
 _F32 = np.float32
-
-
-def _element_type(ctx: OpContext, names: str):
-    et = ctx.inputs[0].element_type
-    for position in range(1, len(ctx.inputs)):
-        other = ctx.inputs[position].element_type
-        if et == DYNAMIC:
-            et = other
-        elif other != DYNAMIC and other != et:
-            ctx.fail(f"{names} inputs must have the same element type, got {et} and {other}", position=position)
-    if et != DYNAMIC and et.name != "u8" and et.kind != "float":
-        ctx.fail(f"the input type must be u8 or a floating-point type, got {et}", position=0)
-    if et != DYNAMIC and et.name not in COMPUTED:
-        raise UnsupportedError(f"{ctx.op.type} of {et} is not computed by ir-run (only {', '.join(COMPUTED)})",
-                               layer=ctx.ref, port=ctx.input_label(0))
-    return et
 
 
 def _y_shape(ctx: OpContext, planes: str) -> list[Dim]:
@@ -83,7 +66,7 @@ def _infer(ctx: OpContext, family: str):
     if family == "i420" and len(ctx.inputs) == 2:
         ctx.fail("I420 takes one plane (Y, U, V stacked) or three (Y, U, V), got two inputs", position=1)
     planes = "single-plane" if single else "Y"
-    et = _element_type(ctx, "Y, UV" if family == "nv12" else "Y, U, V")
+    et = color_element_type(ctx, "Y, UV" if family == "nv12" else "Y, U, V")
     dims = _y_shape(ctx, planes)
     if single:
         dims[1] = dim_div(dim_mul(dims[1], 2), 3)

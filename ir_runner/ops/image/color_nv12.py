@@ -14,28 +14,22 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...errors import UnsupportedError
-from ...types import DYNAMIC, DYNAMIC_DIM, Dim, PartialShape, TensorSpec
+from ...types import DYNAMIC_DIM, Dim, PartialShape, TensorSpec
 from ..api import NEWEST_OPSET, Attr, OpContext, OpDef
 from ..toolkit.dims import dim_div
 from ..toolkit.numeric import Arith
+from ..toolkit.rounding import round_half_away
+from ._color import color_element_type
 
 F32 = np.float32
 Y_ROW = (F32(0.257), F32(0.504), F32(0.098), F32(16))
 U_ROW = (F32(-0.148), F32(0.291), F32(0.439), F32(128))
 V_ROW = (F32(0.439), F32(0.368), F32(0.071), F32(128))
 
-COMPUTED = ("u8", "f16", "bf16", "f32", "f64")  # (as NV12toRGB-8's: every real type OpenVINO accepts but f8)
-
 
 def _infer(ctx: OpContext):
     (image,) = ctx.inputs
-    et = image.element_type
-    if et != DYNAMIC and et.name != "u8" and et.kind != "float":
-        ctx.fail(f"the input type must be u8 or a floating-point type, got {et}", position=0)
-    if et != DYNAMIC and et.name not in COMPUTED:
-        raise UnsupportedError(f"{ctx.op.type} of {et} is not computed by ir-run (only {', '.join(COMPUTED)})",
-                               layer=ctx.ref, port=ctx.input_label(0))
+    et = color_element_type(ctx, "image")
     single = ctx.attr_bool("single_plane", True)
     dims = list(image.shape.dims) if image.shape.rank is not None else [DYNAMIC_DIM] * 4
     if image.shape.rank not in (None, 4):
@@ -51,12 +45,6 @@ def _infer(ctx: OpContext):
         return [TensorSpec(et, PartialShape((n, rows, w, Dim(1, 1))))], {"single": True}
     return [TensorSpec(et, PartialShape((n, h, w, Dim(1, 1)))),
             TensorSpec(et, PartialShape((n, dim_div(h, 2), dim_div(w, 2), Dim(2, 2))))], {"single": False}
-
-
-def _round_away(x: np.ndarray) -> np.ndarray:
-    """``std::round`` on f32 values: halves away from zero, exactly."""
-    whole = np.trunc(x)
-    return whole + np.where(np.abs(x - whole) >= F32(0.5), np.sign(x), F32(0))
 
 
 def _clamp(x: np.ndarray) -> np.ndarray:
@@ -75,7 +63,7 @@ def _channel(row: tuple, r: np.ndarray, g: np.ndarray, b: np.ndarray, signs: tup
 
 def _as(x: np.ndarray, dtype: np.dtype, integral: bool) -> np.ndarray:
     if integral:
-        return _clamp(_round_away(x)).astype(dtype)
+        return _clamp(round_half_away(x)).astype(dtype)
     return Arith(dtype).of(x) if dtype.itemsize < 4 else x.astype(dtype)
 
 
@@ -92,7 +80,7 @@ def _convert(image: np.ndarray, bgr: bool, single: bool):
             value = _as(value if integral else _clamp(value), image.dtype, integral).astype(F32)
             total = ((value[:, 0::2, 0::2] + value[:, 0::2, 1::2]) + value[:, 1::2, 0::2]) + value[:, 1::2, 1::2]
             mean = total / F32(4)
-            chroma.append(_round_away(mean).astype(image.dtype) if integral else _as(mean, image.dtype, False))
+            chroma.append(round_half_away(mean).astype(image.dtype) if integral else _as(mean, image.dtype, False))
     uv = np.stack(chroma, axis=-1)  # [N, H/2, W/2, 2]
     if not single:
         return y[..., None], uv

@@ -38,7 +38,10 @@ Interpolate-1 (opset1..opset3): resized as OpenVINO's plugins run it, converted 
 repeated axis counts once); coordinates ``align_corners`` when ``align_corners`` (the default), else
 ``half_pixel`` for linear without pads unless the axes are {2, 3} of a 4-D input, else ``asymmetric``.
 ``area`` (which no plugin runs) and pads on axes that are not resized (which the shapes of Interpolate-1 and
-Interpolate-4 disagree on) are refused as unsupported. Within Interpolate-4's bound of the CPU plugin.
+Interpolate-4 disagree on) are refused as unsupported. Float data: within Interpolate-4's bound of the CPU plugin.
+Integer data: as the reference of the Interpolate-4 it becomes (no reference evaluates Interpolate-1):
+``linear_onnx`` and ``cubic`` truncate the f32 result, where the CPU plugin rounds it to nearest even (up to 1
+above; measured on u8 and i8, both alignments).
 """
 
 from __future__ import annotations
@@ -52,6 +55,7 @@ from ...errors import UnsupportedError
 from ...types import DYNAMIC_DIM, DYNAMIC_SHAPE, Dim, PartialShape, TensorSpec
 from ..api import LATEST_OPSET, Attr, OpContext, OpDef
 from ..toolkit.index_rules import require_integer
+from ..toolkit.rounding import round_half_away
 
 _MODES4 = ("nearest", "linear", "linear_onnx", "cubic")
 _MODES11 = _MODES4 + ("bilinear_pillow", "bicubic_pillow")
@@ -282,17 +286,23 @@ def _apply(y: np.ndarray, w: np.ndarray, axis: int) -> np.ndarray:
 
 
 def _to_type(y: np.ndarray, dtype: np.dtype, rounding: str) -> np.ndarray:
-    """``y`` in the data type: floats round once; integers round (half away from zero) or truncate, then
-    Pillow's passes clip to the type's range (``half_up``) and the others wrap, as the reference's casts do
-    on x86 (float to int64, then to the narrow type)."""
+    """``y`` in the data type: floats round once; integers round (``round``: ``std::round``, halves away from
+    zero; ``half_up``: Pillow's :func:`_pillow_round`) or truncate, then Pillow's passes clip to the type's range
+    and the others wrap, as the reference's casts do on x86 (float to int64, then to the narrow type)."""
     if dtype.kind in "iu":
         with np.errstate(invalid="ignore"):
-            r = np.nan_to_num(np.trunc(y + np.copysign(0.5, y)) if rounding in ("round", "half_up") else np.trunc(y))
             if rounding == "half_up":
                 info = np.iinfo(dtype)
-                return np.clip(r, info.min, info.max).astype(dtype)
+                return np.clip(np.nan_to_num(_pillow_round(y)), info.min, info.max).astype(dtype)
+            r = np.nan_to_num(round_half_away(y) if rounding == "round" else np.trunc(y))
             return r.astype(np.int64).astype(dtype)
     return y.astype(dtype)
+
+
+def _pillow_round(y: np.ndarray) -> np.ndarray:
+    """The reference's Pillow ``round_up``: ``y + 0.5`` (``y - 0.5`` below 0) truncated, in f64 (as ``y``): not
+    ``std::round``, it rounds the largest double below 0.5 up to 1."""
+    return np.trunc(y + np.copysign(0.5, y))
 
 
 def _source_coords(n: int, m: int, scale, transform: str) -> np.ndarray:
@@ -315,18 +325,13 @@ def _source_coords(n: int, m: int, scale, transform: str) -> np.ndarray:
     return x * _F32(n - 1) / _F32(m - 1)
 
 
-def _round_half_away(x: np.ndarray) -> np.ndarray:
-    wide = x.astype(np.float64)
-    return np.copysign(np.floor(np.abs(wide) + 0.5), wide)
-
-
 def _nearest_index(n: int, m: int, scale, transform: str, nearest_mode: str) -> np.ndarray:
     c = _source_coords(n, m, scale, transform)
     if nearest_mode == "round_prefer_floor":
         tie = c == np.trunc(c) + _F32(0.5)
-        idx = np.where(tie, np.floor(c), _round_half_away(c))
+        idx = np.where(tie, np.floor(c), round_half_away(c))
     elif nearest_mode == "round_prefer_ceil":
-        idx = _round_half_away(c)
+        idx = round_half_away(c)
     elif nearest_mode == "floor":
         idx = np.floor(c)
     elif nearest_mode == "ceil":
@@ -346,7 +351,7 @@ def _frozen(w: np.ndarray) -> np.ndarray:
 def _linear_weights(n: int, m: int, scale, transform: str, a) -> np.ndarray:
     c = _source_coords(n, m, scale, transform)
     r = 2 if _F32(scale) > _F32(1) else int(np.ceil(_F32(2) / a))
-    centre = _round_half_away(c).astype(np.int64)
+    centre = round_half_away(c).astype(np.int64)
     w = np.zeros((m, n), _F32)
     rows = np.arange(m)
     for j in range(-r, r + 1):  # the 2r+1 taps of every output position at once

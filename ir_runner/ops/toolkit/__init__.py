@@ -1,3 +1,3 @@
 """The op-author toolkit: helpers every operation module may import (partial values and dims, windows, axes and
-indices, numeric policy, broadcasting, conversion rounding, special functions, C++ ordering). No operation lives
-here."""
+indices, numeric policy, broadcasting, conversion rounding, ``std::round``, special functions, C++ ordering,
+outputs inference computed handed to kernels). No operation lives here."""

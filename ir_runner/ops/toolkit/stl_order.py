@@ -149,3 +149,15 @@ def adjust_heap(a, first, hole, length, value, less) -> None:
         hole = parent
         parent = (hole - 1) // 2
     a[first + hole] = value
+
+
+def partial_sort(items, count: int, less) -> list:
+    """The first ``count`` of ``items`` as libstdc++'s ``std::partial_sort`` leaves them (a heap select, then a
+    heap sort), equal items included."""
+    items = list(items)
+    heap_select(items, 0, count, len(items), less)
+    for last in range(count - 1, 0, -1):  # (std::__sort_heap: the heap's top to the back, one by one)
+        value = items[last]
+        items[last] = items[0]
+        adjust_heap(items, 0, 0, last, value, less)
+    return items[:count]
