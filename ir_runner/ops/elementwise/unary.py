@@ -247,12 +247,22 @@ def _mish(x: np.ndarray, out: np.ndarray) -> None:
     map_expf(x, out, _mish_finish)
 
 
+def _take_positive(x: np.ndarray, v: np.ndarray) -> None:
+    """``v = x > 0 ? x : v`` over f32 arrays, by bits: ``v ^= (v ^ x) & -(x > 0)`` (a masked copy, or
+    ``np.where``, costs ten times more on a mask of random values)."""
+    mask = np.subtract(np.int32(0), np.greater(x, 0))
+    bits = v.view(np.int32)
+    flips = np.bitwise_xor(bits, x.view(np.int32))
+    np.bitwise_and(flips, mask, out=flips)
+    np.bitwise_xor(bits, flips, out=bits)
+
+
 def _elu_finish(alpha: np.floating, scale: np.floating | None = None) -> Callable[..., None]:
     """``finish`` of Elu (``scale`` None) and Selu: ``(x > 0 ? x : (e - 1) * alpha) * scale``."""
     def finish(x: np.ndarray, e: np.ndarray, out: np.ndarray) -> None:
         np.subtract(e, F32(1), out=e)
         np.multiply(e, alpha, out=e)
-        np.copyto(e, x, where=x > 0)
+        _take_positive(x, e)
         if scale is None:
             np.copyto(out, e)
         else:

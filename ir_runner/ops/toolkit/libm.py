@@ -26,8 +26,10 @@ _DROPPED = np.int64((1 << 29) - 1)  # the bits of a double's significand that ro
 _TIE_WINDOW = round((1 - 2 * _EXPF_NEAR_TIE) / 2 * (1 << 29))  # 0.0025 ULP of f32, in ULPs of f64
 _WINDOW_START = np.int64((1 << 28) - _TIE_WINDOW)  # the dropped bits at a rounding tie are 1 << 28
 _WINDOW_SIZE = np.uint64(2 * _TIE_WINDOW)
+_F32_TINY_BITS = np.float64(_F32_TINY).view(np.int64)
+_AT_TIE = np.int64(1 << 28)  # the bits of a double at a tie (the dropped bits alone)
 _TOP_18 = np.int64((1 << 18) - 1)  # the significand's top 18 bits, below the implicit 1
-EXPF_BLOCK = 1 << 15  # elements per block: its double, bits and mask (0.5 MB) stay in a core's L2
+EXPF_BLOCK = 1 << 16  # elements per block: its double, bits, mask and f32 (1.2 MB) stay in a core's L2 or near
 
 
 def expf(x: np.ndarray) -> np.ndarray:
@@ -66,7 +68,10 @@ def map_expf(x: np.ndarray, out: np.ndarray, finish: Finish | None = None, *, ne
     direct = out.flags.c_contiguous
     flat = out.reshape(-1) if direct else np.empty(x.size, F32)
     work = _Blocks(flat_x, flat, finish, negate, scale)
-    run_chunked(-(-flat.size // EXPF_BLOCK), EXPF_BLOCK, work.run)
+    if flat.size <= EXPF_BLOCK:
+        work.run(0, 1)
+    else:
+        run_chunked(-(-flat.size // EXPF_BLOCK), EXPF_BLOCK, work.run)
     if not direct:
         out[...] = flat.reshape(out.shape)
 
@@ -111,13 +116,16 @@ class _Blocks:
             block_e = out if e is None else e[:count]
             np.copyto(block_e, w, casting="same_kind")
             if exact:
-                near = _near_ties(w, block_e, bits[:count], mask[:count])
+                near, near_bits = _near_ties(w, block_e, bits[:count], mask[:count])
                 if near.size:
-                    fixes.append((near + lo, x[near]))
+                    fixes.append((near + lo, x[near], near_bits))
             if self.finish is not None:
                 self.finish(x, block_e, out)
         if fixes:
-            where, x = (np.concatenate(parts) for parts in zip(*fixes))
+            where, x, near_bits = fixes[0] if len(fixes) == 1 else (np.concatenate(p) for p in zip(*fixes))
+            if where.size > _FILTER_MIN:
+                close = _within_error(near_bits)
+                where, x = where[close], x[close]
             values = _exact_expf(self.argument(x))
             if self.finish is None:
                 self.out[where] = values
@@ -127,25 +135,33 @@ class _Blocks:
                 self.out[where] = result
 
 
-def _near_ties(w: np.ndarray, rounded: np.ndarray, b: np.ndarray, n: np.ndarray) -> np.ndarray:
-    """The positions where ``w``, an ``exp`` in double, lies near an f32 rounding tie (see :func:`map_expf`);
-    ``rounded``: ``w`` rounded to f32; ``b``, ``n``: int64 and bool buffers of ``w``'s size."""
-    np.bitwise_and(w.view(np.int64), _DROPPED, out=b)
+def _near_ties(w: np.ndarray, rounded: np.ndarray, b: np.ndarray, n: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The positions where ``w``, an ``exp`` in double, may lie near an f32 rounding tie (see
+    :func:`map_expf`), and the bits of their doubles for :func:`_within_error` (applied to a run of blocks at
+    once); subnormal results near a tie come with bits at the tie. ``rounded``: ``w`` rounded to f32; ``b``,
+    ``n``: int64 and bool buffers of ``w``'s size."""
+    wide_bits = w.view(np.int64)
+    np.bitwise_and(wide_bits, _DROPPED, out=b)
     np.subtract(b, _WINDOW_START, out=b)
     np.less(b.view(np.uint64), _WINDOW_SIZE, out=n)  # |dropped - tie| < window, as one unsigned comparison
-    near = np.flatnonzero(n)
-    if near.size:  # within glibc's relative error of the tie: 1.75·2^-34 of the value, in f64 ULPs
-        distance = np.abs(b[near] - _TIE_WINDOW)
-        significand = ((w.view(np.int64)[near] >> 34) & _TOP_18) + (1 << 18)  # 2^18 · [1, 2)
-        near = near[distance < (significand * 7) >> 2]
+    near = n.nonzero()[0]
+    bits = wide_bits[near]
     if np.fmin.reduce(rounded) <= _F32_TINY:  # some result is subnormal (fmin: NaNs ignored)
-        tiny = w < _F32_TINY
-        n[:] = False
-        n[near] = True
+        tiny = np.flatnonzero(w < _F32_TINY)
         small, low = w[tiny], rounded[tiny]
-        n[tiny] = np.abs(small - low) > _EXPF_NEAR_TIE * np.spacing(np.abs(low)).astype(F64)
-        near = np.flatnonzero(n)
-    return near
+        tiny = tiny[np.abs(small - low) > _EXPF_NEAR_TIE * np.spacing(np.abs(low)).astype(F64)]
+        normal = bits >= _F32_TINY_BITS
+        near = np.concatenate([near[normal], tiny])
+        bits = np.concatenate([bits[normal], np.full(tiny.size, _AT_TIE)])
+    return near, bits
+
+
+def _within_error(bits: np.ndarray) -> np.ndarray:
+    """Whether the doubles of ``bits`` (int64) lie within glibc's relative error of an f32 rounding tie:
+    1.75·2^-34 of the value, in f64 ULPs."""
+    distance = np.abs((bits & _DROPPED) - (1 << 28))
+    significand = ((bits >> 34) & _TOP_18) + (1 << 18)  # 2^18 · [1, 2)
+    return distance < (significand * 7) >> 2
 
 
 def _exact_expf(x: np.ndarray) -> np.ndarray:
@@ -158,6 +174,7 @@ def _exact_expf(x: np.ndarray) -> np.ndarray:
     return glibc_expf(x, fused)
 
 
+_FILTER_MIN = 32  # below it, fixing every candidate costs less than choosing the half that need it
 REPLICA_MIN = 256  # from here on glibc_expf (60 us, then 0.045 us a value) costs less than ctypes (0.25 us a call)
 
 
