@@ -22,9 +22,9 @@ Values, as OpenVINO's core reference computes them (measured on OpenVINO 2026.4,
   double (``special``; Gelu's ``1 + erf`` rounded as the reference rounds it), except f32 Gelu erf: mixed
   precision, a polynomial and one exp in double rounded to f32 before the product with x (within 2 ULP);
   Sigmoid, Swish, Elu, Selu, SoftPlus and Mish follow the reference's formulas in f32 with its C library
-  calls: ``expf`` bit for bit (:func:`expf`; SoftPlus and Mish round ``expf(x) + 1`` to f32, which would turn
-  any 1-ULP difference of ``expf`` into up to 31 ULP of the result), ``logf`` and ``tanhf`` in double rounded
-  to f32.
+  calls: ``expf`` bit for bit (``toolkit.libm.map_expf``, which at f32 also runs the formula's own passes in
+  its blocks; SoftPlus and Mish round ``expf(x) + 1`` to f32, which would turn any 1-ULP difference of
+  ``expf`` into up to 31 ULP of the result), ``logf`` and ``tanhf`` in double rounded to f32.
 """
 
 from __future__ import annotations
