@@ -8,7 +8,8 @@ something other than the C library itself:
   a time; fewer take the C library's own). Both builds are computed; the inputs where they differ are printed
   (``libm.DISCRIMINATING`` must hold some of them, or the build cannot be told).
 
-Prints the counts and every disagreement; exits 1 on any. About three minutes of CPU in all.
+Prints the counts and every disagreement; exits 1 on any. About five minutes of CPU in all (618 s wall
+on a loaded 2-core machine: 1,419,921 band inputs and 2,897,268 candidates, none differs).
 
     python -m scripts.check_expf [--parts 256] [--first 0]
 """
