@@ -87,16 +87,11 @@ class _Blocks:
         self.x, self.out, self.finish, self.negate, self.scale = x, out, finish, negate, scale
 
     def argument(self, x: np.ndarray, out: np.ndarray | None = None, narrow: np.ndarray | None = None) -> np.ndarray:
-        """``a`` of the f32 values ``x``: into ``out`` (f32 or f64) when given, else a new f32 array;
-        ``narrow``: an f32 buffer for ``x * scale`` (rounded to f32 before any wider use)."""
+        """``a`` of the f32 values ``x``, in f32: ``x`` itself, or into ``out`` when negated (a new array
+        without it); ``narrow``: an f32 buffer for ``x * scale``."""
         if self.scale is not None:
             x = np.multiply(x, self.scale, out=narrow)
-        if self.negate:
-            return np.negative(x, out=out)
-        if out is None:
-            return x
-        np.copyto(out, x)
-        return out
+        return np.negative(x, out=out) if self.negate else x
 
     def run(self, start: int, stop: int) -> None:
         with np.errstate(over="ignore", under="ignore", invalid="ignore", divide="ignore"):
@@ -114,9 +109,9 @@ class _Blocks:
             count = hi - lo
             x, out = self.x[lo:hi], self.out[lo:hi]
             w = wide[:count]
-            self.argument(x, w, None if narrow is None else narrow[:count])
-            np.exp(w, out=w)
             block_e = out if e is None else e[:count]
+            np.copyto(w, self.argument(x, block_e, None if narrow is None else narrow[:count]))
+            np.exp(w, out=w)
             np.copyto(block_e, w, casting="same_kind")
             if exact:
                 near, near_bits = _near_ties(w, block_e, bits[:count], mask[:count])
