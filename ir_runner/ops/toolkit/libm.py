@@ -72,7 +72,7 @@ def map_expf(x: np.ndarray, out: np.ndarray, finish: Finish | None = None, *, ne
     flat = out.reshape(-1) if direct else np.empty(x.size, F32)
     work = _Blocks(flat_x, flat, finish, negate, scale)
     if flat.size <= EXPF_BLOCK:
-        work.run(0, 1)
+        work.blocks(0, 1)  # (in the caller's floating-point error state, as numpy's own functions)
     else:
         run_chunked(-(-flat.size // EXPF_BLOCK), EXPF_BLOCK, work.run)
     if not direct:
@@ -94,10 +94,11 @@ class _Blocks:
         return np.negative(x, out=out) if self.negate else x
 
     def run(self, start: int, stop: int) -> None:
+        """:meth:`blocks`, floating-point errors ignored (a pool thread has numpy's default error state)."""
         with np.errstate(over="ignore", under="ignore", invalid="ignore", divide="ignore"):
-            self._run(start, stop)
+            self.blocks(start, stop)
 
-    def _run(self, start: int, stop: int) -> None:
+    def blocks(self, start: int, stop: int) -> None:
         size = min(self.x.size - start * EXPF_BLOCK, EXPF_BLOCK)
         wide, bits, mask = np.empty(size, F64), np.empty(size, np.int64), np.empty(size, bool)
         e = np.empty(size, F32) if self.finish is not None else None
