@@ -221,8 +221,9 @@ _SOFTPLUS_F32_LIMIT = F32(math.log(np.finfo(F32).max))  # from it on SoftPlus is
 
 def _softplus_finish(x: np.ndarray, e: np.ndarray, out: np.ndarray) -> None:
     np.add(e, F32(1), out=e)
-    np.copyto(out, libm(np.log, e))
-    np.copyto(out, x, where=~(x < _SOFTPLUS_F32_LIMIT))
+    value = libm(np.log, e)
+    np.copyto(value, x, where=~(x < _SOFTPLUS_F32_LIMIT))  # (before ``out``, which may be ``x``, is written)
+    np.copyto(out, value)
 
 
 @_blocks_itself
