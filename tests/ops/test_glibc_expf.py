@@ -101,13 +101,14 @@ def test_glibc_expf_is_the_c_librarys_on_the_candidates_and_corners():
     assert np.array_equal(bits(glibc_expf.glibc_expf(x, BUILD)), bits(c_library(x)))
 
 
-@needs_glibc
 def test_the_builds_differ_on_the_discriminating_inputs():
-    """Without a difference there, the build could not be told from the C library's values."""
+    """Without a difference there, the build could not be told from the C library's values; with glibc, the
+    detected build's values are the C library's there."""
     x = as_f32(*libm.DISCRIMINATING)
     fused, plain = glibc_expf.glibc_expf(x, True), glibc_expf.glibc_expf(x, False)
     assert np.all(bits(fused) != bits(plain))
-    assert np.array_equal(bits(fused if BUILD else plain), bits(c_library(x)))
+    if BUILD is not None:
+        assert np.array_equal(bits(fused if BUILD else plain), bits(c_library(x)))
 
 
 # -- libm's blocks ---------------------------------------------------------------------------------------------
