@@ -22,9 +22,9 @@ Values, as OpenVINO's core reference computes them (measured on OpenVINO 2026.4,
   double (``special``; Gelu's ``1 + erf`` rounded as the reference rounds it), except f32 Gelu erf: mixed
   precision, a polynomial and one exp in double rounded to f32 before the product with x (within 2 ULP);
   Sigmoid, Swish, Elu, Selu, SoftPlus and Mish follow the reference's formulas in f32 with its C library
-  calls: ``expf`` bit for bit (:func:`expf`; SoftPlus and Mish round ``expf(x) + 1`` to f32, which would turn
-  any 1-ULP difference of ``expf`` into up to 31 ULP of the result), ``logf`` and ``tanhf`` in double rounded
-  to f32.
+  calls: ``expf`` bit for bit (``toolkit.libm.map_expf``, which at f32 also runs the formula's own passes in
+  its blocks; SoftPlus and Mish round ``expf(x) + 1`` to f32, which would turn any 1-ULP difference of
+  ``expf`` into up to 31 ULP of the result), ``logf`` and ``tanhf`` in double rounded to f32.
 """
 
 from __future__ import annotations
@@ -42,7 +42,7 @@ from ...types import DYNAMIC, PartialShape, TensorSpec, element_type_of
 from ..api import LATEST_OPSET, Attr, OpContext, OpDef, numpy_merge, quiet_f16_nans
 from ..toolkit.broadcasting import BLOCK, UNCOMPUTED_TYPES, aligned_batch, run_elementwise
 from ..toolkit.convert_rules import bf16_as_openvino_rounds, float_to_int
-from ..toolkit.libm import expf, libm
+from ..toolkit.libm import libm, map_expf
 from ..toolkit.special import erf, gelu_erf_double, gelu_erf_f32
 
 F32 = np.float32
@@ -160,24 +160,40 @@ def _erf(x: np.ndarray, out: np.ndarray) -> None:
     out[...] = erf(x)
 
 
-def _sigmoid(x: np.ndarray, out: np.ndarray) -> None:
-    if x.dtype == F64:
-        np.divide(1.0, 1.0 + np.exp(-x), out=out)
-        return
-    e = expf(-x)
+# The activations on ``expf``: at f32, ``map_expf`` runs the whole tensor (its own blocks and threads, the
+# near-tie fix-ups at the end, then ``finish`` again on those elements alone); ``_dispatch`` hands it over whole.
+
+
+def _blocks_itself(fn: Callable[..., None]) -> Callable[..., None]:
+    fn.blocks_itself = True
+    return fn
+
+
+def _sigmoid_finish(x: np.ndarray, e: np.ndarray, out: np.ndarray) -> None:
     np.add(e, F32(1), out=e)
     np.divide(F32(1), e, out=out)
 
 
-def _swish_beta(x: np.ndarray, beta: np.ndarray | None, out: np.ndarray) -> None:
-    """``x / (1 + exp(-(x * beta)))``; beta None: 1, no multiplication (the same values)."""
-    scaled = x if beta is None else x * beta
+@_blocks_itself
+def _sigmoid(x: np.ndarray, out: np.ndarray) -> None:
     if x.dtype == F64:
-        np.divide(x, 1.0 + np.exp(-scaled), out=out)
+        np.divide(1.0, 1.0 + np.exp(-x), out=out)
         return
-    e = expf(-scaled)
+    map_expf(x, out, _sigmoid_finish, negate=True)
+
+
+def _swish_finish(x: np.ndarray, e: np.ndarray, out: np.ndarray) -> None:
     np.add(e, F32(1), out=e)  # in place: the same f32 sum, no second temporary
     np.divide(x, e, out=out)
+
+
+def _swish_beta(x: np.ndarray, beta: np.ndarray | None, out: np.ndarray) -> None:
+    """``x / (1 + exp(-(x * beta)))``; beta None: 1, no multiplication (the same values)."""
+    if x.dtype == F64:
+        scaled = x if beta is None else x * beta
+        np.divide(x, 1.0 + np.exp(-scaled), out=out)
+        return
+    map_expf(x, out, _swish_finish, negate=True, scale=beta)
 
 
 def _relu6_shifted(x: np.ndarray) -> np.ndarray:
@@ -200,28 +216,60 @@ def _softsign(x: np.ndarray, out: np.ndarray) -> None:
     np.divide(x, 1 + np.abs(x), out=out)
 
 
-def _softplus_value(x: np.ndarray) -> np.ndarray:
-    if x.dtype == F64:
-        return np.log(np.exp(x) + 1)
-    return libm(np.log, expf(x) + F32(1))
+_SOFTPLUS_F32_LIMIT = F32(math.log(np.finfo(F32).max))  # from it on SoftPlus is x itself
 
 
+def _softplus_finish(x: np.ndarray, e: np.ndarray, out: np.ndarray) -> None:
+    np.add(e, F32(1), out=e)
+    value = libm(np.log, e)
+    np.copyto(value, x, where=~(x < _SOFTPLUS_F32_LIMIT))  # (before ``out``, which may be ``x``, is written)
+    np.copyto(out, value)
+
+
+@_blocks_itself
 def _softplus(x: np.ndarray, out: np.ndarray) -> None:
-    threshold = F32(math.log(np.finfo(F32).max)) if x.dtype != F64 else math.log(np.finfo(F64).max)
-    np.copyto(out, _softplus_value(x))
-    np.copyto(out, x, where=~(x < threshold))
+    if x.dtype == F64:
+        np.copyto(out, np.log(np.exp(x) + 1))
+        np.copyto(out, x, where=~(x < math.log(np.finfo(F64).max)))
+        return
+    map_expf(x, out, _softplus_finish)
 
 
+def _mish_finish(x: np.ndarray, e: np.ndarray, out: np.ndarray) -> None:
+    np.add(e, F32(1), out=e)
+    np.multiply(x, libm(np.tanh, libm(np.log, e)), out=out)
+
+
+@_blocks_itself
 def _mish(x: np.ndarray, out: np.ndarray) -> None:
     if x.dtype == F64:
         np.multiply(x, np.tanh(np.log(np.exp(x) + 1.0)), out=out)
         return
-    np.multiply(x, libm(np.tanh, _softplus_value(x)), out=out)
+    map_expf(x, out, _mish_finish)
 
 
-def _elu_value(x: np.ndarray, alpha) -> np.ndarray:
-    e = np.exp(x) if x.dtype == F64 else expf(x)
-    return np.where(x > 0, x, (e - 1) * x.dtype.type(alpha))
+def _take_positive(x: np.ndarray, v: np.ndarray) -> None:
+    """``v = x > 0 ? x : v`` over f32 arrays, by bits: ``v ^= (v ^ x) & -(x > 0)`` (a masked copy, or
+    ``np.where``, costs ten times more on a mask of random values)."""
+    mask = np.subtract(np.int32(0), np.greater(x, 0))
+    bits = v.view(np.int32)
+    flips = np.bitwise_xor(bits, x.view(np.int32))
+    np.bitwise_and(flips, mask, out=flips)
+    np.bitwise_xor(bits, flips, out=bits)
+
+
+def _elu_finish(alpha: np.floating, scale: np.floating | None = None) -> Callable[..., None]:
+    """``finish`` of Elu (``scale`` None) and Selu: ``(x > 0 ? x : (e - 1) * alpha) * scale``."""
+    def finish(x: np.ndarray, e: np.ndarray, out: np.ndarray) -> None:
+        np.subtract(e, F32(1), out=e)
+        np.multiply(e, alpha, out=e)
+        _take_positive(x, e)
+        if scale is None:
+            np.copyto(out, e)
+        else:
+            np.multiply(e, scale, out=out)
+
+    return finish
 
 
 _TANH_TAIL = -9.0  # below it, 1 + tanh(z) in double loses the f32 result: the C library's tanh decides
@@ -368,6 +416,9 @@ def _dispatch(x: np.ndarray, on_float, on_int, passes: bool, out: np.ndarray | N
     with np.errstate(all="ignore"):
         if x.dtype.kind in "iub":
             return run_elementwise(lambda *a, out: on_int(*a, out=out, **params), (x, *extra), out, blocked=passes)
+        if x.dtype == F32 and not extra and getattr(on_float, "blocks_itself", False):
+            on_float(x, out=out, **params)  # (its own blocks and threads: see map_expf)
+            return out
         if x.dtype in (F32, F64) or x.dtype == np.float16 and not passes:
             return run_elementwise(lambda *a, out: on_float(*a, out=out, **params), (x, *extra), out, blocked=passes)
 
@@ -511,8 +562,12 @@ def _infer_elu(ctx: OpContext):
 def elu(x: np.ndarray, *, alpha: float, out: np.ndarray | None = None) -> np.ndarray:
     """Elu-1: ``x > 0 ? x : alpha * (exp(x) - 1)`` (floats: ``exp`` in double rounded to f32, the rest in f32;
     integers: ``exp`` truncated to the type, alpha truncated)."""
+    @_blocks_itself
     def on_float(a: np.ndarray, out: np.ndarray) -> None:
-        out[...] = _elu_value(a, alpha)
+        if a.dtype == F64:
+            out[...] = np.where(a > 0, a, (np.exp(a) - 1) * alpha)
+        else:
+            map_expf(a, out, _elu_finish(F32(alpha)))
 
     def on_int(a: np.ndarray, out: np.ndarray) -> None:
         e = float_to_int(np.exp(a.astype(F64)), element_type_of(a.dtype).name).astype(a.dtype)
@@ -541,10 +596,13 @@ def selu(x: np.ndarray, alpha: np.ndarray, lam: np.ndarray, *, out: np.ndarray |
     rest in f32; integers: ``exp`` truncated)."""
     a_value, l_value = alpha.reshape(-1)[0], lam.reshape(-1)[0]
 
+    @_blocks_itself
     def on_float(a: np.ndarray, out: np.ndarray) -> None:
         ty = a.dtype.type
-        e = np.exp(a) if a.dtype == F64 else expf(a)
-        np.multiply(np.where(a > 0, a, (e - 1) * ty(a_value)), ty(l_value), out=out)
+        if a.dtype == F64:
+            np.multiply(np.where(a > 0, a, (np.exp(a) - 1) * ty(a_value)), ty(l_value), out=out)
+        else:
+            map_expf(a, out, _elu_finish(ty(a_value), ty(l_value)))
 
     def on_int(a: np.ndarray, out: np.ndarray) -> None:
         e = float_to_int(np.exp(a.astype(F64)), element_type_of(a.dtype).name).astype(a.dtype)
@@ -772,6 +830,7 @@ def swish(x: np.ndarray, beta: np.ndarray | None = None, *, out: np.ndarray | No
     in f32)."""
     b = None if beta is None else np.asarray(beta.reshape(-1)[0].astype(F32 if x.dtype != F64 else F64))
 
+    @_blocks_itself
     def on_float(a: np.ndarray, out: np.ndarray) -> None:
         _swish_beta(a, None if b is None else b.astype(a.dtype), out)
 
