@@ -163,21 +163,22 @@ def test_softmax_of_another_axis_or_a_narrow_type_in_parts(shape, axis, dtype, l
 
 
 @pytest.mark.parametrize("log", [False, True])
-@pytest.mark.parametrize(("shape", "axis", "transposed"), [
-    ((1, 16, 4, 8400), 1, True), ((700, 900), 0, False), ((3, 200000), 0, False), ((5, 3000, 64), 1, False),
-    ((2, 7, 64), 1, False)])
-def test_softmax_along_a_middle_axis_in_place(shape, axis, transposed, log, monkeypatch, tmp_path):
+@pytest.mark.parametrize(("shape", "axis", "layout"), [
+    ((1, 16, 4, 8400), 1, "inner"), ((6, 5, 16, 300), 2, "outer"), ((700, 900), 0, "C"), ((3, 200000), 0, "C"),
+    ((5, 3000, 64), 1, "C"), ((2, 7, 64), 1, "C")])
+def test_softmax_along_a_middle_axis_in_place(shape, axis, layout, log, monkeypatch, tmp_path):
     """f32 along an axis followed by 64 or more elements (YOLO's DFL softmax: [1, 16, 4, 8400] along 16, a
-    Transpose's view) is computed in place, in blocks over threads, no temporary of the whole size: within
-    the bound of the reference (LogSoftmax: of float64), NaN and infinite columns as the reference, the bits
-    the same in any block (alone, in a slice of the inner dims) and on one thread or two."""
+    Transpose's view) is computed in place, in blocks over threads, no temporary of the whole size (but a
+    copy of a view whose dims before the axis do not merge): within the bound of the reference (LogSoftmax:
+    of float64), NaN and infinite columns as the reference, the bits the same in any block (alone, in a slice
+    of the inner dims) and on one thread or two."""
     from ir_runner import parallel
     from ir_runner.ops.normalization.softmax import softmax
 
     rng = np.random.default_rng(len(shape) + axis)
-    if transposed:  # (the view the DFL head's Transpose gives: its inner dims do not merge)
-        x = (rng.standard_normal((shape[0], shape[2], shape[1], shape[3])) * 4).astype(np.float32)
-        x = x.transpose(0, 2, 1, 3)
+    swap = {"inner": (0, 2, 1, 3), "outer": (1, 0, 2, 3)}.get(layout)
+    if swap:  # a Transpose's view: its dims after the axis (the DFL head's) or before it do not merge
+        x = (rng.standard_normal([shape[i] for i in swap]) * 4).astype(np.float32).transpose(swap)
     else:
         x = (rng.standard_normal(shape) * 4).astype(np.float32)
     lead = (0,) * (x.ndim - 2)

@@ -22,6 +22,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+from numpy.lib.stride_tricks import as_strided
 
 from ...errors import UnsupportedError
 from ...parallel import run_chunked
@@ -117,9 +118,8 @@ def _softmax_along(data: np.ndarray, out: np.ndarray, axis: int, log: bool) -> N
     about ``_BLOCK`` elements (columns of the last dim, or several outer slices when the inner dims are short)
     over threads; the maximum, sum and reciprocal of each column go along ``K`` in order, so a column's bits
     do not depend on its block."""
-    outer, length, inner = math.prod(data.shape[:axis]), data.shape[axis], math.prod(data.shape[axis + 1:])
-    source = _four_dims(data, outer, length, inner)
-    mid, last = source.shape[2:]
+    source = _four_dims(data, axis)
+    outer, length, mid, last = source.shape
     target = out.reshape(source.shape)
     columns = max(1, _BLOCK // length)
     if mid > 1 or last >= columns:
@@ -148,16 +148,27 @@ def _softmax_along(data: np.ndarray, out: np.ndarray, axis: int, log: bool) -> N
     run_chunked(len(parts), size, work, min_elements=_PARALLEL)
 
 
-def _four_dims(data: np.ndarray, outer: int, length: int, inner: int) -> np.ndarray:
+def _four_dims(data: np.ndarray, axis: int) -> np.ndarray:
     """``data`` as a view ``[outer, K, 1, inner]``, else ``[outer, K, mid, last]`` (the dims after the axis but
-    the last merged), else a contiguous copy as the first."""
-    last = data.shape[-1]
-    for shape in ((outer, length, 1, inner), (outer, length, inner // last, last)):
-        try:
-            return np.reshape(data, shape, copy=False)
-        except ValueError:
-            continue
-    return np.ascontiguousarray(data).reshape(outer, length, 1, inner)
+    the last merged: a Transpose's view), else a contiguous copy as the first."""
+    shape, strides = data.shape, data.strides
+    before, after = _merged(shape[:axis], strides[:axis]), _merged(shape[axis + 1:], strides[axis + 1:])
+    if before is not None and after is not None:
+        return as_strided(data, (before[0], shape[axis], 1, after[0]), (before[1], strides[axis], 0, after[1]),
+                          writeable=False)
+    middle = _merged(shape[axis + 1:-1], strides[axis + 1:-1])
+    if before is not None and middle is not None:
+        return as_strided(data, (before[0], shape[axis], middle[0], shape[-1]),
+                          (before[1], strides[axis], middle[1], strides[-1]), writeable=False)
+    return _four_dims(np.ascontiguousarray(data), axis)
+
+
+def _merged(shape: tuple[int, ...], strides: tuple[int, ...]) -> tuple[int, int] | None:
+    """(size, stride) of consecutive dims as one dim, or None when their strides do not nest."""
+    dims = [(n, s) for n, s in zip(shape, strides) if n != 1]
+    if any(s0 != s1 * n1 for (_, s0), (n1, s1) in zip(dims, dims[1:])):
+        return None
+    return math.prod(shape), dims[-1][1] if dims else 0
 
 
 def _softmax_parts(moved: np.ndarray, target: np.ndarray, wide: np.dtype, block: int, log: bool) -> None:
