@@ -26,6 +26,7 @@ import tempfile
 from pathlib import Path
 
 import numpy as np
+import openvino as ov
 import torch
 import torchvision.models as classify
 from torchvision.models import segmentation
@@ -104,8 +105,6 @@ def convert(name: str, out: Path) -> Path:
     folder = out / name
     if builder is None:
         export_yolo(name, side, folder / "model.xml")
-        import openvino as ov
-
         model = ov.Core().read_model(folder / "model.xml")
     else:
         torch.manual_seed(0)
