@@ -74,6 +74,52 @@ def test_reshape_errors(shape, target, special_zero, tmp_path):
     assert "bad_reshape" in str(info.value)
 
 
+@pytest.mark.parametrize("et", [ov.Type.f32, ov.Type.f16, ov.Type.bf16, ov.Type.i8, ov.Type.i64, ov.Type.boolean])
+def test_reshape_of_transposed_patches_as_mobilevit_unfolds_them(et, tmp_path):
+    """MobileViT's unfold into 2x2 patches and its fold back: Reshape -> Transpose -> Reshape chains whose
+    Reshapes copy a Transpose's view with runs of 2 elements (moved as one wider integer, a short dim looped):
+    bit for bit the reference's, NaN payloads and -0.0 included."""
+    x = opset13.parameter([1, 12, 8, 8], et, name="x")
+    patches = opset13.transpose(opset13.reshape(x, const([48, 2, 4, 2]), False), const([0, 2, 1, 3]))
+    tokens = opset13.transpose(opset13.reshape(patches, const([1, 12, 16, 4]), False), const([0, 3, 2, 1]))
+    back = opset13.reshape(tokens, const([4, 16, 12]), False)
+    folded = opset13.transpose(opset13.reshape(opset13.transpose(opset13.reshape(back, const([1, 4, 16, 12]), False),
+                                                                 const([0, 3, 2, 1])), const([48, 4, 2, 2]), False),
+                               const([0, 2, 1, 3]))
+    out = opset13.reshape(folded, const([1, 12, 8, 8]), False)
+    path = write_ir(out, [x], tmp_path)
+    rng = np.random.default_rng(3)
+    dtype = et.to_dtype() if et != ov.Type.bf16 else np.dtype("bfloat16")
+    if dtype.kind == "f" or et == ov.Type.bf16:
+        data = (rng.standard_normal((1, 12, 8, 8)) * 4).astype(dtype)
+        bits = data.view(f"u{dtype.itemsize}")
+        bits[0, 0, 0, :3] = [0x7FC1 if dtype.itemsize == 2 else 0x7FC00001, 1 << (8 * dtype.itemsize - 1), 1]
+    else:
+        data = rng.integers(-100, 100, (1, 12, 8, 8)).astype(dtype)
+    got = check_run(path, {"x": data})
+    assert np.array_equal(next(iter(got.values())).view(f"u{dtype.itemsize}"), data.view(f"u{dtype.itemsize}"))
+    check_run(write_ir(back, [x], tmp_path / "unfold"), {"x": data})
+
+
+@pytest.mark.parametrize("view", [
+    lambda a: a.reshape(48, 2, 4, 2).transpose(0, 2, 1, 3), lambda a: a.reshape(96, 2, 2, 2).transpose(0, 2, 3, 1),
+    lambda a: a.reshape(12, 4, 16).transpose(1, 0, 2)[:, ::-1], lambda a: a[:, :, ::2, 1::2],
+    lambda a: a.reshape(12, 64)[None, :, None, ::-1], lambda a: a.reshape(768, 1).T.reshape(2, 384)[:, ::3]])
+@pytest.mark.parametrize("dtype", [np.float32, np.float16, np.uint8, np.int64, np.complex64, bool, object])
+def test_c_ordered_copy_is_numpys_copy_bit_for_bit(view, dtype):
+    """The strided copy (runs of 2-8 bytes as one integer, a short last dim looped) equals numpy's C-ordered
+    copy bit for bit on views with short runs, reversed and sliced dims, size-1 dims, any dtype."""
+    from ir_runner.ops.toolkit.strided_copy import c_ordered_copy
+
+    base = np.random.default_rng(1).standard_normal((1, 12, 8, 8)) * 50
+    a = view(base.astype(dtype) if dtype is not object else base.astype(str).astype(object))
+    got = c_ordered_copy(a)
+    assert got.flags.c_contiguous and got.shape == a.shape and got.dtype == a.dtype
+    if dtype is object:
+        assert (got == a).all()
+    else:
+        assert got.tobytes() == np.ascontiguousarray(a).tobytes()
+
 
 # -- Squeeze / Unsqueeze ------------------------------------------------------------------------------------
 

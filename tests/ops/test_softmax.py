@@ -131,36 +131,98 @@ def test_softmax_threads_compute_each_row_once(shape, monkeypatch):
     assert_same_bits(out, module.softmax(x, axis=x.ndim - 1), "f32")
 
 
-@pytest.mark.parametrize("log", [False, True])
-@pytest.mark.parametrize(("shape", "axis", "dtype"), [
-    ((700, 900), 0, np.float32), ((40, 300, 50), 1, np.float32), ((3, 200000), 0, np.float32),
-    ((600, 1000), 1, np.float16), ((70000,), 0, BF16)])
-def test_softmax_of_another_axis_or_a_narrow_type_in_parts(shape, axis, dtype, log):
-    """Another axis than the last, or f16/bf16, go in parts of rows copied to the compute type (threads, no
-    temporary of the whole size: numpy reports its buffers to tracemalloc): the bits of the last-axis f32
-    path on a contiguous copy with that axis last, rounded once."""
+def traced_peak(call) -> int:
+    """The peak bytes numpy allocated during ``call()`` (numpy reports its buffers to tracemalloc)."""
     import tracemalloc
 
+    tracemalloc.start()
+    try:
+        call()
+        return tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+
+@pytest.mark.parametrize("log", [False, True])
+@pytest.mark.parametrize(("shape", "axis", "dtype"), [
+    ((40, 300, 50), 1, np.float32), ((9000, 40, 3), 1, np.float32), ((700, 900), 0, np.float16),
+    ((600, 1000), 1, np.float16), ((70000,), 0, BF16)])
+def test_softmax_of_another_axis_or_a_narrow_type_in_parts(shape, axis, dtype, log):
+    """Another axis than the last followed by fewer than 64 elements, or f16/bf16, go in parts of rows copied
+    to the compute type (threads, no temporary of the whole size: numpy reports its buffers to tracemalloc):
+    the bits of the last-axis f32 path on a contiguous copy with that axis last, rounded once."""
     from ir_runner.ops.normalization.softmax import softmax
 
     x = (np.random.default_rng(len(shape) + axis).standard_normal(shape) * 4).astype(dtype)
     moved = np.ascontiguousarray(np.moveaxis(x, axis, -1), np.float32)
     want = np.moveaxis(softmax(moved, axis=moved.ndim - 1, log=log), -1, axis).astype(dtype)
     out = np.empty_like(x)
-    tracemalloc.start()
-    try:
-        softmax(x, axis=axis, log=log, out=out)
-        peak = tracemalloc.get_traced_memory()[1]
-    finally:
-        tracemalloc.stop()
+    peak = traced_peak(lambda: softmax(x, axis=axis, log=log, out=out))
     assert_same_bits(out, want, "softmax")
     assert peak < max(out.nbytes // 2, 2 << 20)
 
 
+@pytest.mark.parametrize("log", [False, True])
+@pytest.mark.parametrize(("shape", "axis", "layout"), [
+    ((1, 16, 4, 8400), 1, "inner"), ((6, 5, 16, 300), 2, "outer"), ((700, 900), 0, "C"), ((3, 200000), 0, "C"),
+    ((5, 3000, 64), 1, "C"), ((2, 7, 64), 1, "C")])
+def test_softmax_along_a_middle_axis_in_place(shape, axis, layout, log, monkeypatch, tmp_path):
+    """f32 along an axis followed by 64 or more elements (YOLO's DFL softmax: [1, 16, 4, 8400] along 16, a
+    Transpose's view) is computed in place, in blocks over threads, no temporary of the whole size (but a
+    copy of a view whose dims before the axis do not merge): within the bound of the reference (LogSoftmax:
+    of float64), NaN and infinite columns as the reference, the bits the same in any block (alone, in a slice
+    of the inner dims) and on one thread or two."""
+    from ir_runner import parallel
+    from ir_runner.ops.normalization.softmax import softmax
+
+    rng = np.random.default_rng(len(shape) + axis)
+    swap = {"inner": (0, 2, 1, 3), "outer": (1, 0, 2, 3)}.get(layout)
+    if swap:  # a Transpose's view: its dims after the axis (the DFL head's) or before it do not merge
+        x = (rng.standard_normal([shape[i] for i in swap]) * 4).astype(np.float32).transpose(swap)
+    else:
+        x = (rng.standard_normal(shape) * 4).astype(np.float32)
+    lead = (0,) * (x.ndim - 2)
+    moved = np.moveaxis(x, axis, -1)  # (a view: the writes reach x) a NaN, a +inf and a column of -inf
+    moved[lead + (0, 0)], moved[lead + (1, 1)], moved[lead + (2,)] = np.nan, np.inf, -np.inf
+    out = np.empty(x.shape, np.float32)
+    peak = traced_peak(lambda: softmax(x, axis=axis, log=log, out=out))
+    assert peak < max(out.nbytes // 2, 3 << 20)  # (LogSoftmax: an exp temporary of 1 MiB a thread)
+    columns = np.moveaxis(out, axis, -1).reshape(-1, x.shape[axis])
+    bad = np.moveaxis(np.isnan(x) | np.isinf(x), axis, -1).reshape(-1, x.shape[axis]).any(axis=1)
+    assert np.isnan(columns[bad]).all() and not np.isnan(columns[~bad]).any()
+    if log:  # (OpenVINO has no LogSoftmax reference)
+        exact = log_softmax_exact(x, axis)
+        finite = ~np.isnan(exact)
+        assert (np.abs(out - exact) <= log_softmax_limit(x, axis, exact))[finite].all()
+    else:
+        data = ops.parameter(list(x.shape), ov.Type.f32, name="x")
+        got, want = run_and_evaluate(tmp_path, ops.softmax(data, axis), [data], {"x": np.ascontiguousarray(x)})
+        softmax_bound(x, axis, out, want)
+        assert_same_bits(got, out, "softmax")  # (a whole run: the same path on a contiguous input)
+    pieces = (np.s_[..., :70], np.s_[..., -66:]) if x.shape[-1] >= 140 else (np.s_[1:], np.s_[:1])
+    for piece in pieces:  # (other blocks of columns, or of outer slices)
+        assert_same_bits(softmax(x[piece], axis=axis, log=log), out[piece], "softmax")
+    monkeypatch.setattr(parallel, "_WORKERS", 2)
+    assert_same_bits(softmax(x, axis=axis, log=log), out, "softmax")
+    monkeypatch.setattr(parallel, "_WORKERS", 1)
+    assert_same_bits(softmax(x, axis=axis, log=log), out, "softmax")
+
+
 def log_softmax_exact(x: np.ndarray, axis: int) -> np.ndarray:
     wide = x.astype(np.float64)
-    shifted = wide - wide.max(axis=axis, keepdims=True)
-    return shifted - np.log(np.exp(shifted).sum(axis=axis, keepdims=True))
+    with np.errstate(invalid="ignore"):
+        shifted = wide - wide.max(axis=axis, keepdims=True)
+        return shifted - np.log(np.exp(shifted).sum(axis=axis, keepdims=True))
+
+
+def log_softmax_limit(x: np.ndarray, axis: int, exact: np.ndarray) -> np.ndarray:
+    """LogSoftmax's bound (ir_runner/ops/normalization/softmax.py): 2 eps (|x - max| + |log sum|) + K eps
+    + eps(out) |exact|."""
+    wide = x.astype(np.float64)
+    with np.errstate(invalid="ignore"):
+        shifted = np.abs(wide - wide.max(axis=axis, keepdims=True))
+        log_sum = np.abs(np.log(np.exp(wide - wide.max(axis=axis, keepdims=True)).sum(axis=axis, keepdims=True)))
+    return 2 * F32_EPS * (shifted + log_sum) + x.shape[axis] * F32_EPS + out_eps_of(x.dtype) * np.abs(exact)
 
 
 @pytest.mark.parametrize("et", ["f32", "f16", "bf16"])
@@ -173,12 +235,7 @@ def test_log_softmax_against_float64(et, shape, axis, tmp_path):
     check_inference(path)
     got = next(iter(ir_runner.load(str(path)).run({"x": x}).values())).astype(np.float64)
     exact = log_softmax_exact(x, axis)
-    wide = x.astype(np.float64)
-    shifted = np.abs(wide - wide.max(axis=axis, keepdims=True))
-    log_sum = np.abs(np.log(np.exp(wide - wide.max(axis=axis, keepdims=True)).sum(axis=axis, keepdims=True)))
-    k = x.shape[axis]
-    limit = 2 * F32_EPS * (shifted + log_sum) + k * F32_EPS + out_eps_of(x.dtype) * np.abs(exact)
-    assert (np.abs(got - exact) <= limit).all()
+    assert (np.abs(got - exact) <= log_softmax_limit(x, axis, exact)).all()
 
 
 # -- differential: a random axis -----------------------------------------------------------------------------

@@ -32,6 +32,7 @@ from ..toolkit.partial import (
     shape_of_value,
     unknown_dims,
 )
+from ..toolkit.strided_copy import c_ordered_copy
 
 I32, I64 = ELEMENT_TYPES["i32"], ELEMENT_TYPES["i64"]
 ONE = Dim(1, 1)
@@ -219,12 +220,21 @@ def _reshape_at_run(ctx: OpContext, arrays: tuple[np.ndarray, ...]) -> dict | No
 
 
 def reshape(data: np.ndarray, pattern: np.ndarray, *, shape: tuple[int, ...]) -> np.ndarray:
-    """``data`` viewed with the inferred shape. A zero-element input whose kept dims (``special_zero``) give a
-    non-empty shape is an InputError (OpenVINO infers that shape and its reference returns garbage)."""
+    """``data`` viewed with the inferred shape, or copied when a view cannot have it (a Transpose's view:
+    :func:`~ir_runner.ops.toolkit.strided_copy.c_ordered_copy`). A zero-element input whose kept dims
+    (``special_zero``) give a non-empty shape is an InputError (OpenVINO infers that shape and its reference
+    returns garbage)."""
     if data.size != math.prod(shape):
         raise InputError(f"cannot reshape {data.size} elements (shape {list(data.shape)}) into {list(shape)}",
                          port="input 0 (data)")
-    return data.reshape(shape)
+    if data.flags.c_contiguous:
+        return data.reshape(shape)
+    try:
+        return np.reshape(data, shape, copy=False)
+    except ValueError:  # a copy is needed
+        return c_ordered_copy(data).reshape(shape)
+    except TypeError:  # (numpy 2.0: no copy keyword; numpy's own copy)
+        return data.reshape(shape)
 
 
 def _value_reshape(ctx: OpContext):
