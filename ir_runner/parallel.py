@@ -1,12 +1,22 @@
-"""A small shared thread pool for large element-wise work (numpy releases the GIL in its loops).
+"""A small shared thread pool for large work (numpy and BLAS release the GIL in their loops).
 
-Work is split only above a size threshold: below ~1e6 elements the hand-off costs more than it saves.
-A worker runs its piece with FTZ/DAZ cleared when its thread flushes subnormals (a thread inherits its
-creator's mode, so a pool made after OpenVINO set them flushes): see :mod:`.fpenv`.
+Two ways to split a job. :func:`run_chunked` (the older one, by elements): above a size threshold (~1e6
+elements by default) into one piece per worker. :func:`run_pieces` (by cost): a kernel states its work in
+nanoseconds from its static shapes (:func:`pieces_for`, decided once, at prepare time where it can be), and is
+cut into pieces of at least PIECE_NS each, at most MAX_PIECES, whatever the thread count: a kernel whose bits
+could depend on where it is cut (a BLAS product's column blocks) then gives the same bits on 1, 2 or 8 threads.
+
+Either way, the calling thread and the pool's workers claim pieces from one counter until none is left: the
+caller starts at once and never waits for a worker that has not started (on a machine whose other core is busy,
+a worker woken late finds the pieces done and its hand-off is cancelled), so a loaded machine costs a split job
+about what the serial one costs. Workers block on the pool's queue, never spin. A worker runs its pieces with
+FTZ/DAZ cleared when its thread flushes subnormals (a thread inherits its creator's mode, so a pool made after
+OpenVINO set them flushes): see :mod:`.fpenv`.
 """
 
 from __future__ import annotations
 
+import itertools
 import os
 import threading
 from collections.abc import Callable
@@ -21,6 +31,13 @@ if TYPE_CHECKING:
     from concurrent.futures import ThreadPoolExecutor
 
 PARALLEL_MIN_ELEMENTS = 1 << 20
+
+# a job is split when it costs at least SPLIT_MIN_NS, into pieces of at least PIECE_NS (measured on this
+# 2-core machine, idle: handing a piece to the other thread and collecting it costs 20-60 us; a wake-up
+# after a sleep of the worker up to ~100 us)
+SPLIT_MIN_NS = 200_000
+PIECE_NS = 100_000
+MAX_PIECES = 16
 
 _pool: ThreadPoolExecutor | None = None  # created (and concurrent.futures imported) on first large job
 _pool_lock = threading.Lock()
@@ -65,24 +82,81 @@ def split_range(total: int, parts: int) -> list[tuple[int, int]]:
 def run_chunked(total: int, elements_per_unit: int, work: Callable[[int, int], None], *,
                 min_elements: int | None = None) -> None:
     """Call ``work(start, stop)`` over ``[0, total)``: in one call for jobs below ``min_elements`` (default
-    PARALLEL_MIN_ELEMENTS) elements, else split over threads."""
+    PARALLEL_MIN_ELEMENTS) elements, else in one piece per worker (see :func:`run_pieces`)."""
     threshold = PARALLEL_MIN_ELEMENTS if min_elements is None else min_elements
     if total * elements_per_unit < threshold or total < 2 or _WORKERS < 2:
         work(0, total)
         return
-    workers = _WORKERS
-    pieces = split_range(total, workers)
-    futures = [_get_pool(workers).submit(_exact_piece, work, start, stop) for start, stop in pieces[1:]]
-    work(*pieces[0])
-    for future in futures:
-        future.result()
+    run_pieces(split_range(total, _WORKERS), work)
 
 
-def _exact_piece(work: Callable[[int, int], None], start: int, stop: int) -> None:
-    """``work(start, stop)`` on a worker thread, with FTZ/DAZ cleared while it runs."""
+def pieces_for(cost_ns: float, units: int) -> list[tuple[int, int]] | None:
+    """How a job of ``cost_ns`` nanoseconds (on one thread), made of ``units`` equal units, is cut: None (one
+    call, no split) below SPLIT_MIN_NS or for a single unit, else into pieces of at least PIECE_NS, at most
+    MAX_PIECES: a function of the job only, never of the thread count."""
+    if cost_ns < SPLIT_MIN_NS or units < 2:
+        return None
+    return split_range(units, piece_count(cost_ns, units))
+
+
+def piece_count(cost_ns: float, units: int) -> int:
+    """Pieces for a job that is split: about one per PIECE_NS of work, at least 2, at most MAX_PIECES and
+    ``units``."""
+    return max(2, min(int(cost_ns // PIECE_NS), MAX_PIECES, units))
+
+
+def run_by_cost(cost_ns: float, units: int, work: Callable[[int, int], None]) -> None:
+    """``work`` over ``[0, units)``: in the pieces :func:`pieces_for` cuts for ``cost_ns``, else in one call."""
+    run_split(pieces_for(cost_ns, units), units, work)
+
+
+def run_split(pieces: list[tuple[int, int]] | None, units: int, work: Callable[[int, int], None]) -> None:
+    """``work`` over ``[0, units)``: over ``pieces`` (:func:`run_pieces`), or in one call when None."""
+    if pieces is None:
+        work(0, units)
+    else:
+        run_pieces(pieces, work)
+
+
+def run_pieces(pieces: list[tuple[int, int]], work: Callable[[int, int], None]) -> None:
+    """``work(start, stop)`` for every piece, each exactly once, the calling thread and up to ``_WORKERS - 1``
+    pool workers claiming them in order; returns when all are done (the first error raised, after every
+    started piece has finished). With one worker, or one piece, the caller runs them all in order."""
+    helpers = min(_WORKERS, len(pieces)) - 1
+    if helpers < 1:
+        for start, stop in pieces:
+            work(start, stop)
+        return
+    claim = itertools.count().__next__  # (atomic under the GIL: each index is handed out once)
+    pool = _get_pool(_WORKERS)
+    futures = [pool.submit(_drain_on_worker, claim, pieces, work) for _ in range(helpers)]
+    try:
+        _drain(claim, pieces, work)
+    finally:
+        errors = []
+        for future in futures:
+            if not future.cancel():  # (a worker that has not started never will: nothing left to wait for)
+                try:
+                    future.result()
+                except BaseException as error:  # noqa: BLE001 (re-raised below, after every piece has finished)
+                    errors.append(error)
+    if errors:
+        raise errors[0]
+
+
+def _drain(claim: Callable[[], int], pieces: list[tuple[int, int]], work: Callable[[int, int], None]) -> None:
+    """Claim and run pieces until none is left."""
+    count = len(pieces)
+    while (index := claim()) < count:
+        work(*pieces[index])
+
+
+def _drain_on_worker(claim: Callable[[], int], pieces: list[tuple[int, int]],
+                     work: Callable[[int, int], None]) -> None:
+    """:func:`_drain` on a worker thread, with FTZ/DAZ cleared while it runs."""
     flushing = fpenv.enter()
     try:
-        work(start, stop)
+        _drain(claim, pieces, work)
     finally:
         fpenv.leave(flushing)
 
