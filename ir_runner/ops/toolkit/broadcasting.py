@@ -10,7 +10,8 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from ...parallel import MAX_PIECES, SPLIT_MIN_NS, run_by_cost
+from ... import parallel
+from ...parallel import MAX_PIECES, run_by_cost
 from ...types import ELEMENT_TYPES, MAX_DIM, Dim, TensorSpec
 
 UNCOMPUTED_TYPES = frozenset(t.name for t in ELEMENT_TYPES.values() if t.is_packed or t.bits == 8 and t.kind == "float")
@@ -31,7 +32,7 @@ _STREAM_UNIT = 1024  # elements: one pass is cut at multiples of this (whole cac
 def one_call(size: int, blocked: bool) -> bool:
     """Whether :func:`run_elementwise` computes an output of ``size`` elements in one call of its function on
     the calling thread (a kernel prepared for that size may call the function itself: the same bits)."""
-    return size <= BLOCK or not blocked and size * STREAM_NS < SPLIT_MIN_NS
+    return size <= BLOCK or not blocked and size * STREAM_NS < parallel.SPLIT_MIN_NS
 
 
 def run_elementwise(fn: Callable[..., None], operands: Sequence[np.ndarray], out: np.ndarray, *,
