@@ -120,43 +120,58 @@ def run_split(pieces: list[tuple[int, int]] | None, units: int, work: Callable[[
 
 def run_pieces(pieces: list[tuple[int, int]], work: Callable[[int, int], None]) -> None:
     """``work(start, stop)`` for every piece, each exactly once, the calling thread and up to ``_WORKERS - 1``
-    pool workers claiming them in order; returns when all are done (the first error raised, after every
-    started piece has finished). With one worker, or one piece, the caller runs them all in order."""
+    pool workers claiming them in order; returns when every piece has finished (not every worker: one that
+    starts late finds nothing left and is not waited for), raising the first error a piece raised. With one
+    worker, or one piece, the caller runs them all in order."""
     helpers = min(_WORKERS, len(pieces)) - 1
     if helpers < 1:
         for start, stop in pieces:
             work(start, stop)
         return
-    claim = itertools.count().__next__  # (atomic under the GIL: each index is handed out once)
+    job = _Job(pieces, work)
     pool = _get_pool(_WORKERS)
-    futures = [pool.submit(_drain_on_worker, claim, pieces, work) for _ in range(helpers)]
-    try:
-        _drain(claim, pieces, work)
-    finally:
-        errors = []
-        for future in futures:
-            if not future.cancel():  # (a worker that has not started never will: nothing left to wait for)
-                try:
-                    future.result()
-                except BaseException as error:  # noqa: BLE001 (re-raised below, after every piece has finished)
-                    errors.append(error)
-    if errors:
-        raise errors[0]
+    futures = [pool.submit(_drain_on_worker, job) for _ in range(helpers)]
+    _drain(job)
+    for future in futures:
+        future.cancel()  # (not started yet: it never will; there is nothing left to claim)
+    if not job.done.is_set():
+        job.done.wait()  # (blocks on a lock: a worker finishing its last piece wakes it)
+    if job.errors:
+        raise job.errors[0]
 
 
-def _drain(claim: Callable[[], int], pieces: list[tuple[int, int]], work: Callable[[int, int], None]) -> None:
-    """Claim and run pieces until none is left."""
-    count = len(pieces)
-    while (index := claim()) < count:
-        work(*pieces[index])
+class _Job:
+    """Pieces of one :func:`run_pieces` call: counters of the pieces claimed and finished (``next`` on an
+    ``itertools.count`` is atomic under the GIL: each index is handed out once), the event set by the last
+    piece to finish, and the errors raised."""
+
+    __slots__ = ("pieces", "work", "claim", "finish", "done", "errors")
+
+    def __init__(self, pieces: list[tuple[int, int]], work: Callable[[int, int], None]) -> None:
+        self.pieces, self.work = pieces, work
+        self.claim, self.finish = itertools.count().__next__, itertools.count(1).__next__
+        self.done = threading.Event()
+        self.errors: list[BaseException] = []
 
 
-def _drain_on_worker(claim: Callable[[], int], pieces: list[tuple[int, int]],
-                     work: Callable[[int, int], None]) -> None:
+def _drain(job: _Job) -> None:
+    """Claim and run pieces of ``job`` until none is left."""
+    count = len(job.pieces)
+    while (index := job.claim()) < count:
+        try:
+            job.work(*job.pieces[index])
+        except BaseException as error:  # noqa: BLE001 (raised by run_pieces once every piece has finished)
+            job.errors.append(error)
+        finally:
+            if job.finish() == count:
+                job.done.set()
+
+
+def _drain_on_worker(job: _Job) -> None:
     """:func:`_drain` on a worker thread, with FTZ/DAZ cleared while it runs."""
     flushing = fpenv.enter()
     try:
-        _drain(claim, pieces, work)
+        _drain(job)
     finally:
         fpenv.leave(flushing)
 
