@@ -9,9 +9,11 @@ could depend on where it is cut (a BLAS product's column blocks) then gives the 
 Either way, the calling thread and the pool's workers claim pieces from one counter until none is left: the
 caller starts at once and never waits for a worker that has not started (on a machine whose other core is busy,
 a worker woken late finds the pieces done and its hand-off is cancelled), so a loaded machine costs a split job
-about what the serial one costs. Workers block on the pool's queue, never spin. A worker runs its pieces with
-FTZ/DAZ cleared when its thread flushes subnormals (a thread inherits its creator's mode, so a pool made after
-OpenVINO set them flushes): see :mod:`.fpenv`.
+about what the serial one costs. A job whose calling thread was mostly off its core (the GIL or a piece held
+by a worker that another process pushed off its core) turns splitting off for a while, longer each time
+(:func:`_judge`): the pieces are then run by the calling thread alone. Workers block on the pool's queue,
+never spin. A worker runs its pieces with FTZ/DAZ cleared when its thread flushes subnormals (a thread
+inherits its creator's mode, so a pool made after OpenVINO set them flushes): see :mod:`.fpenv`.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from __future__ import annotations
 import itertools
 import os
 import threading
+import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
@@ -38,6 +41,15 @@ PARALLEL_MIN_ELEMENTS = 1 << 20
 SPLIT_MIN_NS = 200_000
 PIECE_NS = 100_000
 MAX_PIECES = 16
+
+# a split job whose calling thread spent more than half its time, and over STARVED_S, off its core (waiting for
+# the GIL or a piece held by a worker that another process's thread pushed off its core) turns splitting off for
+# a while: BACKOFF_MIN_S, doubled at each starved job up to BACKOFF_MAX_S, back to the minimum after a good one
+STARVED_S = 0.0003
+BACKOFF_MIN_S = 0.02
+BACKOFF_MAX_S = 1.0
+_serial_until = 0.0  # time.perf_counter() before which jobs run on the calling thread alone
+_backoff = BACKOFF_MIN_S
 
 _pool: ThreadPoolExecutor | None = None  # created (and concurrent.futures imported) on first large job
 _pool_lock = threading.Lock()
@@ -124,10 +136,12 @@ def run_pieces(pieces: list[tuple[int, int]], work: Callable[[int, int], None]) 
     starts late finds nothing left and is not waited for), raising the first error a piece raised. With one
     worker, or one piece, the caller runs them all in order."""
     helpers = min(_WORKERS, len(pieces)) - 1
-    if helpers < 1:
+    start_wall = time.perf_counter()
+    if helpers < 1 or start_wall < _serial_until:
         for start, stop in pieces:
             work(start, stop)
         return
+    start_cpu = time.thread_time()
     job = _Job(pieces, work)
     pool = _get_pool(_WORKERS)
     futures = [pool.submit(_drain_on_worker, job) for _ in range(helpers)]
@@ -136,8 +150,22 @@ def run_pieces(pieces: list[tuple[int, int]], work: Callable[[int, int], None]) 
         future.cancel()  # (not started yet: it never will; there is nothing left to claim)
     if not job.done.is_set():
         job.done.wait()  # (blocks on a lock: a worker finishing its last piece wakes it)
+    _judge(start_wall, start_cpu)
     if job.errors:
         raise job.errors[0]
+
+
+def _judge(start_wall: float, start_cpu: float) -> None:
+    """Splitting turned off for a while after a job whose calling thread was starved (see STARVED_S): on a
+    loaded machine two threads sharing the GIL lose more to each other than the second core gives."""
+    global _serial_until, _backoff
+    wall = time.perf_counter() - start_wall
+    off = wall - (time.thread_time() - start_cpu)
+    if off > STARVED_S and off > wall / 2:
+        _serial_until = start_wall + wall + _backoff
+        _backoff = min(_backoff * 2, BACKOFF_MAX_S)
+    else:
+        _backoff = BACKOFF_MIN_S
 
 
 class _Job:

@@ -48,6 +48,7 @@ def test_every_threaded_case_is_split(kernels, monkeypatch):
     counting = _CountingPool(get_pool(3))
     monkeypatch.setattr(parallel, "_get_pool", lambda workers: counting)
     monkeypatch.setattr(parallel, "_WORKERS", 3)
+    monkeypatch.setattr(parallel, "STARVED_S", float("inf"))  # (never turned off by a loaded machine)
     serial_only = []
     for name, case in kernels.items():
         counting.submitted = 0
@@ -72,6 +73,7 @@ def pool(monkeypatch):
 
     with ThreadPoolExecutor(8, thread_name_prefix="ir-run-test") as executor:
         monkeypatch.setattr(parallel, "_get_pool", lambda workers: executor)
+        monkeypatch.setattr(parallel, "STARVED_S", float("inf"))  # (never turned off by a loaded machine)
         yield executor
 
 

@@ -121,6 +121,7 @@ fpenv.enter = lambda: None  # without the guard, ir-run's results here are flush
 out["unguarded_same"] = same("multiply")
 fpenv.enter = enter
 on_worker = parallel._drain_on_worker
+parallel.STARVED_S = float("inf")  # (splitting never turned off by a loaded machine)
 parallel._drain_on_worker = parallel._drain  # the pieces a worker claims are flushed (the caller may claim both
 out["unguarded_worker_same"] = all(same("multiply_pool") for _ in range(5))  # when the worker wakes late: 5 runs)
 parallel._drain_on_worker = on_worker

@@ -6,6 +6,7 @@ convolutions, pooled products)."""
 from __future__ import annotations
 
 import threading
+import time
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
@@ -23,6 +24,7 @@ def pool(monkeypatch):
     """A pool of 8 threads for the test (more than the cores: time slicing interleaves them)."""
     with ThreadPoolExecutor(8, thread_name_prefix="ir-run-test") as executor:
         monkeypatch.setattr(parallel, "_get_pool", lambda workers: executor)
+        monkeypatch.setattr(parallel, "STARVED_S", float("inf"))  # (never turned off by a loaded machine)
         yield executor
 
 
@@ -81,6 +83,40 @@ def test_the_caller_never_waits_for_a_worker_that_has_not_started(monkeypatch):
         parallel.run_pieces(parallel.split_range(10, 4), lambda lo, hi: ran.append((lo, hi)))
         release.set()
     assert sorted(ran) == parallel.split_range(10, 4)
+
+
+def test_a_starved_caller_turns_splitting_off_for_a_while(pool, monkeypatch):
+    """Pieces whose calling thread is mostly off its core (here: asleep) make the next jobs run on the caller
+    alone, for BACKOFF_MIN_S, then twice as long after another starved job, up to BACKOFF_MAX_S; a good job
+    brings the minimum back."""
+    monkeypatch.setattr(parallel, "_WORKERS", 2)
+    monkeypatch.setattr(parallel, "STARVED_S", 0.0003)
+    monkeypatch.setattr(parallel, "_serial_until", 0.0)
+    monkeypatch.setattr(parallel, "_backoff", parallel.BACKOFF_MIN_S)
+    monkeypatch.setattr(parallel, "BACKOFF_MAX_S", 4 * parallel.BACKOFF_MIN_S)
+    caller = threading.current_thread()
+    pieces = parallel.split_range(8, 8)
+    names = []
+
+    def sleepy(lo: int, hi: int) -> None:
+        names.append(threading.current_thread())
+        time.sleep(0.002)
+
+    backoffs = []
+    for _ in range(4):
+        monkeypatch.setattr(parallel, "_serial_until", 0.0)
+        parallel.run_pieces(pieces, sleepy)
+        assert parallel._serial_until > time.perf_counter()
+        backoffs.append(parallel._backoff)
+        names.clear()
+        parallel.run_pieces(pieces, sleepy)  # within the back-off: all on the caller
+        assert names == [caller] * len(pieces)
+    minimum = parallel.BACKOFF_MIN_S
+    assert backoffs == [2 * minimum, 4 * minimum, 4 * minimum, 4 * minimum]
+    monkeypatch.setattr(parallel, "_serial_until", 0.0)
+    monkeypatch.setattr(parallel, "STARVED_S", float("inf"))  # (a good job, whatever the machine's load)
+    parallel.run_pieces(pieces, lambda lo, hi: None)
+    assert parallel._backoff == minimum
 
 
 @pytest.mark.parametrize("failing", [0, 17, 39])
