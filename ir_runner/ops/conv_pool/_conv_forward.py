@@ -39,9 +39,12 @@ DEPTHWISE_BLOCK_BYTES = 1 << 21  # per block of depthwise channels: a reused im2
 # im2col matrices up to this many elements are one copy of a window view even when it reads strided rows
 # (measured: faster below, slower for the 7x7 stride-2 first layers of the zoo CNNs)
 WINDOW_COPY_MAX = 1 << 20
-# one thread's cost, for the split over threads (measured on EfficientNet-B0's layers, f32): a depthwise output
-# element per kernel tap 0.19-0.57 ns (the cheapest taken); an element of an im2col matrix copied ~0.4 ns
-DEPTHWISE_TAP_NS = 0.2
+# one thread's cost, for the split over threads (CPU time, f32, on the 16 depthwise layers of EfficientNet-B0 and
+# MobileNet-V3-small: 0.6-26 us a channel): a depthwise channel ~0.4 us, plus 0.15 ns per kernel tap and input
+# element its flat runs cover (output positions times the strides: a stride-2 layer reads 4x its output); an
+# element of an im2col matrix copied ~0.4 ns
+DEPTHWISE_CHANNEL_NS = 400
+DEPTHWISE_TAP_NS = 0.15
 COPY_NS = 0.3
 
 
@@ -99,7 +102,8 @@ class ForwardKernel:
             self.path, self.weights = self._empty, wk
         elif cg == 1 and taps > 1:
             self.path, self.weights = self._depthwise, wk.reshape(g, cog, taps)
-            self.pieces = pieces_for(x_shape[0] * g * cog * taps * self.positions * DEPTHWISE_TAP_NS, g)
+            covered = taps * self.positions * math.prod(strides)
+            self.pieces = pieces_for(x_shape[0] * g * cog * (DEPTHWISE_CHANNEL_NS + covered * DEPTHWISE_TAP_NS), g)
         elif taps > 1 and cog <= TAP_SUM_MAX_OUT and cg >= TAP_SUM_MIN_IN:
             # [taps, G, Co/G, C/G]: a view of the filters (weights are never copied); each tap's small matrix is
             # made contiguous for BLAS per call
