@@ -6,7 +6,8 @@ nanoseconds from its static shapes (:func:`pieces_for`, decided once, at prepare
 cut into pieces of at least PIECE_NS each, at most MAX_PIECES, whatever the thread count: a kernel whose bits
 could depend on where it is cut (a BLAS product's column blocks) then gives the same bits on 1, 2 or 8 threads.
 
-Either way, the calling thread and the pool's workers claim pieces from one counter until none is left: the
+Either way, the calling thread and the pool's workers claim pieces until none is left (the caller from the
+first on, the workers from the last back: each works through one contiguous part of the data): the
 caller starts at once and never waits for a worker that has not started (on a machine whose other core is busy,
 a worker woken late finds the pieces done and its hand-off is cancelled), so a loaded machine costs a split job
 about what the serial one costs. A job whose calling thread was mostly off its core (the GIL or a piece held
@@ -131,10 +132,10 @@ def run_split(pieces: list[tuple[int, int]] | None, units: int, work: Callable[[
 
 
 def run_pieces(pieces: list[tuple[int, int]], work: Callable[[int, int], None]) -> None:
-    """``work(start, stop)`` for every piece, each exactly once, the calling thread and up to ``_WORKERS - 1``
-    pool workers claiming them in order; returns when every piece has finished (not every worker: one that
-    starts late finds nothing left and is not waited for), raising the first error a piece raised. With one
-    worker, or one piece, the caller runs them all in order."""
+    """``work(start, stop)`` for every piece, each exactly once, the calling thread (from the first piece on)
+    and up to ``_WORKERS - 1`` pool workers (from the last one back) claiming them; returns when every piece
+    has finished (not every worker: one that starts late finds nothing left and is not waited for), raising
+    the first error a piece raised. With one worker, or one piece, the caller runs them all in order."""
     helpers = min(_WORKERS, len(pieces)) - 1
     start_wall = time.perf_counter()
     if helpers < 1 or start_wall < _serial_until:
@@ -169,23 +170,39 @@ def _judge(start_wall: float, start_cpu: float) -> None:
 
 
 class _Job:
-    """Pieces of one :func:`run_pieces` call: counters of the pieces claimed and finished (``next`` on an
-    ``itertools.count`` is atomic under the GIL: each index is handed out once), the event set by the last
-    piece to finish, and the errors raised."""
+    """Pieces of one :func:`run_pieces` call, not yet claimed: ``[front, back)``. The calling thread claims from
+    the front, workers from the back, so that each works through one contiguous part of the data (the first
+    pieces for the caller, the last for the workers, meeting where their speeds put them): the next layer's
+    pieces then tend to find their inputs in the cache of the core that wrote them. Also the count of finished
+    pieces (``next`` on an ``itertools.count`` is atomic under the GIL), the event set by the last piece to
+    finish, and the errors raised."""
 
-    __slots__ = ("pieces", "work", "claim", "finish", "done", "errors")
+    __slots__ = ("pieces", "work", "front", "back", "lock", "finish", "done", "errors")
 
     def __init__(self, pieces: list[tuple[int, int]], work: Callable[[int, int], None]) -> None:
         self.pieces, self.work = pieces, work
-        self.claim, self.finish = itertools.count().__next__, itertools.count(1).__next__
+        self.front, self.back = 0, len(pieces)
+        self.lock = threading.Lock()
+        self.finish = itertools.count(1).__next__
         self.done = threading.Event()
         self.errors: list[BaseException] = []
 
+    def claim(self, from_back: bool) -> int | None:
+        """The index of a piece nobody has claimed (the last one when ``from_back``, else the first), or None."""
+        with self.lock:
+            if self.front >= self.back:
+                return None
+            if from_back:
+                self.back -= 1
+                return self.back
+            self.front += 1
+            return self.front - 1
 
-def _drain(job: _Job) -> None:
+
+def _drain(job: _Job, from_back: bool = False) -> None:
     """Claim and run pieces of ``job`` until none is left."""
     count = len(job.pieces)
-    while (index := job.claim()) < count:
+    while (index := job.claim(from_back)) is not None:
         try:
             job.work(*job.pieces[index])
         except BaseException as error:  # noqa: BLE001 (raised by run_pieces once every piece has finished)
@@ -196,10 +213,10 @@ def _drain(job: _Job) -> None:
 
 
 def _drain_on_worker(job: _Job) -> None:
-    """:func:`_drain` on a worker thread, with FTZ/DAZ cleared while it runs."""
+    """:func:`_drain` from the back, on a worker thread, with FTZ/DAZ cleared while it runs."""
     flushing = fpenv.enter()
     try:
-        _drain(job)
+        _drain(job, from_back=True)
     finally:
         fpenv.leave(flushing)
 

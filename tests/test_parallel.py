@@ -71,6 +71,28 @@ def test_every_piece_runs_once(workers, pool, monkeypatch):
         assert {name for *_, name in seen} == {threading.current_thread().name}
 
 
+@pytest.mark.parametrize("workers", [2, 3, 8])
+def test_the_caller_works_from_the_front_and_the_workers_from_the_back(workers, pool, monkeypatch):
+    """Each thread works through one contiguous part: the caller's pieces are the first ones, in order."""
+    monkeypatch.setattr(parallel, "_WORKERS", workers)
+    caller = threading.current_thread()
+    data = np.ones(1 << 14)
+    mine = []
+
+    def work(lo: int, hi: int) -> None:
+        np.sin(data)  # (long enough for a worker to wake and claim some)
+        if threading.current_thread() is caller:
+            mine.append(lo)
+
+    shares = []
+    for _ in range(20):
+        mine.clear()
+        parallel.run_pieces(parallel.split_range(24, 24), work)
+        assert mine == list(range(len(mine)))
+        shares.append(len(mine))
+    assert min(shares) < 24, "no worker ever claimed a piece: nothing was checked"
+
+
 def test_the_caller_never_waits_for_a_worker_that_has_not_started(monkeypatch):
     """A pool whose only thread is busy elsewhere (another process's core, in effect): the calling thread runs
     every piece itself and returns; the hand-off is cancelled, and the busy thread later finds nothing to do."""
