@@ -10,8 +10,7 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from ... import parallel
-from ...parallel import MAX_PIECES, run_by_cost
+from ...parallel import MAX_PIECES, pieces_for, run_by_cost
 from ...types import ELEMENT_TYPES, MAX_DIM, Dim, TensorSpec
 
 UNCOMPUTED_TYPES = frozenset(t.name for t in ELEMENT_TYPES.values() if t.is_packed or t.bits == 8 and t.kind == "float")
@@ -36,7 +35,7 @@ _EVEN_PIECES = 4
 def one_call(size: int, blocked: bool) -> bool:
     """Whether :func:`run_elementwise` computes an output of ``size`` elements in one call of its function on
     the calling thread (a kernel prepared for that size may call the function itself: the same bits)."""
-    return size <= BLOCK or not blocked and size * STREAM_NS < parallel.SPLIT_MIN_NS
+    return size <= BLOCK or not blocked and pieces_for(size * STREAM_NS, size) is None
 
 
 def run_elementwise(fn: Callable[..., None], operands: Sequence[np.ndarray], out: np.ndarray, *,
@@ -101,7 +100,7 @@ def _block_step(size: int, cost: float) -> int:
     claimed as the threads free up, the threads end within a block of each other anyway. A multiple of 16
     elements (whole cache lines)."""
     blocks = -(-size // BLOCK)
-    pieces = parallel.pieces_for(cost, blocks)
+    pieces = pieces_for(cost, blocks)
     if pieces is not None and len(pieces) <= _EVEN_PIECES:
         blocks = -(-blocks // len(pieces)) * len(pieces)
     return -(-size // (blocks * 16)) * 16
