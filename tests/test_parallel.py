@@ -161,6 +161,21 @@ def test_an_error_in_a_piece_is_raised_after_every_started_piece(failing, pool, 
     pool.submit(lambda: None).result()  # the pool still works
 
 
+@pytest.mark.parametrize("size", [188160, 200704, 401408, 3 * (1 << 16) + 5, 451584, 1204224])
+def test_blocked_work_in_a_few_pieces_has_even_blocks(size):
+    """A blocked computation split in at most 4 pieces: every piece the same number of blocks, none over BLOCK;
+    with more pieces (claimed as threads free up) no more blocks than BLOCK needs."""
+    cost = size * broadcasting.PASSES_NS
+    step = broadcasting._block_step(size, cost)
+    units = -(-size // step)
+    pieces = parallel.pieces_for(cost, units)
+    assert step <= broadcasting.BLOCK and step % 16 == 0 and pieces is not None
+    if len(pieces) <= broadcasting._EVEN_PIECES:
+        assert len({hi - lo for lo, hi in pieces}) == 1
+    else:
+        assert units == -(-size // broadcasting.BLOCK)
+
+
 def _swish_like(x: np.ndarray, out: np.ndarray) -> None:
     """Several passes with temporaries, as the blocked activations make."""
     e = np.exp(-x)
