@@ -23,13 +23,12 @@ from collections.abc import Callable
 
 import numpy as np
 
-from .parallel import piece_count, run_pieces, split_range
+from .parallel import SPLIT_MIN_NS, piece_count, run_pieces, split_range
 
-# a product of at least this many multiply-adds is split over the pool (a hand-off costs 20-60 us; 1-thread
-# OpenBLAS does 4-4.5e10 f32 multiply-adds a second here on 1x1 convolutions, so 8e6 take ~0.2 ms:
-# parallel.SPLIT_MIN_NS)
-SPLIT_MIN_MACS = 1 << 23
+# 1-thread OpenBLAS does 4-4.5e10 f32 multiply-adds a second here on 1x1 convolutions; a product of
+# parallel.SPLIT_MIN_NS or more of them (9e7) is split over the pool
 MAC_NS = 0.022
+SPLIT_MIN_MACS = int(SPLIT_MIN_NS / MAC_NS)
 GRAIN = 16  # a block's columns (rows) are a multiple of this, but the last's (whole SIMD kernels of OpenBLAS)
 
 _PREFIXES = ("scipy_openblas_", "openblas_")

@@ -36,11 +36,17 @@ if TYPE_CHECKING:
 
 PARALLEL_MIN_ELEMENTS = 1 << 20
 
-# a job is split when it costs at least SPLIT_MIN_NS on one thread, into pieces of at least PIECE_NS (measured
-# on this 2-core machine, load average 2: handing a piece of np.sin to the other thread and collecting it cost
-# 30-50 us, against 4-8 us when the caller claims both pieces before the worker wakes)
-SPLIT_MIN_NS = 200_000
-PIECE_NS = 100_000
+# a job is split when it costs at least SPLIT_MIN_NS on one thread, into pieces of at least PIECE_NS. Measured
+# on this 2-core VM (AMD EPYC; the other developers' processes given less CPU, nice -15, so that both cores were
+# mostly ours): two real cores (a 1024^3 sgemm per thread: 1.8-2.1x), a hand-off 25-60 us, yet with pieces of
+# 100-500 us the CNNs' layers ran slower on two threads (EfficientNet-B0 54 -> 68-82 ms, MobileNet-V3-large
+# 19 -> 25-33 ms, more CPU time than wall time lost): each thread's numpy calls hand the GIL back and forth
+# (Swish's exp passes most of all: a [4,96,112,112] Swish 25 -> 30 ms split in 1 ms pieces), and the halves'
+# data moves between the cores' caches. From 2 ms a job, in 1 ms pieces, the three networks run as fast as on
+# one thread (their layers are below it) and larger ones gain: a depthwise 3x3 on [4,96,112,112] 1.25x, a
+# 1x1 convolution to 24 channels 1.33x, HSwish 1.19x.
+SPLIT_MIN_NS = 2_000_000
+PIECE_NS = 1_000_000
 MAX_PIECES = 16
 
 # a split job whose calling thread spent more than half its time, and over STARVED_S, off its core (waiting for

@@ -17,6 +17,19 @@ from tests.helpers.threads import in_threads
 NETWORKS = ("gpt2", "resnet_block")
 
 
+@pytest.fixture(scope="module", autouse=True)
+def small_pieces():
+    """Splits by cost from 200 us in pieces of 100 us, products from 8e6 multiply-adds (below the defaults, so
+    that the cases, just above the element thresholds, are split by cost too; set before any plan is made)."""
+    from ir_runner import blas
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(parallel, "SPLIT_MIN_NS", 200_000)
+        patch.setattr(parallel, "PIECE_NS", 100_000)
+        patch.setattr(blas, "SPLIT_MIN_MACS", 1 << 23)
+        yield
+
+
 @pytest.fixture(scope="module")
 def kernels():
     return kernel_cases(np.random.default_rng(0))

@@ -35,6 +35,7 @@ from ir_runner import fpenv, parallel
 from tests.helpers.node_eval import evaluate_tensors, from_tensor, to_tensor
 
 how, workdir = sys.argv[1], sys.argv[2]
+parallel.SPLIT_MIN_NS, parallel.PIECE_NS = 200_000, 100_000  # (the 2M-element Multiply split over the pool)
 f32 = np.float32
 x_mul = np.array([1e-45, 1e-40, 3e-39, -6e-39, 1.0], f32)
 x_prod = np.array([[1e-30, 1e-15], [1e-20, 1e-19], [2.0, 3.0]], f32)

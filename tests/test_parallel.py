@@ -162,9 +162,11 @@ def test_an_error_in_a_piece_is_raised_after_every_started_piece(failing, pool, 
 
 
 @pytest.mark.parametrize("size", [188160, 200704, 401408, 3 * (1 << 16) + 5, 451584, 1204224])
-def test_blocked_work_in_a_few_pieces_has_even_blocks(size):
+def test_blocked_work_in_a_few_pieces_has_even_blocks(size, monkeypatch):
     """A blocked computation split in at most 4 pieces: every piece the same number of blocks, none over BLOCK;
     with more pieces (claimed as threads free up) no more blocks than BLOCK needs."""
+    monkeypatch.setattr(parallel, "SPLIT_MIN_NS", 200_000)
+    monkeypatch.setattr(parallel, "PIECE_NS", 100_000)
     cost = size * broadcasting.PASSES_NS
     step = broadcasting._block_step(size, cost)
     units = -(-size // step)
