@@ -10,7 +10,9 @@ columns (or rows) of its result over the pool of :mod:`.parallel`, whose workers
 an OpenBLAS found in the process (another BLAS, another OS), nothing is switched.
 
 An element of a block is the same dot product over K as in the whole product; BLAS may order that
-sum differently for another width, which the product's stated bound covers (as for OpenBLAS's own threads).
+sum differently for another width (seen on [7,33] x [33,1001] cut in two), which the product's stated bound
+covers (as for OpenBLAS's own threads). The blocks are cut by the product's size alone, never by the thread
+count, so a product gives the same bits on 1, 2 or 8 threads.
 """
 
 from __future__ import annotations
@@ -21,11 +23,13 @@ from collections.abc import Callable
 
 import numpy as np
 
-from .parallel import run_chunked
+from .parallel import SPLIT_MIN_NS, piece_count, run_pieces, split_range
 
-# a product of at least this many multiply-adds is split over the pool (a hand-off costs ~30 us; 1-thread
-# OpenBLAS does ~4e10 multiply-adds a second here, so a piece of 8e6 takes ~0.2 ms)
-SPLIT_MIN_MACS = 1 << 23
+# 1-thread OpenBLAS does 4-4.5e10 f32 multiply-adds a second here on 1x1 convolutions; a product of
+# parallel.SPLIT_MIN_NS or more of them (9e7) is split over the pool
+MAC_NS = 0.022
+SPLIT_MIN_MACS = int(SPLIT_MIN_NS / MAC_NS)
+GRAIN = 16  # a block's columns (rows) are a multiple of this, but the last's (whole SIMD kernels of OpenBLAS)
 
 _PREFIXES = ("scipy_openblas_", "openblas_")
 _SUFFIXES = ("64_", "")
@@ -88,12 +92,19 @@ def pooled_matmul(a: np.ndarray, b: np.ndarray, out: np.ndarray | None = None) -
     if out is None:
         out = np.empty(batch + (rows, cols), a.dtype)
     if cols >= rows:  # each piece packs all of a's rows and its own columns of b
-        run_chunked(cols, macs // cols, lambda lo, hi: np.matmul(a, b[..., lo:hi], out=out[..., lo:hi]),
-                    min_elements=SPLIT_MIN_MACS)
+        run_pieces(_blocks(cols, macs), lambda lo, hi: np.matmul(a, b[..., lo:hi], out=out[..., lo:hi]))
     else:  # fewer columns (a convolution's last layers: [512, 4608] x [4608, 49]): split the rows instead
-        run_chunked(rows, macs // rows, lambda lo, hi: np.matmul(a[..., lo:hi, :], b, out=out[..., lo:hi, :]),
-                    min_elements=SPLIT_MIN_MACS)
+        run_pieces(_blocks(rows, macs), lambda lo, hi: np.matmul(a[..., lo:hi, :], b, out=out[..., lo:hi, :]))
     return out
+
+
+def _blocks(length: int, macs: int) -> list[tuple[int, int]]:
+    """``[0, length)`` cut for a product of ``macs`` multiply-adds: :func:`~.parallel.piece_count` blocks of
+    whole GRAINs (the last one takes the rest; single columns when there are fewer than two GRAINs)."""
+    grain = GRAIN if length >= 2 * GRAIN else 1
+    grains = -(-length // grain)
+    cuts = split_range(grains, piece_count(macs * MAC_NS, grains))
+    return [(lo * grain, min(hi * grain, length)) for lo, hi in cuts]
 
 
 def matmul_for(macs: int) -> Callable[..., np.ndarray]:

@@ -17,6 +17,19 @@ from tests.helpers.threads import in_threads
 NETWORKS = ("gpt2", "resnet_block")
 
 
+@pytest.fixture(scope="module", autouse=True)
+def small_pieces():
+    """Splits by cost from 200 us in pieces of 100 us, products from 8e6 multiply-adds (below the defaults, so
+    that the cases, just above the element thresholds, are split by cost too; set before any plan is made)."""
+    from ir_runner import blas
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(parallel, "SPLIT_MIN_NS", 200_000)
+        patch.setattr(parallel, "PIECE_NS", 100_000)
+        patch.setattr(blas, "SPLIT_MIN_MACS", 1 << 23)
+        yield
+
+
 @pytest.fixture(scope="module")
 def kernels():
     return kernel_cases(np.random.default_rng(0))
@@ -48,6 +61,7 @@ def test_every_threaded_case_is_split(kernels, monkeypatch):
     counting = _CountingPool(get_pool(3))
     monkeypatch.setattr(parallel, "_get_pool", lambda workers: counting)
     monkeypatch.setattr(parallel, "_WORKERS", 3)
+    monkeypatch.setattr(parallel, "STARVED_S", float("inf"))  # (never turned off by a loaded machine)
     serial_only = []
     for name, case in kernels.items():
         counting.submitted = 0
@@ -72,6 +86,7 @@ def pool(monkeypatch):
 
     with ThreadPoolExecutor(8, thread_name_prefix="ir-run-test") as executor:
         monkeypatch.setattr(parallel, "_get_pool", lambda workers: executor)
+        monkeypatch.setattr(parallel, "STARVED_S", float("inf"))  # (never turned off by a loaded machine)
         yield executor
 
 

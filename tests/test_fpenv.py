@@ -35,6 +35,7 @@ from ir_runner import fpenv, parallel
 from tests.helpers.node_eval import evaluate_tensors, from_tensor, to_tensor
 
 how, workdir = sys.argv[1], sys.argv[2]
+parallel.SPLIT_MIN_NS, parallel.PIECE_NS = 200_000, 100_000  # (the 2M-element Multiply split over the pool)
 f32 = np.float32
 x_mul = np.array([1e-45, 1e-40, 3e-39, -6e-39, 1.0], f32)
 x_prod = np.array([[1e-30, 1e-15], [1e-20, 1e-19], [2.0, 3.0]], f32)
@@ -120,10 +121,11 @@ enter = fpenv.enter
 fpenv.enter = lambda: None  # without the guard, ir-run's results here are flushed: the checks above can fail
 out["unguarded_same"] = same("multiply")
 fpenv.enter = enter
-exact_piece = parallel._exact_piece
-parallel._exact_piece = lambda work, start, stop: work(start, stop)  # the worker's half flushed
-out["unguarded_worker_same"] = same("multiply_pool")
-parallel._exact_piece = exact_piece
+on_worker = parallel._drain_on_worker
+parallel.STARVED_S = float("inf")  # (splitting never turned off by a loaded machine)
+parallel._drain_on_worker = parallel._drain  # the pieces a worker claims are flushed (the caller may claim both
+out["unguarded_worker_same"] = all(same("multiply_pool") for _ in range(5))  # when the worker wakes late: 5 runs)
+parallel._drain_on_worker = on_worker
 run = lambda: model.run([x])
 out["run_us_flushing"] = min(timeit.repeat(run, number=2000, repeat=5)) / 2000 * 1e6
 out["enter_leave_us_flushing"] = min(timeit.repeat(lambda: fpenv.leave(fpenv.enter()), number=20000,

@@ -30,9 +30,9 @@ def single_layer(rng: np.random.Generator, type_: str, version: str, shapes, att
 
 def kernel_cases(rng: np.random.Generator, *, large: bool = False) -> dict[str, Case]:
     """Softmax and LogSoftmax (last axis and others), transcendental unary operations, broadcasting binary
-    operations, reductions, Concat and MatMul, each above its thread threshold (every one but MatMul split by
-    ir-run over threads; MatMul by BLAS). ``large``: several times the thresholds, and MVN (the stress script);
-    else just above them (the test suite)."""
+    operations, reductions, Concat, convolutions (depthwise, im2col, 1x1) and MatMul, each above its thread
+    threshold (every one but MatMul split by ir-run over threads; MatMul by BLAS). ``large``: several times
+    the thresholds, and MVN (the stress script); else just above them (the test suite)."""
     found: dict[str, Case] = {}
 
     def add(name, *args, **kwargs) -> None:
@@ -66,6 +66,15 @@ def kernel_cases(rng: np.random.Generator, *, large: bool = False) -> dict[str, 
             add(f"{op} {axes}", op, "opset4" if op == "ReduceL2" else "opset1", [(depth, 128, 300)],
                 {"keep_dims": "true"}, out, consts=[np.array(axes, np.int64)])
     add("Concat axis 0", "Concat", "opset1", [(512, 1024), (600, 1024)], {"axis": 0}, (1112, 1024))
+    conv = {"strides": "1,1", "dilations": "1,1", "pads_begin": "1,1", "pads_end": "1,1", "auto_pad": "explicit"}
+    side = 112 if large else 56  # (split by cost: depthwise channels, the im2col copy, products by columns)
+    add("GroupConvolution depthwise", "GroupConvolution", "opset1", [(1, 96, side, side)], conv, (1, 96, side, side),
+        consts=[rng.standard_normal((96, 1, 1, 3, 3)).astype(np.float32)], scale=1.0)
+    add("Convolution 3x3", "Convolution", "opset1", [(1, 32, side, side)], conv, (1, 32, side, side),
+        consts=[rng.standard_normal((32, 32, 3, 3)).astype(np.float32)], scale=1.0)
+    unpadded = conv | {"pads_begin": "0,0", "pads_end": "0,0"}
+    add("Convolution 1x1", "Convolution", "opset1", [(1, 144, side, side)], unpadded, (1, 24, side, side),
+        consts=[rng.standard_normal((24, 144, 1, 1)).astype(np.float32)], scale=1.0)
     if not large:  # (MatMul: BLAS's own threads)
         add("MatMul", "MatMul", "opset1", [(4, 256, 64), (4, 64, 256)], {"transpose_a": "false",
                                                                           "transpose_b": "false"}, (4, 256, 256))

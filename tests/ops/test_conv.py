@@ -514,8 +514,8 @@ def test_products_split_over_the_pool(kind, x_shape, filters, strides, dilations
     monkeypatch.setattr(blas, "SPLIT_MIN_MACS", 8)
     monkeypatch.setattr(parallel, "_WORKERS", 3)
     splits = []
-    real = blas.run_chunked
-    monkeypatch.setattr(blas, "run_chunked", lambda total, *a, **k: splits.append(total) or real(total, *a, **k))
+    real = blas.run_pieces
+    monkeypatch.setattr(blas, "run_pieces", lambda pieces, work: splits.append(pieces) or real(pieces, work))
     rng = np.random.default_rng(len(x_shape) * 7 + filters[0])
     x = rng.standard_normal(x_shape).astype(np.float32)
     n = len(x_shape) - 2

@@ -12,6 +12,10 @@ strided copy per kernel tap into ``[N, G, Cg*K, P]``, then one BLAS matmul per g
 from many input channels (one matmul per kernel tap straight on its flat runs, summed); depthwise (each
 tap copied as one contiguous run per channel into a small reused buffer per block of channels, then one
 small matmul per channel). The accuracy bound is the one stated in :mod:`.conv` (2·K·eps·Σ|x·w|).
+
+Threads: the depthwise channels and the im2col copy are cut into pieces over the pool by their estimated cost
+(:func:`~ir_runner.parallel.pieces_for`, decided once per kernel from the static shapes), products by
+:mod:`ir_runner.blas`; every piece is computed as it would be alone, so the bits never depend on the thread count.
 """
 
 from __future__ import annotations
@@ -22,7 +26,7 @@ import math
 import numpy as np
 
 from ...blas import matmul_for
-from ...parallel import run_chunked
+from ...parallel import pieces_for, run_split
 from ...types import Dim
 from ..toolkit.numeric import accumulation_dtype
 from ..toolkit.window import FlatTaps, same_padding, tap_views
@@ -35,6 +39,13 @@ DEPTHWISE_BLOCK_BYTES = 1 << 21  # per block of depthwise channels: a reused im2
 # im2col matrices up to this many elements are one copy of a window view even when it reads strided rows
 # (measured: faster below, slower for the 7x7 stride-2 first layers of the zoo CNNs)
 WINDOW_COPY_MAX = 1 << 20
+# one thread's cost, for the split over threads (CPU time, f32, on the 16 depthwise layers of EfficientNet-B0 and
+# MobileNet-V3-small: 0.6-26 us a channel): a depthwise channel ~0.4 us, plus 0.15 ns per kernel tap and input
+# element its flat runs cover (output positions times the strides: a stride-2 layer reads 4x its output); an
+# element of an im2col matrix copied ~0.4 ns
+DEPTHWISE_CHANNEL_NS = 400
+DEPTHWISE_TAP_NS = 0.15
+COPY_NS = 0.3
 
 
 def run_pads(shape, kernel, strides, dilations, pads_begin, pads_end, auto_pad):
@@ -91,6 +102,8 @@ class ForwardKernel:
             self.path, self.weights = self._empty, wk
         elif cg == 1 and taps > 1:
             self.path, self.weights = self._depthwise, wk.reshape(g, cog, taps)
+            covered = taps * self.positions * math.prod(strides)
+            self.pieces = pieces_for(x_shape[0] * g * cog * (DEPTHWISE_CHANNEL_NS + covered * DEPTHWISE_TAP_NS), g)
         elif taps > 1 and cog <= TAP_SUM_MAX_OUT and cg >= TAP_SUM_MIN_IN:
             # [taps, G, Co/G, C/G]: a view of the filters (weights are never copied); each tap's small matrix is
             # made contiguous for BLAS per call
@@ -108,6 +121,7 @@ class ForwardKernel:
             self.cols_shape = (x_shape[0], x_shape[1]) + kernel + out_spatial
             self.window_copy = self.strides[-1] == 1 or kernel[-1] == 1 or \
                 math.prod(self.cols_shape) <= WINDOW_COPY_MAX
+            self.pieces = pieces_for(math.prod(self.cols_shape) * COPY_NS, x_shape[1])
 
     def __call__(self, x: np.ndarray, w: np.ndarray | None = None) -> np.ndarray:
         x = x.astype(self.work, copy=False)
@@ -155,7 +169,7 @@ class ForwardKernel:
                 for tap, view in zip(taps, views):
                     cols[(slice(None), slice(lo, hi)) + tap] = view[:, lo:hi]
 
-        run_chunked(channels, cols[:, :1].size, copy)
+        run_split(self.pieces, channels, copy)
         cols = cols.reshape(self.batch, self.groups, self.cg * math.prod(self.kernel), self.positions)
         return self.product(w, cols).reshape(self.out_shape)  # [N, G, Co/G, P]
 
@@ -209,7 +223,7 @@ class ForwardKernel:
                         part[:, :, number] = view[:, start:stop]
                 np.matmul(wt[start:stop], part, out=out[:, start:stop])
 
-        run_chunked(g, batch * taps.span * count, run)
+        run_split(self.pieces, g, run)
         return taps.crop(out).reshape(self.out_shape)
 
 

@@ -42,7 +42,6 @@ from typing import Any
 import numpy as np
 
 from ...errors import InputError, UnsupportedError
-from ...parallel import PARALLEL_MIN_ELEMENTS
 from ...types import BOOLEAN, DYNAMIC, Dim, TensorSpec, element_type_of
 from ..api import (
     LATEST_OPSET,
@@ -55,7 +54,14 @@ from ..api import (
     pdpd_shape,
     quiet_f16_nans,
 )
-from ..toolkit.broadcasting import BLOCK, UNCOMPUTED_TYPES, aligned_batch, broadcast_values, interval, run_elementwise
+from ..toolkit.broadcasting import (
+    UNCOMPUTED_TYPES,
+    aligned_batch,
+    broadcast_values,
+    interval,
+    one_call,
+    run_elementwise,
+)
 from ..toolkit.convert_rules import bf16_as_openvino_rounds, float_to_int
 
 # -- computations: fn(a, b, out=...) writes ``out`` (a and b broadcast to it) ----------------------------------
@@ -342,7 +348,7 @@ def _prepare(entry: Binary):
         dtype = outputs[0].element_type.dtype
         size = math.prod(shape)
         pythondiv = params.get("pythondiv", True)
-        threaded = size > BLOCK and (entry.passes or size >= PARALLEL_MIN_ELEMENTS)  # (see run_elementwise)
+        threaded = not one_call(size, entry.passes)
         in_dtype = inputs[0].element_type.dtype
         if params.get("check_zero") or not shape or threaded or in_dtype.kind == "V":  # (V: ml_dtypes' types)
             return functools.partial(general, **params)

@@ -10,23 +10,42 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from ...parallel import PARALLEL_MIN_ELEMENTS, run_chunked
+from ...parallel import MAX_PIECES, pieces_for, run_by_cost
 from ...types import ELEMENT_TYPES, MAX_DIM, Dim, TensorSpec
 
 UNCOMPUTED_TYPES = frozenset(t.name for t in ELEMENT_TYPES.values() if t.is_packed or t.bits == 8 and t.kind == "float")
 """Element types the elementwise operations refuse: sub-byte types (u1..u6, i4, nf4, f4e2m1) and 8-bit floats
 (OpenVINO's reference computes none of these operations on them either)."""
 
-BLOCK = 1 << 15
-"""Elements per block for computations of several passes (kept in cache between passes)."""
+BLOCK = 1 << 16
+"""Elements per block for computations of several passes (kept in cache between passes). Measured on one thread
+(CPU time, medians, Swish and HSwish on EfficientNet-B0's [1,96,112,112], [1,144,56,56], [1,240,28,28]): 64K
+elements were 2-13% faster than 32K and as fast as 128K-256K; on threads, fewer blocks are fewer hand-offs of
+the GIL between the threads' numpy calls."""
+
+# the cost of an output element on one thread, for the split over threads (measured on f32, one thread, this
+# machine): one pass (Add, Multiply with broadcasting, Relu): 0.3-0.6 ns; several passes through temporaries
+# (HSwish 1.2 ns, Swish and Sigmoid 2-5 ns): the cheapest of them, so that a split never gets pieces too small
+STREAM_NS = 0.4
+PASSES_NS = 1.2
+_STREAM_UNIT = 1024  # elements: one pass is cut at multiples of this (whole cache lines and vectors)
+_EVEN_PIECES = 4
+
+
+def one_call(size: int, blocked: bool) -> bool:
+    """Whether :func:`run_elementwise` computes an output of ``size`` elements in one call of its function on
+    the calling thread (a kernel prepared for that size may call the function itself: the same bits)."""
+    return size <= BLOCK or not blocked and pieces_for(size * STREAM_NS, size) is None
 
 
 def run_elementwise(fn: Callable[..., None], operands: Sequence[np.ndarray], out: np.ndarray, *,
                     blocked: bool = False) -> np.ndarray:
-    """``fn(*operand_views, out=out_view)`` over ``out`` (the operands broadcast to its shape), in parts run
-    over threads when ``out`` is large: flat ranges when every operand has ``out``'s shape, else slices along
-    the first axis whose slices fit a part (the axes before it iterated); ``blocked``: parts of about BLOCK
-    elements, kept in cache (for ``fn`` that make several passes over their data, with temporaries)."""
+    """``fn(*operand_views, out=out_view)`` over ``out`` (the operands broadcast to its shape). ``blocked``
+    (for ``fn`` that make several passes over their data, with temporaries): in parts of about BLOCK elements,
+    kept in cache. Work estimated at SPLIT_MIN_NS or more (STREAM_NS or PASSES_NS an element) is cut into
+    pieces run over threads (:func:`~ir_runner.parallel.pieces_for`), each a contiguous range of ``out``: of
+    flat elements when every operand has ``out``'s shape, else of slices along the first axis whose slices fit
+    a part (the axes before it iterated). One pass: one call per piece. The bits never depend on the split."""
     shape = out.shape
     size = out.size
     if size == 0:
@@ -34,26 +53,28 @@ def run_elementwise(fn: Callable[..., None], operands: Sequence[np.ndarray], out
     if shape == ():  # as 1-element arrays: numpy gives scalars, not arrays, for 0-D operations
         fn(*(op.reshape(1) for op in operands), out=out.reshape(1))
         return out
-    if size <= BLOCK or not blocked and size < PARALLEL_MIN_ELEMENTS:
+    if one_call(size, blocked):
         fn(*operands, out=out)
         return out
+    cost = size * (PASSES_NS if blocked else STREAM_NS)
     if all(op.shape == shape and op.flags.c_contiguous for op in operands) and out.flags.c_contiguous:
         flat = [op.reshape(-1) for op in operands]
         flat_out = out.reshape(-1)
-        step = BLOCK if blocked else max(BLOCK, -(-size // 64))
+        step = _block_step(size, cost) if blocked else _STREAM_UNIT
 
         def work_flat(start: int, stop: int) -> None:
             with np.errstate(all="ignore"):  # (per thread: errstate does not cross threads)
-                _work_flat(start, stop)
+                if not blocked:
+                    lo, hi = start * step, min(stop * step, size)
+                    fn(*[x[lo:hi] for x in flat], out=flat_out[lo:hi])
+                    return
+                for lo in range(start * step, min(stop * step, size), step):
+                    hi = min(lo + step, size)
+                    fn(*[x[lo:hi] for x in flat], out=flat_out[lo:hi])
 
-        def _work_flat(start: int, stop: int) -> None:
-            for lo in range(start * step, min(stop * step, size), step):
-                hi = min(lo + step, size)
-                fn(*[x[lo:hi] for x in flat], out=flat_out[lo:hi])
-
-        run_chunked(-(-size // step), step, work_flat)
+        run_by_cost(cost, -(-size // step), work_flat)
         return out
-    limit = BLOCK if blocked else max(BLOCK, -(-size // 64))
+    limit = BLOCK if blocked else max(BLOCK, -(-size // MAX_PIECES))
     axis, row = 0, math.prod(shape[1:])
     while row > limit:  # slices along ``axis`` (``row`` elements each) fit a block; the axes before are iterated
         axis += 1
@@ -68,8 +89,21 @@ def run_elementwise(fn: Callable[..., None], operands: Sequence[np.ndarray], out
             for part in parts[start:stop]:
                 fn(*[v[part] for v in views], out=out[part])
 
-    run_chunked(len(parts), per * row, work)
+    run_by_cost(cost, len(parts), work)
     return out
+
+
+def _block_step(size: int, cost: float) -> int:
+    """Elements per block of a blocked computation over ``size`` flat elements: at most BLOCK; when split in a
+    few pieces (at most _EVEN_PIECES), in a number of blocks the pieces divide evenly (188K elements in 2 pieces:
+    4 blocks of 47K, not 64K, 64K and 60K, which would leave one thread idle for a block); with more pieces,
+    claimed as the threads free up, the threads end within a block of each other anyway. A multiple of 16
+    elements (whole cache lines)."""
+    blocks = -(-size // BLOCK)
+    pieces = pieces_for(cost, blocks)
+    if pieces is not None and len(pieces) <= _EVEN_PIECES:
+        blocks = -(-blocks // len(pieces)) * len(pieces)
+    return -(-size // (blocks * 16)) * 16
 
 
 # -- value inference on intervals (shape subgraphs) ---------------------------------------------------------
