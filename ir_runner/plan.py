@@ -13,6 +13,10 @@ Caller-given output buffers (``Model.run(out=...)``): a kernel that can write in
 ``kernel(*inputs, out=buffer)``, with a C-contiguous, writeable buffer of the output's exact dtype and
 shape that overlaps none of its inputs. The plan marks the outputs whose step can do that; any other
 output is copied into its buffer.
+
+In place (:mod:`ir_runner.inplace`): a step whose operation declares ``in_place`` positions may be called
+with ``out=`` one of its inputs, an array of the output's dtype and shape that a kernel of this run made and
+that nothing reads after the step.
 """
 
 from __future__ import annotations
@@ -37,6 +41,7 @@ from .infer import (
     static_nbytes,
     static_specs,
 )
+from .inplace import reused_inputs, writing_into
 from .ir.weights import const_value
 from .ops.api import KernelFn
 from .record import Record
@@ -46,13 +51,17 @@ DEFAULT_MEMORY_LIMIT = 16 * 2**30
 
 class Step(Record):
     """One kernel call: ``slots[output] = kernel(*slots[inputs])`` (for several outputs, ``outputs`` holds
-    their slots and the kernel returns a tuple), then free the ``release`` slots."""
+    their slots and the kernel returns a tuple), then free the ``release`` slots. ``reuses``: the input
+    position whose array the output may take (:mod:`ir_runner.inplace`), or None; ``call``: the kernel as a
+    run that keeps no intermediate calls it (writing into that input when it can)."""
 
-    __slots__ = ("kernel", "inputs", "output", "layer", "release", "outputs", "fetch")
+    __slots__ = ("kernel", "inputs", "output", "layer", "release", "outputs", "fetch", "reuses", "call")
 
     def __init__(self, kernel: KernelFn, inputs: tuple[int, ...], output: int, layer: LayerRef,
-                 release: tuple[int, ...], outputs: tuple[int, ...] | None = None) -> None:
+                 release: tuple[int, ...], outputs: tuple[int, ...] | None = None, reuses: int | None = None) -> None:
         self.kernel = kernel
+        self.reuses = reuses
+        self.call = kernel if reuses is None else writing_into(kernel, reuses)
         self.inputs = inputs
         self.output = output
         self.layer = layer
@@ -120,7 +129,7 @@ class PlanCache:
 def _instruction(step: Step) -> tuple:
     """``step`` as the run loop reads it (see Plan)."""
     if step.outputs is None:
-        return step.kernel, step.fetch, step.output, step.release, step
+        return step.call, step.fetch, step.output, step.release, step
     first, count = step.outputs[0], len(step.outputs)
     if step.outputs != tuple(range(first, first + count)):
         raise ValueError("the outputs of a step must have consecutive slots")  # (build_plan numbers them so)
@@ -171,6 +180,7 @@ def build_plan(inference: Inference, memory_limit: int | None = DEFAULT_MEMORY_L
     slots: dict[tuple[str, int], int] = {}
     values: dict[int, np.ndarray] = {}
     steps_raw = []
+    layers = []  # the LayerInference of each step
     prepared: dict[tuple, KernelFn] = {}
     may_alias: set[int] = set()  # slots of kernels that may return views of their inputs
     # the caches the run-time layers of a generic plan share (see run_time_kernel and prepared_per_shape)
@@ -215,6 +225,7 @@ def build_plan(inference: Inference, memory_limit: int | None = DEFAULT_MEMORY_L
             if layer_id in inference.pinned:
                 kernel = _pinned(kernel, [spec.shape.to_shape() for spec in info.outputs])
             steps_raw.append((kernel, info.ref, inputs, tuple(outputs)))
+            layers.append(info)
             if info.op.views:
                 may_alias.update(outputs)
     constants = tuple(values.items())
@@ -222,7 +233,9 @@ def build_plan(inference: Inference, memory_limit: int | None = DEFAULT_MEMORY_L
     results = graph.results
     input_slots = tuple(slots[(p.id, 0)] for p in parameters) + tuple(slots[(lid, 0)] for lid in fed)
     output_slots = tuple(slots[graph.sources[r.id][0]] for r in results) + tuple(slots[s] for s in stored)
-    steps = _with_releases(steps_raw, set(output_slots))
+    keep = set(output_slots)
+    reuses = reused_inputs(steps_raw, layers, keep, [accepts_out(raw[0]) for raw in steps_raw])
+    steps = _with_releases(steps_raw, keep, reuses)
     fresh = {slot for step in steps for slot in (step.outputs or (step.output,))} - may_alias
     writes_into = {step.output for step in steps if step.outputs is None and accepts_out(step.kernel)} - may_alias
     seen: set[int] = set()
@@ -334,9 +347,9 @@ def _kernel_key(info, consts: list[np.ndarray | None], outputs) -> tuple | None:
     return (info.op.type, info.op.version, tuple(info.params.items()), tuple(info.inputs), tuple(outputs), values)
 
 
-def _with_releases(steps_raw, keep: set[int]) -> tuple[Step, ...]:
+def _with_releases(steps_raw, keep: set[int], reuses: list[int | None]) -> tuple[Step, ...]:
     """Steps that free each intermediate after its last use (freeing early lets numpy reuse the memory: measured
-    faster than freeing small ones at the end of the run)."""
+    faster than freeing small ones at the end of the run), and write into the inputs ``reuses`` names."""
     last_use: dict[int, int] = {}
     for index, (_, _, inputs, _) in enumerate(steps_raw):
         for slot in inputs:
@@ -346,8 +359,9 @@ def _with_releases(steps_raw, keep: set[int]) -> tuple[Step, ...]:
         if slot not in keep:
             releases.setdefault(index, []).append(slot)
     return tuple(
-        Step(kernel, inputs, outputs[0], ref, tuple(releases.get(index, ())), outputs if len(outputs) > 1 else None)
-        for index, (kernel, ref, inputs, outputs) in enumerate(steps_raw)
+        Step(kernel, inputs, outputs[0], ref, tuple(releases.get(index, ())), outputs if len(outputs) > 1 else None,
+             reuse)
+        for index, ((kernel, ref, inputs, outputs), reuse) in enumerate(zip(steps_raw, reuses))
     )
 
 

@@ -251,7 +251,8 @@ def execute(plan: Plan, feeds: Sequence[np.ndarray], observe: Observer | None = 
     cleared and gets its own mode back after (:mod:`.fpenv`: 40 ns a run when it does not flush).
 
     ``observe(step, value, seconds)``, when given, is called after each step (for tracing and per-layer
-    timing), before any slot is released; ``value`` is a tuple for a step of several outputs. ``out``, when
+    timing), before any slot is released; ``value`` is a tuple for a step of several outputs (such a run
+    writes no step's output into its input, which the observer may keep: :mod:`.inplace`). ``out``, when
     given, holds per output a buffer checked by
     :func:`bind_outputs` (or None: a new array as usual): the step computing an output writes into its
     buffer when its kernel can, else the value is copied into it, and the buffers are returned.
@@ -331,7 +332,7 @@ def _run_observed(steps: Sequence[Step], slots: list, observe: Observer | None, 
                 step.kernel(*step.fetch(slots), out=target)
                 slots[step.output] = target
             elif step.outputs is None:
-                slots[step.output] = step.kernel(*step.fetch(slots))
+                slots[step.output] = (step.kernel if observe is not None else step.call)(*step.fetch(slots))
             else:
                 values = step.kernel(*step.fetch(slots))
                 for slot, value in zip(step.outputs, values):

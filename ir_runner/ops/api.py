@@ -148,6 +148,11 @@ class OpDef(Record):
       and the kernel may return None for it. A kernel with ``accepts_out = True`` also takes ``out=`` (see plan.py).
     - ``views``: the kernel may return views of its inputs (Reshape, Transpose...); the plan then copies
       an output that must be owned by the caller. Without it, a kernel returns new arrays.
+    - ``in_place``: the input positions whose buffer the kernel may write its output into: element i of the
+      output depends only on element i of each input, and ``kernel(*inputs, out=inputs[p])`` (the kernel
+      accepting ``out=``, that input of the output's dtype and shape) gives the values of ``kernel(*inputs)``:
+      it reads no input after writing ``out``. The plan uses it for inputs no later layer reads
+      (:mod:`ir_runner.inplace`). Empty: never.
     - ``batch(params, inputs, outputs, axes)``: how a batch axis moves through the layer, for chunked runs
       (``axes``: per input, the batch axis or None); returns per output the batch axis (or None), or a
       string saying why the layer mixes rows. None: the op has no rule and such runs are refused.
@@ -181,7 +186,7 @@ class OpDef(Record):
     __slots__ = ("type", "version", "first_opset", "last_opset", "input_names", "infer", "kernel", "prepare",
                  "roles", "attrs", "value", "findings", "fit", "views", "batch", "shape_only", "exact", "domain",
                  "origin", "deciding", "min_inputs", "variadic", "absent", "explain", "state", "precision_anchor",
-                 "at_run")
+                 "at_run", "in_place")
 
     def __init__(self, type: str, version: int, first_opset: int, last_opset: int, input_names: tuple[str, ...],
                  infer: InferFn, kernel: KernelFn | None = None, prepare: PrepareFn | None = None, *,
@@ -192,7 +197,8 @@ class OpDef(Record):
                  absent: Sequence[int] = (),
                  explain: Callable[..., Explanation | None] | None = None,
                  state: str | None = None, precision_anchor: bool = False,
-                 at_run: Callable[[OpContext, tuple[np.ndarray, ...]], dict | None] | None = None) -> None:
+                 at_run: Callable[[OpContext, tuple[np.ndarray, ...]], dict | None] | None = None,
+                 in_place: tuple[int, ...] = ()) -> None:
         self.type = type
         self.version = version
         self.first_opset = first_opset
@@ -222,6 +228,7 @@ class OpDef(Record):
         self.state = state
         self.precision_anchor = precision_anchor
         self.at_run = at_run
+        self.in_place = tuple(in_place)
 
     def takes_inputs(self, count: int) -> bool:
         """Whether a layer with ``count`` inputs fits this operation (optional and repeated inputs)."""

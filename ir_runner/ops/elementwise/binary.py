@@ -107,11 +107,14 @@ def _divide(a: np.ndarray, b: np.ndarray, out: np.ndarray, pythondiv: bool = Tru
     if not _is_int(a):
         np.divide(a, b, out=out)
         return
+    if pythondiv or a.dtype.kind != "i":
+        np.floor_divide(a, b, out=out)
+        return
+    # truncation: floor + 1 where the division was inexact and negative (found before ``out``, which may be ``a``)
+    inexact = np.not_equal(np.remainder(a, b), 0)
+    inexact &= np.less(a, 0) != np.less(b, 0)
     np.floor_divide(a, b, out=out)
-    if not pythondiv and a.dtype.kind == "i":  # truncation: floor + 1 where the division was inexact and negative
-        inexact = np.not_equal(np.remainder(a, b), 0)
-        inexact &= np.less(a, 0) != np.less(b, 0)
-        np.add(out, inexact, out=out, casting="unsafe")
+    np.add(out, inexact, out=out, casting="unsafe")
 
 
 def _power(a: np.ndarray, b: np.ndarray, out: np.ndarray) -> None:
@@ -216,15 +219,16 @@ def _shift(ufunc: np.ufunc) -> Callable[..., None]:
 class Binary:
     """One binary operation: its type, first opset, kind (``arith``, ``compare``, ``logical``, ``bitwise``),
     its computation, whether that makes several passes (computed in blocks), the interval rule of its
-    value inference (``elementwise.interval`` names, or ``compare:<op>``), and whether integer zero
-    divisors are refused."""
+    value inference (``elementwise.interval`` names, or ``compare:<op>``), whether integer zero
+    divisors are refused, and the inputs ``out`` may be (OpDef's ``in_place``: the computation reads no
+    operand after writing ``out``)."""
 
-    __slots__ = ("type", "first", "kind", "compute", "passes", "value", "divides")
+    __slots__ = ("type", "first", "kind", "compute", "passes", "value", "divides", "in_place")
 
     def __init__(self, type: str, first: int, kind: str, compute: Callable[..., None], passes: bool = False, *,
-                 value: str | None = None, divides: bool = False) -> None:
+                 value: str | None = None, divides: bool = False, in_place: tuple[int, ...] = (0, 1)) -> None:
         self.type, self.first, self.kind, self.compute = type, first, kind, compute
-        self.passes, self.value, self.divides = passes, value, divides
+        self.passes, self.value, self.divides, self.in_place = passes, value, divides, in_place
 
 
 TABLE = (
@@ -232,9 +236,10 @@ TABLE = (
     Binary("Subtract", 1, "arith", _plain(np.subtract), value="subtract"),
     Binary("Multiply", 1, "arith", _plain(np.multiply), value="multiply"),
     Binary("Divide", 1, "arith", _divide, True, value="divide", divides=True),
-    Binary("Power", 1, "arith", _power, True),
-    Binary("Maximum", 1, "arith", _extremum(np.maximum, np.less), True, value="maximum"),
-    Binary("Minimum", 1, "arith", _extremum(np.minimum, np.greater), True, value="minimum"),
+    Binary("Power", 1, "arith", _power, True, in_place=()),  # (its NaN pass reads the operands again)
+    # (a copy of ``a`` into ``out`` comes first)
+    Binary("Maximum", 1, "arith", _extremum(np.maximum, np.less), True, value="maximum", in_place=(0,)),
+    Binary("Minimum", 1, "arith", _extremum(np.minimum, np.greater), True, value="minimum", in_place=(0,)),
     Binary("SquaredDifference", 1, "arith", _squared_difference, True),
     Binary("Mod", 1, "arith", _mod, divides=True),
     Binary("FloorMod", 1, "arith", _floor_mod, True, divides=True),
@@ -478,7 +483,7 @@ def _declare(entry: Binary) -> OpDef:
     return OpDef(entry.type, entry.first, entry.first, LATEST_OPSET, ("a", "b"),
                  _infer(entry), _kernel(entry), _prepare(entry), roles=("data", "data"), attrs=attrs,
                  value=_value(entry) if entry.value else None, fit=_fit(entry) if entry.divides else None,
-                 batch=_batch, exact=entry.type != "Power")
+                 batch=_batch, exact=entry.type != "Power", in_place=entry.in_place)
 
 
 def _xor() -> OpDef:

@@ -333,15 +333,17 @@ class Unary:
     (None: not defined there), whether the float one is exact, whether it makes several passes, and whether
     its f16 NaNs come out quiet (the reference's f16 values pass through f32 for most operations; not for
     Ceiling and Round). ``first`` is the version and, unless ``first_opset`` says otherwise, the first opset
-    that holds it (Asinh-3's class is in OpenVINO's tables from opset4)."""
+    that holds it (Asinh-3's class is in OpenVINO's tables from opset4). ``in_place``: its computations read
+    ``x`` no more once they write ``out`` (OpDef's ``in_place``)."""
 
-    __slots__ = ("type", "first", "types", "on_float", "on_int", "exact", "passes", "quiet_f16", "first_opset")
+    __slots__ = ("type", "first", "types", "on_float", "on_int", "exact", "passes", "quiet_f16", "first_opset",
+                 "in_place")
 
     def __init__(self, type: str, first: int, types: str, on_float: Callable[..., None] | None,
                  on_int: Callable[..., None] | None, *, exact: bool = True, passes: bool = True,
-                 quiet_f16: bool = False, first_opset: int | None = None) -> None:
+                 quiet_f16: bool = False, first_opset: int | None = None, in_place: bool = False) -> None:
         self.type, self.first, self.types, self.on_float, self.on_int = type, first, types, on_float, on_int
-        self.exact, self.passes, self.quiet_f16 = exact, passes, quiet_f16
+        self.exact, self.passes, self.quiet_f16, self.in_place = exact, passes, quiet_f16, in_place
         self.first_opset = first if first_opset is None else first_opset
 
 
@@ -351,13 +353,13 @@ def _transcendental(name: str, first: int, ufunc: np.ufunc, rounding: str, first
 
 
 TABLE = (
-    Unary("Abs", 1, "numeric", _ufunc(np.abs), _ufunc(np.abs), passes=False, quiet_f16=True),
+    Unary("Abs", 1, "numeric", _ufunc(np.abs), _ufunc(np.abs), passes=False, quiet_f16=True, in_place=True),
     Unary("Negative", 1, "numeric", _ufunc(np.negative), _ufunc(np.negative), passes=False,
-          quiet_f16=True),
+          quiet_f16=True, in_place=True),
     Unary("Sign", 1, "numeric", _sign, _int_sign, passes=False, quiet_f16=True),
     Unary("Floor", 1, "numeric", _nan_kept(np.floor), _int_identity, passes=False, quiet_f16=True),
     Unary("Ceiling", 1, "numeric", _nan_kept(np.ceil), _int_identity, passes=False),
-    Unary("Sqrt", 1, "numeric", _ufunc(np.sqrt), _int_via_double(np.sqrt, "round"), passes=False),
+    Unary("Sqrt", 1, "numeric", _ufunc(np.sqrt), _int_via_double(np.sqrt, "round"), passes=False, in_place=True),
     _transcendental("Exp", 1, np.exp, "trunc"),
     _transcendental("Log", 1, np.log, "trunc"),
     _transcendental("Sin", 1, np.sin, "trunc"),
@@ -373,13 +375,13 @@ TABLE = (
     _transcendental("Acosh", 3, np.arccosh, "round", first_opset=4),
     Unary("Atanh", 3, "numeric", _ufunc(np.arctanh), _int_atanh, exact=False, passes=False, first_opset=4),
     Unary("Erf", 1, "numeric", _nan_quieted(_erf), _int_via_double(erf, "round"), exact=False),
-    Unary("Sigmoid", 1, "numeric", _sigmoid, _int_sigmoid, exact=False),
-    Unary("Relu", 1, "numeric", _relu, _int_relu, passes=False, quiet_f16=True),
-    Unary("HSwish", 4, "real", _hswish, None),
-    Unary("HSigmoid", 5, "real", _hsigmoid, None),
-    Unary("Mish", 4, "real", _mish, None, exact=False),
+    Unary("Sigmoid", 1, "numeric", _sigmoid, _int_sigmoid, exact=False, in_place=True),
+    Unary("Relu", 1, "numeric", _relu, _int_relu, passes=False, quiet_f16=True, in_place=True),
+    Unary("HSwish", 4, "real", _hswish, None, in_place=True),
+    Unary("HSigmoid", 5, "real", _hsigmoid, None, in_place=True),
+    Unary("Mish", 4, "real", _mish, None, exact=False, in_place=True),
     Unary("SoftPlus", 4, "real", _softplus, None, exact=False, quiet_f16=True),
-    Unary("SoftSign", 9, "real", _softsign, None),
+    Unary("SoftSign", 9, "real", _softsign, None, in_place=True),
 )
 
 
@@ -542,9 +544,10 @@ def clamp(x: np.ndarray, *, low: float, high: float, out: np.ndarray | None = No
         lo_t, hi_t = np.array(low).astype(x.dtype), np.array(high).astype(x.dtype)
 
     def compute(a: np.ndarray, out: np.ndarray) -> None:  # (min first: ceil(min) may pass floor(max))
+        above, below = a > hi_t, a < lo_t  # (before ``out`` is written: it may be ``a``)
         np.copyto(out, a)
-        np.copyto(out, hi_t, where=a > hi_t)
-        np.copyto(out, lo_t, where=a < lo_t)
+        np.copyto(out, hi_t, where=above)
+        np.copyto(out, lo_t, where=below)
         if out.dtype == np.float16:  # (its f16 values pass through f32: NaNs come out quiet)
             quiet_f16_nans(out)
 
@@ -873,29 +876,31 @@ def _batch_prelu(params, inputs, outputs, axes):
 def _declare(entry: Unary) -> OpDef:
     return OpDef(entry.type, entry.first, entry.first_opset, LATEST_OPSET, ("data",),
                  _same_infer(entry.types, entry.type), _unary_kernel(entry), _prepare_unary(entry), batch=_unary_batch,
-                 exact=entry.exact)
+                 exact=entry.exact, in_place=(0,) if entry.in_place else ())
 
 
 OPS = tuple(_declare(entry) for entry in TABLE) + (
-    OpDef("LogicalNot", 1, 1, LATEST_OPSET, ("data",), _infer_logical_not, logical_not, batch=_unary_batch),
+    OpDef("LogicalNot", 1, 1, LATEST_OPSET, ("data",), _infer_logical_not, logical_not, batch=_unary_batch,
+          in_place=(0,)),
     OpDef("BitwiseNot", 13, 13, LATEST_OPSET, ("data",), _same_infer("integral", "BitwiseNot"), bitwise_not,
-          batch=_unary_batch),
+          batch=_unary_batch, in_place=(0,)),
     OpDef("Clamp", 1, 1, LATEST_OPSET, ("data",), _infer_clamp, clamp, attrs=(Attr("min"), Attr("max")),
-          batch=_unary_batch),
+          batch=_unary_batch, in_place=(0,)),
     OpDef("Elu", 1, 1, LATEST_OPSET, ("data",), _infer_elu, elu, attrs=(Attr("alpha"),), batch=_unary_batch,
-          exact=False),
+          exact=False, in_place=(0,)),
     OpDef("Selu", 1, 1, LATEST_OPSET, ("data", "alpha", "lambda"), _infer_selu, selu,
-          roles=("data", "data", "data"), batch=_batch_first, exact=False),
+          roles=("data", "data", "data"), batch=_batch_first, exact=False, in_place=(0,)),
     OpDef("HardSigmoid", 1, 1, LATEST_OPSET, ("data", "alpha", "beta"), _infer_hard_sigmoid, hard_sigmoid,
-          roles=("data", "data", "data"), batch=_batch_first),
-    OpDef("Identity", 16, 16, LATEST_OPSET, ("data",), _infer_identity, identity, batch=_unary_batch),
+          roles=("data", "data", "data"), batch=_batch_first, in_place=(0,)),
+    OpDef("Identity", 16, 16, LATEST_OPSET, ("data",), _infer_identity, identity, batch=_unary_batch,
+          in_place=(0,)),
     OpDef("PRelu", 1, 1, LATEST_OPSET, ("data", "slope"), _infer_prelu, prelu, roles=("data", "data"),
-          batch=_batch_prelu),
+          batch=_batch_prelu, in_place=(0,)),
     OpDef("Round", 5, 5, LATEST_OPSET, ("data",), _infer_round, round_,
           attrs=(Attr("mode", None, ("half_to_even", "half_away_from_zero")),), batch=_unary_batch),
     OpDef("Gelu", 2, 2, 6, ("data",), _infer_gelu(2), gelu, batch=_unary_batch, exact=False),
     OpDef("Gelu", 7, 7, LATEST_OPSET, ("data",), _infer_gelu(7), gelu,
           attrs=(Attr("approximation_mode", "ERF", ("erf", "tanh")),), batch=_unary_batch, exact=False),
     OpDef("Swish", 4, 4, LATEST_OPSET, ("data", "beta"), _infer_swish, swish, prepare_swish, roles=("data", "data"),
-          batch=_batch_first, exact=False, min_inputs=1),
+          batch=_batch_first, exact=False, min_inputs=1, in_place=(0,)),
 )
