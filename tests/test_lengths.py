@@ -116,13 +116,19 @@ def stateless_xml(decoder_xml, tmp_path_factory):
 
 def _decode_stateless(model, steps: int, first: int = 3) -> list[dict[str, np.ndarray]]:
     """As :func:`_decode` without a state: each step's outputs, the cache carried from its outputs to the next
-    step's inputs (empty before the prefill), as optimum's stateless models are run."""
+    step's inputs (empty before the prefill), as optimum's stateless models are run. A seq2seq decoder (inputs
+    ``cache_position`` and ``encoder_hidden_states``) is fed the same encoder states at every step."""
     cache = {info.name: np.zeros((1, HEADS, 0, DIM), np.float32) for info in model.inputs
              if info.name.startswith("input_restored.")}
     assert len(cache) == 4
+    names = {info.name for info in model.inputs}
+    encoded = np.random.default_rng(1).standard_normal((1, 5, 8)).astype(np.float32)  # (HIDDEN)
     outputs, past, tokens = [], 0, list(range(1, first + 1))
     for step in range(steps):
-        feeds = {name: value for name, value in decoder_feeds(tokens, past).items() if name != "beam_idx"}
+        feeds = {name: value for name, value in decoder_feeds(tokens, past).items() if name in names}
+        if "cache_position" in names:
+            feeds.update(cache_position=np.arange(past, past + len(tokens), dtype=np.int64),
+                         encoder_hidden_states=encoded)
         outputs.append(model.run({**feeds, **cache}))
         cache = {name.replace("output", "input", 1): value for name, value in outputs[-1].items()
                  if name.startswith("output_restored.")}
@@ -131,7 +137,14 @@ def _decode_stateless(model, steps: int, first: int = 3) -> list[dict[str, np.nd
     return outputs
 
 
-def test_stateless_decoding_on_generic_plans_gives_the_exact_plans_bits(stateless_xml, monkeypatch):
+@pytest.mark.parametrize("seq2seq", [False, True])
+def test_stateless_decoding_on_generic_plans_gives_the_exact_plans_bits(stateless_xml, tmp_path, monkeypatch,
+                                                                         seq2seq):
+    """A causal decoder, and an encoder-decoder's decoder with past (as Whisper's: cache_position and the
+    encoder's states as inputs)."""
+    if seq2seq:
+        built = decoder(tmp_path / "seq2seq.xml", layers=2, seq2seq=True)
+        stateless_xml = str(stateless_copy(built, tmp_path))
     model = ir_runner.load(stateless_xml)
     assert not model.variables
     got = _decode_stateless(model, 24)
