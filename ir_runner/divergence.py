@@ -59,7 +59,7 @@ from . import fpenv, strings
 from .errors import InputError, LayerRef
 from .model import Model, load
 from .record import Record
-from .state import State
+from .state import State, carried
 from .types import element_type_of
 
 if TYPE_CHECKING:
@@ -304,9 +304,9 @@ def crosscheck(model: Model | str | os.PathLike | bytes, feeds: Mapping[str, obj
 def _reduce(model: Model, report: CrosscheckReport, trace, output, **check):
     from .reduce import reduce_divergence
 
-    if model.variables:
-        raise InputError("--reduce works on models without state (variables): a part would lose the values the"
-                         " model's Assign/ReadValue pairs carry")
+    if carried(model):
+        raise InputError("--reduce works on models without state (variables a run writes): a part would lose the"
+                         " values the model's Assign/ReadValue pairs carry")
     values = {(record.layer.id, record.position): record.value for record in trace.layers}
     ids = {layer.name: layer_id for layer_id, layer in model.graph.layers.items()}
     group = report.groups[0] if report.groups else None
