@@ -46,7 +46,7 @@ class Variable(Record):
     __slots__ = ("id", "element_type", "partial_shape", "readers", "writer", "initialised", "option")
 
     def __init__(self, id: str, element_type: ElementType, partial_shape: PartialShape, readers: tuple[str, ...],
-                 writer: str | None, initialised: bool, option: bool = False) -> None:
+                 writer: str | None, initialised: bool, option: bool) -> None:
         self.id = id
         self.element_type = element_type
         self.partial_shape = partial_shape
