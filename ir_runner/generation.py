@@ -23,7 +23,7 @@ from .errors import InputError
 from .model import Model
 from .record import Record
 from .runtime import TensorInfo
-from .state import State
+from .state import State, carried
 
 _NAMES = {"input_ids": "input_ids", "decoder_input_ids": "input_ids", "attention_mask": "attention_mask",
           "decoder_attention_mask": "attention_mask", "position_ids": "position_ids", "beam_idx": "beam_idx",
@@ -51,10 +51,10 @@ class Roles(Record):
 def find_roles(model: Model, given: Collection[str] = ()) -> Roles:
     """The roles of ``model``'s inputs and its logits output; an InputError for an input it cannot feed (the
     inputs named in ``given`` are the caller's)."""
-    if not model.variables:
+    if not carried(model):
         raise InputError("generate needs a stateful model (a KV cache in ReadValue/Assign variables); this one has"
-                         " no variable", hint="export with optimum-intel's default (stateful) mode, or run each"
-                         " step with ir-run run")
+                         " none (no variable, or only options that no run changes)", hint="export with"
+                         " optimum-intel's default (stateful) mode, or run each step with ir-run run")
     found: dict[str, TensorInfo] = {}
     rest = []
     for info in model.inputs:

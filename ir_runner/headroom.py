@@ -69,6 +69,7 @@ from .errors import InputError, IRError, LayerRef, UnsupportedError, clip_text, 
 from .model import Model, load
 from .plan import kernel_error
 from .record import Record
+from .state import carried
 from .types import element_type_of
 
 DEVICES = ("CPU", "GPU")
@@ -249,10 +250,12 @@ def precision(model: Model | str | os.PathLike | bytes, feeds: Mapping[str, obje
 
 
 def require_stateless(model: Model) -> None:
-    """Raise an UnsupportedError for a stateful model, naming the reader of its first variable: its variables
+    """Raise an UnsupportedError for a model whose runs carry values to the next (``state.carried``: a KV cache;
+    options such as a tokenizer's 'truncation' are not), naming the reader of its first such variable: they
     would need the emulation across steps."""
-    if model.variables:
-        first, more = model.variables[0], len(model.variables) - 1
+    variables = carried(model)
+    if variables:
+        first, more = variables[0], len(variables) - 1
         also = f" (and {more} more variable{'s' if more > 1 else ''})" if more else ""
         raise UnsupportedError(f"precision does not run stateful models: this layer reads the variable"
                                f" '{clip_text(first.id)}'{also}, whose value would need the emulation across steps",

@@ -1,17 +1,17 @@
 """Plans that hold across lengths: one plan for a family of input shapes that differ only in dims that grow
 together (a decoder's attention mask and KV cache, one longer at each step).
 
-A stateful model's decoding step feeds a longer mask and cache at every step: each step is a new signature,
-which the model would infer and plan anew. When two signatures differ only in some dims, all by the same
-amount, those dims *vary*: the model is inferred once more with them unknown (at least 2, so that no
-broadcast of a 1 and no empty tensor hides in them), and planned from that inference (a generic plan, see
-``build_plan(exact_at=)``): a layer whose parameters are those the exact inference of the current signature
-gave takes the plain kernel, which needs no shape (or one prepared per shape when its operation's prepared
-kernel is not bit-exact, as the exact plan would have it); any other is inferred again at run (or given its
-parameters by its operation's ``at_run``; equal layers share one cache per plan); what the constant folder
-computed from shapes is computed by the run. Outputs the generic inference does not know but
-two exact inferences found static and equal are pinned (:func:`pins`) and checked at run. The generic
-inference reuses the exact one for the layers no varying dim reaches (their folded weights are shared).
+A decoding step feeds a longer mask and cache at every step (in variables, on a state; or as inputs, without one):
+each step is a new signature, which the model would infer and plan anew. When two signatures differ only in some
+dims, all by the same amount, those dims *vary*: the model is inferred once more with them unknown (at least 2, so
+that no broadcast of a 1 and no empty tensor hides in them), and planned from that inference (a generic plan, see
+``build_plan(exact_at=)``): a layer whose parameters are those the exact inference of the current signature gave
+takes the plain kernel, which needs no shape (or one prepared per shape when its operation's prepared kernel is not
+bit-exact, as the exact plan would have it); any other is inferred again at run (or given its parameters by its
+operation's ``at_run``; equal layers share one cache per plan); what the constant folder computed from shapes is
+computed by the run. Outputs the generic inference does not know but two exact inferences found static and equal
+are pinned (:func:`pins`) and checked at run. The generic inference reuses the exact one for the layers no varying
+dim reaches (their folded weights are shared).
 
 A family serves the signatures whose varying dims are all its own plus one common amount, each at least 2
 and at most twice the dim it was made at (a longer one makes a new family: a few per thousand steps), and

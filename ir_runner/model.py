@@ -61,7 +61,8 @@ class Model:
         self._plans = PlanCache()
         self._kernels: dict[int, tuple] = {}  # see build_plan's kernels
         self._last_inference: tuple[tuple[TensorSpec, ...], Inference] | None = None  # see inference_for
-        self._families: list[lengths.Family] = []  # generic plans of stateful models (see plan_for)
+        self._families: list[lengths.Family] = []  # generic plans of decoding steps (see plan_for)
+        self._callers = threading.local()  # per thread: the signature of its last run without a state (plan_for)
         self._lock = threading.Lock()
         # per input: name, dtype, and the static shape (a tuple) or the partial shape the feed must fit
         self._fast_inputs = tuple((i.name, i.dtype, i.shape if i.partial_shape.is_static else i.partial_shape)
@@ -112,17 +113,23 @@ class Model:
                 targets = [*bind_outputs(self.inputs, self.outputs, plan, out, fed),
                            *[None] * (len(plan.output_slots) - len(self.outputs))]
                 return dict(zip(self._output_names, session.finish(execute(plan, fed, out=targets))))
-        plan = self._static_plan or self.plan_for(arrays)
         if out is None:
-            return dict(zip(self._output_names, execute(plan, arrays)))
+            if self._static_plan is not None:
+                return dict(zip(self._output_names, execute(self._static_plan, arrays)))
+            return dict(zip(self._output_names, self._execute(
+                self.plan_for(arrays, generic=True), arrays, lambda: self.plan_for(arrays))))
+        plan = self._static_plan or self.plan_for(arrays)
         targets = bind_outputs(self.inputs, self.outputs, plan, out, arrays)
         return dict(zip(self._output_names, execute(plan, arrays, out=targets)))
 
     def _run_stateful(self, arrays: list[np.ndarray], session: Session) -> list[np.ndarray]:
-        """A run on a state: on the generic plan of its family when there is one (see plan_for); if that fails,
-        planned exactly, which gives the error the model's inference gives, if any."""
-        plan = self.plan_for(arrays, session.current, generic=True, state=session.state)
-        fed = session.feeds(arrays)
+        """A run on a state: on the generic plan of its family when there is one (see plan_for)."""
+        return self._execute(self.plan_for(arrays, session.current, generic=True, state=session.state),
+                             session.feeds(arrays), lambda: self.plan_for(arrays, session.current, state=session.state))
+
+    def _execute(self, plan: Plan, fed: list[np.ndarray], exact: Callable[[], Plan]) -> list[np.ndarray]:
+        """Run ``plan`` on ``fed``; when it is a generic plan that fails, drop its family and run the plan
+        ``exact()`` gives, which gives the error the model's inference gives, if any."""
         if not plan.generic:
             return execute(plan, fed)
         try:
@@ -130,7 +137,7 @@ class Model:
         except IRError:
             with self._lock:  # (a family whose pins do not hold would fail every run: made again when it fits)
                 self._families = [family for family in self._families if family.plan is not plan]
-        return execute(self.plan_for(arrays, session.current, state=session.state), fed)
+        return execute(exact(), fed)
 
     def bind(self, feeds: Mapping[str, object] | Sequence | None = None, /, *, cast: str | None = None,
              **named: object) -> list[np.ndarray]:
@@ -228,11 +235,12 @@ class Model:
 
         Shapes that do not fit the model (e.g. two dynamic dims that must be equal) raise InputError.
 
-        ``generic``: a stateful model's plan may be the generic plan of a family of signatures (a decoder's
-        steps, see :mod:`ir_runner.lengths`; ``plan.generic``), whose output shapes are known only when it runs
-        and whose errors are not the model's: a run that fails on it is planned again without. ``state``: the
-        State the run advances, which keeps the signature of its last run: a family is learned from two
-        consecutive runs of one state (a decoder's steps), whatever other states of the model do meanwhile.
+        ``generic``: the plan may be the generic plan of a family of signatures (a decoder's steps, see
+        :mod:`ir_runner.lengths`; ``plan.generic``), whose output shapes are known only when it runs and whose
+        errors are not the model's: a run that fails on it is planned again without. A family is learned from
+        two consecutive runs of one sequence, whatever other sequences do meanwhile: ``state``, the State the
+        run advances, keeps the signature of its last run; without a state (a model whose KV cache is inputs
+        and outputs, ``--disable-stateful``), a ``generic`` call's thread keeps it (each thread is a caller).
         """
         if self.unsupported is not None:  # (a new error each time: re-raising one would keep every caller's frames)
             error = self.unsupported
@@ -252,6 +260,8 @@ class Model:
         shapes, previous = signature, None
         if state is not None:
             previous, state._signature = state._signature, shapes
+        elif generic:
+            previous, self._callers.signature = getattr(self._callers, "signature", None), shapes
         if generic and self._families:
             found = self._plans.get(signature) or lengths.find(self._families, signature)
             if found is not None:
@@ -291,7 +301,7 @@ class Model:
             plan = build_plan(inference, checked=True, fed=fed_readers,
                               stored=stored_sources(self), kernels=self._kernels, strict=self.strict)
         self._plans.put(signature, plan)
-        if self.variables and not computed and not self.strict and previous is not None:
+        if not computed and not self.strict and previous is not None:
             self._learn_family(previous, shapes, specs, fed, inference, earlier, footprint)
         return plan
 

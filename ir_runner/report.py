@@ -312,7 +312,7 @@ def inspect_data(analysis: Analysis) -> dict[str, Any]:
         data["variables"] = [{"id": v.id, "element_type": v.element_type.name, "shape": str(v.partial_shape),
                               "readers": [graph.layers[r].name for r in v.readers],
                               "writer": graph.layers[v.writer].name if v.writer is not None else None,
-                              "initialised": v.initialised} for v in variables]
+                              "initialised": v.initialised, "option": v.option} for v in variables]
     return data
 
 
@@ -425,9 +425,10 @@ def _inspect_tables(data: dict[str, Any]) -> dict[str, list[tuple[str, ...]]]:
                      _short(const["offset"]), _short(const["size"]), _short(const["min"]), _short(const["max"]),
                      _values_text(const["values"], count)))
     tables["constants"] = rows
-    rows = [("id", "type", "shape", "read by", "written by", "initial value")]
+    rows = [("id", "type", "shape", "read by", "written by", "initial value", "role")]
     rows += [(v["id"], v["element_type"], v["shape"], ", ".join(v["readers"]), v["writer"] or "-",
-              "init input" if v["initialised"] else "zeros") for v in data.get("variables", ())]
+              "init input" if v["initialised"] else "zeros", "option" if v["option"] else "state")
+             for v in data.get("variables", ())]
     tables["variables"] = rows
     return tables
 

@@ -34,18 +34,26 @@ if TYPE_CHECKING:
 class Variable(Record):
     """One variable of a stateful model: ``id``, and the ``element_type`` and ``partial_shape`` its reader
     declares (dynamic when it declares none). ``readers`` and ``writer`` are layer ids (``writer`` None: no
-    layer writes it, its value stays the initial one); ``initialised``: its reader has an init input."""
+    layer writes it, its value stays the initial one); ``initialised``: its reader has an init input.
 
-    __slots__ = ("id", "element_type", "partial_shape", "readers", "writer", "initialised")
+    ``option``: no run changes the variable's value, so that runs never depend on earlier runs through it: no
+    layer writes it, or its writer stores what its reader read and its initial value is a constant (the init
+    input's value is known without inputs, or it has none). openvino-tokenizers writes such variables for
+    options ('truncation', read by ReadValue from a constant and stored back as read): a caller may set one on
+    a state (``state['truncation'] = ...``), a run does not. The other variables (a KV cache) carry a run's
+    results to the next: :func:`carried`."""
+
+    __slots__ = ("id", "element_type", "partial_shape", "readers", "writer", "initialised", "option")
 
     def __init__(self, id: str, element_type: ElementType, partial_shape: PartialShape, readers: tuple[str, ...],
-                 writer: str | None, initialised: bool) -> None:
+                 writer: str | None, initialised: bool, option: bool) -> None:
         self.id = id
         self.element_type = element_type
         self.partial_shape = partial_shape
         self.readers = readers
         self.writer = writer
         self.initialised = initialised
+        self.option = option
 
     def __repr__(self) -> str:
         return f"<Variable {self.id!r} {self.element_type.name}{self.partial_shape}>"
@@ -66,9 +74,28 @@ def find_variables(inference: Inference) -> tuple[Variable, ...]:
     for variable_id, ids in readers.items():
         declared = inference.layers[ids[0]].params["declared"]
         initialised = any(inference.graph.sources[lid] for lid in ids)
-        variables.append(Variable(variable_id, declared.element_type, declared.shape, tuple(ids),
-                                  writers.get(variable_id), initialised))
+        writer = writers.get(variable_id)
+        variables.append(Variable(variable_id, declared.element_type, declared.shape, tuple(ids), writer,
+                                  initialised, _unchanged(inference, ids, writer)))
     return tuple(variables)
+
+
+def _unchanged(inference: Inference, readers: Sequence[str], writer: str | None) -> bool:
+    """Whether no run changes a variable (see ``Variable.option``): nothing writes it, or its writer stores one of
+    its readers' output and each reader's init input, if any, is constant (a value computed from the inputs
+    would be stored by the first run and read instead of computed by the next ones)."""
+    if writer is None:
+        return True
+    sources = inference.graph.sources
+    return sources[writer][0][0] in readers and all(
+        not sources[reader] or inference.folder.input_value(reader, 0) is not None for reader in readers)
+
+
+def carried(model: Model) -> tuple[Variable, ...]:
+    """The variables whose values a run carries to the next run on its state (a KV cache): all but the options
+    (``Variable.option``). A model without any runs alike whatever runs came before: what the commands that
+    need a model without state (precision, crosscheck --reduce) take; ``generate`` needs one."""
+    return tuple(variable for variable in model.variables if not variable.option)
 
 
 def check_variables(inference: Inference) -> None:

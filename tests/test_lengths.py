@@ -1,9 +1,11 @@
-"""Plans that hold across lengths (ir_runner/lengths.py): a stateful model's decoding steps share one generic plan
-per family of signatures, with the results, states and errors of the plans made for each signature."""
+"""Plans that hold across lengths (ir_runner/lengths.py): a decoder's steps share one generic plan per family of
+signatures, with the results, states and errors of the plans made for each signature; on a state (a stateful
+model), or without one (the KV cache as inputs and outputs, as ``--disable-stateful`` exports it)."""
 
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 import numpy as np
 import openvino as ov
@@ -14,7 +16,8 @@ import ir_runner
 import ir_runner.model
 from ir_runner import lengths
 from ir_runner.errors import InputError
-from tests.helpers.stateful_models import decoder, decoder_feeds, save, variable
+from tests.helpers.llm import stateless_copy
+from tests.helpers.stateful_models import DIM, HEADS, decoder, decoder_feeds, save, variable
 from tests.helpers.threads import in_threads
 
 
@@ -102,6 +105,102 @@ def test_dims_that_do_not_grow_together_are_planned_exactly(decoder_xml):
         model.run(feeds, state=state)
     assert "do not fit the model" in str(caught.value)
     assert len(model._plans) == plans  # refused by the exact inference: no plan, no family
+
+
+@pytest.fixture(scope="module")
+def stateless_xml(decoder_xml, tmp_path_factory):
+    """The decoder with its KV cache as inputs and outputs (no beam_idx): the variable ``past_key_values.0.key``
+    read by input ``input_restored.past_key_values.0.key``, written to output ``output_restored.past_...``."""
+    return str(stateless_copy(Path(decoder_xml), tmp_path_factory.mktemp("stateless")))
+
+
+def _decode_stateless(model, steps: int, first: int = 3) -> list[dict[str, np.ndarray]]:
+    """As :func:`_decode` without a state: each step's outputs, the cache carried from its outputs to the next
+    step's inputs (empty before the prefill), as optimum's stateless models are run. A seq2seq decoder (inputs
+    ``cache_position`` and ``encoder_hidden_states``) is fed the same encoder states at every step."""
+    cache = {info.name: np.zeros((1, HEADS, 0, DIM), np.float32) for info in model.inputs
+             if info.name.startswith("input_restored.")}
+    assert len(cache) == 4
+    names = {info.name for info in model.inputs}
+    encoded = np.random.default_rng(1).standard_normal((1, 5, 8)).astype(np.float32)  # (HIDDEN)
+    outputs, past, tokens = [], 0, list(range(1, first + 1))
+    for step in range(steps):
+        feeds = {name: value for name, value in decoder_feeds(tokens, past).items() if name in names}
+        if "cache_position" in names:
+            feeds.update(cache_position=np.arange(past, past + len(tokens), dtype=np.int64),
+                         encoder_hidden_states=encoded)
+        outputs.append(model.run({**feeds, **cache}))
+        cache = {name.replace("output", "input", 1): value for name, value in outputs[-1].items()
+                 if name.startswith("output_restored.")}
+        past += len(tokens)
+        tokens = [(7 * step + 5) % 16]
+    return outputs
+
+
+@pytest.mark.parametrize("seq2seq", [False, True])
+def test_stateless_decoding_on_generic_plans_gives_the_exact_plans_bits(stateless_xml, tmp_path, monkeypatch,
+                                                                         seq2seq):
+    """A causal decoder, and an encoder-decoder's decoder with past (as Whisper's: cache_position and the
+    encoder's states as inputs)."""
+    if seq2seq:
+        built = decoder(tmp_path / "seq2seq.xml", layers=2, seq2seq=True)
+        stateless_xml = str(stateless_copy(built, tmp_path))
+    model = ir_runner.load(stateless_xml)
+    assert not model.variables
+    got = _decode_stateless(model, 24)
+    assert model._families and all(f.plan.generic for f in model._families)
+    _exact(monkeypatch)
+    want = _decode_stateless(ir_runner.load(stateless_xml), 24)
+    for ours, exact in zip(got, want):
+        assert list(ours) == list(exact) and all(
+            ours[name].shape == exact[name].shape and ours[name].tobytes() == exact[name].tobytes() for name in ours)
+
+
+def test_stateless_steps_of_a_family_are_neither_inferred_nor_planned(stateless_xml, monkeypatch):
+    """The prefill and two steps are planned exactly (the second makes the family); the next ones are not."""
+    model = ir_runner.load(stateless_xml)
+    inferred, planned = [], []
+    original, build = ir_runner.model.infer_for_inputs, ir_runner.model.build_plan
+    monkeypatch.setattr(ir_runner.model, "infer_for_inputs", lambda *a, **k: inferred.append(1) or original(*a, **k))
+    monkeypatch.setattr(ir_runner.model, "build_plan", lambda *a, **k: planned.append(1) or build(*a, **k))
+    outputs = _decode_stateless(model, 3)
+    assert len(model._families) == 1 and len(planned) == 3
+    before = len(inferred)
+    outputs += _decode_stateless(model, 7)[3:]  # (the same steps again, then caches of 5..8: twice the family's)
+    assert len(inferred) == before and len(planned) == 3
+    assert [out["logits"].shape for out in outputs] == [(1, 3, 13)] + [(1, 1, 13)] * 6
+    _decode_stateless(model, 8)  # a cache of 9: a new family
+    assert len(model._families) == 2
+
+
+def test_a_run_with_out_or_a_trace_is_planned_exactly(stateless_xml):
+    """``out=`` needs the output shapes before the run, a trace reports the exact plan's layers: neither uses a
+    family nor teaches one."""
+    model = ir_runner.load(stateless_xml)
+    outputs = _decode_stateless(model, 5)
+    [family] = model._families
+    feeds = {"input_ids": np.array([[3]], np.int64), "attention_mask": np.ones((1, 8), np.int64),
+             "position_ids": np.array([[7]], np.int64),
+             **{name.replace("output", "input", 1): value for name, value in outputs[-1].items()
+                if name.startswith("output_restored.")}}
+    plans = len(model._plans)
+    given = {name: np.empty_like(value) for name, value in model.run(feeds).items()}
+    assert len(model._plans) == plans  # (the family's step)
+    got = model.run(feeds, out=given)
+    traced = model.trace(feeds).outputs
+    assert len(model._plans) == plans + 1 and model._families == [family]
+    assert all(got[name].tobytes() == traced[name].tobytes() == model.run(feeds)[name].tobytes() for name in got)
+
+
+def test_stateless_decodings_in_threads_learn_each_their_family(stateless_xml):
+    """Without a state, each thread is one caller: its consecutive runs make its family, whatever the others
+    run meanwhile; the results are those of one decoding at a time."""
+    model = ir_runner.load(stateless_xml)
+    alone = [_decode_stateless(ir_runner.load(stateless_xml), 10, first=n) for n in (2, 3, 4, 5)]
+    together = in_threads(lambda i: _decode_stateless(model, 10, first=2 + i % 4), 8)
+    assert model._families
+    for i, outputs in enumerate(together):
+        assert [out["logits"].tobytes() for out in outputs] == [out["logits"].tobytes() for out in alone[i % 4]]
 
 
 def _clipped(path):

@@ -165,6 +165,36 @@ def test_greedy_tokens(name):
     np.testing.assert_array_equal(again, next(_run_stateful(model, [_next_feeds(names, prompt, [], constant)])))
 
 
+@pytest.mark.parametrize("name", ["llama-int4", "mixtral-default", "gpt_oss-mxfp4"])
+def test_stateless_greedy_steps_on_generic_plans_are_the_exact_plans_bits(name, tmp_path, monkeypatch):
+    """The stateless copy decoded greedily for 16 steps, its cache carried from outputs to inputs: from the third
+    step on generic plans (a MoE's router included), every output byte for byte the exact plans' (see
+    tests/test_lengths.py)."""
+    from ir_runner import lengths
+    from tests.helpers.llm import empty_cache, next_cache
+
+    xml = str(stateless_copy(_xml(name), tmp_path))
+    first = recorded_steps(name)[0]
+
+    def decode(model: ir_runner.Model) -> list[dict[str, np.ndarray]]:
+        names = {info.name for info in model.inputs}
+        outputs, tokens, past, cache = [], [int(t) for t in first["input_ids"][0]], 0, empty_cache(model)
+        for _ in range(16):
+            outputs.append(model.run({**step_feeds(names, tokens, past), **cache}))
+            cache = next_cache(outputs[-1])
+            past += len(tokens)
+            tokens = [int(np.argmax(outputs[-1]["logits"][0, -1]))]
+        return outputs
+
+    model = ir_runner.load(xml)
+    got = decode(model)
+    assert model._families
+    monkeypatch.setattr(lengths, "find", lambda families, signature: None)
+    want = decode(ir_runner.load(xml))
+    assert [{k: (v.shape, v.tobytes()) for k, v in out.items()} for out in got] == [
+        {k: (v.shape, v.tobytes()) for k, v in out.items()} for out in want]
+
+
 @pytest.mark.parametrize("name", [name for name in MODELS if not name.startswith("whisper")])
 def test_generate_finds_the_token_ids_by_structure_when_renamed(name, tmp_path):
     """Renamed, input_ids is found by what it indexes: optimum reshapes it and converts it to i32 before the

@@ -317,3 +317,40 @@ def test_a_variable_declared_dynamic_takes_its_init_inputs_spec(tmp_path):
     for step in range(3):
         x = np.full((2, 3), step + 1, np.float32)
         assert np.array_equal(model.run({"x": x}, state=state)["total"], request.infer({"x": x})[0])
+
+
+def _kept(path: Path, init: str, write: str) -> Path:
+    """``y = x + v`` on f32[2] with a variable ``v``, its init input ``init`` ('none', 'constant' or 'input': 2x)
+    and written with ``write`` ('none', 'read': the value its ReadValue read, or 'sum': y)."""
+    x = ops.parameter([2], np.float32, name="x")
+    var = variable("v", [2])
+    source = {"none": None, "constant": ops.constant(np.float32([1, 2])), "input": ops.multiply(x, np.float32(2))}
+    read = ops.read_value(source[init], var) if source[init] is not None else ops.read_value(var)
+    y = ops.add(x, read, name="y")
+    y.output(0).get_tensor().set_names({"y"})
+    sinks = [] if write == "none" else [ops.assign(read if write == "read" else y, var)]
+    return save(ov.Model([ops.result(y)], sinks, [x], "kept"), path)
+
+
+@pytest.mark.parametrize(("init", "write", "option"), [
+    ("none", "none", True), ("input", "none", True), ("constant", "read", True), ("none", "read", True),
+    ("input", "read", False), ("constant", "sum", False), ("none", "sum", False)])
+def test_a_variable_no_run_changes_is_an_option(tmp_path, init, write, option):
+    """An option: nothing writes it, or it is written as read from a constant initial value. Written as read from
+    an input, the first run's value is kept and read by the next (as OpenVINO's infer request does): state."""
+    from ir_runner.state import carried
+
+    path = _kept(tmp_path / "kept.xml", init, write)
+    model = ir_runner.load(str(path))
+    [found] = model.variables
+    assert found.option is option and carried(model) == (() if option else (found,))
+    state = model.new_state()
+    request = _request(path) if write != "none" else None  # (the CPU plugin refuses a variable no Assign writes)
+    value = None
+    for x in map(np.float32, ([1, 2], [5, 7], [3, 3])):
+        if value is None or init == "input" and write == "none":
+            value = {"none": np.zeros(2, np.float32), "constant": np.float32([1, 2]), "input": 2 * x}[init]
+        got = model.run({"x": x}, state=state)["y"]
+        assert np.array_equal(got, x + value) and (request is None or np.array_equal(got, request.infer({"x": x})["y"]))
+        assert not option or np.array_equal(got, model.run({"x": x})["y"])  # an option: each run as the first
+        value = got if write == "sum" else value

@@ -74,6 +74,34 @@ def test_corpus_detokenizer_gives_openvinos_texts(name):
 
 
 @pytest.mark.parametrize("name", NAMES)
+def test_a_tokenizers_variables_are_options_not_state(name):
+    """openvino-tokenizers' 'truncation' is read from a constant and stored back as read: an option, listed with
+    the variables; no run changes it, so the model has no state (precision runs it)."""
+    from ir_runner.state import carried
+
+    model = ir_runner.load(str(CORPUS / name / "openvino_tokenizer.xml"))
+    assert [(v.id, v.option) for v in model.variables] == [("truncation", True)] and carried(model) == ()
+    texts = np.array(["Hello, World!", "x" * 40], dtype=object)
+    feeds = {model.inputs[0].name: texts} | ({model.inputs[1].name: texts} if len(model.inputs) > 1 else {})
+    report = ir_runner.precision(model, feeds, "f16")
+    assert report.first is None and not report.outputs_diverging
+
+
+def test_an_option_set_on_a_state_holds_until_reset():
+    """llama_options truncates to 24 tokens; 'truncation' set to false on a state holds for every run on it (no run
+    writes another value) until reset; a run without a state takes the initial value."""
+    model = ir_runner.load(str(CORPUS / "llama_options" / "openvino_tokenizer.xml"))
+    feeds = {model.inputs[0].name: np.array(["x" * 300], dtype=object)}
+    state = model.new_state()
+    assert model.run(feeds, state=state)["input_ids"].shape == (1, 24)
+    state["truncation"] = np.array(False)
+    assert [model.run(feeds, state=state)["input_ids"].shape[1] for _ in range(2)] == [301, 301]
+    assert model.run(feeds)["input_ids"].shape == (1, 24) and not state["truncation"]
+    state.reset()
+    assert model.run(feeds, state=state)["input_ids"].shape == (1, 24) and state["truncation"]
+
+
+@pytest.mark.parametrize("name", NAMES)
 @pytest.mark.parametrize("part", ["openvino_tokenizer", "openvino_detokenizer"])
 def test_corpus_inference_declares_what_the_ir_declares(name, part):
     check_inference(CORPUS / name / f"{part}.xml")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -76,6 +77,9 @@ def test_roles_are_found_by_what_inputs_feed_when_names_differ(folder):
 def test_generate_refuses_what_it_cannot_run(folder):
     result = invoke("generate", SELECT_GATHER, "--input-ids", "1")
     assert result.exit_code == 4 and "generate needs a stateful model" in result.stderr
+    tokenizer = Path(__file__).resolve().parents[1] / "data" / "tokenizers" / "gpt2_bpe" / "openvino_tokenizer.xml"
+    result = invoke("generate", tokenizer, "--input-ids", "1")  # its 'truncation' variable is an option
+    assert result.exit_code == 4 and "none (no variable, or only options that no run changes)" in result.stderr
     (folder / "second.xml").write_text((folder / "openvino_model.xml").read_text())
     (folder / "openvino_model.xml").rename(folder / "first.xml")
     (folder / "openvino_model.bin").rename(folder / "first.bin")
@@ -89,12 +93,13 @@ def test_generate_refuses_what_it_cannot_run(folder):
 
 def test_inspect_lists_the_variables_of_a_stateful_model(folder):
     data = as_json(invoke("inspect", folder / "openvino_model.xml", "--format", "json"))
-    assert sorted((v["id"], v["element_type"], v["shape"], v["initialised"]) for v in data["variables"]) == [
-        ("past_key_values.0.key", "f32", "[?,2,?,4]", True), ("past_key_values.0.value", "f32", "[?,2,?,4]", True)]
+    assert sorted((v["id"], v["element_type"], v["shape"], v["initialised"], v["option"]) for v in data["variables"]) \
+        == [("past_key_values.0.key", "f32", "[?,2,?,4]", True, False),
+            ("past_key_values.0.value", "f32", "[?,2,?,4]", True, False)]
     assert all(v["readers"] and v["writer"] for v in data["variables"])
     text = invoke("inspect", folder / "openvino_model.xml").stdout
-    table = (r"^variables\n  id +type +shape +read by +written by +initial value\n"
-             r"  past_key_values\.0\.\w+ +f32 +\[\?,2,\?,4\] +ReadValue_\d+ +Assign_\d+ +init input$")
+    table = (r"^variables\n  id +type +shape +read by +written by +initial value +role\n"
+             r"  past_key_values\.0\.\w+ +f32 +\[\?,2,\?,4\] +ReadValue_\d+ +Assign_\d+ +init input +state$")
     assert re.search(table, text, re.M)
     assert "variables" not in as_json(invoke("inspect", SELECT_GATHER, "--format", "json"))
 

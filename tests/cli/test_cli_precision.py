@@ -133,3 +133,12 @@ def test_a_stateful_model_is_refused_before_its_inputs_are_asked_for(tmp_path):
     assert result.exit_code == 5 and "does not run stateful models" in result.stderr, result.output
     # named as every error names a layer: the reader of the variable
     assert "(ReadValue-6, id 1, line " in result.stderr and "reads the variable 'sum'" in result.stderr
+
+
+def test_a_tokenizer_whose_variables_are_options_is_run(tmp_path):
+    """openvino-tokenizers' 'truncation' variable (never changed by a run) does not make the model stateful."""
+    texts = tmp_path / "texts.json"
+    texts.write_text(json.dumps(["Hello, World!", "abc"]))
+    xml = Path(__file__).resolve().parents[1] / "data" / "tokenizers" / "gpt2_bpe" / "openvino_tokenizer.xml"
+    result = invoke("precision", xml, "-i", texts, debug=False)
+    assert result.exit_code == 0 and "no layer output diverges" in result.stdout, result.output

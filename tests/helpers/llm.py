@@ -85,3 +85,27 @@ def stateless_copy(xml: Path, directory: Path) -> Path:
     path = directory / "stateless.xml"
     ov.save_model(model, str(path), compress_to_fp16=False)
     return path
+
+
+def _cache_input(name: str) -> str | None:
+    """The input of a stateless copy that the output ``name`` feeds at the next step: ``present.*`` (optimum's
+    ``--disable-stateful`` names) feeds ``past_key_values.*``, ``output_restored.*`` (the transformation's names
+    for a variable it restores) ``input_restored.*``; None for another output (the logits)."""
+    for output, cache in (("present", "past_key_values"), ("output_restored.", "input_restored.")):
+        if name.startswith(output):
+            return cache + name[len(output):]
+    return None
+
+
+def empty_cache(model) -> dict:
+    """The KV cache inputs of an ir-run Model of a stateless copy before the prefill: batch 1, length 0."""
+    import numpy as np
+
+    return {info.name: np.zeros([1 if axis == 0 else dim.lo if dim.is_static else 0
+                                 for axis, dim in enumerate(info.partial_shape.dims)], info.dtype)
+            for info in model.inputs if info.name.startswith(("past_key_values", "input_restored."))}
+
+
+def next_cache(outputs: dict) -> dict:
+    """The KV cache inputs of the next step, from a step's outputs by name."""
+    return {_cache_input(name): value for name, value in outputs.items() if _cache_input(name) is not None}
