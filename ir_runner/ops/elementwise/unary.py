@@ -13,7 +13,8 @@ Values, as OpenVINO's core reference computes them (measured on OpenVINO 2026.4,
   saturated to the type), Round (half to even, or half away from zero), HSwish, HSigmoid, SoftSign, PRelu
   (``x < 0 ? x * slope : x``), every integer input.
 - Integers in the transcendental functions: the double result cast as x86 does (out of range and NaN: the
-  lowest value), truncated for Exp, Log, Sin and Asin, rounded half away from zero for the others; Atanh
+  lowest value), truncated for Exp, Log, Sin and Asin, rounded half away from zero (``std::round``) for the
+  others; Atanh
   gives the type's largest value for x >= 1, the lowest for x <= -1; Sigmoid is ``1 / (1 + exp(-x))`` in
   integers.
 - Floats, within bounds (``exact=False``; the largest errors against the reference measured by
@@ -43,6 +44,7 @@ from ..api import LATEST_OPSET, Attr, OpContext, OpDef, numpy_merge, quiet_f16_n
 from ..toolkit.broadcasting import BLOCK, UNCOMPUTED_TYPES, aligned_batch, run_elementwise
 from ..toolkit.convert_rules import bf16_as_openvino_rounds, float_to_int
 from ..toolkit.libm import libm, map_expf
+from ..toolkit.rounding import round_half_away
 from ..toolkit.special import erf, gelu_erf_double, gelu_erf_f32
 
 F32 = np.float32
@@ -147,13 +149,6 @@ def _bits_equal(a: np.ndarray, b: np.ndarray) -> bool:
 
 def _round_even(x: np.ndarray, out: np.ndarray) -> None:
     np.rint(x, out=out)
-
-
-def _round_away(x: np.ndarray, out: np.ndarray) -> None:
-    t = np.trunc(x)
-    step = np.abs(x - t) >= 0.5
-    np.copyto(out, t)
-    np.add(out, np.copysign(step.astype(x.dtype), x), out=out, where=step)
 
 
 def _erf(x: np.ndarray, out: np.ndarray) -> None:
@@ -293,7 +288,7 @@ def _int_via_double(fn: np.ufunc, rounding: str) -> Callable[..., None]:
     def compute(x: np.ndarray, out: np.ndarray) -> None:
         wide = fn(x.astype(F64))
         if rounding == "round":
-            wide = np.where(np.isfinite(wide), np.copysign(np.floor(np.abs(wide) + 0.5), wide), wide)
+            round_half_away(wide, out=wide)
         out[...] = float_to_int(wide, element_type_of(x.dtype).name)
 
     return compute
@@ -755,7 +750,7 @@ def _infer_round(ctx: OpContext):
 
 def round_(x: np.ndarray, *, mode: str, out: np.ndarray | None = None) -> np.ndarray:
     """Round-5: to the nearest integer, ties to even or away from zero (integers and booleans unchanged)."""
-    compute = _round_even if mode == "even" else _round_away
+    compute = _round_even if mode == "even" else round_half_away
     if x.dtype.kind == "b":
         return np.copyto(out, x) or out if out is not None else x.copy()
     return _dispatch(x, compute, _int_identity, mode != "even", out)
