@@ -40,7 +40,7 @@ import numpy as np
 from ...errors import InputError, UnsupportedError
 from ...parallel import PARALLEL_MIN_ELEMENTS, run_chunked
 from ...types import DYNAMIC, PartialShape, TensorSpec, element_type_of
-from ..api import LATEST_OPSET, Attr, OpContext, OpDef, numpy_merge, quiet_f16_nans
+from ..api import LATEST_OPSET, Attr, OpContext, OpDef, keep_batch, numpy_merge, quiet_f16_nans
 from ..toolkit.broadcasting import BLOCK, UNCOMPUTED_TYPES, aligned_batch, run_elementwise
 from ..toolkit.convert_rules import bf16_as_openvino_rounds, float_to_int
 from ..toolkit.libm import libm, map_expf
@@ -476,10 +476,6 @@ def _prepare_unary(entry: Unary):
     return prepare
 
 
-def _unary_batch(params, inputs, outputs, axes):
-    return [axes[0]]
-
-
 # -- operations with attributes or more inputs ---------------------------------------------------------------------
 
 
@@ -867,30 +863,30 @@ def _batch_prelu(params, inputs, outputs, axes):
 
 def _declare(entry: Unary) -> OpDef:
     return OpDef(entry.type, entry.first, entry.first_opset, LATEST_OPSET, ("data",),
-                 _same_infer(entry.types, entry.type), _unary_kernel(entry), _prepare_unary(entry), batch=_unary_batch,
+                 _same_infer(entry.types, entry.type), _unary_kernel(entry), _prepare_unary(entry), batch=keep_batch,
                  exact=entry.exact)
 
 
 OPS = tuple(_declare(entry) for entry in TABLE) + (
-    OpDef("LogicalNot", 1, 1, LATEST_OPSET, ("data",), _infer_logical_not, logical_not, batch=_unary_batch),
+    OpDef("LogicalNot", 1, 1, LATEST_OPSET, ("data",), _infer_logical_not, logical_not, batch=keep_batch),
     OpDef("BitwiseNot", 13, 13, LATEST_OPSET, ("data",), _same_infer("integral", "BitwiseNot"), bitwise_not,
-          batch=_unary_batch),
+          batch=keep_batch),
     OpDef("Clamp", 1, 1, LATEST_OPSET, ("data",), _infer_clamp, clamp, attrs=(Attr("min"), Attr("max")),
-          batch=_unary_batch),
-    OpDef("Elu", 1, 1, LATEST_OPSET, ("data",), _infer_elu, elu, attrs=(Attr("alpha"),), batch=_unary_batch,
+          batch=keep_batch),
+    OpDef("Elu", 1, 1, LATEST_OPSET, ("data",), _infer_elu, elu, attrs=(Attr("alpha"),), batch=keep_batch,
           exact=False),
     OpDef("Selu", 1, 1, LATEST_OPSET, ("data", "alpha", "lambda"), _infer_selu, selu,
           roles=("data", "data", "data"), batch=_batch_first, exact=False),
     OpDef("HardSigmoid", 1, 1, LATEST_OPSET, ("data", "alpha", "beta"), _infer_hard_sigmoid, hard_sigmoid,
           roles=("data", "data", "data"), batch=_batch_first),
-    OpDef("Identity", 16, 16, LATEST_OPSET, ("data",), _infer_identity, identity, batch=_unary_batch),
+    OpDef("Identity", 16, 16, LATEST_OPSET, ("data",), _infer_identity, identity, batch=keep_batch),
     OpDef("PRelu", 1, 1, LATEST_OPSET, ("data", "slope"), _infer_prelu, prelu, roles=("data", "data"),
           batch=_batch_prelu),
     OpDef("Round", 5, 5, LATEST_OPSET, ("data",), _infer_round, round_,
-          attrs=(Attr("mode", None, ("half_to_even", "half_away_from_zero")),), batch=_unary_batch),
-    OpDef("Gelu", 2, 2, 6, ("data",), _infer_gelu(2), gelu, batch=_unary_batch, exact=False),
+          attrs=(Attr("mode", None, ("half_to_even", "half_away_from_zero")),), batch=keep_batch),
+    OpDef("Gelu", 2, 2, 6, ("data",), _infer_gelu(2), gelu, batch=keep_batch, exact=False),
     OpDef("Gelu", 7, 7, LATEST_OPSET, ("data",), _infer_gelu(7), gelu,
-          attrs=(Attr("approximation_mode", "ERF", ("erf", "tanh")),), batch=_unary_batch, exact=False),
+          attrs=(Attr("approximation_mode", "ERF", ("erf", "tanh")),), batch=keep_batch, exact=False),
     OpDef("Swish", 4, 4, LATEST_OPSET, ("data", "beta"), _infer_swish, swish, prepare_swish, roles=("data", "data"),
           batch=_batch_first, exact=False, min_inputs=1),
 )
