@@ -479,11 +479,6 @@ def _prepare_unary(entry: Unary):
 # -- operations with attributes or more inputs ---------------------------------------------------------------------
 
 
-def _infer_logical_not(ctx: OpContext):
-    _check_type(ctx, "LogicalNot", "any", ctx.inputs[0])
-    return [ctx.inputs[0]], {}
-
-
 def logical_not(x: np.ndarray, *, out: np.ndarray | None = None) -> np.ndarray:
     """LogicalNot-1: ``x == 0`` as the input's own type (1 or 0; NaN gives 0)."""
     if out is None:
@@ -644,11 +639,6 @@ def hard_sigmoid(x: np.ndarray, alpha: np.ndarray, beta: np.ndarray, *, out: np.
 
 
 hard_sigmoid.accepts_out = True
-
-
-def _infer_identity(ctx: OpContext):
-    _check_type(ctx, "Identity", "any", ctx.inputs[0])
-    return [ctx.inputs[0]], {}
 
 
 def identity(x: np.ndarray, *, out: np.ndarray | None = None) -> np.ndarray:
@@ -868,7 +858,7 @@ def _declare(entry: Unary) -> OpDef:
 
 
 OPS = tuple(_declare(entry) for entry in TABLE) + (
-    OpDef("LogicalNot", 1, 1, LATEST_OPSET, ("data",), _infer_logical_not, logical_not, batch=keep_batch),
+    OpDef("LogicalNot", 1, 1, LATEST_OPSET, ("data",), _same_infer("any", "LogicalNot"), logical_not, batch=keep_batch),
     OpDef("BitwiseNot", 13, 13, LATEST_OPSET, ("data",), _same_infer("integral", "BitwiseNot"), bitwise_not,
           batch=keep_batch),
     OpDef("Clamp", 1, 1, LATEST_OPSET, ("data",), _infer_clamp, clamp, attrs=(Attr("min"), Attr("max")),
@@ -879,7 +869,7 @@ OPS = tuple(_declare(entry) for entry in TABLE) + (
           roles=("data", "data", "data"), batch=_batch_first, exact=False),
     OpDef("HardSigmoid", 1, 1, LATEST_OPSET, ("data", "alpha", "beta"), _infer_hard_sigmoid, hard_sigmoid,
           roles=("data", "data", "data"), batch=_batch_first),
-    OpDef("Identity", 16, 16, LATEST_OPSET, ("data",), _infer_identity, identity, batch=keep_batch),
+    OpDef("Identity", 16, 16, LATEST_OPSET, ("data",), _same_infer("any", "Identity"), identity, batch=keep_batch),
     OpDef("PRelu", 1, 1, LATEST_OPSET, ("data", "slope"), _infer_prelu, prelu, roles=("data", "data"),
           batch=_batch_prelu),
     OpDef("Round", 5, 5, LATEST_OPSET, ("data",), _infer_round, round_,
