@@ -27,7 +27,7 @@ import numpy as np
 from ...errors import InputError
 from ...types import DYNAMIC_DIM, DYNAMIC_SHAPE, Dim, PartialShape, TensorSpec, element_type
 from ..api import LATEST_OPSET, Attr, OpContext, OpDef
-from ..toolkit.axes import normalise_axis
+from ..toolkit.axes import scalar_axis
 from ..toolkit.handover import computed_once, outputs_from_constants
 
 INDEX_TYPES = {"i32": "i32", "i64": "i64"}
@@ -44,15 +44,9 @@ def _infer(ctx: OpContext):
         spec = ctx.inputs[1]
         if spec.element_type.kind != "dynamic" and spec.element_type.name not in ("i32", "i64"):
             ctx.fail(f"axis must be i32 or i64, got {spec.element_type}", position=1)
-        if spec.shape.rank is not None and not (spec.shape.rank == 0 or spec.shape.rank == 1
-                                                and spec.shape.dims[0].contains(1)):
-            ctx.fail(f"axis must be a scalar or have 1 element, got {spec.shape.brief()}", position=1)
-        value = ctx.const_value(1)
-        if value is None:
+        axis = scalar_axis(ctx, 1, rank)
+        if axis is None:
             ctx.fail("axis must be a constant (OpenVINO requires a Constant there)", position=1)
-        if value.size != 1:
-            ctx.fail(f"axis must have 1 element, it has {value.size}", position=1)
-        axis = normalise_axis(ctx, int(value.reshape(-1)[0]), rank, position=1)
     params = {"sorted": ctx.attr_bool("sorted", True), "axis": axis,
               "index_type": ctx.attr_choice("index_element_type", INDEX_TYPES, "i64"),
               "count_type": ctx.attr_choice("count_element_type", INDEX_TYPES, "i64")}
