@@ -40,7 +40,7 @@ def main() -> int:
     parser.add_argument("--parts", type=int, default=256, help="how many slices of 2^24 bit patterns to check")
     parser.add_argument("--first", type=int, default=0, help="the first slice (0..255)")
     args = parser.parse_args()
-    c_expf = libm._c_expf()
+    c_expf = libm.c_function("expf")
     if c_expf is None:
         print("no C library expf to compare with")
         return 1

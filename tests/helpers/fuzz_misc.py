@@ -17,7 +17,7 @@ from openvino.utils.node_factory import NodeFactory
 
 from ir_runner.ops.sequence_recurrent.ctc_loss import BOUND
 from ir_runner.ops.signal.istft import BOUND as ISTFT_BOUND
-from ir_runner.ops.toolkit.libm import _c_expf
+from ir_runner.ops.toolkit.libm import c_function
 from ir_runner.ops.toolkit.numeric import Arith
 from tests.helpers.fuzz_ops import CPU_TYPES, NP, Case, exact, op
 from tests.helpers.node_eval import BF16, evaluate, to_tensor
@@ -107,7 +107,7 @@ def multinomial_reference(probs, count, replacement, log_probs, seeds, et):
     out = np.zeros((batch, count), np.int64)
     for i in range(batch):
         # (std::exp: the C library's exp for f64, expf for float, f16/bf16 converted to float)
-        values = [r(math.exp(float(v)) if t == np.float64 else _c_expf()(float(v))) if log_probs else v
+        values = [r(math.exp(float(v)) if t == np.float64 else c_function("expf")(float(v))) if log_probs else v
                   for v in probs[i]]
         cdf = [values[0]]
         for v in values[1:]:

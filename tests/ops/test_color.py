@@ -238,13 +238,13 @@ def _built(kind, shapes, types=None, out="1,4,4,3"):
     ("NV12toRGB", ("1,4,4,1", "1,3,2,2"), None, "does not fit UV", "uv"),
     ("NV12toRGB", ("1,4,4,1", "2,2,2,2"), None, "does not fit UV", "uv"),
     ("NV12toRGB", ("1,5,4,1", "1,?,2,2"), None, "height must be even", "frame"),
-    ("NV12toRGB", ("1,4,4,1", "1,2,2,2"), ("u8", "f32"), "same element type", "uv"),
+    ("NV12toRGB", ("1,4,4,1", "1,2,2,2"), ("u8", "f32"), "element types of .* must be equal", "uv"),
     ("NV12toRGB", ("1,6,4,1",), ("i32",), "u8 or a floating-point type", "frame"),
     ("I420toRGB", ("1,4,4,1", "1,2,2,1"), None, "one plane .* or three", "u"),
     ("I420toRGB", ("1,4,4,1", "1,2,2,1", "1,2,3,1"), None, "must have equal shapes", "v"),
     ("I420toBGR", ("1,4,4,1", "1,2,2,2", "1,2,2,2"), None, r"must be \[N, H/2, W/2, 1\]", "u"),
     ("I420toBGR", ("1,4,6,1", "1,2,2,1", "1,2,2,1"), None, "does not fit U and V", "u"),
-    ("I420toBGR", ("1,4,4,1", "1,2,2,1", "1,2,2,1"), ("f32", "f32", "f16"), "same element type", "v"),
+    ("I420toBGR", ("1,4,4,1", "1,2,2,1", "1,2,2,1"), ("f32", "f32", "f16"), "element types of .* must be equal", "v"),
     ("I420toBGR", ("1,6,3,1",), ("f32",), "width must be even", "frame"),
 ])
 def test_bad_inputs_name_layer_and_port(kind, shapes, types, what, port):

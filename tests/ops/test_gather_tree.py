@@ -140,7 +140,7 @@ def _tree_ir(shapes=("4,2,3", "4,2,3", "2", ""), types=("i32",) * 4, out="4,2,3"
     ({"shapes": ("4,2,3", "4,2,3", "2,1", "")}, "max_seq_len must be 1-D", "max_seq_len"),
     ({"shapes": ("4,2,3", "4,2,3", "3", "")}, "BATCH_SIZE", "max_seq_len"),
     ({"shapes": ("4,2,3", "4,2,3", "2", "1")}, "end_token must be a scalar", "end_token"),
-    ({"types": ("i32", "f32", "i32", "i32")}, "element type of step_ids", "parent_ids"),
+    ({"types": ("i32", "f32", "i32", "i32")}, "element types of step_ids, .* must be equal", "parent_ids"),
     ({"types": ("boolean",) * 4}, "numeric element type", "step_ids"),
 ])
 def test_gather_tree_bad_inputs_name_layer_and_port(kwargs, what, port):

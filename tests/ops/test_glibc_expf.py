@@ -12,7 +12,7 @@ import pytest
 from ir_runner.ops.elementwise import unary
 from ir_runner.ops.toolkit import glibc_expf, libm
 
-C_EXPF = libm._c_expf()
+C_EXPF = libm.c_function("expf")
 BUILD = libm._glibc_build()
 needs_glibc = pytest.mark.skipif(BUILD is None, reason="the C library's expf is not one of glibc's builds")
 

@@ -1,6 +1,6 @@
 """Outputs computed at inference, handed over to the kernel (``ops/toolkit/handover.py``): the operations whose
 output length only their computation decides (NonMaxSuppression-5/9, -1/3/4, MulticlassNms, MatrixNms,
-NMSRotated, GenerateProposals) run their selection once for a new input value (inference needs its length, the
+NMSRotated, GenerateProposals, Unique) run their selection once for a new input value (inference needs its length, the
 run takes that result) and not again for the same value (its plan holds them); the results equal a fresh
 computation, a changed input does not take another's outputs, and the caller owns them."""
 
@@ -11,10 +11,11 @@ import numpy as np
 import pytest
 
 ov = pytest.importorskip("openvino")
-from openvino import opset1, opset4, opset5, opset8, opset9, opset13  # noqa: E402
+from openvino import opset1, opset4, opset5, opset8, opset9, opset10, opset13  # noqa: E402
 
 import ir_runner  # noqa: E402
 from ir_runner.ops.detection import nms, nms_multiclass, nms_rotated, proposals  # noqa: E402
+from ir_runner.ops.sort_search import unique  # noqa: E402
 from ir_runner.ops.toolkit.handover import Computed, computed_once  # noqa: E402
 from tests.helpers.optest import write_ir  # noqa: E402
 
@@ -69,11 +70,18 @@ def _generate(rng):
     return node, params, feeds, 2
 
 
-CASES = {  # the model, and the function its kernel calls once per (image, class), or per image
+def _unique(rng):
+    data = _p("data", [3, 5])
+    node = opset10.unique(data, opset1.constant(np.int64(-1)), sorted=False)
+    return node, [data], {"data": rng.integers(0, 3, (3, 5)).astype(np.float32)}, 1
+
+
+CASES = {  # the model, and the function its kernel calls once per (image, class), per image, or per run
     "nms5": (_nms(5), nms, "_one_class"), "nms9": (_nms(9), nms, "_one_class"), "nms4": (_nms(4), nms, "_one_class"),
     "multiclass": (_multiclass("multiclass"), nms_multiclass, "_multiclass_one"),
     "matrix": (_multiclass("matrix"), nms_multiclass, "_matrix_one"),
     "rotated": (_rotated, nms_rotated, "_one_class"), "generate": (_generate, proposals, "_refine"),
+    "unique": (_unique, unique, "_keys"),
 }
 
 
@@ -94,7 +102,8 @@ def test_the_selection_runs_once_per_run(case, tmp_path, monkeypatch):
         assert np.array_equal(a, b)
         a[...] = 0  # the caller owns its outputs: the next run's are not these
     other = {name: value.copy() for name, value in feeds.items()}
-    other["scores"] = rng.random(other["scores"].shape).astype(np.float32)
+    moved = list(other)[-1]  # (the scores, or Unique's data)
+    other[moved] = rng.random(other[moved].shape).astype(np.float32)
     changed = model.run(other)  # a new plan: once more
     assert len(calls) == 2 * per_run
     fresh = ir_runner.load(write_ir(node, params, tmp_path, "fresh")).run(other)

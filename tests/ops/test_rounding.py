@@ -44,3 +44,19 @@ def test_random_values_as_exact_rounding():
                              np.floor(rng.standard_normal(500) * 1000) + 0.5]).astype(np.float32)
     want = np.array([_exact(float(v)) for v in values], np.float32)
     assert np.array_equal(round_half_away(values), want)
+
+
+@pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64])
+def test_into_out_and_in_place(dtype):
+    """Into a given array (a slice of another), or over ``x`` itself: the same values, zeros' signs kept."""
+    values = np.array([-0.5, -0.3, -0.0, 0.49, 0.5, 1.5, -2.5, 7, np.nan, -np.inf], dtype=dtype)
+    want = round_half_away(values)
+    assert np.array_equal(want[:3].view(f"u{values.itemsize}"),
+                          np.array([-1, -0.0, -0.0], dtype).view(f"u{values.itemsize}"))
+    wide = np.zeros(2 * values.size, dtype)
+    round_half_away(values, out=wide[::2])
+    assert not wide[1::2].any()
+    in_place = values.copy()
+    assert round_half_away(in_place, out=in_place) is in_place
+    for got in (wide[::2], in_place):
+        assert np.array_equal(got.view(f"u{values.itemsize}"), want.view(f"u{values.itemsize}"))

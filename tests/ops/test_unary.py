@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ctypes
 import ctypes.util
+import decimal
 import math
 
 import ml_dtypes
@@ -20,6 +21,7 @@ from openvino import opset2, opset13  # noqa: E402
 
 import ir_runner  # noqa: E402
 from ir_runner.errors import InferenceError  # noqa: E402
+from ir_runner.ops.elementwise import unary  # noqa: E402
 from ir_runner.ops.elementwise.unary import ULP_BOUNDS  # noqa: E402
 from ir_runner.ops.registry import lookup  # noqa: E402
 from ir_runner.ops.toolkit.convert_rules import bf16_as_openvino_rounds  # noqa: E402
@@ -283,6 +285,32 @@ def test_round_every_type(tmp_path, mode, et):
     check_run(path, {"x": x})
 
 
+@pytest.mark.parametrize("mode", ["half_to_even", "half_away_from_zero"])
+@pytest.mark.parametrize("et", ["f16", "f32", "f64"])
+def test_round_corners_as_the_reference(tmp_path, mode, et):
+    """The largest value below 0.5, halves of both signs, the odd integers just above the last fractional
+    binade (where ``|x| + 0.5`` would round before a floor), large values, integers, signed zeros, NaN and
+    infinities: equal to the reference's ``std::round``/``std::nearbyint`` bit for bit (f64, which it does not
+    evaluate: to Python's exact decimal rounding)."""
+    dtype = NUMPY_TYPE[et]
+    info = np.finfo(dtype)
+    below_half = np.nextafter(dtype(0.5), dtype(0))
+    odd = [2.0 ** info.nmant + k for k in (1, 3)] + [2.0 ** (info.nmant - 1) + 0.5, 2.0 ** (info.nmant - 1) + 1.5]
+    x = np.array([below_half, -below_half, 0.5, -0.5, 1.5, -1.5, 2.5, -2.5, *odd, *(-v for v in odd), info.max,
+                  -info.max, 1e4 + 0.5, 7, -7, 0.0, -0.0, -0.3, np.nan, np.inf, -np.inf], dtype=dtype)
+    oracle = "reference" if et != "f64" else lambda xml, feeds: [np.array([_decimal_round(v, mode) for v in x])]
+    check_run(_graph(tmp_path, lambda p: opset13.round(p, mode), et, [x.size]), {"x": x}, oracle=oracle)
+
+
+def _decimal_round(value: float, mode: str) -> float:
+    """One value rounded to an integer exactly (``std::nearbyint`` or ``std::round``), NaN and infinities kept,
+    a zero result with the value's sign."""
+    if not math.isfinite(value):
+        return value
+    how = decimal.ROUND_HALF_EVEN if mode == "half_to_even" else decimal.ROUND_HALF_UP
+    return math.copysign(float(decimal.Decimal(value).to_integral_value(rounding=how)), value)
+
+
 @pytest.mark.parametrize("op", ["exp", "log", "sqrt", "sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh",
                                 "tanh", "asinh", "acosh", "atanh", "erf", "sigmoid", "abs", "negative", "sign",
                                 "relu"])
@@ -295,6 +323,20 @@ def test_integer_inputs_match_the_reference_exactly(tmp_path, op, et):
     x = x[(x >= info.min) & (x <= info.max)].astype(NUMPY_TYPE[et])
     path = _graph(tmp_path, _op(op), et, [x.size])
     check_run(path, {"x": x})
+
+
+def test_integer_path_rounds_its_double_as_std_round():
+    """The integer computations round their double result as the reference's ``std::round`` does: the largest
+    double below 0.5 gives 0 and the odd integers of the last fractional binade stay (``floor(|x| + 0.5)``
+    would give 1 and the next even integer: its sum rounds first). A double function reaching those values
+    (``x * below_half``, ``x`` itself) stands for the operation's."""
+    below_half = np.nextafter(0.5, 0.0)
+    x = np.array([1, -1, 3, 2**52 + 1, -(2**52) - 1, 2**52 + 3, 2**51 + 1, 7, 0], np.int64)
+    for fn in (lambda w: w * below_half, np.positive):
+        out = np.empty_like(x)
+        unary._int_via_double(fn, "round")(x, out)
+        wide = fn(x.astype(np.float64)).tolist()
+        assert out.tolist() == [int(decimal.Decimal(v).to_integral_value(decimal.ROUND_HALF_UP)) for v in wide]
 
 
 def test_negative_and_abs_wrap_at_the_lowest_integer(tmp_path):

@@ -32,6 +32,7 @@ from ...errors import InputError
 from ...types import DYNAMIC_DIM, Dim, PartialShape, TensorSpec, element_type
 from ..api import LATEST_OPSET, Attr, OpContext, OpDef
 from ..toolkit.dims import dim_mul
+from ..toolkit.rounding import round_half_away
 
 NAMES = ("output_size", "image_size")
 ROLES = ("sizes", "image_size")
@@ -60,8 +61,7 @@ def _normalized_count(aspect_ratio: list[float], flip: bool) -> int:
     with np.errstate(over="ignore"):
         for value in (F32(v) for v in aspect_ratio):
             for r in ((value, F32(F32(1.0) / value)) if flip else (value,)):
-                scaled = float(F32(r * million))
-                rounded = F32(np.floor(scaled + 0.5) if np.isfinite(scaled) else scaled)  # (std::round: ties away)
+                rounded = round_half_away(F32(r * million))
                 unique.add(float(F32(rounded / million)))
     return len(unique)
 

@@ -63,6 +63,15 @@ def _float_inputs(ctx: OpContext, what: str):
     return et
 
 
+def _spatial_scale(ctx: OpContext) -> float:
+    """The attribute ``spatial_scale``, refused unless a positive normal f32 number."""
+    scale = ctx.attr_float("spatial_scale")
+    if not np.isfinite(scale) or scale <= 0 or abs(scale) < np.finfo(np.float32).tiny:
+        raise ModelFormatError(f"attribute {ctx.attr_shown('spatial_scale')} must be a positive normal number",
+                               layer=ctx.ref)
+    return scale
+
+
 def _boxes_dims(ctx: OpContext, width: int) -> tuple[Dim, Dim]:
     """(number of boxes, channels): checks data is 4-D and rois [R, width]."""
     data, rois = ctx.inputs[0].shape, ctx.inputs[1].shape
@@ -78,10 +87,7 @@ def _boxes_dims(ctx: OpContext, width: int) -> tuple[Dim, Dim]:
 
 def infer_roi_pooling(ctx: OpContext):
     pooled_h, pooled_w = _pooled(ctx)
-    scale = ctx.attr_float("spatial_scale")
-    if not np.isfinite(scale) or scale <= 0 or abs(scale) < np.finfo(np.float32).tiny:
-        raise ModelFormatError(f"attribute {ctx.attr_shown('spatial_scale')} must be a positive normal number",
-                               layer=ctx.ref)
+    scale = _spatial_scale(ctx)
     method = ctx.attr_choice("method", METHODS, "max")
     et = _float_inputs(ctx, "rois")
     count, channels = _boxes_dims(ctx, 5)
@@ -211,10 +217,7 @@ def infer_psroi_pooling(ctx: OpContext):
         if not low <= values[name] <= 2**31 - 1:
             raise ModelFormatError(f"attribute {ctx.attr_shown(name)} must be an int32 of at least {low}",
                                    layer=ctx.ref)
-    scale = ctx.attr_float("spatial_scale")
-    if not np.isfinite(scale) or scale <= 0 or abs(scale) < np.finfo(np.float32).tiny:
-        raise ModelFormatError(f"attribute {ctx.attr_shown('spatial_scale')} must be a positive normal number",
-                               layer=ctx.ref)
+    scale = _spatial_scale(ctx)
     et = _float_inputs(ctx, "rois")
     count, channels = _boxes_dims(ctx, 5)
     dim, group = values["output_dim"], values["group_size"]

@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...types import BOOLEAN, TensorSpec
-from ..api import LATEST_OPSET, Attr, OpContext, OpDef
+from ..api import LATEST_OPSET, Attr, OpContext, OpDef, keep_batch
 
 
 def _infer(ctx: OpContext, params: dict | None = None):
@@ -48,14 +48,10 @@ def is_inf(x: np.ndarray, *, negative: bool, positive: bool) -> np.ndarray:
     return np.isinf(x) & (np.signbit(x) == negative)
 
 
-def _same_axis(params, inputs, outputs, axes):
-    return [axes[0]]
-
-
 OPS = (
-    OpDef("IsNaN", 10, 10, LATEST_OPSET, ("data",), _infer, is_nan, batch=_same_axis),
-    OpDef("IsFinite", 10, 10, LATEST_OPSET, ("data",), _infer, is_finite, batch=_same_axis),
-    OpDef("IsInf", 10, 10, LATEST_OPSET, ("data",), _infer_is_inf, is_inf, batch=_same_axis,
+    OpDef("IsNaN", 10, 10, LATEST_OPSET, ("data",), _infer, is_nan, batch=keep_batch),
+    OpDef("IsFinite", 10, 10, LATEST_OPSET, ("data",), _infer, is_finite, batch=keep_batch),
+    OpDef("IsInf", 10, 10, LATEST_OPSET, ("data",), _infer_is_inf, is_inf, batch=keep_batch,
           attrs=(Attr("detect_negative", "true", ("true", "false")),
                  Attr("detect_positive", "true", ("true", "false")))),
 )

@@ -13,7 +13,8 @@ Values, as OpenVINO's core reference computes them (measured on OpenVINO 2026.4,
   saturated to the type), Round (half to even, or half away from zero), HSwish, HSigmoid, SoftSign, PRelu
   (``x < 0 ? x * slope : x``), every integer input.
 - Integers in the transcendental functions: the double result cast as x86 does (out of range and NaN: the
-  lowest value), truncated for Exp, Log, Sin and Asin, rounded half away from zero for the others; Atanh
+  lowest value), truncated for Exp, Log, Sin and Asin, rounded half away from zero (``std::round``) for the
+  others; Atanh
   gives the type's largest value for x >= 1, the lowest for x <= -1; Sigmoid is ``1 / (1 + exp(-x))`` in
   integers.
 - Floats, within bounds (``exact=False``; the largest errors against the reference measured by
@@ -39,10 +40,11 @@ import numpy as np
 from ...errors import InputError, UnsupportedError
 from ...parallel import PARALLEL_MIN_ELEMENTS, run_chunked
 from ...types import DYNAMIC, PartialShape, TensorSpec, element_type_of
-from ..api import LATEST_OPSET, Attr, OpContext, OpDef, numpy_merge, quiet_f16_nans
+from ..api import LATEST_OPSET, Attr, OpContext, OpDef, keep_batch, numpy_merge, quiet_f16_nans
 from ..toolkit.broadcasting import BLOCK, UNCOMPUTED_TYPES, aligned_batch, run_elementwise
 from ..toolkit.convert_rules import bf16_as_openvino_rounds, float_to_int
 from ..toolkit.libm import libm, map_expf
+from ..toolkit.rounding import round_half_away
 from ..toolkit.special import erf, gelu_erf_double, gelu_erf_f32
 
 F32 = np.float32
@@ -147,13 +149,6 @@ def _bits_equal(a: np.ndarray, b: np.ndarray) -> bool:
 
 def _round_even(x: np.ndarray, out: np.ndarray) -> None:
     np.rint(x, out=out)
-
-
-def _round_away(x: np.ndarray, out: np.ndarray) -> None:
-    t = np.trunc(x)
-    step = np.abs(x - t) >= 0.5
-    np.copyto(out, t)
-    np.add(out, np.copysign(step.astype(x.dtype), x), out=out, where=step)
 
 
 def _erf(x: np.ndarray, out: np.ndarray) -> None:
@@ -293,7 +288,7 @@ def _int_via_double(fn: np.ufunc, rounding: str) -> Callable[..., None]:
     def compute(x: np.ndarray, out: np.ndarray) -> None:
         wide = fn(x.astype(F64))
         if rounding == "round":
-            wide = np.where(np.isfinite(wide), np.copysign(np.floor(np.abs(wide) + 0.5), wide), wide)
+            round_half_away(wide, out=wide)
         out[...] = float_to_int(wide, element_type_of(x.dtype).name)
 
     return compute
@@ -483,16 +478,7 @@ def _prepare_unary(entry: Unary):
     return prepare
 
 
-def _unary_batch(params, inputs, outputs, axes):
-    return [axes[0]]
-
-
 # -- operations with attributes or more inputs ---------------------------------------------------------------------
-
-
-def _infer_logical_not(ctx: OpContext):
-    _check_type(ctx, "LogicalNot", "any", ctx.inputs[0])
-    return [ctx.inputs[0]], {}
 
 
 def logical_not(x: np.ndarray, *, out: np.ndarray | None = None) -> np.ndarray:
@@ -658,11 +644,6 @@ def hard_sigmoid(x: np.ndarray, alpha: np.ndarray, beta: np.ndarray, *, out: np.
 hard_sigmoid.accepts_out = True
 
 
-def _infer_identity(ctx: OpContext):
-    _check_type(ctx, "Identity", "any", ctx.inputs[0])
-    return [ctx.inputs[0]], {}
-
-
 def identity(x: np.ndarray, *, out: np.ndarray | None = None) -> np.ndarray:
     """Identity-16: a copy of the input, bit for bit (f16 signalling NaNs kept)."""
     if out is None:
@@ -758,7 +739,7 @@ def _infer_round(ctx: OpContext):
 
 def round_(x: np.ndarray, *, mode: str, out: np.ndarray | None = None) -> np.ndarray:
     """Round-5: to the nearest integer, ties to even or away from zero (integers and booleans unchanged)."""
-    compute = _round_even if mode == "even" else _round_away
+    compute = _round_even if mode == "even" else round_half_away
     if x.dtype.kind == "b":
         return np.copyto(out, x) or out if out is not None else x.copy()
     return _dispatch(x, compute, _int_identity, mode != "even", out)
@@ -875,32 +856,32 @@ def _batch_prelu(params, inputs, outputs, axes):
 
 def _declare(entry: Unary) -> OpDef:
     return OpDef(entry.type, entry.first, entry.first_opset, LATEST_OPSET, ("data",),
-                 _same_infer(entry.types, entry.type), _unary_kernel(entry), _prepare_unary(entry), batch=_unary_batch,
+                 _same_infer(entry.types, entry.type), _unary_kernel(entry), _prepare_unary(entry), batch=keep_batch,
                  exact=entry.exact, in_place=(0,) if entry.in_place else ())
 
 
 OPS = tuple(_declare(entry) for entry in TABLE) + (
-    OpDef("LogicalNot", 1, 1, LATEST_OPSET, ("data",), _infer_logical_not, logical_not, batch=_unary_batch,
+    OpDef("LogicalNot", 1, 1, LATEST_OPSET, ("data",), _same_infer("any", "LogicalNot"), logical_not, batch=keep_batch,
           in_place=(0,)),
     OpDef("BitwiseNot", 13, 13, LATEST_OPSET, ("data",), _same_infer("integral", "BitwiseNot"), bitwise_not,
-          batch=_unary_batch, in_place=(0,)),
+          batch=keep_batch, in_place=(0,)),
     OpDef("Clamp", 1, 1, LATEST_OPSET, ("data",), _infer_clamp, clamp, attrs=(Attr("min"), Attr("max")),
-          batch=_unary_batch, in_place=(0,)),
-    OpDef("Elu", 1, 1, LATEST_OPSET, ("data",), _infer_elu, elu, attrs=(Attr("alpha"),), batch=_unary_batch,
+          batch=keep_batch, in_place=(0,)),
+    OpDef("Elu", 1, 1, LATEST_OPSET, ("data",), _infer_elu, elu, attrs=(Attr("alpha"),), batch=keep_batch,
           exact=False, in_place=(0,)),
     OpDef("Selu", 1, 1, LATEST_OPSET, ("data", "alpha", "lambda"), _infer_selu, selu,
           roles=("data", "data", "data"), batch=_batch_first, exact=False, in_place=(0,)),
     OpDef("HardSigmoid", 1, 1, LATEST_OPSET, ("data", "alpha", "beta"), _infer_hard_sigmoid, hard_sigmoid,
           roles=("data", "data", "data"), batch=_batch_first, in_place=(0,)),
-    OpDef("Identity", 16, 16, LATEST_OPSET, ("data",), _infer_identity, identity, batch=_unary_batch,
+    OpDef("Identity", 16, 16, LATEST_OPSET, ("data",), _same_infer("any", "Identity"), identity, batch=keep_batch,
           in_place=(0,)),
     OpDef("PRelu", 1, 1, LATEST_OPSET, ("data", "slope"), _infer_prelu, prelu, roles=("data", "data"),
           batch=_batch_prelu, in_place=(0,)),
     OpDef("Round", 5, 5, LATEST_OPSET, ("data",), _infer_round, round_,
-          attrs=(Attr("mode", None, ("half_to_even", "half_away_from_zero")),), batch=_unary_batch),
-    OpDef("Gelu", 2, 2, 6, ("data",), _infer_gelu(2), gelu, batch=_unary_batch, exact=False),
+          attrs=(Attr("mode", None, ("half_to_even", "half_away_from_zero")),), batch=keep_batch),
+    OpDef("Gelu", 2, 2, 6, ("data",), _infer_gelu(2), gelu, batch=keep_batch, exact=False),
     OpDef("Gelu", 7, 7, LATEST_OPSET, ("data",), _infer_gelu(7), gelu,
-          attrs=(Attr("approximation_mode", "ERF", ("erf", "tanh")),), batch=_unary_batch, exact=False),
+          attrs=(Attr("approximation_mode", "ERF", ("erf", "tanh")),), batch=keep_batch, exact=False),
     OpDef("Swish", 4, 4, LATEST_OPSET, ("data", "beta"), _infer_swish, swish, prepare_swish, roles=("data", "data"),
           batch=_batch_first, exact=False, min_inputs=1, in_place=(0,)),
 )

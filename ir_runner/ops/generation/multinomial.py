@@ -20,16 +20,12 @@ gives (divisions by zero), not an error, as OpenVINO.
 
 from __future__ import annotations
 
-import ctypes
-import ctypes.util
-import functools
-
 import numpy as np
 
 from ...errors import InputError
 from ...types import DYNAMIC_DIM, DYNAMIC_SHAPE, PartialShape, TensorSpec
 from ..api import LATEST_OPSET, Attr, InputFit, OpContext, OpDef
-from ..toolkit.libm import expf
+from ..toolkit.libm import exp_double, expf
 from ..toolkit.numeric import Arith
 from ..toolkit.partial import value_dims
 from ._uniform import random_uniform
@@ -64,25 +60,11 @@ def infer_multinomial(ctx: OpContext):
     return [TensorSpec(et, PartialShape((probs.shape.dims[0], columns)))], params
 
 
-@functools.cache
-def _c_exp():
-    """``exp`` of the C library (ctypes), or None where there is none to load."""
-    try:
-        libm = ctypes.CDLL(ctypes.util.find_library("m") or "libm.so.6")
-        function = libm.exp
-        function.restype, function.argtypes = ctypes.c_double, [ctypes.c_double]
-    except (OSError, AttributeError):
-        return None
-    return function
-
-
 def _exp(x: np.ndarray) -> np.ndarray:
     """``std::exp`` of the reference in T: ``expf`` for f32 (f16/bf16 converted to f32, the result rounded to T),
-    the C library's ``exp`` for f64, element by element (numpy's differs from it by 1 ULP on about 5 % of
-    values; without a loadable C library, numpy's)."""
+    the C library's ``exp`` for f64."""
     if x.dtype == np.float64:
-        exp = _c_exp()
-        return np.exp(x) if exp is None else np.array([exp(v) for v in x.reshape(-1).tolist()]).reshape(x.shape)
+        return exp_double(x)
     return Arith(x.dtype).of(expf(x.astype(np.float32)))
 
 

@@ -9,17 +9,11 @@ from ..api import OpContext
 COMPUTED = ("u8", "f16", "bf16", "f32", "f64")  # OpenVINO accepts u8 and every real type (f8 too: not computed)
 
 
-def color_element_type(ctx: OpContext, names: str) -> ElementType:
-    """The element type of a colour conversion's inputs (``names``: how a message calls them; they must agree, a
-    dynamic one takes the others'): u8 or a float type, as OpenVINO checks; an UnsupportedError for the float
-    types ir-run does not compute (the 8-bit floats)."""
-    et = ctx.inputs[0].element_type
-    for position in range(1, len(ctx.inputs)):
-        other = ctx.inputs[position].element_type
-        if et == DYNAMIC:
-            et = other
-        elif other != DYNAMIC and other != et:
-            ctx.fail(f"{names} inputs must have the same element type, got {et} and {other}", position=position)
+def color_element_type(ctx: OpContext) -> ElementType:
+    """The element type of a colour conversion's inputs (they must agree, a dynamic one takes the others'): u8
+    or a float type, as OpenVINO checks; an UnsupportedError for the float types ir-run does not compute (the
+    8-bit floats)."""
+    et = ctx.common_element_type(*range(len(ctx.inputs)))
     if et != DYNAMIC and et.name != "u8" and et.kind != "float":
         ctx.fail(f"the input type must be u8 or a floating-point type, got {et}", position=0)
     if et != DYNAMIC and et.name not in COMPUTED:

@@ -66,7 +66,7 @@ def _infer(ctx: OpContext, family: str):
     if family == "i420" and len(ctx.inputs) == 2:
         ctx.fail("I420 takes one plane (Y, U, V stacked) or three (Y, U, V), got two inputs", position=1)
     planes = "single-plane" if single else "Y"
-    et = color_element_type(ctx, "Y, UV" if family == "nv12" else "Y, U, V")
+    et = color_element_type(ctx)
     dims = _y_shape(ctx, planes)
     if single:
         dims[1] = dim_div(dim_mul(dims[1], 2), 3)

@@ -29,7 +29,7 @@ V_ROW = (F32(0.439), F32(0.368), F32(0.071), F32(128))
 
 def _infer(ctx: OpContext):
     (image,) = ctx.inputs
-    et = color_element_type(ctx, "image")
+    et = color_element_type(ctx)
     single = ctx.attr_bool("single_plane", True)
     dims = list(image.shape.dims) if image.shape.rank is not None else [DYNAMIC_DIM] * 4
     if image.shape.rank not in (None, 4):

@@ -18,13 +18,7 @@ TREE_NAMES = ("step_ids", "parent_ids", "max_seq_len", "end_token")
 
 
 def infer_gather_tree(ctx: OpContext):
-    et = DYNAMIC
-    for position in range(4):
-        other = ctx.inputs[position].element_type
-        if et == DYNAMIC:
-            et = other
-        elif other != DYNAMIC and other != et:
-            ctx.fail(f"every input must have the element type of step_ids ({et}), got {other}", position=position)
+    et = ctx.common_element_type(0, 1, 2, 3)
     if et != DYNAMIC and et.kind not in ("int", "uint", "float"):
         ctx.fail(f"the inputs must have a numeric element type, got {et}", position=0)
     if et != DYNAMIC and et.dtype is not None and et.bits < 8:

@@ -13,7 +13,8 @@ CPU plugin's are inconsistent too): refused (``InputError``). Index outputs are 
 
 Shapes depend on the values: at load they are what OpenVINO infers (``[1..elements]`` or dynamic, the
 axis dim ``1..dim``; exact for a constant input), and ``data`` has the deciding role ``counted``, so the plan
-is made per value and the outputs are concrete at run. An empty input gives empty outputs (OpenVINO's
+is made per value and the outputs are concrete at run (computed once: those inference computed are handed to
+the kernel, ``toolkit/handover.py``). An empty input gives empty outputs (OpenVINO's
 reference reads the first element of an empty list there; the CPU plugin fails). Compared with OpenVINO's
 CPU plugin (the reference has no ``Node.evaluate`` for Unique); the plugin computes i64/u64 data in i32,
 wrapping values beyond it (ir-run keeps them).
@@ -26,7 +27,8 @@ import numpy as np
 from ...errors import InputError
 from ...types import DYNAMIC_DIM, DYNAMIC_SHAPE, Dim, PartialShape, TensorSpec, element_type
 from ..api import LATEST_OPSET, Attr, OpContext, OpDef
-from ..toolkit.axes import normalise_axis
+from ..toolkit.axes import scalar_axis
+from ..toolkit.handover import computed_once, outputs_from_constants
 
 INDEX_TYPES = {"i32": "i32", "i64": "i64"}
 
@@ -42,26 +44,19 @@ def _infer(ctx: OpContext):
         spec = ctx.inputs[1]
         if spec.element_type.kind != "dynamic" and spec.element_type.name not in ("i32", "i64"):
             ctx.fail(f"axis must be i32 or i64, got {spec.element_type}", position=1)
-        if spec.shape.rank is not None and not (spec.shape.rank == 0 or spec.shape.rank == 1
-                                                and spec.shape.dims[0].contains(1)):
-            ctx.fail(f"axis must be a scalar or have 1 element, got {spec.shape.brief()}", position=1)
-        value = ctx.const_value(1)
-        if value is None:
+        axis = scalar_axis(ctx, 1, rank)
+        if axis is None:
             ctx.fail("axis must be a constant (OpenVINO requires a Constant there)", position=1)
-        if value.size != 1:
-            ctx.fail(f"axis must have 1 element, it has {value.size}", position=1)
-        axis = normalise_axis(ctx, int(value.reshape(-1)[0]), rank, position=1)
     params = {"sorted": ctx.attr_bool("sorted", True), "axis": axis,
               "index_type": ctx.attr_choice("index_element_type", INDEX_TYPES, "i64"),
               "count_type": ctx.attr_choice("count_element_type", INDEX_TYPES, "i64")}
     types = (et, element_type(params["index_type"]), element_type(params["index_type"]),
              element_type(params["count_type"]))
-    value = ctx.const_value(0)
-    if value is not None:
-        try:
-            outs = unique(value, *(() if axis is None else (np.array(axis),)), **params)
-        except InputError as error:
-            ctx.fail(error.detail, position=0)
+    try:
+        outs = outputs_from_constants(ctx, KERNEL, params)  # (the plan per value: computed once, here)
+    except InputError as error:
+        ctx.fail(error.detail, position=0)
+    if outs is not None:
         return [TensorSpec(t, PartialShape.of(o.shape)) for t, o in zip(types, outs)], params
     return [TensorSpec(t, s) for t, s in zip(types, _shapes(data.shape, axis))], params
 
@@ -143,13 +138,16 @@ def unique(data: np.ndarray, *axis_input: np.ndarray, sorted: bool, axis: int | 
     return values, firsts.astype(itype), rank[group].astype(itype), counts.astype(ctype)
 
 
+KERNEL = computed_once(unique)
+
+
 def _batch(params, inputs, outputs, axes):
     return "compares all the elements (or slices) of data with each other: the uniques of a chunk are not those"\
            " of the whole"
 
 
 OPS = (
-    OpDef("Unique", 10, 10, LATEST_OPSET, ("data", "axis"), _infer, unique, roles=("counted", "axis"), min_inputs=1,
+    OpDef("Unique", 10, 10, LATEST_OPSET, ("data", "axis"), _infer, KERNEL, roles=("counted", "axis"), min_inputs=1,
           batch=_batch, attrs=(Attr("sorted", "true", ("true", "false")),
                                Attr("index_element_type", "i64", tuple(INDEX_TYPES)),
                                Attr("count_element_type", "i64", tuple(INDEX_TYPES)))),

@@ -1,8 +1,9 @@
 """Outputs inference computed, handed over to the layer's kernel.
 
-An operation whose output length only its computation decides (NonMaxSuppression's count of boxes) runs its
-kernel in ``infer`` when every input is constant (the plan is then made per value of the inputs): that gives the
-exact length. :func:`count_from_constants` keeps those outputs in the kernel parameters, and the kernel wrapped
+An operation whose output length only its computation decides (NonMaxSuppression's count of boxes, Unique's
+count of uniques) runs its kernel in ``infer`` when every input is constant (the plan is then made per value of
+the inputs): that gives the exact length. :func:`outputs_from_constants` keeps those outputs in the kernel
+parameters, and the kernel wrapped
 by :func:`computed_once` returns them (copies) when it is called on the same inputs, so a run computes them once,
 as any other layer's, instead of once more. Called on other inputs (a crosscheck moving an input), it computes.
 """
@@ -68,13 +69,19 @@ def computed_once(kernel: Callable[..., tuple]) -> Callable[..., tuple]:
     return run
 
 
-def count_from_constants(ctx: OpContext, kernel: Callable[..., tuple], params: dict, output: int) -> Dim | None:
-    """The exact length of output ``output`` when every input of the layer is constant: ``kernel`` (a
-    :func:`computed_once` kernel) run on them with ``params``, its outputs handed over in ``params['computed']``;
-    None when an input is not constant."""
+def outputs_from_constants(ctx: OpContext, kernel: Callable[..., tuple], params: dict) -> tuple | None:
+    """The outputs of the layer when every input is constant: ``kernel`` (a :func:`computed_once` kernel) run on
+    them with ``params``, and handed over in ``params['computed']``; None when an input is not constant."""
     values = [ctx.const_value(i) for i in range(len(ctx.inputs))]
     if any(v is None for v in values):
         return None
     result = kernel(*values, **params)
     params["computed"] = Computed(values, result)
-    return Dim(len(result[output]), len(result[output]))
+    return result
+
+
+def count_from_constants(ctx: OpContext, kernel: Callable[..., tuple], params: dict, output: int) -> Dim | None:
+    """The exact length of output ``output`` when every input of the layer is constant (see
+    :func:`outputs_from_constants`); None when an input is not constant."""
+    result = outputs_from_constants(ctx, kernel, params)
+    return None if result is None else Dim(len(result[output]), len(result[output]))

@@ -1,10 +1,11 @@
-"""The C library's functions as OpenVINO's reference calls them on f32 values, bit for bit: ``expf`` and
+"""The C library's functions as OpenVINO's reference calls them, bit for bit: on f32 values ``expf`` and
 ``map_expf`` (an f32 function of ``expf`` over cache-sized blocks; near rounding ties, glibc's ``expf``
 computed by :mod:`.glibc_expf` or read through ctypes) and ``libm`` (a call computed in double and rounded to
-f32)."""
+f32); on f64 values ``exp_double``. :func:`c_function` is the one loader of the C library's functions."""
 
 from __future__ import annotations
 
+import functools
 import platform
 from collections.abc import Callable
 
@@ -106,7 +107,7 @@ class _Blocks:
         e = np.empty(size, F32) if self.finish is not None else None
         narrow = np.empty(size, F32) if self.scale is not None else None
         fixes: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
-        exact = _c_expf() is not None
+        exact = c_function("expf") is not None
         for lo in range(start * EXPF_BLOCK, min(stop * EXPF_BLOCK, self.x.size), EXPF_BLOCK):
             hi = min(lo + EXPF_BLOCK, self.x.size)
             count = hi - lo
@@ -173,7 +174,7 @@ def _exact_expf(x: np.ndarray) -> np.ndarray:
 
 
 def _through_ctypes(x: np.ndarray) -> np.ndarray:
-    c_expf = _c_expf()
+    c_expf = c_function("expf")
     return np.array([c_expf(v) for v in x.tolist()], F32)
 
 
@@ -181,24 +182,30 @@ _FILTER_MIN = 32  # below it, fixing every candidate costs less than choosing th
 REPLICA_MIN = 256  # from here on glibc_expf (60 us, then 0.045 us a value) costs less than ctypes (0.25 us a call)
 
 
-_C_EXPF: list = []
 _BUILD: list = []
 
 
-def _c_expf():
-    """``expf`` of the C library (ctypes), or None where there is none to load."""
-    if not _C_EXPF:
-        import ctypes
-        import ctypes.util
+@functools.cache
+def c_function(name: str) -> Callable[[float], float] | None:
+    """The C library's function ``name`` of one argument through ctypes: ``expf`` (float) or ``exp`` (double);
+    None where there is none to load."""
+    import ctypes  # (here: a plain run imports no more than it needs, tests/cli/test_lazy_imports.py)
+    import ctypes.util
 
-        try:
-            libm = ctypes.CDLL(ctypes.util.find_library("m") or "libm.so.6")
-            function = libm.expf
-            function.restype, function.argtypes = ctypes.c_float, [ctypes.c_float]
-        except (OSError, AttributeError):
-            function = None
-        _C_EXPF.append(function)
-    return _C_EXPF[0]
+    kind = {"expf": ctypes.c_float, "exp": ctypes.c_double}[name]
+    try:
+        function = getattr(ctypes.CDLL(ctypes.util.find_library("m") or "libm.so.6"), name)
+    except (OSError, AttributeError):
+        return None
+    function.restype, function.argtypes = kind, [kind]
+    return function
+
+
+def exp_double(x: np.ndarray) -> np.ndarray:
+    """The C library's ``exp`` on f64 values, element by element, as the reference's ``std::exp`` of a double
+    (numpy's differs from it by 1 ULP on about 5 % of values); numpy's where there is no C library to load."""
+    exp = c_function("exp")
+    return np.exp(x) if exp is None else np.array([exp(v) for v in x.reshape(-1).tolist()], F64).reshape(x.shape)
 
 
 def _glibc_build() -> bool | None:
@@ -208,7 +215,7 @@ def _glibc_build() -> bool | None:
     DISCRIMINATING (f32 bit patterns where the two builds' results differ, found by
     ``scripts/check_expf.py``). Decided once."""
     if not _BUILD:
-        c_expf = _c_expf()
+        c_expf = c_function("expf")
         build = None
         if c_expf is not None and platform.machine().lower() in ("x86_64", "amd64"):
             x = np.array(DISCRIMINATING, np.uint32).view(F32)
