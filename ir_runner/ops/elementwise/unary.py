@@ -21,10 +21,13 @@ Values, as OpenVINO's core reference computes them (measured on OpenVINO 2026.4,
   functions use numpy's own (f16 through f32, bf16 computed in f32 and rounded); Erf and Gelu compute in
   double (``special``; Gelu's ``1 + erf`` rounded as the reference rounds it), except f32 Gelu erf: mixed
   precision, a polynomial and one exp in double rounded to f32 before the product with x (within 2 ULP);
-  Sigmoid, Swish, Elu, Selu, SoftPlus and Mish follow the reference's formulas in f32 with its C library
-  calls: ``expf`` bit for bit (``toolkit.libm.map_expf``, which at f32 also runs the formula's own passes in
-  its blocks; SoftPlus and Mish round ``expf(x) + 1`` to f32, which would turn any 1-ULP difference of
-  ``expf`` into up to 31 ULP of the result), ``logf`` and ``tanhf`` in double rounded to f32.
+  Sigmoid, Swish, Elu, Selu, SoftPlus and Mish call ``expf`` bit for bit (``toolkit.libm.map_expf``, which at
+  f32 also runs the formula's own passes in its blocks) and then compute as the reference's C++ does
+  (docs/semantics.md, the activation table): Sigmoid, Selu, SoftPlus and Mish in f32 (SoftPlus and Mish round
+  ``expf(x) + 1`` to f32, which would turn any 1-ULP difference of ``expf`` into up to 31 ULP of the result;
+  ``logf`` and ``tanhf`` in double rounded to f32), Elu's ``alpha * (e - 1.0)`` in double rounded once.
+  Deviation: the reference's Swish adds and divides in double (``1.0 + e``); ir-run in f32, within 1 ULP (the
+  double finish costs a quarter of Swish: docs/performance.md).
 """
 
 from __future__ import annotations
@@ -55,8 +58,10 @@ ULP_BOUNDS = {
 }
 """The largest distance from the reference at f32, in ULPs, measured over 3e5..3e6 random f32 bit patterns
 and normal values (tests/ops/test_unary.py checks them on a smaller sample). Gelu erf at f32 (mixed precision,
-``special.gelu_erf_f32``) within 2 ULP (44 million values of every exponent), Gelu tanh within 1 ULP; Elu and
-Selu have no reference evaluate: their bound is against the reference's formula with the C library's ``expf``."""
+``special.gelu_erf_f32``) within 2 ULP (44 million values of every exponent), Gelu tanh within 1 ULP (numpy's
+``tanh``); Swish 1: its sum and division in f32, the reference's in double; Elu and Selu have no reference
+evaluate: bit-exact against its C++ transcribed with the C library's ``expf``
+(tests/ops/test_activation_formulas.py)."""
 
 
 # -- float computations: fn(x, out=...) with x f32 or f64 (narrow floats are computed in f32) ---------------------
@@ -844,8 +849,9 @@ def _infer_swish(ctx: OpContext):
 
 
 def swish(x: np.ndarray, beta: np.ndarray | None = None, *, out: np.ndarray | None = None) -> np.ndarray:
-    """Swish-4: ``x / (1 + exp(-beta * x))`` (beta 1 when absent; ``exp`` in double rounded to f32, the rest
-    in f32)."""
+    """Swish-4: ``x / (1 + exp(-beta * x))`` (beta 1 when absent). f32: ``-(x * beta)`` in f32, the C library's
+    ``expf``, the sum and the division in f32, within 1 ULP of the reference, which does them in double
+    (``1.0 + e``): bit-exactness would cost a quarter of Swish's time; f64 in double."""
     b = None if beta is None else np.asarray(beta.reshape(-1)[0].astype(F32 if x.dtype != F64 else F64))
 
     @_blocks_itself
