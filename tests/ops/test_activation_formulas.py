@@ -116,3 +116,23 @@ def test_f32_selu_is_the_references_f32_formula(tmp_path, alpha, lam):
     nan = np.isnan(want)
     assert np.isnan(got[nan]).all()
     _same_bits(got[~nan], want[~nan])
+
+
+def test_f32_swish_is_the_f32_formula_within_one_ulp_of_the_references_double_one(tmp_path):
+    """The one kept deviation (docs/semantics.md): ir-run adds and divides in f32, bit for bit; the
+    reference's ``T(x / (1.0 + std::exp(-x)))`` does both in double: within 1 ULP of it."""
+    from tests.helpers.node_eval import evaluate
+    from tests.helpers.optest import ulp_distance
+
+    x = _f32_cases(11, 3000)
+    got = _run(tmp_path, (_param("f32"), opset13.swish), x)
+    e = _expf(-x)
+    with np.errstate(all="ignore"):
+        in_f32 = x / (F32(1) + e)
+        in_double = (x.astype(F64) / (1.0 + e.astype(F64))).astype(F32)
+    nan = np.isnan(in_f32)
+    assert np.isnan(got[nan]).all()
+    _same_bits(got[~nan], in_f32[~nan])
+    reference = evaluate(opset13.swish(opset13.parameter([x.size], ov.Type.f32)), [x])
+    _same_bits(reference[~nan], in_double[~nan])
+    assert ulp_distance(got, reference).max() <= 1
