@@ -22,10 +22,13 @@ Values, as OpenVINO's core reference computes them (measured on OpenVINO 2026.4,
   functions use numpy's own (f16 through f32, bf16 computed in f32 and rounded); Erf and Gelu compute in
   double (``special``; Gelu's ``1 + erf`` rounded as the reference rounds it), except f32 Gelu erf: mixed
   precision, a polynomial and one exp in double rounded to f32 before the product with x (within 2 ULP);
-  Sigmoid, Swish, Elu, Selu, SoftPlus and Mish follow the reference's formulas in f32 with its C library
-  calls: ``expf`` bit for bit (``toolkit.libm.map_expf``, which at f32 also runs the formula's own passes in
-  its blocks; SoftPlus and Mish round ``expf(x) + 1`` to f32, which would turn any 1-ULP difference of
-  ``expf`` into up to 31 ULP of the result), ``logf`` and ``tanhf`` in double rounded to f32.
+  Sigmoid, Swish, Elu, Selu, SoftPlus and Mish call ``expf`` bit for bit (``toolkit.libm.map_expf``, which at
+  f32 also runs the formula's own passes in its blocks) and then compute as the reference's C++ does
+  (docs/semantics.md, the activation table): Sigmoid, Selu, SoftPlus and Mish in f32 (SoftPlus and Mish round
+  ``expf(x) + 1`` to f32, which would turn any 1-ULP difference of ``expf`` into up to 31 ULP of the result;
+  ``logf`` and ``tanhf`` in double rounded to f32), Elu's ``alpha * (e - 1.0)`` in double rounded once.
+  Deviation: the reference's Swish adds and divides in double (``1.0 + e``); ir-run in f32, within 1 ULP (the
+  double finish costs a quarter of Swish: docs/performance.md).
 """
 
 from __future__ import annotations
@@ -57,8 +60,10 @@ ULP_BOUNDS = {
 }
 """The largest distance from the reference at f32, in ULPs, measured over 3e5..3e6 random f32 bit patterns
 and normal values (tests/ops/test_unary.py checks them on a smaller sample). Gelu erf at f32 (mixed precision,
-``special.gelu_erf_f32``) within 2 ULP (44 million values of every exponent), Gelu tanh within 1 ULP; Elu and
-Selu have no reference evaluate: their bound is against the reference's formula with the C library's ``expf``."""
+``special.gelu_erf_f32``) within 2 ULP (44 million values of every exponent), Gelu tanh within 1 ULP (numpy's
+``tanh``); Swish 1: its sum and division in f32, the reference's in double; Elu and Selu have no reference
+evaluate: bit-exact against its C++ transcribed with the C library's ``expf``
+(tests/ops/test_activation_formulas.py)."""
 
 
 # -- float computations: fn(x, out=...) with x f32 or f64 (narrow floats are computed in f32) ---------------------
@@ -243,26 +248,38 @@ def _mish(x: np.ndarray, out: np.ndarray) -> None:
     map_expf(x, out, _mish_finish)
 
 
-def _take_positive(x: np.ndarray, v: np.ndarray) -> None:
-    """``v = x > 0 ? x : v`` over f32 arrays, by bits: ``v ^= (v ^ x) & -(x > 0)`` (a masked copy, or
-    ``np.where``, costs ten times more on a mask of random values)."""
-    mask = np.subtract(np.int32(0), np.greater(x, 0))
+def _blend(v: np.ndarray, a: np.ndarray, mask: np.ndarray) -> None:
+    """``v = mask ? a : v`` over f32 arrays, with ``mask`` int32 0 or -1 (all bits), by bits:
+    ``v ^= (v ^ a) & mask`` (a masked copy, or ``np.where``, costs ten times more on a mask of random values)."""
     bits = v.view(np.int32)
-    flips = np.bitwise_xor(bits, x.view(np.int32))
+    flips = np.bitwise_xor(bits, a.view(np.int32))
     np.bitwise_and(flips, mask, out=flips)
     np.bitwise_xor(bits, flips, out=bits)
 
 
-def _elu_finish(alpha: np.floating, scale: np.floating | None = None) -> Callable[..., None]:
-    """``finish`` of Elu (``scale`` None) and Selu: ``(x > 0 ? x : (e - 1) * alpha) * scale``."""
+def _elu_finish(alpha: float) -> Callable[..., None]:
+    """``finish`` of f32 Elu, the reference's ``x < 0 ? T(alpha * (expf(x) - 1.0)) : x``: the subtraction and
+    the product with the double ``alpha`` in double, rounded once to f32; -0 and NaN are ``x``."""
+    def finish(x: np.ndarray, e: np.ndarray, out: np.ndarray) -> None:
+        wide = e.astype(F64)
+        np.subtract(wide, 1.0, out=wide)
+        np.multiply(wide, alpha, out=wide)
+        np.copyto(e, wide, casting="same_kind")
+        kept = np.subtract(np.less(x, 0), np.int32(1))  # 0 where x < 0, -1 elsewhere (NaN, zeros: kept)
+        _blend(e, x, kept)
+        np.copyto(out, e)
+
+    return finish
+
+
+def _selu_finish(alpha_lambda: np.float32, lam: np.float32) -> Callable[..., None]:
+    """``finish`` of f32 Selu, the reference's ``x > 0 ? lambda * x : alpha * lambda * (expf(x) - 1)`` in f32
+    (``alpha * lambda`` rounded first, as C++ associates it)."""
     def finish(x: np.ndarray, e: np.ndarray, out: np.ndarray) -> None:
         np.subtract(e, F32(1), out=e)
-        np.multiply(e, alpha, out=e)
-        _take_positive(x, e)
-        if scale is None:
-            np.copyto(out, e)
-        else:
-            np.multiply(e, scale, out=out)
+        np.multiply(e, alpha_lambda, out=e)
+        _blend(e, np.multiply(x, lam), np.subtract(np.int32(0), np.greater(x, 0)))
+        np.copyto(out, e)
 
     return finish
 
@@ -549,18 +566,20 @@ def _infer_elu(ctx: OpContext):
 
 
 def elu(x: np.ndarray, *, alpha: float, out: np.ndarray | None = None) -> np.ndarray:
-    """Elu-1: ``x > 0 ? x : alpha * (exp(x) - 1)`` (floats: ``exp`` in double rounded to f32, the rest in f32;
-    integers: ``exp`` truncated to the type, alpha truncated)."""
+    """Elu-1: ``x < 0 ? alpha * (exp(x) - 1) : x`` as the reference computes it, ``alpha`` a double: f32 (and
+    f16, bf16 through f32) ``expf``, then the subtraction of 1.0 and the product in double rounded once (-0 and
+    NaN kept); f64 in double; integers: ``exp`` of the value in double, the rest in double, truncated to the
+    type (unsigned types: a copy)."""
     @_blocks_itself
     def on_float(a: np.ndarray, out: np.ndarray) -> None:
         if a.dtype == F64:
-            out[...] = np.where(a > 0, a, (np.exp(a) - 1) * alpha)
+            np.copyto(out, np.where(a < 0, alpha * (np.exp(a) - 1.0), a))
         else:
-            map_expf(a, out, _elu_finish(F32(alpha)))
+            map_expf(a, out, _elu_finish(alpha))
 
     def on_int(a: np.ndarray, out: np.ndarray) -> None:
-        e = float_to_int(np.exp(a.astype(F64)), element_type_of(a.dtype).name).astype(a.dtype)
-        out[...] = np.where(a > 0, a, (e - a.dtype.type(1)) * a.dtype.type(int(alpha)))
+        negative = float_to_int(alpha * (np.exp(a.astype(F64)) - 1.0), element_type_of(a.dtype).name)
+        np.copyto(out, np.where(a < 0, negative.astype(a.dtype), a))
 
     return _dispatch(x, on_float, on_int, True, out)
 
@@ -581,17 +600,18 @@ def _infer_selu(ctx: OpContext):
 
 
 def selu(x: np.ndarray, alpha: np.ndarray, lam: np.ndarray, *, out: np.ndarray | None = None) -> np.ndarray:
-    """Selu-1: ``lambda * (x > 0 ? x : alpha * (exp(x) - 1))`` (floats: ``exp`` in double rounded to f32, the
-    rest in f32; integers: ``exp`` truncated)."""
+    """Selu-1: ``x > 0 ? lambda * x : alpha * lambda * (exp(x) - 1)`` as the reference computes it: floats in
+    the type (f16 and bf16 in f32), ``alpha * lambda`` first, f32 ``exp`` the C library's ``expf``; integers
+    (which OpenVINO rejects): ``exp`` truncated to the type, the rest in the type."""
     a_value, l_value = alpha.reshape(-1)[0], lam.reshape(-1)[0]
 
     @_blocks_itself
     def on_float(a: np.ndarray, out: np.ndarray) -> None:
         ty = a.dtype.type
         if a.dtype == F64:
-            np.multiply(np.where(a > 0, a, (np.exp(a) - 1) * ty(a_value)), ty(l_value), out=out)
+            np.copyto(out, np.where(a > 0, ty(l_value) * a, ty(a_value) * ty(l_value) * (np.exp(a) - 1)))
         else:
-            map_expf(a, out, _elu_finish(ty(a_value), ty(l_value)))
+            map_expf(a, out, _selu_finish(ty(a_value) * ty(l_value), ty(l_value)))
 
     def on_int(a: np.ndarray, out: np.ndarray) -> None:
         e = float_to_int(np.exp(a.astype(F64)), element_type_of(a.dtype).name).astype(a.dtype)
@@ -810,8 +830,9 @@ def _infer_swish(ctx: OpContext):
 
 
 def swish(x: np.ndarray, beta: np.ndarray | None = None, *, out: np.ndarray | None = None) -> np.ndarray:
-    """Swish-4: ``x / (1 + exp(-beta * x))`` (beta 1 when absent; ``exp`` in double rounded to f32, the rest
-    in f32)."""
+    """Swish-4: ``x / (1 + exp(-beta * x))`` (beta 1 when absent). f32: ``-(x * beta)`` in f32, the C library's
+    ``expf``, the sum and the division in f32, within 1 ULP of the reference, which does them in double
+    (``1.0 + e``): bit-exactness would cost a quarter of Swish's time; f64 in double."""
     b = None if beta is None else np.asarray(beta.reshape(-1)[0].astype(F32 if x.dtype != F64 else F64))
 
     @_blocks_itself
