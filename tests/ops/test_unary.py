@@ -584,3 +584,24 @@ def test_prepared_swish_gives_the_general_kernels_bits(dtype, shape):
             assert kernel(x, beta).tobytes() == want
             into = np.empty(shape, dtype)
             assert kernel(x, beta, out=into) is into and into.tobytes() == want
+
+
+@pytest.mark.parametrize("shape", [(1, 16, 64), (3, 9000)])
+@pytest.mark.parametrize(("mode", "dtype"), [("erf", np.float32), ("erf", np.float64), ("tanh", np.float32)])
+def test_prepared_gelu_gives_the_general_kernels_bits(shape, mode, dtype):
+    """Gelu's prepared kernel (f32 erf up to one block called directly; the rest the general kernel) against
+    the general one: contiguous and strided, into new arrays and into ``out=``, NaNs (quietened) and
+    infinities included."""
+    from ir_runner.ops.elementwise.unary import gelu, prepare_gelu
+    from ir_runner.types import element_type_of
+
+    x = (np.random.default_rng(5).standard_normal(shape) * 4).astype(dtype)
+    x.reshape(-1)[:4] = [np.nan, -np.inf, np.inf, -0.0]
+    with np.errstate(all="ignore"):
+        for data in (x, x[:, ::2]):
+            spec = TensorSpec(element_type_of(np.dtype(dtype)), PartialShape.of(data.shape))
+            kernel = prepare_gelu({"mode": mode}, [spec], [spec], [None])
+            want = gelu(data, mode=mode).tobytes()
+            assert kernel(data).tobytes() == want
+            into = np.empty(data.shape, dtype)
+            assert kernel(data, out=into) is into and into.tobytes() == want
