@@ -112,7 +112,7 @@ def gelu_erf_double(x: np.ndarray, out: np.ndarray) -> None:
 
 
 def gelu_erfcx(t: np.ndarray, power=GELU_R) -> np.ndarray:
-    """The polynomial ``power`` (lowest first) of double ``t`` by Horner's rule, in place of a new array (the
+    """The polynomial ``power`` (lowest first) of double ``t`` by Horner's rule, into a new array (the
     fit, ``scripts/fit_erfcx.py``, evaluates it the same way)."""
     coefficients = _GELU_R if power is GELU_R else tuple(np.array(c) for c in power)
     r = np.multiply(t, coefficients[-1])
