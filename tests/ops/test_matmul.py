@@ -143,6 +143,22 @@ def test_a_constant_transposed_weight_small_or_not(tmp_path, w_shape):
         matmul_bound(feed, w, False, True, got, want)
 
 
+def test_a_prepared_kernel_given_another_weight_uses_it():
+    """The prepared kernel of a small constant transposed weight uses its contiguous copy only when given that
+    constant: another array in its place (``ir-run precision`` substitutes weights) is what it multiplies by."""
+    from ir_runner.ops.linalg.matmul import _prepare_matmul
+    from ir_runner.types import PartialShape, TensorSpec, element_type
+
+    rng = np.random.default_rng(11)
+    w, other = (rng.standard_normal((24, 16)).astype(np.float32) for _ in range(2))
+    x = rng.standard_normal((2, 3, 16)).astype(np.float32)
+    f32 = element_type("f32")
+    specs = [TensorSpec(f32, PartialShape.of(s)) for s in (x.shape, w.shape, (2, 3, 24))]
+    kernel = _prepare_matmul({"transpose_a": False, "transpose_b": True}, specs[:2], specs[2:], [None, w])
+    for weight in (w, other):
+        np.testing.assert_allclose(kernel(x, weight), x @ weight.T, rtol=1e-5, atol=1e-5)
+
+
 @pytest.mark.parametrize(("et", "a_shape", "b_shape", "ta", "tb"), [
     ("f32", [2, 10001, 64], [64, 3], False, False), ("f32", [64, 20001], [3, 64], True, True),
     ("f64", [9000, 64], [64, 5], False, False), ("f16", [1, 5000, 1000], [1000, 8], False, False),

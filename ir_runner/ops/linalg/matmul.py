@@ -131,7 +131,8 @@ def _prepare_matmul(params, inputs: list[TensorSpec], outputs: list[TensorSpec],
     ``a`` of rank > 2 times a 2-D ``b`` is one 2-D product over all of a's rows (one BLAS call instead of one
     per matrix; within the same bound). Floats go to BLAS in blocks of rows (``_row_blocks``); f16/bf16 in
     ``_narrow_kernel``'s blocks. A small constant ``b`` with ``transpose_b`` (``_TRANSPOSED_MAX``) is
-    transposed into a contiguous copy once (the kernel then ignores its ``b``). Other cases, and an empty
+    transposed into a contiguous copy once, used when the kernel is given that constant (another ``b``, as
+    ``ir-run precision`` substitutes weights, takes the view). Other cases, and an empty
     operand (its product is empty, or zeros for an empty contracted dim), the general kernel."""
     a_spec, b_spec = inputs
     general = functools.partial(matmul, **params)
@@ -155,11 +156,12 @@ def _prepare_matmul(params, inputs: list[TensorSpec], outputs: list[TensorSpec],
         blocks = _row_blocks(rows, min(k, _PACKED_K) * dtype.itemsize, needed, 2048)
     whole = len(blocks) == 1
     product = matmul_for(rows * k * out_shape[-1])
-    fixed = _transposed_constant(consts[1] if len(consts) > 1 else None, transpose_b, dtype)
+    constant = consts[1] if len(consts) > 1 else None
+    fixed = _transposed_constant(constant, transpose_b, dtype)
 
     def kernel(a: np.ndarray, b: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
         a = a.T if transpose_a else a.reshape(flat_a)
-        b = fixed if fixed is not None else b.T if transpose_b else b
+        b = fixed if fixed is not None and b is constant else b.T if transpose_b else b
         if out is None:
             if whole:
                 return product(a, b).reshape(out_shape)
