@@ -108,19 +108,55 @@ def test_matmul_writes_into_out(tmp_path):
 @pytest.mark.parametrize("tb", [False, True])
 def test_a_linear_layer_writes_into_out(tmp_path, tb):
     """[2,5,32] times a constant [32,4] (or [4,32] transposed): the prepared one-product path, fresh and into
-    ``out=``, equal to numpy's matmul of the flattened rows."""
+    ``out=``, equal to numpy's matmul of the flattened rows (by the transposed weight copied once: a small
+    constant)."""
     rng = np.random.default_rng(3)
     w = rng.standard_normal((4, 32) if tb else (32, 4)).astype(np.float32)
     x = ops.parameter([2, 5, 32], ov.Type.f32, name="x")
     path = write_ir(ops.matmul(x, ops.constant(w), False, tb), [x], tmp_path)
     feeds = {"x": rng.standard_normal((2, 5, 32)).astype(np.float32)}
-    want = np.matmul(feeds["x"].reshape(10, 32), w.T if tb else w).reshape(2, 5, 4)
+    want = np.matmul(feeds["x"].reshape(10, 32), np.ascontiguousarray(w.T) if tb else w).reshape(2, 5, 4)
     model = ir_runner.load(str(path))
     name, got = next(iter(model.run(feeds).items()))
     out = np.empty((2, 5, 4), np.float32)
     model.run(feeds, out={name: out})
     np.testing.assert_array_equal(got, want)
     np.testing.assert_array_equal(out, want)
+
+
+@pytest.mark.parametrize("w_shape", [(256, 64), (64, 1024), (512, 160)])
+def test_a_constant_transposed_weight_small_or_not(tmp_path, w_shape):
+    """A constant f32 weight with transpose_b: copied transposed once when small ([256,64], [64,1024]: 64 and
+    256 KiB), kept as a view above ([512,160], 320 KiB); within the bound of the reference both ways, over
+    repeated runs (the copy is the weight's, not the first run's)."""
+    from ir_runner.ops.linalg.matmul import _TRANSPOSED_MAX
+
+    w = np.random.default_rng(sum(w_shape)).standard_normal(w_shape).astype(np.float32)
+    assert (w.nbytes <= _TRANSPOSED_MAX) == (w_shape != (512, 160))
+    x = ops.parameter([3, 5, w_shape[1]], ov.Type.f32, name="x")
+    path = write_ir(ops.matmul(x, ops.constant(w), False, True), [x], tmp_path)
+    model = ir_runner.load(str(path))
+    for seed in range(2):
+        feed = np.random.default_rng(seed).standard_normal((3, 5, w_shape[1])).astype(np.float32)
+        got = next(iter(model.run({"x": feed}).values()))
+        want = evaluate(ops.matmul(ops.parameter(feed.shape, ov.Type.f32), ops.constant(w), False, True), [feed])
+        matmul_bound(feed, w, False, True, got, want)
+
+
+def test_a_prepared_kernel_given_another_weight_uses_it():
+    """The prepared kernel of a small constant transposed weight uses its contiguous copy only when given that
+    constant: another array in its place (``ir-run precision`` substitutes weights) is what it multiplies by."""
+    from ir_runner.ops.linalg.matmul import _prepare_matmul
+    from ir_runner.types import PartialShape, TensorSpec, element_type
+
+    rng = np.random.default_rng(11)
+    w, other = (rng.standard_normal((24, 16)).astype(np.float32) for _ in range(2))
+    x = rng.standard_normal((2, 3, 16)).astype(np.float32)
+    f32 = element_type("f32")
+    specs = [TensorSpec(f32, PartialShape.of(s)) for s in (x.shape, w.shape, (2, 3, 24))]
+    kernel = _prepare_matmul({"transpose_a": False, "transpose_b": True}, specs[:2], specs[2:], [None, w])
+    for weight in (w, other):
+        np.testing.assert_allclose(kernel(x, weight), x @ weight.T, rtol=1e-5, atol=1e-5)
 
 
 @pytest.mark.parametrize(("et", "a_shape", "b_shape", "ta", "tb"), [

@@ -548,6 +548,21 @@ def test_gelu_erf_f32_near_and_beyond_its_tail_switch(tmp_path):
     check_run(path, {"x": tail})  # bit-exact there
 
 
+def test_gelu_erf_f32_corners_are_the_references_bits(tmp_path):
+    """f32 Gelu erf where the mixed-precision formula could slip: the signs of zero (-0.0 gives -0.0: the
+    polynomial is at least 1 at 0), subnormals and the smallest normals (Gelu is x/2 there), infinities (+inf
+    stays, -inf gives NaN as 0 * -inf), the largest finite values, and where erfc(|x|/sqrt(2)) leaves the
+    polynomial's fitted range (|x| = 5): bit for bit against the reference (within 1 ULP near |x| = 5)."""
+    tiny = np.float32(2.0 ** -126)
+    exact = np.float32([0.0, -0.0, 1e-45, -1e-45, 3e-39, -3e-39, tiny, -tiny, np.inf, -np.inf, 3.4e38, -3.4e38,
+                        1e-20, -1e-20, 30.0, -30.0, 9.0])
+    path = _graph(tmp_path, lambda p: opset13.gelu(p, "erf"), "f32", [-1])
+    got = next(iter(check_run(path, {"x": exact}).values()))
+    assert np.signbit(got[1]) and not np.signbit(got[0])
+    near = np.float32(np.concatenate([np.linspace(4.9, 5.1, 2001), np.linspace(5.3, 7.0, 2001)]))
+    check_run(path, {"x": np.concatenate([near, -near[near < 5.0]])}, ulp=1)
+
+
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_prepared_kernels_give_the_general_kernels_bits(dtype):
     """The prepared f32/f64 kernel of every unary operation (small inputs: no dispatch) computes what the
@@ -591,3 +606,24 @@ def test_prepared_swish_gives_the_general_kernels_bits(dtype, shape):
             assert kernel(x, beta).tobytes() == want
             into = np.empty(shape, dtype)
             assert kernel(x, beta, out=into) is into and into.tobytes() == want
+
+
+@pytest.mark.parametrize("shape", [(1, 16, 64), (3, 9000)])
+@pytest.mark.parametrize(("mode", "dtype"), [("erf", np.float32), ("erf", np.float64), ("tanh", np.float32)])
+def test_prepared_gelu_gives_the_general_kernels_bits(shape, mode, dtype):
+    """Gelu's prepared kernel (f32 erf up to one block called directly; the rest the general kernel) against
+    the general one: contiguous and strided, into new arrays and into ``out=``, NaNs (quietened) and
+    infinities included."""
+    from ir_runner.ops.elementwise.unary import gelu, prepare_gelu
+    from ir_runner.types import element_type_of
+
+    x = (np.random.default_rng(5).standard_normal(shape) * 4).astype(dtype)
+    x.reshape(-1)[:4] = [np.nan, -np.inf, np.inf, -0.0]
+    with np.errstate(all="ignore"):
+        for data in (x, x[:, ::2]):
+            spec = TensorSpec(element_type_of(np.dtype(dtype)), PartialShape.of(data.shape))
+            kernel = prepare_gelu({"mode": mode}, [spec], [spec], [None])
+            want = gelu(data, mode=mode).tobytes()
+            assert kernel(data).tobytes() == want
+            into = np.empty(data.shape, dtype)
+            assert kernel(data, out=into) is into and into.tobytes() == want

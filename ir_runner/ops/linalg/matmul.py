@@ -130,8 +130,10 @@ def _prepare_matmul(params, inputs: list[TensorSpec], outputs: list[TensorSpec],
     """Static shapes of a type BLAS computes in (f32, f64; integers): the transposes resolved once, and an
     ``a`` of rank > 2 times a 2-D ``b`` is one 2-D product over all of a's rows (one BLAS call instead of one
     per matrix; within the same bound). Floats go to BLAS in blocks of rows (``_row_blocks``); f16/bf16 in
-    ``_narrow_kernel``'s blocks. Other cases, and an empty operand (its product is empty, or zeros for an
-    empty contracted dim), the general kernel."""
+    ``_narrow_kernel``'s blocks. A small constant ``b`` with ``transpose_b`` (``_TRANSPOSED_MAX``) is
+    transposed into a contiguous copy once, used when the kernel is given that constant (another ``b``, as
+    ``ir-run precision`` substitutes weights, takes the view). Other cases, and an empty
+    operand (its product is empty, or zeros for an empty contracted dim), the general kernel."""
     a_spec, b_spec = inputs
     general = functools.partial(matmul, **params)
     dtype = outputs[0].element_type.dtype
@@ -154,10 +156,12 @@ def _prepare_matmul(params, inputs: list[TensorSpec], outputs: list[TensorSpec],
         blocks = _row_blocks(rows, min(k, _PACKED_K) * dtype.itemsize, needed, 2048)
     whole = len(blocks) == 1
     product = matmul_for(rows * k * out_shape[-1])
+    constant = consts[1] if len(consts) > 1 else None
+    fixed = _transposed_constant(constant, transpose_b, dtype)
 
     def kernel(a: np.ndarray, b: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
         a = a.T if transpose_a else a.reshape(flat_a)
-        b = b.T if transpose_b else b
+        b = fixed if fixed is not None and b is constant else b.T if transpose_b else b
         if out is None:
             if whole:
                 return product(a, b).reshape(out_shape)
@@ -172,6 +176,20 @@ def _prepare_matmul(params, inputs: list[TensorSpec], outputs: list[TensorSpec],
 
     kernel.accepts_out = True
     return kernel
+
+
+_TRANSPOSED_MAX = 1 << 18  # bytes: a copy this small costs nothing next to the time it saves
+
+
+def _transposed_constant(b: np.ndarray | None, transpose_b: bool, dtype: np.dtype) -> np.ndarray | None:
+    """A constant ``b`` to be transposed, of at most ``_TRANSPOSED_MAX`` bytes, as a C-contiguous ``b.T``; else
+    None. OpenBLAS multiplies by a transposed operand more slowly, the more so the fewer rows ``a`` has (one
+    thread, idle: [16,64] x [64,256] 14 us against 6 us, [16,32] x [32,32] 1.6 against 1.3 us; a linear layer of
+    the small transformers). Larger weights keep the view: their copy would add to the model's memory (7% of
+    ConvNeXt-T's MatMul time, docs/performance.md)."""
+    if b is None or not transpose_b or b.ndim != 2 or b.dtype != dtype or b.nbytes > _TRANSPOSED_MAX:
+        return None
+    return np.ascontiguousarray(b.T)
 
 
 def _narrow_kernel(a_shape: tuple[int, ...], b_size: int, out_shape: tuple[int, ...], dtype: np.dtype,

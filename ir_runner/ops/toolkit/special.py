@@ -5,8 +5,8 @@ erf(t): a Taylor series below |t| = 0.5 (13 terms, error below 1e-17); above, ``
 (relative error 1e-12; ``scripts/fit_erfcx.py`` fitted it to the C library's erfc). ``one_plus_erf`` (Gelu)
 takes ``1 - erfc`` everywhere but below |x| = 1e-5, where erf is ``2x / sqrt(pi)`` to double precision.
 
-``gelu_erf_f32``: Gelu (erf) of f32 values in a dozen passes of mixed precision instead of the series above
-(the polynomial ``GELU_R`` in double; see its docstring for the bound and the far negative tail).
+``gelu_erf_f32``: Gelu (erf) of f32 values in about 28 numpy calls in double instead of the series above (the
+polynomial ``GELU_R`` and one exp; see its docstring for the bound and the far negative tail).
 """
 
 from __future__ import annotations
@@ -91,11 +91,13 @@ def erf(x: np.ndarray) -> np.ndarray:
     return out
 
 
-GELU_K, GELU_ALPHA, GELU_BETA = 3.5, 11.454545454545455, -2.272727272727273
-GELU_R = (0.2022253259521053, 0.19407389259559946, 0.08046299988750129, 0.020950682497348175, 0.00256937207735789,
-          -0.0002003328133630398, -8.947382913980728e-05, 4.412272580630117e-06, 3.1241035677872517e-06)
-"""``exp(a*a/2) * erfc(a/sqrt(2)) / 2`` on ``a`` in [0, 5.5] as a polynomial of ``v = GELU_ALPHA / (a + GELU_K) +
-GELU_BETA`` (lowest power first; relative error 5.5e-9, ``scripts/fit_erfcx.py``); bounded beyond 5.5."""
+GELU_K, GELU_NUMERATOR = 4.15, 5.71015037593985
+GELU_R = (0.0028502648603128122, 0.11282660549761203, 0.21162682300792193, -0.18457401492461914,
+          0.40362449706158365, -0.2874482347848438, 0.16983778080955142, -0.027792809729902626)
+"""``erfcx(a / sqrt(2)) = exp(a*a/2) * erfc(a / sqrt(2))`` on ``a`` in [0, 5] as a polynomial of ``t =
+GELU_NUMERATOR / (a + GELU_K)`` (which maps that range onto [1 - r, 1 + r], where the power basis is well
+conditioned; lowest power first; relative error 1.02e-8, exactly 1 at a = 0; ``scripts/fit_erfcx.py``),
+evaluated by :func:`gelu_erfcx`; bounded beyond."""
 
 GELU_TAIL = -5.0  # below it the reference's 1 + erf (erf rounded to double) is coarse: the series decides
 
@@ -109,33 +111,41 @@ def gelu_erf_double(x: np.ndarray, out: np.ndarray) -> None:
     np.copyto(out, factor, casting="unsafe")
 
 
-def gelu_erf_f32(x: np.ndarray, out: np.ndarray) -> None:
-    """Gelu (erf) of f32 ``x`` into f32 ``out``: ``x * (1 + s (1 - 2 h)) / 2`` with ``s`` the sign of x and ``h =
-    erfc(|x|/sqrt(2))/2 = exp(-x*x/2) * GELU_R(v)``, in double (the square exact, numpy's f64 exp), rounded to f32
-    once before the product with x. Within 2 ULP of the reference (measured over every exponent and dense sweeps).
-    Below ``GELU_TAIL`` the reference rounds ``erf`` to double before adding 1, which leaves ``1 + erf`` on a grid
-    of 2**-53 coarser than f32 there: those elements (rare) take :func:`gelu_erf_double` (bit-exact). NaN results
-    are left to the caller. (Constants are 0-d arrays and outputs positional: small arrays cost numpy's call
-    overhead, ~25 calls; the sign is a copysign, which differs from ``* sign(x)`` only at x = +-0, where the product
-    with x makes it +-0 either way.)"""
-    wide = x.astype(np.float64)  # (once: numpy's mixed f32/f64 loops cost three times a double one)
-    v = np.abs(wide)
-    np.add(v, _GELU_K, v)
-    np.divide(_GELU_ALPHA, v, v)
-    np.add(v, _GELU_BETA, v)
-    r = np.multiply(v, _GELU_R[-1])
-    for c in _GELU_R[-2:0:-1]:
+def gelu_erfcx(t: np.ndarray, power=GELU_R) -> np.ndarray:
+    """The polynomial ``power`` (lowest first) of double ``t`` by Horner's rule, into a new array (the
+    fit, ``scripts/fit_erfcx.py``, evaluates it the same way)."""
+    coefficients = _GELU_R if power is GELU_R else tuple(np.array(c) for c in power)
+    r = np.multiply(t, coefficients[-1])
+    for c in coefficients[-2:0:-1]:
         np.add(r, c, r)
-        np.multiply(r, v, r)
-    np.add(r, _GELU_R[0], r)
-    e = np.square(wide, v)
-    np.multiply(e, _MINUS_HALF, e)
-    np.exp(e, e)
-    np.multiply(e, r, e)  # h
-    np.subtract(_HALF, e, e)  # erf/2 as the reference rounds it: (1 - erfc) in double, halved exactly
-    np.copysign(e, wide, e)
-    np.add(e, _HALF, e)
-    np.multiply(x, e.astype(np.float32), out)  # (1 + erf)/2, rounded to f32 once
+        np.multiply(r, t, r)
+    return np.add(r, coefficients[0], r)
+
+
+def gelu_erf_f32(x: np.ndarray, out: np.ndarray) -> None:
+    """Gelu (erf) of f32 ``x`` into f32 ``out`` in double, rounded to f32 once: with ``a = |x|`` and ``erfc(a /
+    sqrt(2)) = erfcx / exp(a*a/2)`` (the polynomial ``GELU_R``), Gelu is ``(x - a (erfc - 1)) / 2``, which is
+    ``x Phi(x)`` for either sign without a sign pass. The polynomial is exactly 1 at a = 0, so that below |x| =
+    1e-16 the result is x / 2 in double as the reference's (its ties at subnormals round to even alike) and -0.0
+    stays -0.0. Within 1 ULP of the reference over all f32 inputs (``scripts/check_gelu.py``, exhaustive): the
+    fit's 1.02e-8 allows at most 1 + 2**24 * 1.02e-8 < 2. Below ``GELU_TAIL`` the reference rounds ``erf`` to
+    double before adding 1, which leaves ``1 + erf`` on a grid of 2**-53 coarser than f32 there: those elements
+    (rare) take :func:`gelu_erf_double` (bit-exact). NaN results are left to the caller. (Constants are 0-d
+    arrays and outputs positional: small arrays cost numpy's call overhead, 28 calls on four double arrays.)"""
+    wide = x.astype(np.float64)
+    a = np.abs(wide)
+    t = np.add(a, _GELU_K)
+    np.divide(_GELU_NUMERATOR, t, t)
+    r = gelu_erfcx(t)
+    np.square(a, t)
+    np.multiply(t, _HALF, t)
+    np.exp(t, t)
+    np.divide(r, t, r)  # erfc(a / sqrt(2))
+    np.subtract(r, _ONE, r)
+    np.multiply(r, a, r)
+    np.subtract(wide, r, wide)
+    np.multiply(wide, _HALF, wide)
+    np.copyto(out, wide, casting="same_kind")  # (rounded to f32 once)
     if not x.min() >= GELU_TAIL:  # (a NaN min also looks)
         gelu_erf_f32_tail(x, out)
 
@@ -184,5 +194,5 @@ def _gelu_erf_double_few(values: list[float]) -> np.ndarray:
     return np.array([f * (wide * 0.5) for f, wide in zip(factors, values)]).astype(np.float32)
 
 
-_GELU_K, _GELU_ALPHA, _GELU_BETA, _HALF, _MINUS_HALF = (np.array(c) for c in (GELU_K, GELU_ALPHA, GELU_BETA, 0.5, -0.5))
+_GELU_K, _GELU_NUMERATOR, _ONE, _HALF = (np.array(c) for c in (GELU_K, GELU_NUMERATOR, 1.0, 0.5))
 _GELU_R = tuple(np.array(c) for c in GELU_R)
