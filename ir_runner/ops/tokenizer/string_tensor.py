@@ -7,11 +7,11 @@ Both take ``mode``, of which only ``begins_ends`` exists (the core opset's layou
 
 - Unpack's ``symbols`` is always ``[?]`` (the core's is static for constant strings), i32 begins and ends.
 - Unpack also takes the legacy u8 packed strings: a 1-D u8 tensor holding the count ``n`` (i32), ``n + 1``
-  offsets (i32) and the bytes; begins and ends (``[?]``) are the offsets as written, ``symbols`` the first
-  ``offsets[n]`` bytes (``[0]`` first offset need not be 0). As in the C++, the offsets are not checked
-  against each other (the operation reading the strings does that); ir-run refuses what the C++ reads past
-  the tensor's end for (a count or offsets beyond it, a last offset outside the bytes) or fails on (a
-  negative count).
+  offsets (i32) and the bytes. Its begins and ends (``[?]``) are the offsets as written, ``symbols`` the first
+  ``offsets[n]`` bytes after the offsets (from the first byte even when ``offsets[0]`` is not 0). As in the
+  C++, the offsets are not checked against each other (the operation reading the strings does that); ir-run
+  refuses what the C++ would read past the tensor's end for (a count or offsets beyond it, a last offset
+  outside the bytes) or fails on (a negative count), with an InputError.
 - Pack is StringTensorPack-15 with ``mode``.
 """
 
