@@ -104,10 +104,12 @@ def test_legacy_packed_strings_read_as_written(factory, tmp_path):
 @pytest.mark.parametrize(("element_type", "shape"), [
     (ov.Type.string, [2, 3]), (ov.Type.string, [-1]), (ov.Type.string, []),
     (ov.Type.string, ov.PartialShape.dynamic()), (ov.Type.string, [ov.Dimension(1, 4), 2]),
-    (ov.Type.u8, [10]), (ov.Type.u8, [-1]), (ov.Type.u8, ov.PartialShape.dynamic()),
-], ids=["static", "dynamic-dim", "rank0", "dynamic-rank", "bounded", "u8-static", "u8-dynamic", "u8-dynamic-rank"])
+    (ov.Type.u8, [10]), (ov.Type.u8, [-1]), (ov.Type.u8, ov.PartialShape.dynamic()), (ov.Type.dynamic, [3]),
+], ids=["static", "dynamic-dim", "rank0", "dynamic-rank", "bounded", "u8-static", "u8-dynamic", "u8-dynamic-rank",
+        "dynamic-type"])
 def test_unpack_shapes_as_openvino(factory, element_type, shape, tmp_path):
-    """Symbols is always [?] (the core operation's is static for constant strings); u8 gives [?] outputs."""
+    """Symbols is always [?] (the core operation's is static for constant strings); u8 gives [?] outputs, an
+    input of dynamic element type outputs of dynamic rank."""
     data = opset15.parameter(shape, element_type, name="data")
     node = _unpack(factory, data)
     check_output_shapes(write_ir(node.outputs(), [data], tmp_path), node)
