@@ -47,17 +47,19 @@ def _unpack_pack(tmp_path) -> Path:
 
 @pytest.mark.parametrize("every_layer", [False, True], ids=["groups", "every-layer"])
 def test_string_inputs_reach_the_device_as_their_bytes(every_layer, tmp_path):
-    """The unpacked bytes (u8, compared bit for bit) agree: invalid UTF-8 and NULs were fed as they are."""
+    """The unpacked bytes (u8, compared bit for bit) agree: invalid UTF-8 and NULs were fed as they are.
+    (Rows are found by layer type: once a test has loaded openvino-tokenizers' extension, OpenVINO writes these
+    layers as its ``extension`` versions instead of opset15's; ir-run runs both with the same kernels.)"""
     report = ir_runner.crosscheck(str(_unpack_pack(tmp_path)), {"text": RAW}, every_layer=every_layer)
     assert report.ok and report.count(DIVERGES) == 0
-    rows = {(row.layer.type_version, row.position): row for row in report.layers}
-    assert rows[("StringTensorPack-15", 0)].status == AGREE
-    pack = rows[("StringTensorPack-15", 0)]
+    rows = {(row.layer.type_version.rpartition("-")[0], row.position): row for row in report.layers}
+    pack = rows[("StringTensorPack", 0)]
+    assert pack.status == AGREE
     assert pack.element_type == "string" and pack.rule == "bits"
     assert pack.ours == pack.device == "ab\\xffd"  # (shown with invalid UTF-8 escaped: JSON-safe)
     if every_layer:
-        assert rows[("StringTensorUnpack-15", 2)].status == AGREE  # the flat bytes, \xff and \x00 among them
-        assert rows[("StringTensorUnpack-15", 2)].size == sum(len(item) for item in RAW)
+        assert rows[("StringTensorUnpack", 2)].status == AGREE  # the flat bytes, \xff and \x00 among them
+        assert rows[("StringTensorUnpack", 2)].size == sum(len(item) for item in RAW)
 
 
 @pytest.mark.parametrize("name", NAMES)
