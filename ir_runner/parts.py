@@ -59,7 +59,7 @@ def extract_summary(model: str, weights: str | None, from_: Sequence[str], to: S
                     ) -> dict[str, Any]:
     """``ir-run extract``: :func:`extract` with names given as the CLI takes them (``A,B``; ``\\,`` inside a
     name), and what was written, loaded back: its files, layer count, inputs and outputs."""
-    path = extract(model, output, from_=_split(from_), to=_split(to), weights=weights)
+    path = extract(model, output, from_=split_layer_names(from_), to=split_layer_names(to), weights=weights)
     written, data = load(path), path.with_suffix(".bin")
     return {"xml": str(path), "bin": str(data), "bin_bytes": data.stat().st_size, "layers": len(written.graph.layers),
             "inputs": [_tensor(info) for info in written.inputs],
@@ -110,7 +110,8 @@ def _tensor(info) -> dict[str, str]:
     return {"name": info.name, "spec": f"{info.element_type.name}{info.partial_shape}"}
 
 
-def _split(values: Sequence[str]) -> list[str]:
+def split_layer_names(values: Sequence[str]) -> list[str]:
+    """The layer names (or ids) of ``--from``/``--to``-style values: each comma-separated, blanks dropped."""
     return [name for value in values for name in _split_names(value)]
 
 

@@ -11,10 +11,10 @@ from .options import complete_model
 def _layer_names(_ctx, param: click.Parameter, values: tuple[str, ...]) -> tuple[str, ...]:
     """Refuse a value that names no layer (empty, or commas and spaces only): it would silently mean the
     option's default, the whole model's inputs or outputs."""
-    from ..ir.reader import _split_names
+    from ..parts import split_layer_names
 
     for value in values:
-        if not _split_names(value):
+        if not split_layer_names([value]):
             default = "inputs" if param.name == "from_" else "outputs"
             raise click.BadParameter(f"{value!r} names no layer: give layer names or ids, separated by commas"
                                      f" (or leave the option out for the model's {default})")
