@@ -121,11 +121,21 @@ enter = fpenv.enter
 fpenv.enter = lambda: None  # without the guard, ir-run's results here are flushed: the checks above can fail
 out["unguarded_same"] = same("multiply")
 fpenv.enter = enter
-on_worker = parallel._drain_on_worker
-parallel.STARVED_S = float("inf")  # (splitting never turned off by a loaded machine)
-parallel._drain_on_worker = parallel._drain  # the pieces a worker claims are flushed (the caller may claim both
-out["unguarded_worker_same"] = all(same("multiply_pool") for _ in range(5))  # when the worker wakes late: 5 runs)
-parallel._drain_on_worker = on_worker
+on_worker, drain = parallel._drain_on_worker, parallel._drain
+parallel.STARVED_S, parallel._serial_until = float("inf"), 0.0  # (splitting on, whatever the load did before)
+worker_started = threading.Event()
+
+def unguarded_worker(job):  # the pieces a worker claims are flushed
+    worker_started.set()
+    drain(job)
+
+def late_caller(job):  # the caller waits for the worker to wake, so that it claims a piece even on a loaded machine
+    worker_started.wait(5)
+    drain(job)
+
+parallel._drain_on_worker, parallel._drain = unguarded_worker, late_caller
+out["unguarded_worker_same"] = all(same("multiply_pool") for _ in range(3))
+parallel._drain_on_worker, parallel._drain = on_worker, drain
 run = lambda: model.run([x])
 out["run_us_flushing"] = min(timeit.repeat(run, number=2000, repeat=5)) / 2000 * 1e6
 out["enter_leave_us_flushing"] = min(timeit.repeat(lambda: fpenv.leave(fpenv.enter()), number=20000,

@@ -25,6 +25,7 @@ def pool(monkeypatch):
     with ThreadPoolExecutor(8, thread_name_prefix="ir-run-test") as executor:
         monkeypatch.setattr(parallel, "_get_pool", lambda workers: executor)
         monkeypatch.setattr(parallel, "STARVED_S", float("inf"))  # (never turned off by a loaded machine)
+        monkeypatch.setattr(parallel, "_serial_until", 0.0)  # (nor by a job of an earlier test)
         yield executor
 
 
@@ -79,14 +80,21 @@ def test_the_caller_works_from_the_front_and_the_workers_from_the_back(workers, 
     data = np.ones(1 << 14)
     mine = []
 
+    woke = threading.Event()
+
     def work(lo: int, hi: int) -> None:
-        np.sin(data)  # (long enough for a worker to wake and claim some)
         if threading.current_thread() is caller:
             mine.append(lo)
+            if lo == 0:
+                woke.wait(5)  # (a worker claims some pieces even when the machine is loaded)
+        else:
+            woke.set()
+        np.sin(data)
 
     shares = []
     for _ in range(20):
         mine.clear()
+        woke.clear()
         parallel.run_pieces(parallel.split_range(24, 24), work)
         assert mine == list(range(len(mine)))
         shares.append(len(mine))
