@@ -26,8 +26,6 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-import numpy as np
-
 from . import fpenv
 from .types import decimal_int
 
@@ -226,20 +224,3 @@ def _drain_on_worker(job: _Job) -> None:
     finally:
         fpenv.leave(flushing)
 
-
-def copy_into(target: np.ndarray, value: np.ndarray) -> None:
-    """``np.copyto(target, value)``, split along the first axis over threads when large: a strided copy (a
-    Transpose's view written into a caller's buffer) then runs at about twice the speed on 2 cores."""
-    if target.size < PARALLEL_MIN_ELEMENTS or value.shape != target.shape:
-        np.copyto(target, value)
-        return
-    run_chunked(target.shape[0], target[:1].size, lambda lo, hi: np.copyto(target[lo:hi], value[lo:hi]))
-
-
-def c_ordered_copy(value: np.ndarray) -> np.ndarray:
-    """A new C-contiguous copy of ``value`` (copied as :func:`copy_into` does when large)."""
-    if value.size < PARALLEL_MIN_ELEMENTS:
-        return np.array(value, order="C")
-    target = np.empty(value.shape, value.dtype)
-    copy_into(target, value)
-    return target

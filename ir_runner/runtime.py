@@ -12,8 +12,8 @@ import numpy as np
 from . import fpenv
 from .casting import LEVELS, CastRefused, caller_stacklevel, cast_array, is_numpy_type, weakest_level
 from .errors import InputError, IRError, with_layer
-from .parallel import c_ordered_copy, copy_into
 from .plan import Plan, Step, kernel_error
+from .strided_copy import c_ordered_copy, copy_into
 from .strings import as_strings, to_output
 from .types import DYNAMIC, ElementType, PartialShape, TensorSpec, dims_text, element_type_of
 
