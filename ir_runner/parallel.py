@@ -13,8 +13,9 @@ a worker woken late finds the pieces done and its hand-off is cancelled), so a l
 about what the serial one costs. A job whose calling thread was mostly off its core (the GIL or a piece held
 by a worker that another process pushed off its core) turns splitting off for a while, longer each time
 (:func:`_judge`): the pieces are then run by the calling thread alone. Workers block on the pool's queue,
-never spin. A worker runs its pieces with FTZ/DAZ cleared when its thread flushes subnormals (a thread
-inherits its creator's mode, so a pool made after OpenVINO set them flushes): see :mod:`.fpenv`.
+never spin; a forked child (dask's or multiprocessing's processes) makes a pool of its own, the parent's
+threads not being forked. A worker runs its pieces with FTZ/DAZ cleared when its thread flushes subnormals (a
+thread inherits its creator's mode, so a pool made after OpenVINO set them flushes): see :mod:`.fpenv`.
 """
 
 from __future__ import annotations
@@ -82,6 +83,18 @@ def _get_pool(workers: int) -> ThreadPoolExecutor:
 
             _pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="ir-run")
         return _pool
+
+
+def _forget_pool() -> None:
+    """In a forked child: the parent's pool has no threads here (they are not forked), and its locks may have
+    been held by them; the child makes its own pool at its first split job, and splits at once."""
+    global _pool, _pool_lock, _serial_until, _backoff
+    _pool, _pool_lock = None, threading.Lock()
+    _serial_until, _backoff = 0.0, BACKOFF_MIN_S
+
+
+if hasattr(os, "register_at_fork"):  # (POSIX)
+    os.register_at_fork(after_in_child=_forget_pool)
 
 
 def split_range(total: int, parts: int) -> list[tuple[int, int]]:
