@@ -20,6 +20,7 @@ thread inherits its creator's mode, so a pool made after OpenVINO set them flush
 
 from __future__ import annotations
 
+import contextvars
 import itertools
 import os
 import threading
@@ -152,7 +153,9 @@ def run_pieces(pieces: list[tuple[int, int]], work: Callable[[int, int], None]) 
     """``work(start, stop)`` for every piece, each exactly once, the calling thread (from the first piece on)
     and up to ``_WORKERS - 1`` pool workers (from the last one back) claiming them; returns when every piece
     has finished (not every worker: one that starts late finds nothing left and is not waited for), raising
-    the first error a piece raised. With one worker, or one piece, the caller runs them all in order."""
+    the first error a piece raised. With one worker, or one piece, the caller runs them all in order. Workers
+    run their pieces in a copy of the caller's context variables (numpy's errstate among them), so a piece
+    warns, raises or stays quiet on floating-point errors wherever it runs."""
     helpers = min(_WORKERS, len(pieces)) - 1
     start_wall = time.perf_counter()
     if helpers < 1 or start_wall < _serial_until:
@@ -162,7 +165,8 @@ def run_pieces(pieces: list[tuple[int, int]], work: Callable[[int, int], None]) 
     start_cpu = time.thread_time()
     job = _Job(pieces, work)
     pool = _get_pool(_WORKERS)
-    futures = [pool.submit(_drain_on_worker, job) for _ in range(helpers)]
+    # (each worker in a copy of the caller's context: numpy's errstate, the run's settings, as on the caller)
+    futures = [pool.submit(contextvars.copy_context().run, _drain_on_worker, job) for _ in range(helpers)]
     _drain(job)
     for future in futures:
         future.cancel()  # (not started yet: it never will; there is nothing left to claim)

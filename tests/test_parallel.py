@@ -10,6 +10,7 @@ import subprocess
 import sys
 import threading
 import time
+import warnings
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -164,6 +165,33 @@ def test_an_error_in_a_piece_is_raised_after_every_started_piece(failing, pool, 
         assert sorted(finished + [failing]) == sorted(started)  # every other started piece had finished
     pool.submit(lambda: None).result()  # the pool still works
 
+
+@pytest.mark.parametrize("errors", ["ignore", "raise"])
+def test_pieces_on_workers_take_the_callers_errstate(errors, pool, monkeypatch):
+    """A piece overflowing on a worker does what it would on the caller (numpy's errstate is per context, and
+    pool threads have numpy's default, 'warn'): quiet under the run's 'ignore' even with warnings as errors."""
+    monkeypatch.setattr(parallel, "_WORKERS", 2)
+    big = np.full(8, 1e30, np.float32)
+    started = threading.Event()
+    on_worker, raised = [], []
+
+    def work(lo: int, hi: int) -> None:
+        if lo == 0:
+            started.wait(5)  # (until the other piece has started on a worker)
+        else:
+            on_worker.append(threading.current_thread() is not threading.main_thread())
+            started.set()
+        try:
+            big * big
+        except FloatingPointError:
+            raised.append(lo)
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with np.errstate(over=errors):
+            parallel.run_pieces([(0, 1), (1, 2)], work)
+    assert on_worker == [True]
+    assert sorted(raised) == ([0, 1] if errors == "raise" else [])
 
 _FORKED = """
 import os, threading
