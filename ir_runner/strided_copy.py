@@ -21,10 +21,14 @@ from .parallel import PARALLEL_MIN_ELEMENTS, run_chunked
 
 _SHORT = 8  # a last dim this short (after widening) is iterated in Python
 _LONG = 16  # when another dim this long reads the source in order
+_SMALL = 1024  # elements: numpy's copy of a new array (1 us against 3 us through the checks, for 1000)
 
 
 def c_ordered_copy(x: np.ndarray) -> np.ndarray:
-    """A new C-contiguous array equal to ``x`` bit for bit (:func:`copy_into`)."""
+    """A new C-contiguous array equal to ``x`` bit for bit (:func:`copy_into`; numpy's copy up to _SMALL
+    elements, whose checks cost more than the technique gains)."""
+    if x.size <= _SMALL:
+        return np.array(x, order="C")
     out = np.empty(x.shape, x.dtype)
     copy_into(out, x)
     return out

@@ -102,16 +102,17 @@ def test_reshape_of_transposed_patches_as_mobilevit_unfolds_them(et, tmp_path):
 
 
 @pytest.mark.parametrize("view", [
-    lambda a: a.reshape(48, 2, 4, 2).transpose(0, 2, 1, 3), lambda a: a.reshape(96, 2, 2, 2).transpose(0, 2, 3, 1),
-    lambda a: a.reshape(12, 4, 16).transpose(1, 0, 2)[:, ::-1], lambda a: a[:, :, ::2, 1::2],
-    lambda a: a.reshape(12, 64)[None, :, None, ::-1], lambda a: a.reshape(768, 1).T.reshape(2, 384)[:, ::3]])
+    lambda a: a.reshape(768, 2, 4, 2).transpose(0, 2, 1, 3), lambda a: a.reshape(1536, 2, 2, 2).transpose(0, 2, 3, 1),
+    lambda a: a.reshape(12, 64, 16).transpose(1, 0, 2)[:, ::-1], lambda a: a[:, :, ::2, 1::2],
+    lambda a: a.reshape(48, 256)[None, :, None, ::-1], lambda a: a.reshape(12288, 1).T.reshape(2, 6144)[:, ::3],
+    lambda a: a[:1, :4].transpose(0, 2, 3, 1)])  # (the last: 1024 elements, numpy's own copy)
 @pytest.mark.parametrize("dtype", [np.float32, np.float16, np.uint8, np.int64, np.complex64, bool, object])
 def test_c_ordered_copy_is_numpys_copy_bit_for_bit(view, dtype):
     """The strided copy (runs of 2-8 bytes as one integer, a short last dim looped) equals numpy's C-ordered
     copy bit for bit on views with short runs, reversed and sliced dims, size-1 dims, any dtype."""
     from ir_runner.strided_copy import c_ordered_copy
 
-    base = np.random.default_rng(1).standard_normal((1, 12, 8, 8)) * 50
+    base = np.random.default_rng(1).standard_normal((4, 12, 16, 16)) * 50
     a = view(base.astype(dtype) if dtype is not object else base.astype(str).astype(object))
     got = c_ordered_copy(a)
     assert got.flags.c_contiguous and got.shape == a.shape and got.dtype == a.dtype
