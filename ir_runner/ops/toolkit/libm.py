@@ -105,7 +105,7 @@ class _Blocks:
         return np.negative(x, out=out) if self.negate else x
 
     def run(self, start: int, stop: int) -> None:
-        """:meth:`blocks`, floating-point errors ignored (a pool thread has numpy's default error state)."""
+        """:meth:`blocks`, floating-point errors ignored (in every piece, whatever the caller's state)."""
         with np.errstate(over="ignore", under="ignore", invalid="ignore", divide="ignore"):
             self.blocks(start, stop)
 
