@@ -7,7 +7,7 @@ elements, about 1 GB/s. :func:`copy_into` moves the contiguous innermost run as 
 width (2 f32 as one u8) and, when the last dim left is short and another dim reads the source in order,
 iterates that short dim in Python so that numpy's loop runs along the ordered one (0.04 ms there). Bits move
 as they are (NaN payloads, -0.0, any dtype of 1-8 bytes); object arrays and the rest take numpy's copy.
-A large copy (PARALLEL_MIN_ELEMENTS) is split along its first axis over threads
+A large copy (PARALLEL_MIN_ELEMENTS) is split along its first axis longer than 1 over threads
 (:func:`~ir_runner.parallel.run_chunked`; a strided copy then runs at about twice the speed on 2 cores).
 """
 
@@ -40,10 +40,16 @@ def copy_into(target: np.ndarray, value: np.ndarray) -> None:
     if value.shape != target.shape or value.dtype != target.dtype or not target.flags.c_contiguous:
         np.copyto(target, value)
         return
-    if value.size < PARALLEL_MIN_ELEMENTS or value.ndim == 0:
+    cut = next((axis for axis, n in enumerate(value.shape) if n > 1), None)  # (dims before it are 1)
+    if value.size < PARALLEL_MIN_ELEMENTS or cut is None:
         _copy(target, value)
         return
-    run_chunked(value.shape[0], value[:1].size, lambda lo, hi: _copy(target[lo:hi], value[lo:hi]))
+
+    def work(lo: int, hi: int) -> None:
+        where = (slice(None),) * cut + (slice(lo, hi),)
+        _copy(target[where], value[where])
+
+    run_chunked(value.shape[cut], value.size // value.shape[cut], work)
 
 
 def _copy(target: np.ndarray, x: np.ndarray) -> None:

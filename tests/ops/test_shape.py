@@ -124,14 +124,23 @@ def test_c_ordered_copy_is_numpys_copy_bit_for_bit(view, dtype):
 
 
 @pytest.mark.parametrize("view", [lambda a: a.transpose(0, 2, 3, 1), lambda a: a.reshape(1024, 512, 2, 2)
-                                  .transpose(0, 2, 1, 3), lambda a: a[:, ::-1, :, 1:]])
+                                  .transpose(0, 2, 1, 3), lambda a: a[:, ::-1, :, 1:],
+                                  lambda a: a.reshape(1, 1, 1024, 512, 4).transpose(0, 1, 4, 2, 3)])
 def test_a_large_strided_copy_split_over_threads_is_numpys_copy(view, monkeypatch):
-    """Above PARALLEL_MIN_ELEMENTS the copy is cut along its first axis over the pool (one piece per worker,
-    2 here whatever the machine): the same bytes as numpy's copy, into a new array and into a given one."""
+    """Above PARALLEL_MIN_ELEMENTS the copy is cut along its first axis longer than 1 (a batch of one too) over
+    the pool (one piece per worker, 2 here whatever the machine): the same bytes as numpy's copy, into a new
+    array and into a given one."""
     from ir_runner import parallel, strided_copy
 
     monkeypatch.setattr(parallel, "_WORKERS", 2)
     monkeypatch.setattr(parallel, "_serial_until", 0.0)
+    cuts = []
+
+    def spy(total, per_unit, work, **kwargs):
+        cuts.append(total)
+        parallel.run_chunked(total, per_unit, work, **kwargs)
+
+    monkeypatch.setattr(strided_copy, "run_chunked", spy)
     a = view(np.random.default_rng(2).standard_normal((2, 512, 512, 4)).astype(np.float32))
     assert a.size >= parallel.PARALLEL_MIN_ELEMENTS and not a.flags.c_contiguous
     want = np.ascontiguousarray(a).tobytes()
@@ -139,6 +148,7 @@ def test_a_large_strided_copy_split_over_threads_is_numpys_copy(view, monkeypatc
     target = np.empty(a.shape, a.dtype)
     strided_copy.copy_into(target, a)
     assert target.tobytes() == want
+    assert cuts == [next(n for n in a.shape if n > 1)] * 2
 
 # -- Squeeze / Unsqueeze ------------------------------------------------------------------------------------
 
