@@ -13,20 +13,20 @@ a worker woken late finds the pieces done and its hand-off is cancelled), so a l
 about what the serial one costs. A job whose calling thread was mostly off its core (the GIL or a piece held
 by a worker that another process pushed off its core) turns splitting off for a while, longer each time
 (:func:`_judge`): the pieces are then run by the calling thread alone. Workers block on the pool's queue,
-never spin. A worker runs its pieces with FTZ/DAZ cleared when its thread flushes subnormals (a thread
-inherits its creator's mode, so a pool made after OpenVINO set them flushes): see :mod:`.fpenv`.
+never spin; a forked child (dask's or multiprocessing's processes) makes a pool of its own, the parent's
+threads not being forked. A worker runs its pieces with FTZ/DAZ cleared when its thread flushes subnormals (a
+thread inherits its creator's mode, so a pool made after OpenVINO set them flushes): see :mod:`.fpenv`.
 """
 
 from __future__ import annotations
 
+import contextvars
 import itertools
 import os
 import threading
 import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING
-
-import numpy as np
 
 from . import fpenv
 from .types import decimal_int
@@ -86,6 +86,18 @@ def _get_pool(workers: int) -> ThreadPoolExecutor:
         return _pool
 
 
+def _forget_pool() -> None:
+    """In a forked child: the parent's pool has no threads here (they are not forked), and its locks may have
+    been held by them; the child makes its own pool at its first split job, and splits at once."""
+    global _pool, _pool_lock, _serial_until, _backoff
+    _pool, _pool_lock = None, threading.Lock()
+    _serial_until, _backoff = 0.0, BACKOFF_MIN_S
+
+
+if hasattr(os, "register_at_fork"):  # (POSIX)
+    os.register_at_fork(after_in_child=_forget_pool)
+
+
 def split_range(total: int, parts: int) -> list[tuple[int, int]]:
     """``[0, total)`` cut into ``parts`` contiguous, nearly equal pieces."""
     step, extra = divmod(total, parts)
@@ -141,7 +153,9 @@ def run_pieces(pieces: list[tuple[int, int]], work: Callable[[int, int], None]) 
     """``work(start, stop)`` for every piece, each exactly once, the calling thread (from the first piece on)
     and up to ``_WORKERS - 1`` pool workers (from the last one back) claiming them; returns when every piece
     has finished (not every worker: one that starts late finds nothing left and is not waited for), raising
-    the first error a piece raised. With one worker, or one piece, the caller runs them all in order."""
+    the first error a piece raised. With one worker, or one piece, the caller runs them all in order. Workers
+    run their pieces in a copy of the caller's context variables (numpy's errstate among them), so a piece
+    warns, raises or stays quiet on floating-point errors wherever it runs."""
     helpers = min(_WORKERS, len(pieces)) - 1
     start_wall = time.perf_counter()
     if helpers < 1 or start_wall < _serial_until:
@@ -151,7 +165,8 @@ def run_pieces(pieces: list[tuple[int, int]], work: Callable[[int, int], None]) 
     start_cpu = time.thread_time()
     job = _Job(pieces, work)
     pool = _get_pool(_WORKERS)
-    futures = [pool.submit(_drain_on_worker, job) for _ in range(helpers)]
+    # (each worker in a copy of the caller's context: numpy's errstate, the run's settings, as on the caller)
+    futures = [pool.submit(contextvars.copy_context().run, _drain_on_worker, job) for _ in range(helpers)]
     _drain(job)
     for future in futures:
         future.cancel()  # (not started yet: it never will; there is nothing left to claim)
@@ -226,20 +241,3 @@ def _drain_on_worker(job: _Job) -> None:
     finally:
         fpenv.leave(flushing)
 
-
-def copy_into(target: np.ndarray, value: np.ndarray) -> None:
-    """``np.copyto(target, value)``, split along the first axis over threads when large: a strided copy (a
-    Transpose's view written into a caller's buffer) then runs at about twice the speed on 2 cores."""
-    if target.size < PARALLEL_MIN_ELEMENTS or value.shape != target.shape:
-        np.copyto(target, value)
-        return
-    run_chunked(target.shape[0], target[:1].size, lambda lo, hi: np.copyto(target[lo:hi], value[lo:hi]))
-
-
-def c_ordered_copy(value: np.ndarray) -> np.ndarray:
-    """A new C-contiguous copy of ``value`` (copied as :func:`copy_into` does when large)."""
-    if value.size < PARALLEL_MIN_ELEMENTS:
-        return np.array(value, order="C")
-    target = np.empty(value.shape, value.dtype)
-    copy_into(target, value)
-    return target

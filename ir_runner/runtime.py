@@ -12,8 +12,8 @@ import numpy as np
 from . import fpenv
 from .casting import LEVELS, CastRefused, caller_stacklevel, cast_array, is_numpy_type, weakest_level
 from .errors import InputError, IRError, with_layer
-from .parallel import c_ordered_copy, copy_into
 from .plan import Plan, Step, kernel_error
+from .strided_copy import c_ordered_copy, copy_into
 from .strings import as_strings, to_output
 from .types import DYNAMIC, ElementType, PartialShape, TensorSpec, dims_text, element_type_of
 
@@ -246,7 +246,8 @@ def execute(plan: Plan, feeds: Sequence[np.ndarray], observe: Observer | None = 
     Floating-point warnings (overflow, invalid, division by zero) are ignored for the whole run: the values
     are the reference's (infinities, NaNs), never an error. (OpenBLAS on one thread, :mod:`.blas`, and glibc's
     heap keeping freed memory, :mod:`.heap`, were set when the first plan was built: ``plan.build_plan``.)
-    Kernels that run parts on worker threads set their own ``errstate`` there (numpy's is per thread).
+    Pool workers run a kernel's pieces in a copy of the calling thread's context, its errstate included
+    (numpy's is per context: :func:`~ir_runner.parallel.run_pieces`).
     A thread that flushes subnormals to zero (FTZ/DAZ, as OpenVINO's CPU plugin leaves it) runs with them
     cleared and gets its own mode back after (:mod:`.fpenv`: 40 ns a run when it does not flush).
 

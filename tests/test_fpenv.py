@@ -31,7 +31,7 @@ import numpy as np
 import openvino as ov
 from openvino import opset13 as o
 import ir_runner
-from ir_runner import fpenv, parallel
+from ir_runner import fpenv, parallel, strided_copy
 from tests.helpers.node_eval import evaluate_tensors, from_tensor, to_tensor
 
 how, workdir = sys.argv[1], sys.argv[2]
@@ -86,7 +86,7 @@ else:
     raw[28:32] = (int.from_bytes(raw[28:32], "little") | 0x8040).to_bytes(4, "little")
     libm.fesetenv(ctypes.create_string_buffer(bytes(raw), 32))
 out["flushing_set"] = flushing()
-parallel.c_ordered_copy(x_big)  # outside a run: the pool's worker is made now, inheriting the flushing mode
+strided_copy.c_ordered_copy(x_big)  # outside a run: the pool's worker is made now, inheriting the flushing mode
 out["worker_flushing"] = parallel._get_pool(2).submit(fpenv.flushes_subnormals).result()
 out["numpy_flushes"] = bool((x_mul * f32(2) == 0)[:4].all())
 out["same"] = {name: same(name) for name in cases}

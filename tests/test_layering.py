@@ -106,10 +106,10 @@ def test_no_import_cycles():
     assert cycle is None, " -> ".join(cycle)
 
 
-BASE_MODULES = ("ir_runner.errors", "ir_runner.types", "ir_runner.parallel", "ir_runner.blas", "ir_runner.strings",
-                "ir_runner.record")
+BASE_MODULES = ("ir_runner.errors", "ir_runner.types", "ir_runner.parallel", "ir_runner.blas",
+                "ir_runner.strided_copy", "ir_runner.strings", "ir_runner.record")
 """The leaf modules every layer may import: errors, element types and shapes, the thread pool, BLAS products on
-it, string tensors, the records' base."""
+it, C-ordered copies of strided views on it, string tensors, the records' base."""
 OPS = "ir_runner.ops"
 TOOLKIT = f"{OPS}.toolkit"
 

@@ -5,9 +5,14 @@ convolutions, pooled products)."""
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 import threading
 import time
+import warnings
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -168,6 +173,67 @@ def test_an_error_in_a_piece_is_raised_after_every_started_piece(failing, pool, 
         assert sorted(finished + [failing]) == sorted(started)  # every other started piece had finished
     pool.submit(lambda: None).result()  # the pool still works
 
+
+@pytest.mark.parametrize("errors", ["ignore", "raise"])
+def test_pieces_on_workers_take_the_callers_errstate(errors, pool, monkeypatch):
+    """A piece overflowing on a worker does what it would on the caller (numpy's errstate is per context, and
+    pool threads have numpy's default, 'warn'): quiet under the run's 'ignore' even with warnings as errors."""
+    monkeypatch.setattr(parallel, "_WORKERS", 2)
+    big = np.full(8, 1e30, np.float32)
+    started = threading.Event()
+    on_worker, raised = [], []
+
+    def work(lo: int, hi: int) -> None:
+        if lo == 0:
+            started.wait(5)  # (until the other piece has started on a worker)
+        else:
+            on_worker.append(threading.current_thread() is not threading.main_thread())
+            started.set()
+        try:
+            big * big
+        except FloatingPointError:
+            raised.append(lo)
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with np.errstate(over=errors):
+            parallel.run_pieces([(0, 1), (1, 2)], work)
+    assert on_worker == [True]
+    assert sorted(raised) == ([0, 1] if errors == "raise" else [])
+
+_FORKED = """
+import os, threading
+from ir_runner import parallel
+parallel._WORKERS = 2
+
+def helped():
+    started = threading.Event()
+    on_worker = []
+    def work(lo, hi):  # the caller's piece waits (5 s at most) for the other to start on a worker
+        if lo == 0:
+            started.wait(5)
+        else:
+            on_worker.append(threading.current_thread() is not threading.main_thread())
+            started.set()
+    parallel.run_pieces([(0, 1), (1, 2)], work)
+    return on_worker == [True]
+
+assert helped()  # the pool exists (and its worker has gone idle)
+pid = os.fork()
+if pid == 0:
+    os._exit(0 if helped() else 3)
+print(os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]))
+"""
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="no fork")
+def test_a_forked_child_splits_on_a_pool_of_its_own():
+    """A child forked after the pool was made (dask's or multiprocessing's processes) has none of its threads:
+    its split jobs get workers of a new pool, not a queue nobody reads."""
+    child = subprocess.run([sys.executable, "-W", "ignore", "-c", _FORKED], capture_output=True, text=True,
+                           timeout=60, cwd=Path(__file__).resolve().parent.parent)
+    assert child.returncode == 0, child.stderr
+    assert child.stdout.strip() == "0"
 
 @pytest.mark.parametrize("size", [188160, 200704, 401408, 3 * (1 << 16) + 5, 451584, 1204224])
 def test_blocked_work_in_a_few_pieces_has_even_blocks(size, monkeypatch):

@@ -30,9 +30,9 @@ def single_layer(rng: np.random.Generator, type_: str, version: str, shapes, att
 
 def kernel_cases(rng: np.random.Generator, *, large: bool = False) -> dict[str, Case]:
     """Softmax and LogSoftmax (last axis and others), transcendental unary operations, broadcasting binary
-    operations, reductions, Concat, convolutions (depthwise, im2col, 1x1) and MatMul, each above its thread
-    threshold (every one but MatMul split by ir-run over threads; MatMul by BLAS). ``large``: several times
-    the thresholds, and MVN (the stress script); else just above them (the test suite)."""
+    operations, reductions, Concat, pooling, Gather, convolutions (depthwise, im2col, 1x1) and MatMul, each above
+    its thread threshold (every one but MatMul split by ir-run over threads; MatMul by BLAS). ``large``: several
+    times the thresholds, and MVN (the stress script); else just above them (the test suite)."""
     found: dict[str, Case] = {}
 
     def add(name, *args, **kwargs) -> None:
@@ -66,6 +66,13 @@ def kernel_cases(rng: np.random.Generator, *, large: bool = False) -> dict[str, 
             add(f"{op} {axes}", op, "opset4" if op == "ReduceL2" else "opset1", [(depth, 128, 300)],
                 {"keep_dims": "true"}, out, consts=[np.array(axes, np.int64)])
     add("Concat axis 0", "Concat", "opset1", [(512, 1024), (600, 1024)], {"axis": 0}, (1112, 1024))
+    pool = {"strides": "2,2", "pads_begin": "1,1", "pads_end": "1,1", "kernel": "3,3", "rounding_type": "floor"}
+    planes = (3, 64, 96, 96) if large else (3, 61, 75, 75)  # (pooling: windows by rows over threads, PARALLEL_MIN)
+    pooled = (planes[0], planes[1], (planes[2] - 1) // 2 + 1, (planes[3] - 1) // 2 + 1)
+    add("AvgPool 3x3/2", "AvgPool", "opset1", [planes], pool | {"exclude-pad": "true"}, pooled)
+    add("MaxPool 3x3/2", "MaxPool", "opset1", [planes], pool, pooled)
+    add("Gather rows", "Gather", "opset8", [(4000, 300)], {"batch_dims": "0"}, (3600, 300),
+        consts=[rng.integers(-4000, 4000, 3600).astype(np.int64), np.array(0, np.int64)])
     conv = {"strides": "1,1", "dilations": "1,1", "pads_begin": "1,1", "pads_end": "1,1", "auto_pad": "explicit"}
     side = 112 if large else 56  # (split by cost: depthwise channels, the im2col copy, products by columns)
     add("GroupConvolution depthwise", "GroupConvolution", "opset1", [(1, 96, side, side)], conv, (1, 96, side, side),

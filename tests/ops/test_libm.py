@@ -36,3 +36,22 @@ def test_exp_double_without_a_c_library_is_numpys(monkeypatch):
     monkeypatch.setattr(libm, "c_function", lambda name: None)
     x = np.array([[0.5, -3.0], [700.0, 1e-3]])
     assert np.array_equal(libm.exp_double(x), np.exp(x))
+
+
+@pytest.mark.parametrize("size", [1000, 5 * libm.EXPF_BLOCK + 123])
+def test_map_expf_written_over_its_argument_fixes_near_ties_from_the_arguments(size, monkeypatch):
+    """``map_expf(x, x)`` (no finish): the near-tie fix-ups take ``expf`` of the arguments, not of the ``e``
+    already written over them; one block in the caller, and several blocks split over 2 workers."""
+    from ir_runner import parallel
+
+    monkeypatch.setattr(parallel, "_WORKERS", 2)
+    monkeypatch.setattr(parallel, "_serial_until", 0.0)
+    monkeypatch.setattr(parallel, "SPLIT_MIN_NS", 1)
+    monkeypatch.setattr(parallel, "PIECE_NS", 1)
+    rng = np.random.default_rng(3)
+    x = rng.uniform(-80, 80, size).astype(np.float32)
+    x[::97] = np.array(libm.DISCRIMINATING, np.uint32).view(np.float32)[0]
+    want = libm.expf(x)
+    y = x.copy()
+    libm.map_expf(y, y)
+    assert np.array_equal(y.view(np.uint32), want.view(np.uint32))

@@ -102,16 +102,17 @@ def test_reshape_of_transposed_patches_as_mobilevit_unfolds_them(et, tmp_path):
 
 
 @pytest.mark.parametrize("view", [
-    lambda a: a.reshape(48, 2, 4, 2).transpose(0, 2, 1, 3), lambda a: a.reshape(96, 2, 2, 2).transpose(0, 2, 3, 1),
-    lambda a: a.reshape(12, 4, 16).transpose(1, 0, 2)[:, ::-1], lambda a: a[:, :, ::2, 1::2],
-    lambda a: a.reshape(12, 64)[None, :, None, ::-1], lambda a: a.reshape(768, 1).T.reshape(2, 384)[:, ::3]])
+    lambda a: a.reshape(768, 2, 4, 2).transpose(0, 2, 1, 3), lambda a: a.reshape(1536, 2, 2, 2).transpose(0, 2, 3, 1),
+    lambda a: a.reshape(12, 64, 16).transpose(1, 0, 2)[:, ::-1], lambda a: a[:, :, ::2, 1::2],
+    lambda a: a.reshape(48, 256)[None, :, None, ::-1], lambda a: a.reshape(12288, 1).T.reshape(2, 6144)[:, ::3],
+    lambda a: a[:1, :4].transpose(0, 2, 3, 1)])  # (the last: 1024 elements, numpy's own copy)
 @pytest.mark.parametrize("dtype", [np.float32, np.float16, np.uint8, np.int64, np.complex64, bool, object])
 def test_c_ordered_copy_is_numpys_copy_bit_for_bit(view, dtype):
     """The strided copy (runs of 2-8 bytes as one integer, a short last dim looped) equals numpy's C-ordered
     copy bit for bit on views with short runs, reversed and sliced dims, size-1 dims, any dtype."""
-    from ir_runner.ops.toolkit.strided_copy import c_ordered_copy
+    from ir_runner.strided_copy import c_ordered_copy
 
-    base = np.random.default_rng(1).standard_normal((1, 12, 8, 8)) * 50
+    base = np.random.default_rng(1).standard_normal((4, 12, 16, 16)) * 50
     a = view(base.astype(dtype) if dtype is not object else base.astype(str).astype(object))
     got = c_ordered_copy(a)
     assert got.flags.c_contiguous and got.shape == a.shape and got.dtype == a.dtype
@@ -120,6 +121,34 @@ def test_c_ordered_copy_is_numpys_copy_bit_for_bit(view, dtype):
     else:
         assert got.tobytes() == np.ascontiguousarray(a).tobytes()
 
+
+
+@pytest.mark.parametrize("view", [lambda a: a.transpose(0, 2, 3, 1), lambda a: a.reshape(1024, 512, 2, 2)
+                                  .transpose(0, 2, 1, 3), lambda a: a[:, ::-1, :, 1:],
+                                  lambda a: a.reshape(1, 1, 1024, 512, 4).transpose(0, 1, 4, 2, 3)])
+def test_a_large_strided_copy_split_over_threads_is_numpys_copy(view, monkeypatch):
+    """Above PARALLEL_MIN_ELEMENTS the copy is cut along its first axis longer than 1 (a batch of one too) over
+    the pool (one piece per worker, 2 here whatever the machine): the same bytes as numpy's copy, into a new
+    array and into a given one."""
+    from ir_runner import parallel, strided_copy
+
+    monkeypatch.setattr(parallel, "_WORKERS", 2)
+    monkeypatch.setattr(parallel, "_serial_until", 0.0)
+    cuts = []
+
+    def spy(total, per_unit, work, **kwargs):
+        cuts.append(total)
+        parallel.run_chunked(total, per_unit, work, **kwargs)
+
+    monkeypatch.setattr(strided_copy, "run_chunked", spy)
+    a = view(np.random.default_rng(2).standard_normal((2, 512, 512, 4)).astype(np.float32))
+    assert a.size >= parallel.PARALLEL_MIN_ELEMENTS and not a.flags.c_contiguous
+    want = np.ascontiguousarray(a).tobytes()
+    assert strided_copy.c_ordered_copy(a).tobytes() == want
+    target = np.empty(a.shape, a.dtype)
+    strided_copy.copy_into(target, a)
+    assert target.tobytes() == want
+    assert cuts == [next(n for n in a.shape if n > 1)] * 2
 
 # -- Squeeze / Unsqueeze ------------------------------------------------------------------------------------
 

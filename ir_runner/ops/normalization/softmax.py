@@ -115,21 +115,26 @@ def softmax(data: np.ndarray, *, axis: int, log: bool = False, out: np.ndarray |
 def _softmax_along(data: np.ndarray, out: np.ndarray, axis: int, log: bool) -> None:
     """(Log)softmax of f32/f64 ``data`` along a middle ``axis`` into ``out``, without moving the axis: viewed as
     ``[outer, K, mid, last]`` (a view of a Transpose's view too, whose inner dims do not merge), in blocks of
-    about ``_BLOCK`` elements (columns of the last dim, or several outer slices when the inner dims are short)
-    over threads; the maximum, sum and reciprocal of each column go along ``K`` in order, so a column's bits
-    do not depend on its block."""
+    about ``_BLOCK`` elements (columns of the last dim, several mid rows when it is short, or several outer
+    slices when the inner dims are) over threads; the maximum, sum and reciprocal of each column go along ``K``
+    in order, so a column's bits do not depend on its block."""
     source = _four_dims(data, axis)
     outer, length, mid, last = source.shape
     target = out.reshape(source.shape)
     columns = max(1, _BLOCK // length)
-    if mid > 1 or last >= columns:
+    if last >= columns:  # blocks of columns of one (outer, mid) row
         parts = [(slice(o, o + 1), slice(None), slice(m, m + 1), slice(c, min(c + columns, last)))
                  for o in range(outer) for m in range(mid) for c in range(0, last, columns)]
-        size = min(columns, last) * length
-    else:
-        per = max(1, columns // last)
-        parts = [(slice(o, min(o + per, outer)),) for o in range(0, outer, per)]
+        size = columns * length
+    elif mid * last > columns:  # several mid rows of short columns
+        per = columns // last
+        parts = [(slice(o, o + 1), slice(None), slice(m, min(m + per, mid)))
+                 for o in range(outer) for m in range(0, mid, per)]
         size = per * last * length
+    else:  # several outer slices
+        per = max(1, columns // (mid * last))
+        parts = [(slice(o, min(o + per, outer)),) for o in range(0, outer, per)]
+        size = per * mid * last * length
 
     def work(start: int, stop: int) -> None:
         with np.errstate(invalid="ignore", over="ignore", divide="ignore"):

@@ -17,6 +17,7 @@ import numpy as np
 
 from ...errors import InputError
 from ...parallel import PARALLEL_MIN_ELEMENTS, run_chunked
+from ...strided_copy import c_ordered_copy
 from ...types import DYNAMIC_DIM, ELEMENT_TYPES, Dim, ElementType, PartialShape, TensorSpec, merge_dims
 from ..api import LATEST_OPSET, NEWEST_OPSET, Attr, InputFit, OpContext, OpDef, reshaped_batch
 from ..toolkit.axes import normalise_axis
@@ -32,7 +33,6 @@ from ..toolkit.partial import (
     shape_of_value,
     unknown_dims,
 )
-from ..toolkit.strided_copy import c_ordered_copy
 
 I32, I64 = ELEMENT_TYPES["i32"], ELEMENT_TYPES["i64"]
 ONE = Dim(1, 1)
@@ -221,7 +221,7 @@ def _reshape_at_run(ctx: OpContext, arrays: tuple[np.ndarray, ...]) -> dict | No
 
 def reshape(data: np.ndarray, pattern: np.ndarray, *, shape: tuple[int, ...]) -> np.ndarray:
     """``data`` viewed with the inferred shape, or copied when a view cannot have it (a Transpose's view:
-    :func:`~ir_runner.ops.toolkit.strided_copy.c_ordered_copy`). A zero-element input whose kept dims
+    :func:`~ir_runner.strided_copy.c_ordered_copy`). A zero-element input whose kept dims
     (``special_zero``) give a non-empty shape is an InputError (OpenVINO infers that shape and its reference
     returns garbage)."""
     if data.size != math.prod(shape):

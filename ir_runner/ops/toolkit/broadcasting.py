@@ -63,7 +63,7 @@ def run_elementwise(fn: Callable[..., None], operands: Sequence[np.ndarray], out
         step = _block_step(size, cost) if blocked else _STREAM_UNIT
 
         def work_flat(start: int, stop: int) -> None:
-            with np.errstate(all="ignore"):  # (per thread: errstate does not cross threads)
+            with np.errstate(all="ignore"):  # (every piece quiet, whatever the caller's state)
                 if not blocked:
                     lo, hi = start * step, min(stop * step, size)
                     fn(*[x[lo:hi] for x in flat], out=flat_out[lo:hi])
@@ -85,7 +85,7 @@ def run_elementwise(fn: Callable[..., None], operands: Sequence[np.ndarray], out
              for lo in range(0, rows, per)]
 
     def work(start: int, stop: int) -> None:
-        with np.errstate(all="ignore"):  # (per thread: errstate does not cross threads)
+        with np.errstate(all="ignore"):  # (every piece quiet, whatever the caller's state)
             for part in parts[start:stop]:
                 fn(*[v[part] for v in views], out=out[part])
 

@@ -53,7 +53,8 @@ def map_expf(x: np.ndarray, out: np.ndarray, finish: Finish | None = None, *, ne
     """``out = finish(x, e, out)`` with ``e`` the C library's ``expf`` of ``a = x`` (``x * scale`` rounded to
     f32 when ``scale`` is given, negated when ``negate``), over f32 ``x`` and ``out`` of one shape; no
     ``finish``: ``out = e``. ``finish`` computes an elementwise f32 function of ``x`` and ``e`` into its third
-    argument (and may overwrite ``e``).
+    argument (and may overwrite ``e``). ``out`` may be ``x`` (``finish`` must then read ``x`` before writing
+    ``out``).
 
     ``expf`` bit for bit: ``exp`` in double rounded to f32, except where that lies near a rounding tie, which take
     the C library's own ``expf`` (:func:`_exact_expf`: glibc's method computed with numpy, or ctypes). Near: within
@@ -73,6 +74,8 @@ def map_expf(x: np.ndarray, out: np.ndarray, finish: Finish | None = None, *, ne
     flat_x = np.ascontiguousarray(x).reshape(-1)
     direct = out.flags.c_contiguous
     flat = out.reshape(-1) if direct else np.empty(x.size, F32)
+    if finish is None and np.may_share_memory(flat_x, flat):
+        finish = _copy_e  # (``e`` written over ``x`` would lose the near ties' arguments before they are read)
     work = _Blocks(flat_x, flat, finish, negate, scale)
     if flat.size <= EXPF_BLOCK:
         work.blocks(0, 1)  # (in the caller's floating-point error state, as numpy's own functions)
@@ -80,6 +83,11 @@ def map_expf(x: np.ndarray, out: np.ndarray, finish: Finish | None = None, *, ne
         run_by_cost(flat.size * EXPF_NS, -(-flat.size // EXPF_BLOCK), work.run)
     if not direct:
         out[...] = flat.reshape(out.shape)
+
+
+def _copy_e(x: np.ndarray, e: np.ndarray, out: np.ndarray) -> None:
+    """The finish of a plain ``expf`` written over its own argument: ``e`` into ``out``."""
+    np.copyto(out, e)
 
 
 class _Blocks:
@@ -97,7 +105,7 @@ class _Blocks:
         return np.negative(x, out=out) if self.negate else x
 
     def run(self, start: int, stop: int) -> None:
-        """:meth:`blocks`, floating-point errors ignored (a pool thread has numpy's default error state)."""
+        """:meth:`blocks`, floating-point errors ignored (in every piece, whatever the caller's state)."""
         with np.errstate(over="ignore", under="ignore", invalid="ignore", divide="ignore"):
             self.blocks(start, stop)
 
