@@ -115,6 +115,18 @@ def test_element_types_refused_as_openvino_refuses_them(op, version, et, message
         ir_runner.load(b.build()[0])
 
 
+@pytest.mark.parametrize("et", ["i32", "u8", "i64"])
+def test_integer_selu_is_refused_as_openvino_refuses_it(et):
+    # OpenVINO's Selu::validate_and_infer_types: "Input element types must be floating-point"
+    b = IRBuilder()
+    x = b.parameter("x", et, "2")
+    alpha, lam = (b.const(name, [1], et) for name in ("alpha", "lambda"))
+    b.result(b.layer("Selu", "opset1", [x, alpha, lam], name="the_selu"))
+    with pytest.raises(InferenceError, match=f"Selu does not take element type {et}") as caught:
+        ir_runner.load(*b.build())
+    assert "the_selu" in str(caught.value)
+
+
 def test_versions_start_at_their_opsets():
     # Asinh-3 (class v3) is in OpenVINO's tables from opset4: OpenVINO refuses version="opset3"
     assert lookup("Asinh", "opset3") is None and lookup("Asinh", "opset4").version == 3

@@ -589,7 +589,7 @@ elu.accepts_out = True
 
 def _infer_selu(ctx: OpContext):
     data, alpha, lam = ctx.inputs
-    _check_type(ctx, "Selu", "numeric", data)
+    _check_type(ctx, "Selu", "real", data)  # (OpenVINO: "Input element types must be floating-point")
     for position, spec in ((1, alpha), (2, lam)):
         if DYNAMIC not in (spec.element_type, data.element_type) and spec.element_type != data.element_type:
             ctx.fail(f"input {position} must have the data's element type {data.element_type},"
@@ -601,8 +601,8 @@ def _infer_selu(ctx: OpContext):
 
 def selu(x: np.ndarray, alpha: np.ndarray, lam: np.ndarray, *, out: np.ndarray | None = None) -> np.ndarray:
     """Selu-1: ``x > 0 ? lambda * x : alpha * lambda * (exp(x) - 1)`` as the reference computes it: floats in
-    the type (f16 and bf16 in f32), ``alpha * lambda`` first, f32 ``exp`` the C library's ``expf``; integers
-    (which OpenVINO rejects): ``exp`` truncated to the type, the rest in the type."""
+    the type (f16 and bf16 in f32), ``alpha * lambda`` first, f32 ``exp`` the C library's ``expf``. Integers
+    are refused by inference, as OpenVINO refuses them."""
     a_value, l_value = alpha.reshape(-1)[0], lam.reshape(-1)[0]
 
     @_blocks_itself
@@ -613,11 +613,7 @@ def selu(x: np.ndarray, alpha: np.ndarray, lam: np.ndarray, *, out: np.ndarray |
         else:
             map_expf(a, out, _selu_finish(ty(a_value) * ty(l_value), ty(l_value)))
 
-    def on_int(a: np.ndarray, out: np.ndarray) -> None:
-        e = float_to_int(np.exp(a.astype(F64)), element_type_of(a.dtype).name).astype(a.dtype)
-        out[...] = np.where(a > 0, a, (e - a.dtype.type(1)) * a_value) * l_value
-
-    return _dispatch(x, on_float, on_int, True, out)
+    return _dispatch(x, on_float, None, True, out)
 
 
 selu.accepts_out = True
