@@ -341,7 +341,8 @@ def _int_sign(x: np.ndarray, out: np.ndarray) -> None:
 
 class Unary:
     """One unary operation: type, version, which element types it takes (``numeric``: not boolean;
-    ``real``: floats; ``any``; ``integral``: integers and boolean), its float and integer computations
+    ``real``: floats; ``any``; ``integral``: integers and boolean; ``numeric_float``: floats, integers being
+    valid but not computed), its float and integer computations
     (None: not defined there), whether the float one is exact, whether it makes several passes, and whether
     its f16 NaNs come out quiet (the reference's f16 values pass through f32 for most operations; not for
     Ceiling and Round). ``first`` is the version and, unless ``first_opset`` says otherwise, the first opset
@@ -389,8 +390,8 @@ TABLE = (
     Unary("Erf", 1, "numeric", _nan_quieted(_erf), _int_via_double(erf, "round"), exact=False),
     Unary("Sigmoid", 1, "numeric", _sigmoid, _int_sigmoid, exact=False, in_place=True),
     Unary("Relu", 1, "numeric", _relu, _int_relu, passes=False, quiet_f16=True, in_place=True),
-    Unary("HSwish", 4, "real", _hswish, None, in_place=True),
-    Unary("HSigmoid", 5, "real", _hsigmoid, None, in_place=True),
+    Unary("HSwish", 4, "numeric_float", _hswish, None, in_place=True),
+    Unary("HSigmoid", 5, "numeric_float", _hsigmoid, None, in_place=True),
     Unary("Mish", 4, "real", _mish, None, exact=False, in_place=True),
     Unary("SoftPlus", 4, "real", _softplus, None, exact=False, quiet_f16=True),
     Unary("SoftSign", 9, "real", _softsign, None, in_place=True),
@@ -401,11 +402,17 @@ TABLE = (
 
 
 def _check_type(ctx: OpContext, name: str, types: str, spec: TensorSpec) -> None:
+    """Refuse what OpenVINO's type check refuses (``types``: see :class:`Unary`); ``numeric_float``: OpenVINO takes
+    integers too, which its reference does not compute (unsupported here)."""
     kind = spec.element_type.kind
     allowed = {"numeric": ("float", "int", "uint"), "real": ("float",), "integral": ("int", "uint", "bool"),
-               "any": ("float", "int", "uint", "bool")}[types]
+               "any": ("float", "int", "uint", "bool"), "numeric_float": ("float", "int", "uint")}[types]
     if kind != "dynamic" and (kind not in allowed or spec.element_type.dtype is None):
         ctx.fail(f"{name} does not take element type {spec.element_type}", position=0)
+    if types == "numeric_float" and kind in ("int", "uint"):
+        raise UnsupportedError(f"{name} of element type {spec.element_type} is not implemented (OpenVINO takes it,"
+                               " its reference does not compute it)", layer=ctx.ref,
+                               hint="insert a Convert to a floating-point type")
     if spec.element_type.name in UNCOMPUTED_TYPES:
         raise UnsupportedError(f"{name} on {spec.element_type} is not implemented (OpenVINO's reference has none"
                                " either)", layer=ctx.ref, hint="insert a Convert to a wider type")
