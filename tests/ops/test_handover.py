@@ -175,3 +175,21 @@ def test_outputs_given_once_go_to_one_caller():
     given[0][...] = -1
     assert np.array_equal(wrapped(x, computed=computed)[0], np.repeat(x, 2)) and len(runs) == 2
     assert computed.name == "1 outputs computed at inference"
+
+
+@pytest.mark.parametrize("size", [4, 5000], ids=["kept whole", "by digest"])
+def test_the_same_bytes_in_another_one_byte_float_type_are_other_inputs(size):
+    """ml_dtypes' 1-byte types (f8e4m3, f8e5m2fnuz, f8e8m0, ...) share the dtype string '<V1': the bytes of an
+    f8e4m3 input read as f8e8m0 are another value, computed anew."""
+    runs = []
+
+    def kernel(x):
+        runs.append(1)
+        return (x.astype(np.float32),)
+
+    x = (np.arange(size) % 100).astype(np.uint8)
+    e4m3, e8m0 = x.view(ml_dtypes.float8_e4m3fn), x.view(ml_dtypes.float8_e8m0fnu)
+    assert e4m3.dtype.str == e8m0.dtype.str
+    computed = Computed([e4m3], kernel(e4m3))
+    got = computed_once(kernel)(e8m0, computed=computed)
+    assert len(runs) == 2 and np.array_equal(got[0], e8m0.astype(np.float32), equal_nan=True)

@@ -62,12 +62,14 @@ class Computed:
 
 
 def _identity(a: np.ndarray) -> tuple:
+    """What tells ``a`` from other inputs: its dtype (the object: ml_dtypes' 1-byte types all have the ``str``
+    '<V1'), shape, and bytes or their digest."""
     a = np.ascontiguousarray(a)
     if a.nbytes <= _SMALL:
-        return a.dtype.str, a.shape, a.tobytes()
+        return a.dtype, a.shape, a.tobytes()
     import hashlib  # (here: a plain run imports no more than it needs, tests/cli/test_lazy_imports.py)
 
-    return a.dtype.str, a.shape, hashlib.blake2b(a.reshape(-1).view(np.uint8)).digest()
+    return a.dtype, a.shape, hashlib.blake2b(a.reshape(-1).view(np.uint8)).digest()
 
 
 def computed_once(kernel: Callable[..., tuple]) -> Callable[..., tuple]:
