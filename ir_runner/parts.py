@@ -27,7 +27,7 @@ from .ir.reader import _split_names
 from .ir.writer import Cut, Slot, ir_bytes, write_ir
 from .model import Model, load
 from .suggest import closest
-from .types import PartialShape, TensorSpec, element_type_of
+from .types import DYNAMIC_DIM, Dim, PartialShape, TensorSpec, element_type_of
 
 _WEIGHTS_KEYS = ("offset", "size", "element_type")
 
@@ -170,12 +170,16 @@ def cut_of(model: Model, keep: Collection[str], outputs: Sequence[Slot],
 
 
 def _spec(model: Model, slot: Slot, values: Mapping[Slot, np.ndarray] | None) -> TensorSpec:
-    """The spec of the Parameter replacing ``slot``: its value's type and static shape, else the inferred one."""
+    """The spec of the Parameter replacing ``slot``: its value's type and static shape, else the inferred one. A
+    dim of length 0 is declared dynamic: OpenVINO's CPU plugin kills the process (SIGFPE) compiling a Gather of
+    static shape with a zero-sized dim, and a stateful model's first step reads its KV cache empty (a part fed
+    it, as ``crosscheck --reduce`` makes, would crash it)."""
     value = None if values is None else values.get(slot)
     element_type = None if value is None else element_type_of(np.asarray(value).dtype)
     if element_type is None:
         return model.inference.output_spec(*slot)
-    return TensorSpec(element_type, PartialShape.of(np.shape(value)))
+    return TensorSpec(element_type, PartialShape(tuple(DYNAMIC_DIM if n == 0 else Dim(n, n)
+                                                       for n in map(int, np.shape(value)))))
 
 
 def sub_ir(model: Model, cut: Cut) -> tuple[bytes, bytes]:

@@ -286,3 +286,41 @@ def test_cli_reduce_of_a_stateful_model_writes_a_part_its_command_shows_divergin
     assert f"reduced: {repro}/model.xml, 3 layer(s) of the model (weights, state, store) still diverge" in result.stdout
     shown = invoke("crosscheck", repro / "model.xml", "--input", repro / "inputs.npz")
     assert shown.exit_code == 1 and "first divergence: layer 'state' (ReadValue-6" in shown.stdout
+
+
+def test_a_part_fed_an_empty_kv_cache_declares_its_zero_dim_dynamic(tmp_path):
+    """A decoder's first step reads its KV cache empty and reorders it with a Gather (beam_idx): a part cut there
+    is fed the empty cache. Declared with a static zero-sized dim, OpenVINO's CPU plugin kills the process
+    compiling it (SIGFPE: the whole crosscheck --reduce died on gpt2-default under bf16); declared dynamic, it
+    compiles and agrees."""
+    from ir_runner.parts import cut_of, sub_ir
+    from tests.helpers.irbuild import IRBuilder
+
+    b = IRBuilder("empty_cache")
+    x, beam = b.parameter("x", "f32", "1,2"), b.parameter("beam_idx", "i32", "1")
+    cache = b.layer("ReadValue", "opset6", [], name="cache",
+                    attrs={"variable_id": "kv", "variable_type": "f32", "variable_shape": "1,?"},
+                    out_specs=[("FP32", [1, -1])])
+    reordered = b.layer("Gather", "opset8", [cache, beam, b.const("axis", np.array(0, np.int64))],
+                        attrs={"batch_dims": 0}, out_specs=[("FP32", [1, -1])], name="reorder")
+    grown = b.layer("Concat", "opset1", [reordered, x], attrs={"axis": 1}, out_specs=[("FP32", [1, -1])],
+                    name="grow")
+    b.layer("Assign", "opset6", [grown], attrs={"variable_id": "kv"}, name="store")
+    b.result(grown, "out")
+    model = ir_runner.load(*b.build())
+    feeds = {"x": np.float32([[1, 2]]), "beam_idx": np.int32([0])}
+    values = {(row.layer.id, row.position): row.value for row in model.trace(feeds).layers}
+    ids = {layer.name: layer_id for layer_id, layer in model.graph.layers.items()}
+    assert values[(ids["cache"], 0)].shape == (1, 0)
+    cut = cut_of(model, {ids["reorder"]}, [(ids["reorder"], 0)], values, fed={ids["cache"]})
+    xml, weights = sub_ir(model, cut)
+    (tmp_path / "part.xml").write_bytes(xml)
+    (tmp_path / "part.bin").write_bytes(weights)
+    compiled = subprocess.run([sys.executable, "-c", "import sys, openvino as ov;"
+                               " ov.Core().compile_model(sys.argv[1], 'CPU')", str(tmp_path / "part.xml")],
+                              capture_output=True, timeout=120)
+    assert compiled.returncode == 0, compiled.stderr.decode()[-400:]
+    part = ir_runner.load(xml, weights)
+    assert [str(info.partial_shape) for info in part.inputs] == ["[1]", "[1,?]"]
+    fed = [np.asarray(values[slot]) for slot in cut.inputs]
+    assert ir_runner.crosscheck(part, fed).ok

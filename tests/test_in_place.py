@@ -130,7 +130,8 @@ def test_binary_of_one_array_with_itself():
     check_in_place(b, layer, {"x": values("f32", LARGE, 3)})
 
 
-UNARY_TYPES = {"numeric": ("f32", "f16", "bf16", "f64", "i32"), "real": ("f32", "f16", "bf16", "f64")}
+UNARY_TYPES = {"numeric": ("f32", "f16", "bf16", "f64", "i32"), "real": ("f32", "f16", "bf16", "f64"),
+               "numeric_float": ("f32", "f16", "bf16", "f64")}
 
 
 def unary_cases():

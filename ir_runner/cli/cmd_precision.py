@@ -53,6 +53,7 @@ def precision(**kw: Any) -> None:
     from .precision import PrecisionOptions, precision_command
 
     _check_mode(kw["compression"])
+    _check_tail_device(kw)
     view = pop_view(kw)
     precision_command(PrecisionOptions(inputs=pop_input_options(kw), **kw), view)
 
@@ -70,3 +71,17 @@ def _check_mode(compression: bool) -> None:
         verb = "is" if len(given) == 1 else "are"
         raise click.UsageError(f"{', '.join(given)} {verb} for the headroom report, not --compression" if compression
                                else f"{', '.join(given)} {verb} for --compression: add --compression")
+
+
+def _check_tail_device(kw: dict[str, Any]) -> None:
+    """A usage error for --emulated-tail with a device other than the CPU (given, or f16's default GPU): only the
+    CPU plugin keeps layers in f32, so it would be ignored."""
+    if not kw["emulated_tail"] or kw["compression"]:
+        return
+    from ..headroom import DEFAULT_DEVICE
+
+    device = (kw["device"] or DEFAULT_DEVICE.get(kw["to"], "")).upper()
+    if device != "CPU":
+        raise click.UsageError(f"--emulated-tail is for --device CPU (the layers the CPU plugin keeps in f32), not"
+                               f" {device}{' (the default for ' + kw['to'] + ')' if kw['device'] is None else ''}:"
+                               " add --device CPU, or leave it out")

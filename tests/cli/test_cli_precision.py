@@ -36,6 +36,15 @@ def test_an_overflow_exits_1_naming_the_layer_and_both_fixes():
     assert "ET.SubElement(rt_info, 'attribute', name='precise', version='0')" in out
 
 
+@pytest.mark.parametrize("device", [[], ["--device", "GPU"]], ids=["f16's default GPU", "GPU"])
+def test_emulated_tail_with_a_device_other_than_the_cpu_is_a_usage_error(device):
+    xml, feeds = _model("underflow")
+    result = invoke("precision", xml, "-i", feeds, "--to", "f16", "--emulated-tail", *device)
+    assert result.exit_code == 2 and "--emulated-tail is for --device CPU" in result.output
+    on_cpu = invoke("precision", xml, "-i", feeds, "--to", "f16", "--emulated-tail", "--device", "cpu")
+    assert on_cpu.exit_code in (0, 1), on_cpu.output
+
+
 def test_a_healthy_run_exits_0_and_no_fix_reports_only():
     xml, feeds = _model("underflow")
     result = invoke("precision", xml, "-i", feeds, "--to", "bf16", "--emulated-tail")

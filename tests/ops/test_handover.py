@@ -1,8 +1,9 @@
 """Outputs computed at inference, handed over to the kernel (``ops/toolkit/handover.py``): the operations whose
 output length only their computation decides (NonMaxSuppression-5/9, -1/3/4, MulticlassNms, MatrixNms,
 NMSRotated, GenerateProposals, Unique) run their selection once for a new input value (inference needs its length, the
-run takes that result) and not again for the same value (its plan holds them); the results equal a fresh
-computation, a changed input does not take another's outputs, and the caller owns them."""
+run takes that result) and not again for the same value (its plan holds them, up to 64 KiB: larger ones are
+handed over once); the results equal a fresh computation, a changed input does not take another's outputs, and the
+caller owns them."""
 
 from __future__ import annotations
 
@@ -136,3 +137,59 @@ def test_handed_outputs_only_for_the_inputs_they_came_from(size, dtype):
     assert len(runs) == 3
     assert np.array_equal(wrapped(x[:2], scale=2, computed=computed)[0], x[:2] * 2) and len(runs) == 4
     assert computed.name == "2 outputs computed at inference"
+
+
+def test_large_outputs_are_handed_over_once_and_not_kept_by_the_plan(tmp_path, monkeypatch):
+    """Unique of 2**14 distinct values (outputs of 64 KiB + 3 x 128 KiB): the first run takes inference's result,
+    and the plan (one per value, 64 cached) keeps none of it: a later run on the same value computes again."""
+    data = _p("data", [-1])
+    model = ir_runner.load(write_ir(opset10.unique(data, sorted=True), [data], tmp_path))
+    calls = []
+    original = unique._keys
+    monkeypatch.setattr(unique, "_keys", lambda *a, **k: calls.append(1) or original(*a, **k))
+    x = np.random.default_rng(3).permutation(2**14).astype(np.float32)
+    first = model.run({"data": x})
+    assert len(calls) == 1
+    (computed,) = [step.kernel.keywords["computed"] for step in model.plan_for([x]).steps
+                   if "computed" in getattr(step.kernel, "keywords", {})]
+    assert computed.outputs_for([x]) is None  # (handed over: nothing held)
+    again = model.run({"data": x})
+    assert len(calls) == 2
+    for a, b in zip(first.values(), again.values()):
+        assert np.array_equal(a, b) and not np.shares_memory(a, b)
+    assert np.array_equal(list(first.values())[0], np.arange(2**14))
+
+
+def test_outputs_given_once_go_to_one_caller():
+    runs = []
+
+    def kernel(x):
+        runs.append(1)
+        return (np.repeat(x, 2),)
+
+    x = np.arange(40000, dtype=np.float32)  # (outputs of 320 KB: handed over once)
+    computed = Computed([x], kernel(x))
+    wrapped = computed_once(kernel)
+    given = wrapped(x, computed=computed)
+    assert len(runs) == 1 and given[0].flags.writeable
+    given[0][...] = -1
+    assert np.array_equal(wrapped(x, computed=computed)[0], np.repeat(x, 2)) and len(runs) == 2
+    assert computed.name == "1 outputs computed at inference"
+
+
+@pytest.mark.parametrize("size", [4, 5000], ids=["kept whole", "by digest"])
+def test_the_same_bytes_in_another_one_byte_float_type_are_other_inputs(size):
+    """ml_dtypes' 1-byte types (f8e4m3, f8e5m2fnuz, f8e8m0, ...) share the dtype string '<V1': the bytes of an
+    f8e4m3 input read as f8e8m0 are another value, computed anew."""
+    runs = []
+
+    def kernel(x):
+        runs.append(1)
+        return (x.astype(np.float32),)
+
+    x = (np.arange(size) % 100).astype(np.uint8)
+    e4m3, e8m0 = x.view(ml_dtypes.float8_e4m3fn), x.view(ml_dtypes.float8_e8m0fnu)
+    assert e4m3.dtype.str == e8m0.dtype.str
+    computed = Computed([e4m3], kernel(e4m3))
+    got = computed_once(kernel)(e8m0, computed=computed)
+    assert len(runs) == 2 and np.array_equal(got[0], e8m0.astype(np.float32), equal_nan=True)

@@ -20,7 +20,7 @@ ov = pytest.importorskip("openvino")
 from openvino import opset2, opset13  # noqa: E402
 
 import ir_runner  # noqa: E402
-from ir_runner.errors import InferenceError  # noqa: E402
+from ir_runner.errors import InferenceError, UnsupportedError  # noqa: E402
 from ir_runner.ops.elementwise import unary  # noqa: E402
 from ir_runner.ops.elementwise.unary import ULP_BOUNDS  # noqa: E402
 from ir_runner.ops.registry import lookup  # noqa: E402
@@ -105,7 +105,8 @@ def test_attribute_ops_declare_what_openvino_declares(tmp_path, make, et):
     ("Abs", "opset1", "boolean", "does not take element type boolean"),
     ("Exp", "opset1", "boolean", "does not take"), ("Gelu", "opset7", "i32", "does not take element type i32"),
     ("SoftSign", "opset9", "i64", "does not take"), ("Mish", "opset4", "u8", "does not take"),
-    ("BitwiseNot", "opset13", "f32", "does not take element type f32"), ("HSwish", "opset4", "i32", "does not take"),
+    ("BitwiseNot", "opset13", "f32", "does not take element type f32"),
+    ("HSwish", "opset4", "boolean", "does not take"), ("HSigmoid", "opset5", "boolean", "does not take"),
 ])
 def test_element_types_refused_as_openvino_refuses_them(op, version, et, message):
     b = IRBuilder()
@@ -113,6 +114,31 @@ def test_element_types_refused_as_openvino_refuses_them(op, version, et, message
     b.result(b.layer(op, version, [x], attrs={"approximation_mode": "erf"} if op == "Gelu" else None))
     with pytest.raises(InferenceError, match=message):
         ir_runner.load(b.build()[0])
+
+
+@pytest.mark.parametrize(("op", "version"), [("HSwish", "opset4"), ("HSigmoid", "opset5")])
+@pytest.mark.parametrize("et", ["i32", "u8"])
+def test_integer_hswish_and_hsigmoid_are_valid_but_not_computed(op, version, et):
+    # OpenVINO's type check takes them (its CPU plugin computes them; its reference evaluates none): a model
+    # ir-run cannot run (UnsupportedError, exit 5), not an invalid one (InferenceError, exit 3)
+    b = IRBuilder()
+    x = b.parameter("x", et, "2")
+    b.result(b.layer(op, version, [x], name="the_layer"))
+    with pytest.raises(UnsupportedError, match=f"{op} of element type {et} is not implemented") as caught:
+        ir_runner.load(b.build()[0])
+    assert "the_layer" in str(caught.value) and not isinstance(caught.value, InferenceError)
+
+
+@pytest.mark.parametrize("et", ["i32", "u8", "i64"])
+def test_integer_selu_is_refused_as_openvino_refuses_it(et):
+    # OpenVINO's Selu::validate_and_infer_types: "Input element types must be floating-point"
+    b = IRBuilder()
+    x = b.parameter("x", et, "2")
+    alpha, lam = (b.const(name, [1], et) for name in ("alpha", "lambda"))
+    b.result(b.layer("Selu", "opset1", [x, alpha, lam], name="the_selu"))
+    with pytest.raises(InferenceError, match=f"Selu does not take element type {et}") as caught:
+        ir_runner.load(*b.build())
+    assert "the_selu" in str(caught.value)
 
 
 def test_versions_start_at_their_opsets():

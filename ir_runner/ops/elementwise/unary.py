@@ -340,7 +340,8 @@ def _int_sign(x: np.ndarray, out: np.ndarray) -> None:
 
 class Unary:
     """One unary operation: type, version, which element types it takes (``numeric``: not boolean;
-    ``real``: floats; ``any``; ``integral``: integers and boolean), its float and integer computations
+    ``real``: floats; ``any``; ``integral``: integers and boolean; ``numeric_float``: floats, integers being
+    valid but not computed), its float and integer computations
     (None: not defined there), whether the float one is exact, whether it makes several passes, and whether
     its f16 NaNs come out quiet (the reference's f16 values pass through f32 for most operations; not for
     Ceiling and Round). ``first`` is the version and, unless ``first_opset`` says otherwise, the first opset
@@ -388,8 +389,8 @@ TABLE = (
     Unary("Erf", 1, "numeric", _nan_quieted(_erf), _int_via_double(erf, "round"), exact=False),
     Unary("Sigmoid", 1, "numeric", _sigmoid, _int_sigmoid, exact=False, in_place=True),
     Unary("Relu", 1, "numeric", _relu, _int_relu, passes=False, quiet_f16=True, in_place=True),
-    Unary("HSwish", 4, "real", _hswish, None, in_place=True),
-    Unary("HSigmoid", 5, "real", _hsigmoid, None, in_place=True),
+    Unary("HSwish", 4, "numeric_float", _hswish, None, in_place=True),
+    Unary("HSigmoid", 5, "numeric_float", _hsigmoid, None, in_place=True),
     Unary("Mish", 4, "real", _mish, None, exact=False, in_place=True),
     Unary("SoftPlus", 4, "real", _softplus, None, exact=False, quiet_f16=True),
     Unary("SoftSign", 9, "real", _softsign, None, in_place=True),
@@ -400,11 +401,17 @@ TABLE = (
 
 
 def _check_type(ctx: OpContext, name: str, types: str, spec: TensorSpec) -> None:
+    """Refuse what OpenVINO's type check refuses (``types``: see :class:`Unary`); ``numeric_float``: OpenVINO takes
+    integers too, which its reference does not compute (unsupported here)."""
     kind = spec.element_type.kind
     allowed = {"numeric": ("float", "int", "uint"), "real": ("float",), "integral": ("int", "uint", "bool"),
-               "any": ("float", "int", "uint", "bool")}[types]
+               "any": ("float", "int", "uint", "bool"), "numeric_float": ("float", "int", "uint")}[types]
     if kind != "dynamic" and (kind not in allowed or spec.element_type.dtype is None):
         ctx.fail(f"{name} does not take element type {spec.element_type}", position=0)
+    if types == "numeric_float" and kind in ("int", "uint"):
+        raise UnsupportedError(f"{name} of element type {spec.element_type} is not implemented (OpenVINO takes it,"
+                               " its reference does not compute it)", layer=ctx.ref,
+                               hint="insert a Convert to a floating-point type")
     if spec.element_type.name in UNCOMPUTED_TYPES:
         raise UnsupportedError(f"{name} on {spec.element_type} is not implemented (OpenVINO's reference has none"
                                " either)", layer=ctx.ref, hint="insert a Convert to a wider type")
@@ -588,7 +595,7 @@ elu.accepts_out = True
 
 def _infer_selu(ctx: OpContext):
     data, alpha, lam = ctx.inputs
-    _check_type(ctx, "Selu", "numeric", data)
+    _check_type(ctx, "Selu", "real", data)  # (OpenVINO: "Input element types must be floating-point")
     for position, spec in ((1, alpha), (2, lam)):
         if DYNAMIC not in (spec.element_type, data.element_type) and spec.element_type != data.element_type:
             ctx.fail(f"input {position} must have the data's element type {data.element_type},"
@@ -600,8 +607,8 @@ def _infer_selu(ctx: OpContext):
 
 def selu(x: np.ndarray, alpha: np.ndarray, lam: np.ndarray, *, out: np.ndarray | None = None) -> np.ndarray:
     """Selu-1: ``x > 0 ? lambda * x : alpha * lambda * (exp(x) - 1)`` as the reference computes it: floats in
-    the type (f16 and bf16 in f32), ``alpha * lambda`` first, f32 ``exp`` the C library's ``expf``; integers
-    (which OpenVINO rejects): ``exp`` truncated to the type, the rest in the type."""
+    the type (f16 and bf16 in f32), ``alpha * lambda`` first, f32 ``exp`` the C library's ``expf``. Integers
+    are refused by inference, as OpenVINO refuses them."""
     a_value, l_value = alpha.reshape(-1)[0], lam.reshape(-1)[0]
 
     @_blocks_itself
@@ -612,11 +619,7 @@ def selu(x: np.ndarray, alpha: np.ndarray, lam: np.ndarray, *, out: np.ndarray |
         else:
             map_expf(a, out, _selu_finish(ty(a_value) * ty(l_value), ty(l_value)))
 
-    def on_int(a: np.ndarray, out: np.ndarray) -> None:
-        e = float_to_int(np.exp(a.astype(F64)), element_type_of(a.dtype).name).astype(a.dtype)
-        out[...] = np.where(a > 0, a, (e - a.dtype.type(1)) * a_value) * l_value
-
-    return _dispatch(x, on_float, on_int, True, out)
+    return _dispatch(x, on_float, None, True, out)
 
 
 selu.accepts_out = True

@@ -4,8 +4,11 @@ An operation whose output length only its computation decides (NonMaxSuppression
 count of uniques) runs its kernel in ``infer`` when every input is constant (the plan is then made per value of
 the inputs): that gives the exact length. :func:`outputs_from_constants` keeps those outputs in the kernel
 parameters, and the kernel wrapped
-by :func:`computed_once` returns them (copies) when it is called on the same inputs, so a run computes them once,
-as any other layer's, instead of once more. Called on other inputs (a crosscheck moving an input), it computes.
+by :func:`computed_once` returns them when it is called on the same inputs, so a run computes them once, as any
+other layer's, instead of once more. Called on other inputs (a crosscheck moving an input), it computes. Outputs
+of up to 64 KiB (a detector's selected boxes) stay with the plan for later runs on the same values (copies);
+larger ones (Unique of a large tensor) are handed over once and dropped, so that a plan cache of 64 plans made
+per value holds no outputs of that size (later runs on the same values compute them again).
 """
 
 from __future__ import annotations
@@ -19,40 +22,54 @@ from ...types import Dim
 from ..api import OpContext
 
 _SMALL = 4096  # inputs up to this many bytes are kept whole, larger ones by digest
+_KEPT = 64 << 10  # outputs up to this many bytes in all stay for later runs; larger ones are handed over once
 
 
 class Computed:
     """A kernel's outputs and what identifies the inputs they were computed from: dtype, shape and bytes (a
     caller's array changed later cannot make them stale), or for a large input its BLAKE2 digest (a plan cache
-    keeps no copy of a detector's scores per plan)."""
+    keeps no copy of a detector's scores per plan). Outputs of more than ``_KEPT`` bytes are handed over once
+    (see the module docstring)."""
 
-    __slots__ = ("_inputs", "_outputs")
+    __slots__ = ("_inputs", "_outputs", "_once", "_count")
 
     def __init__(self, inputs: Sequence[np.ndarray], outputs: Sequence[np.ndarray]) -> None:
         self._inputs = tuple(_identity(a) for a in inputs)
-        self._outputs = tuple(np.array(a) for a in outputs)
-        for a in self._outputs:
+        kept = tuple(np.array(a) for a in outputs)
+        self._once = sum(a.nbytes for a in kept) > _KEPT
+        self._count = len(kept)
+        self._outputs = [kept]  # (emptied by the hand-over of outputs given once: list.pop is atomic)
+        for a in kept if not self._once else ():
             a.flags.writeable = False
 
     @property
     def name(self) -> str:
         """What a report shows of it (as of an enumeration's value)."""
-        return f"{len(self._outputs)} outputs computed at inference"
+        return f"{self._count} outputs computed at inference"
 
     def outputs_for(self, inputs: Sequence[np.ndarray]) -> tuple[np.ndarray, ...] | None:
-        """Copies of the outputs when ``inputs`` are those they were computed from; else None."""
-        if len(inputs) != len(self._inputs) or any(_identity(a) != seen for a, seen in zip(inputs, self._inputs)):
+        """The outputs (the caller's to keep) when ``inputs`` are those they were computed from and they are still
+        here; else None."""
+        if not self._outputs or len(inputs) != len(self._inputs) or any(
+                _identity(a) != seen for a, seen in zip(inputs, self._inputs)):
             return None
-        return tuple(a.copy() for a in self._outputs)
+        if not self._once:
+            return tuple(a.copy() for a in self._outputs[0])
+        try:
+            return self._outputs.pop()
+        except IndexError:  # (another thread took them meanwhile)
+            return None
 
 
 def _identity(a: np.ndarray) -> tuple:
+    """What tells ``a`` from other inputs: its dtype (the object: ml_dtypes' 1-byte types all have the ``str``
+    '<V1'), shape, and bytes or their digest."""
     a = np.ascontiguousarray(a)
     if a.nbytes <= _SMALL:
-        return a.dtype.str, a.shape, a.tobytes()
+        return a.dtype, a.shape, a.tobytes()
     import hashlib  # (here: a plain run imports no more than it needs, tests/cli/test_lazy_imports.py)
 
-    return a.dtype.str, a.shape, hashlib.blake2b(a.reshape(-1).view(np.uint8)).digest()
+    return a.dtype, a.shape, hashlib.blake2b(a.reshape(-1).view(np.uint8)).digest()
 
 
 def computed_once(kernel: Callable[..., tuple]) -> Callable[..., tuple]:
