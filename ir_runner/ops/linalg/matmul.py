@@ -84,7 +84,7 @@ def matmul(a: np.ndarray, b: np.ndarray, *, transpose_a: bool, transpose_b: bool
     if transpose_a and a.ndim > 1:
         a = np.swapaxes(a, -1, -2)
     if transpose_b and b.ndim > 1:
-        b = np.swapaxes(b, -1, -2)
+        b = _transposed(b) if b.ndim == 2 else np.swapaxes(b, -1, -2)
     wide = compute_dtype(a.dtype)
     if wide != a.dtype:
         result = np.matmul(a.astype(wide), b.astype(wide))
@@ -132,8 +132,9 @@ def _prepare_matmul(params, inputs: list[TensorSpec], outputs: list[TensorSpec],
     per matrix; within the same bound). Floats go to BLAS in blocks of rows (``_row_blocks``); f16/bf16 in
     ``_narrow_kernel``'s blocks. A small constant ``b`` with ``transpose_b`` (``_TRANSPOSED_MAX``) is
     transposed into a contiguous copy once, used when the kernel is given that constant (another ``b``, as
-    ``ir-run precision`` substitutes weights, takes the view). Other cases, and an empty
-    operand (its product is empty, or zeros for an empty contracted dim), the general kernel."""
+    ``ir-run precision`` substitutes weights, is copied per call by :func:`_transposed`, as the general kernel
+    does). Other cases, and an empty operand (its product is empty, or zeros for an empty contracted dim), the
+    general kernel."""
     a_spec, b_spec = inputs
     general = functools.partial(matmul, **params)
     dtype = outputs[0].element_type.dtype
@@ -161,7 +162,7 @@ def _prepare_matmul(params, inputs: list[TensorSpec], outputs: list[TensorSpec],
 
     def kernel(a: np.ndarray, b: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
         a = a.T if transpose_a else a.reshape(flat_a)
-        b = fixed if fixed is not None and b is constant else b.T if transpose_b else b
+        b = fixed if fixed is not None and b is constant else _transposed(b) if transpose_b else b
         if out is None:
             if whole:
                 return product(a, b).reshape(out_shape)
@@ -189,6 +190,16 @@ def _transposed_constant(b: np.ndarray | None, transpose_b: bool, dtype: np.dtyp
     ConvNeXt-T's MatMul time, docs/performance.md)."""
     if b is None or not transpose_b or b.ndim != 2 or b.dtype != dtype or b.nbytes > _TRANSPOSED_MAX:
         return None
+    return np.ascontiguousarray(b.T)
+
+
+def _transposed(b: np.ndarray) -> np.ndarray:
+    """``b.T`` of a 2-D ``b`` as every MatMul kernel multiplies by it: a C-contiguous copy when ``b`` is small
+    (``_TRANSPOSED_MAX``; what a prepared kernel keeps for its constant), else the view. The same operand layout
+    on every path (prepared or not, the constant or a substituted weight), so that OpenBLAS, which sums a
+    transposed operand in another order, gives the same bits whichever kernel a plan uses."""
+    if b.nbytes > _TRANSPOSED_MAX or b.dtype != compute_dtype(b.dtype):
+        return b.T
     return np.ascontiguousarray(b.T)
 
 
