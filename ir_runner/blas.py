@@ -23,12 +23,16 @@ from collections.abc import Callable
 
 import numpy as np
 
-from .parallel import SPLIT_MIN_NS, piece_count, run_pieces, split_range
+from .parallel import SPLIT_MIN_NS, run_pieces, split_range
 
 # 1-thread OpenBLAS does 4-4.5e10 f32 multiply-adds a second here on 1x1 convolutions; a product of
 # parallel.SPLIT_MIN_NS or more of them (9e7) is split over the pool
 MAC_NS = 0.022
 SPLIT_MIN_MACS = int(SPLIT_MIN_NS / MAC_NS)
+# every piece of a split product packs all of the other operand again: few pieces (one thread, AMD EPYC:
+# [256,8640] x [8640,256], a DeepLabV3 ASPP convolution, 12.4 ms whole, 13.1 in 2 column pieces, 14.2 in 4,
+# 18.5 in the 12 pieces of 1 ms the elementwise rule would cut)
+PRODUCT_PIECES_FROM_NS = 4 * SPLIT_MIN_NS  # 2 pieces below this much work, 4 from it
 GRAIN = 16  # a block's columns (rows) are a multiple of this, but the last's (whole SIMD kernels of OpenBLAS)
 
 _PREFIXES = ("scipy_openblas_", "openblas_")
@@ -99,11 +103,12 @@ def pooled_matmul(a: np.ndarray, b: np.ndarray, out: np.ndarray | None = None) -
 
 
 def _blocks(length: int, macs: int) -> list[tuple[int, int]]:
-    """``[0, length)`` cut for a product of ``macs`` multiply-adds: :func:`~.parallel.piece_count` blocks of
-    whole GRAINs (the last one takes the rest; single columns when there are fewer than two GRAINs)."""
+    """``[0, length)`` cut for a product of ``macs`` multiply-adds: 2 blocks, or 4 from PRODUCT_PIECES_FROM_NS
+    of work (a function of the product alone, never of the thread count), of whole GRAINs (the last one takes the
+    rest; single columns when there are fewer than two GRAINs)."""
     grain = GRAIN if length >= 2 * GRAIN else 1
     grains = -(-length // grain)
-    cuts = split_range(grains, piece_count(macs * MAC_NS, grains))
+    cuts = split_range(grains, min(4 if macs * MAC_NS >= PRODUCT_PIECES_FROM_NS else 2, grains))
     return [(lo * grain, min(hi * grain, length)) for lo, hi in cuts]
 
 
