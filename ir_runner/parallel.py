@@ -21,7 +21,6 @@ thread inherits its creator's mode, so a pool made after OpenVINO set them flush
 from __future__ import annotations
 
 import contextvars
-import itertools
 import os
 import threading
 import time
@@ -152,8 +151,11 @@ def run_split(pieces: list[tuple[int, int]] | None, units: int, work: Callable[[
 def run_pieces(pieces: list[tuple[int, int]], work: Callable[[int, int], None]) -> None:
     """``work(start, stop)`` for every piece, each exactly once, the calling thread (from the first piece on)
     and up to ``_WORKERS - 1`` pool workers (from the last one back) claiming them; returns when every piece
-    has finished (not every worker: one that starts late finds nothing left and is not waited for), raising
-    the first error a piece raised. With one worker, or one piece, the caller runs them all in order. Workers
+    has finished (not every worker: one that starts late finds nothing left and is not waited for). A piece
+    that raises (an error, KeyboardInterrupt, SystemExit) stops the job: no piece is claimed after it, and the
+    first exception is raised once the pieces in progress have finished (so Ctrl-C takes effect after about
+    one piece); one raised on the caller while it waits for them (Ctrl-C) stops the job and is raised at once.
+    With one worker, or one piece, the caller runs them all in order. Workers
     run their pieces in a copy of the caller's context variables (numpy's errstate among them), so a piece
     warns, raises or stays quiet on floating-point errors wherever it runs."""
     helpers = min(_WORKERS, len(pieces)) - 1
@@ -167,11 +169,15 @@ def run_pieces(pieces: list[tuple[int, int]], work: Callable[[int, int], None]) 
     pool = _get_pool(_WORKERS)
     # (each worker in a copy of the caller's context: numpy's errstate, the run's settings, as on the caller)
     futures = [pool.submit(contextvars.copy_context().run, _drain_on_worker, job) for _ in range(helpers)]
-    _drain(job)
-    for future in futures:
-        future.cancel()  # (not started yet: it never will; there is nothing left to claim)
-    if not job.done.is_set():
-        job.done.wait()  # (blocks on a lock: a worker finishing its last piece wakes it)
+    try:
+        _drain(job)
+        for future in futures:
+            future.cancel()  # (not started yet: it never will; there is nothing left to claim)
+        if not job.done.is_set():
+            job.done.wait()  # (blocks on a lock: a worker finishing its last piece wakes it)
+    except BaseException:  # (Ctrl-C while waiting, or between two pieces: the workers claim nothing more)
+        job.stop()
+        raise
     _judge(start_wall, start_cpu)
     if job.errors:
         raise job.errors[0]
@@ -194,17 +200,17 @@ class _Job:
     """Pieces of one :func:`run_pieces` call, not yet claimed: ``[front, back)``. The calling thread claims from
     the front, workers from the back, so that each works through one contiguous part of the data (the first
     pieces for the caller, the last for the workers, meeting where their speeds put them): the next layer's
-    pieces then tend to find their inputs in the cache of the core that wrote them. Also the count of finished
-    pieces (``next`` on an ``itertools.count`` is atomic under the GIL), the event set by the last piece to
-    finish, and the errors raised."""
+    pieces then tend to find their inputs in the cache of the core that wrote them. Also the count of pieces
+    claimed or claimable but not finished, the event set when it reaches 0, and the exceptions raised (the
+    first stops the job: what is left unclaimed is dropped)."""
 
-    __slots__ = ("pieces", "work", "front", "back", "lock", "finish", "done", "errors")
+    __slots__ = ("pieces", "work", "front", "back", "lock", "unfinished", "done", "errors")
 
     def __init__(self, pieces: list[tuple[int, int]], work: Callable[[int, int], None]) -> None:
         self.pieces, self.work = pieces, work
         self.front, self.back = 0, len(pieces)
         self.lock = threading.Lock()
-        self.finish = itertools.count(1).__next__
+        self.unfinished = len(pieces)
         self.done = threading.Event()
         self.errors: list[BaseException] = []
 
@@ -219,18 +225,37 @@ class _Job:
             self.front += 1
             return self.front - 1
 
+    def finish(self, error: BaseException | None) -> None:
+        """A claimed piece has finished, raising ``error`` (which stops the job) unless None."""
+        with self.lock:
+            if error is not None:
+                self.errors.append(error)
+                self._drop_unclaimed()
+            self.unfinished -= 1
+            if self.unfinished == 0:
+                self.done.set()
+
+    def stop(self) -> None:
+        """No piece is claimed any more (those in progress finish)."""
+        with self.lock:
+            self._drop_unclaimed()
+
+    def _drop_unclaimed(self) -> None:
+        self.unfinished -= self.back - self.front
+        self.front = self.back
+        if self.unfinished == 0:
+            self.done.set()
+
 
 def _drain(job: _Job, from_back: bool = False) -> None:
     """Claim and run pieces of ``job`` until none is left."""
-    count = len(job.pieces)
     while (index := job.claim(from_back)) is not None:
+        error = None
         try:
             job.work(*job.pieces[index])
-        except BaseException as error:  # noqa: BLE001 (raised by run_pieces once every piece has finished)
-            job.errors.append(error)
-        finally:
-            if job.finish() == count:
-                job.done.set()
+        except BaseException as raised:  # noqa: BLE001 (raised by run_pieces once the pieces in progress finish)
+            error = raised
+        job.finish(error)
 
 
 def _drain_on_worker(job: _Job) -> None:

@@ -6,6 +6,7 @@ convolutions, pooled products)."""
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 import threading
@@ -172,6 +173,76 @@ def test_an_error_in_a_piece_is_raised_after_every_started_piece(failing, pool, 
             parallel.run_pieces(parallel.split_range(40, 40), work)
         assert sorted(finished + [failing]) == sorted(started)  # every other started piece had finished
     pool.submit(lambda: None).result()  # the pool still works
+
+
+@pytest.mark.parametrize("error", [KeyboardInterrupt, SystemExit, ValueError])
+def test_an_exception_on_the_caller_stops_the_job(error, pool, monkeypatch):
+    """Piece 0 (the caller's first) raising, Ctrl-C in effect: the pieces in progress on the workers finish,
+    none is started after it (a worker may claim one in the instant before the job stops), and run_pieces
+    raises it at once rather than after the other 199 pieces."""
+    monkeypatch.setattr(parallel, "_WORKERS", 3)
+    started, raised_at = [], []
+
+    def work(lo: int, hi: int) -> None:
+        started.append(lo)
+        if lo == 0:
+            raised_at.append(len(started))
+            raise error("piece 0")
+        time.sleep(0.001)
+
+    with pytest.raises(error, match="piece 0"):
+        parallel.run_pieces(parallel.split_range(200, 200), work)
+    assert len(started) - raised_at[0] <= 2  # (at most one more piece by each of the 2 workers)
+    pool.submit(lambda: None).result()  # the pool still works
+
+
+def test_an_error_on_a_worker_stops_the_job(pool, monkeypatch):
+    """A worker's first piece (the last one) raising: the caller claims no piece after it."""
+    monkeypatch.setattr(parallel, "_WORKERS", 2)
+    raised, after = threading.Event(), []
+
+    def work(lo: int, hi: int) -> None:
+        if lo == 199:
+            raised.set()
+            raise ValueError("piece 199")
+        if raised.is_set():
+            after.append(lo)
+        time.sleep(0.001)
+
+    with pytest.raises(ValueError, match="piece 199"):
+        parallel.run_pieces(parallel.split_range(200, 200), work)
+    assert len(after) <= 1  # (the caller's piece in progress, or claimed in the instant before the job stopped)
+
+
+@pytest.mark.skipif(not hasattr(signal, "pthread_kill"), reason="needs POSIX signals")
+def test_ctrl_c_while_the_caller_waits_stops_the_job_at_once(pool, monkeypatch):
+    """SIGINT to the calling thread (the main one) while it waits for a worker's piece: KeyboardInterrupt at
+    once, not after that piece, and the workers claim nothing more."""
+    if threading.current_thread() is not threading.main_thread():
+        pytest.skip("signals reach the main thread only")
+    monkeypatch.setattr(parallel, "_WORKERS", 2)
+    worker_started, caller_done, release, after = threading.Event(), threading.Event(), threading.Event(), []
+
+    def work(lo: int, hi: int) -> None:
+        if lo == 0:  # (the caller's first piece: the worker has then claimed the last)
+            worker_started.wait(5)
+        elif lo == 8:  # (the caller's last piece: it then waits for the worker)
+            caller_done.set()
+        elif lo == 9:  # (the worker's first)
+            worker_started.set()
+            caller_done.wait(5)
+            time.sleep(0.05)  # (the caller in its wait by now, or still finishing: it is interrupted either way)
+            signal.pthread_kill(threading.main_thread().ident, signal.SIGINT)
+            release.wait(5)
+        elif caller_done.is_set():
+            after.append(lo)
+
+    started = time.perf_counter()
+    with pytest.raises(KeyboardInterrupt):
+        parallel.run_pieces(parallel.split_range(10, 10), work)
+    assert not release.is_set() and time.perf_counter() - started < 4  # (raised before the worker's piece ended)
+    release.set()
+    assert after == []
 
 
 @pytest.mark.parametrize("errors", ["ignore", "raise"])
