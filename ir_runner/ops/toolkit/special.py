@@ -130,8 +130,9 @@ def gelu_erf_f32(x: np.ndarray, out: np.ndarray) -> None:
     stays -0.0. Within 1 ULP of the reference over all f32 inputs (``scripts/check_gelu.py``, exhaustive): the
     fit's 1.02e-8 allows at most 1 + 2**24 * 1.02e-8 < 2. Below ``GELU_TAIL`` the reference rounds ``erf`` to
     double before adding 1, which leaves ``1 + erf`` on a grid of 2**-53 coarser than f32 there: those elements
-    (rare) take :func:`gelu_erf_double` (bit-exact). NaN results are left to the caller. (Constants are 0-d
-    arrays and outputs positional: small arrays cost numpy's call overhead, 28 calls on four double arrays.)"""
+    (rare) take :func:`gelu_erf_double` (bit-exact). NaN results are left to the caller; an empty ``x`` gives
+    nothing. (Constants are 0-d arrays and outputs positional: small arrays cost numpy's call overhead, 28 calls
+    on four double arrays.)"""
     wide = x.astype(np.float64)
     a = np.abs(wide)
     t = np.add(a, _GELU_K)
@@ -146,7 +147,7 @@ def gelu_erf_f32(x: np.ndarray, out: np.ndarray) -> None:
     np.subtract(wide, r, wide)
     np.multiply(wide, _HALF, wide)
     np.copyto(out, wide, casting="same_kind")  # (rounded to f32 once)
-    if not x.min() >= GELU_TAIL:  # (a NaN min also looks)
+    if x.size and not x.min() >= GELU_TAIL:  # (a NaN min also looks; an empty x has no min)
         gelu_erf_f32_tail(x, out)
 
 
