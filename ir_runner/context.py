@@ -5,7 +5,9 @@ Two declarations are read, and the smaller one wins:
 
 - ``config.json`` beside the IR (optimum-intel copies the model's Hugging Face config there): the first of
   ``max_position_embeddings`` (most decoders), ``n_positions`` (GPT-2), ``max_target_positions`` (Whisper's
-  decoder), ``n_ctx``, ``seq_length``, ``max_sequence_length``.
+  decoder), ``n_ctx``, ``seq_length``, ``max_sequence_length``; at the top level and in the language model's
+  sections of a multimodal or encoder-decoder config (``text_config``, ``llm_config``, ``language_config``,
+  ``decoder``, nested in one another too; not ``vision_config`` nor ``encoder``): the smallest of them.
 - a **position table** in the graph: a constant floating-point table indexed (an input of role ``indices``
   beside ``data`` and ``axis``) by positions, that is by indices computed at run time, in integers only, from
   values that are not the token ids (what reads only a tensor's shape does not count): GPT-2's learned position
@@ -29,6 +31,9 @@ from .record import Record
 
 CONFIG_KEYS = ("max_position_embeddings", "n_positions", "max_target_positions", "n_ctx", "seq_length",
                "max_sequence_length")
+# the sections of a config.json that describe the language model (LLaVA's and most multimodal models' text_config,
+# InternVL's llm_config, DeepSeek-VL's language_config, an EncoderDecoderModel's decoder)
+LANGUAGE_SECTIONS = ("text_config", "llm_config", "language_config", "decoder")
 
 
 class ContextLength(Record):
@@ -65,13 +70,24 @@ def _from_config(model: Model) -> ContextLength | None:
         config = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return None
-    if not isinstance(config, dict):
-        return None
+    found = [ContextLength(value, f"{key} in '{path}'") for key, value in _declared(config, "")]
+    return min(found, key=lambda length: length.positions, default=None)
+
+
+def _declared(section: object, prefix: str) -> list[tuple[str, int]]:
+    """The (dotted key, positions) a config ``section`` declares: the first of CONFIG_KEYS it holds as a positive
+    integer, then those of its language sections (LANGUAGE_SECTIONS), recursively."""
+    if not isinstance(section, dict):
+        return []
+    found = []
     for key in CONFIG_KEYS:
-        value = config.get(key)
+        value = section.get(key)
         if isinstance(value, int) and not isinstance(value, bool) and value > 0:
-            return ContextLength(value, f"{key} in '{path}'")
-    return None
+            found.append((prefix + key, value))
+            break
+    for name in LANGUAGE_SECTIONS:
+        found += _declared(section.get(name), f"{prefix}{name}.")
+    return found
 
 
 def _from_table(model: Model, token_input: str) -> ContextLength | None:

@@ -56,3 +56,25 @@ def test_config_json_and_the_table_the_smaller_wins_and_a_bad_config_is_ignored(
     with pytest.raises(ir_runner.InputError, match="the prompt has 49 tokens, more than the 48 positions"):
         check_prompt(context_length(model, "input_ids"), 49)
     check_prompt(None, 10**6)
+
+
+@pytest.mark.parametrize("config, want", [
+    ({"text_config": {"max_position_embeddings": 40}, "vision_config": {"max_position_embeddings": 10}},
+     (40, "text_config.max_position_embeddings")),                       # LLaVA-like: not the vision tower's
+    ({"llm_config": {"max_position_embeddings": 50, "n_positions": 30}}, (48, "the position table")),  # first key
+    ({"max_position_embeddings": 46, "language_config": {"seq_length": 44}}, (44, "language_config.seq_length")),
+    ({"encoder": {"max_position_embeddings": 12}, "decoder": {"n_positions": 47}}, (47, "decoder.n_positions")),
+    ({"text_config": {"decoder": {"n_ctx": 45}, "max_position_embeddings": 0}}, (45, "text_config.decoder.n_ctx")),
+    ({"text_config": [40], "decoder": {"n_ctx": True}, "encoder": {"n_ctx": 5}}, (48, "the position table")),
+])
+def test_nested_language_sections_of_config_json_are_read(tmp_path, config, want):
+    """Multimodal and encoder-decoder configs declare the language model's positions in a section: the smallest
+    positive value among the top level's and the language sections' (each the first of CONFIG_KEYS it holds);
+    a vision tower's or an encoder's section, a section that is no object and a non-positive or boolean value
+    are not read."""
+    _tables(tmp_path / "m.xml")
+    (tmp_path / "config.json").write_text(json.dumps(config))
+    length = context_length(ir_runner.load(str(tmp_path / "m.xml")), "input_ids")
+    assert (length.positions, length.source.split(" in ")[0][:len(want[1])]) == want
+    if want[0] < 48:
+        assert length.source == f"{want[1]} in '{tmp_path / 'config.json'}'"
