@@ -5,10 +5,10 @@ count of uniques) runs its kernel in ``infer`` when every input is constant (the
 the inputs): that gives the exact length. :func:`outputs_from_constants` keeps those outputs in the kernel
 parameters, and the kernel wrapped
 by :func:`computed_once` returns them when it is called on the same inputs, so a run computes them once, as any
-other layer's, instead of once more. Called on other inputs (a crosscheck moving an input), it computes. Outputs
-of up to 64 KiB (a detector's selected boxes) stay with the plan for later runs on the same values (copies);
-larger ones (Unique of a large tensor) are handed over once and dropped, so that a plan cache of 64 plans made
-per value holds no outputs of that size (later runs on the same values compute them again).
+other layer's, instead of once more. Called on other inputs (a crosscheck moving an input), it computes. The
+outputs are handed over once and dropped: a later run on the same values computes them again, as every other
+layer of the plan does (so that ``ir-run bench`` times a detector's selection, and a plan cache of 64 plans made
+per value holds no outputs).
 """
 
 from __future__ import annotations
@@ -22,25 +22,21 @@ from ...types import Dim
 from ..api import OpContext
 
 _SMALL = 4096  # inputs up to this many bytes are kept whole, larger ones by digest
-_KEPT = 64 << 10  # outputs up to this many bytes in all stay for later runs; larger ones are handed over once
 
 
 class Computed:
     """A kernel's outputs and what identifies the inputs they were computed from: dtype, shape and bytes (a
     caller's array changed later cannot make them stale), or for a large input its BLAKE2 digest (a plan cache
-    keeps no copy of a detector's scores per plan). Outputs of more than ``_KEPT`` bytes are handed over once
-    (see the module docstring)."""
+    keeps no copy of a detector's scores per plan). The outputs are handed over once (see the module
+    docstring)."""
 
-    __slots__ = ("_inputs", "_outputs", "_once", "_count")
+    __slots__ = ("_inputs", "_outputs", "_count")
 
     def __init__(self, inputs: Sequence[np.ndarray], outputs: Sequence[np.ndarray]) -> None:
         self._inputs = tuple(_identity(a) for a in inputs)
         kept = tuple(np.array(a) for a in outputs)
-        self._once = sum(a.nbytes for a in kept) > _KEPT
         self._count = len(kept)
-        self._outputs = [kept]  # (emptied by the hand-over of outputs given once: list.pop is atomic)
-        for a in kept if not self._once else ():
-            a.flags.writeable = False
+        self._outputs = [kept]  # (emptied by the hand-over: list.pop is atomic)
 
     @property
     def name(self) -> str:
@@ -48,13 +44,11 @@ class Computed:
         return f"{self._count} outputs computed at inference"
 
     def outputs_for(self, inputs: Sequence[np.ndarray]) -> tuple[np.ndarray, ...] | None:
-        """The outputs (the caller's to keep) when ``inputs`` are those they were computed from and they are still
-        here; else None."""
+        """The outputs (the caller's to keep) when ``inputs`` are those they were computed from and they have not
+        been handed over yet; else None."""
         if not self._outputs or len(inputs) != len(self._inputs) or any(
                 _identity(a) != seen for a, seen in zip(inputs, self._inputs)):
             return None
-        if not self._once:
-            return tuple(a.copy() for a in self._outputs[0])
         try:
             return self._outputs.pop()
         except IndexError:  # (another thread took them meanwhile)
