@@ -96,16 +96,22 @@ class _Part:
         self.device, self.precision, self.openvino_version = "CPU", "f32", "2026.4.1"
 
 
-def test_the_part_grows_backwards_until_it_diverges_or_reaches_the_inputs(tmp_path):
-    from ir_runner.divergence import DEFAULT_TOLERANCES
-    from ir_runner.reduce import reduce_divergence
-
+def _diverging_at_head_11():
+    """deep_negative_gather's model, its traced values, and a report whose first divergence is head_11."""
     builder, feeds, _, _ = deep_negative_gather()
     model = ir_runner.load(*builder.build())
     values = {(row.layer.id, row.position): row.value for row in model.trace(feeds).layers}
     ids = {layer.name: layer_id for layer_id, layer in model.graph.layers.items()}
     report = type("Report", (), {"first": type("Row", (), {
         "layer": LayerRef("head_11", "Maximum-1", ids["head_11"]), "position": 0})()})()
+    return model, values, report
+
+
+def test_the_part_grows_backwards_until_it_diverges_or_reaches_the_inputs(tmp_path):
+    from ir_runner.divergence import DEFAULT_TOLERANCES
+    from ir_runner.reduce import reduce_divergence
+
+    model, values, report = _diverging_at_head_11()
     options = {"device": "CPU", "precision": "f32", "default_tolerance": DEFAULT_TOLERANCES["f32"]}
     found = reduce_divergence(model, report, values, tmp_path / "grown", [], _Part, **options)
     # head_11 = Maximum(head_10, head_10), head_10 = Multiply(head_9, 1), head_9 = Add(head_8, 0): two levels up
@@ -162,12 +168,7 @@ def test_the_command_gives_the_tolerance_the_part_was_checked_with_to_the_last_d
     from ir_runner.divergence import DEFAULT_TOLERANCES, Tolerance
     from ir_runner.reduce import reduce_divergence
 
-    builder, feeds, _, _ = deep_negative_gather()
-    model = ir_runner.load(*builder.build())
-    values = {(row.layer.id, row.position): row.value for row in model.trace(feeds).layers}
-    ids = {layer.name: layer_id for layer_id, layer in model.graph.layers.items()}
-    report = type("Report", (), {"first": type("Row", (), {
-        "layer": LayerRef("head_11", "Maximum-1", ids["head_11"]), "position": 0})()})()
+    model, values, report = _diverging_at_head_11()
     found = reduce_divergence(model, report, values, tmp_path, [], _Part, device="CPU", precision="f16",
                               tolerance=Tolerance(1.23456789e-3, 2e-3, 3), default_tolerance=DEFAULT_TOLERANCES["f16"])
     assert found.command.endswith("--precision f16 --atol 0.00123456789 --ulp 3")
